@@ -1,0 +1,94 @@
+"""Units the audit analyses: code texts (real files, notebook code, code inside logs) and log events.
+
+A :class:`CodeUnit` is what rules of target ``code`` and the similarity engine read. Its text may
+be a whole ``.py`` file, the joined code cells of a notebook, or a block embedded in a log
+(an AIDE node, a shell command in a transcript); ``origin`` and ``cells`` map positions in the
+unit back to the host file so evidence always points at something a reviewer can open.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+
+from audit.model import Span
+
+__all__ = ["CellRange", "CodeUnit", "LogEventKind", "LogEvent"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CellRange:
+    """Lines ``[start_line, end_line]`` (1-based, inclusive) of a unit's text that come from one
+    notebook cell; ``cell_index`` is the cell's 0-based index among all cells of the notebook."""
+
+    cell_index: int
+    start_line: int
+    end_line: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CodeUnit:
+    """One piece of code to audit.
+
+    Parameters
+    ----------
+    path : str
+        Host file, POSIX, relative to the run root (``code/train.py``, ``logs/journal.json``).
+    language : str
+        Grammar name from :data:`audit.parsing.LANGUAGES`.
+    text : str
+        The code.
+    origin : Span or None
+        Where ``text`` sits in the host file when it is embedded (log code); ``None`` when the
+        unit is the whole file or a notebook (see ``cells``).
+    cells : tuple of CellRange
+        For notebooks: which lines of ``text`` come from which cell.
+    source : str
+        What the unit came from: ``"file"``, ``"notebook"``, ``"log"``.
+    """
+
+    path: str
+    language: str
+    text: str
+    origin: Span | None = None
+    cells: tuple[CellRange, ...] = ()
+    source: str = "file"
+
+    def host_span(self, span: Span) -> Span:
+        """Map ``span`` (relative to ``text``) to the host file."""
+        if self.origin is not None:
+            return span.within(self.origin)
+        return span
+
+    def describe(self, line: int) -> str:
+        """A human location for ``line`` of ``text``: ``"cell 3, line 2"`` in notebooks, else ``"line N"``."""
+        for cell in self.cells:
+            if cell.start_line <= line <= cell.end_line:
+                return f"cell {cell.cell_index}, line {line - cell.start_line + 1}"
+        return f"line {line}"
+
+
+class LogEventKind(enum.Enum):
+    """What a log event is: a shell command, code the agent ran, program output, a message, a tool call."""
+
+    COMMAND = "command"
+    CODE = "code"
+    OUTPUT = "output"
+    MESSAGE = "message"
+    TOOL_CALL = "tool_call"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogEvent:
+    """One event of an agent log, in order.
+
+    ``span`` locates ``text`` in the log file (for JSON logs: the string value's region, or the
+    record's line). ``language`` is ``"bash"`` for commands and ``"python"`` for code, else ``None``.
+    """
+
+    index: int
+    kind: LogEventKind
+    text: str
+    span: Span
+    language: str | None = None
+    role: str = ""

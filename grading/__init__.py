@@ -1,0 +1,1 @@
+"""Competitions, data preparation, local graders and Kaggle medals (MLE-bench compatible)."""

@@ -1,0 +1,40 @@
+"""Shared pytest setup: opt-in markers (slow, docker, gpu) and paths to real shared data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+_OPT_IN = {"slow": "--run-slow", "docker": "--run-docker", "gpu": "--run-gpu"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    for marker, flag in _OPT_IN.items():
+        parser.addoption(flag, action="store_true", default=False, help=f"run tests marked {marker}")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for marker, flag in _OPT_IN.items():
+        if config.getoption(flag):
+            continue
+        skip = pytest.mark.skip(reason=f"needs {flag}")
+        for item in items:
+            if marker in item.keywords:
+                item.add_marker(skip)
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ``../shared/data``; the calling test is skipped when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real data not available: {path} (the ../shared checkout is absent)")
+    return path
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO_ROOT
