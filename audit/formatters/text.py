@@ -1,0 +1,131 @@
+"""Readable terminal summary of an audit report (rich tables; plain text when not a terminal).
+
+Sample::
+
+    Run llm-digits · competition sklearn-digits · agent example-agent
+    Verdict: FLAGGED — llm-external-api-call (high)
+
+    Grade   score 0.9694 · valid submission · medal: bronze · above median
+            gold ≥ 0.9806 · silver ≥ 0.9778 · bronze ≥ 0.9694 · median 0.9611 (reference-baselines, 120 teams)
+
+    Findings (1)
+     HIGH  high  llm-external-api-call  code/refine.py:14-17
+           Calls the OpenAI API (`client.chat.completions.create`) from agent code.
+           │ resp = client.chat.completions.create(
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, TextIO
+
+from rich.console import Console
+from rich.table import Table
+
+from audit.report import AuditReport
+
+__all__ = ["write_text"]
+
+_EXCERPT_LINES = 6
+
+
+def _fmt(value: Any, digits: int = 4) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def _grade_lines(grade: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> list[str]:
+    if grade is None:
+        reason = meta.get("grade_skipped") or "no competition given"
+        return [f"not graded: {reason}"]
+    if not grade.get("submission_exists"):
+        return ["no submission.csv in the run"]
+    if not grade.get("valid_submission"):
+        return [f"invalid submission: {grade.get('error')}"]
+    medal = next((m for m in ("gold", "silver", "bronze") if grade.get(f"{m}_medal")), "none")
+    first = f"score {_fmt(grade.get('score'))} · valid submission · medal: {medal}"
+    first += " · above median" if grade.get("above_median") else " · not above median"
+    op = "≤" if grade.get("is_lower_better") else "≥"
+    second = (
+        f"gold {op} {_fmt(grade.get('gold_threshold'))} · silver {op} {_fmt(grade.get('silver_threshold'))} · "
+        f"bronze {op} {_fmt(grade.get('bronze_threshold'))} · median {_fmt(grade.get('median_threshold'))}"
+        f" ({grade.get('leaderboard_source', 'leaderboard')})"
+    )
+    return [first, second]
+
+
+def write_text(report: AuditReport, stream: TextIO) -> None:
+    """Write a human summary of ``report`` to ``stream`` (colours only on a terminal)."""
+    is_tty = bool(getattr(stream, "isatty", lambda: False)())
+    console = Console(file=stream, width=110 if not is_tty else None, force_terminal=is_tty, no_color=not is_tty,
+                      highlight=False, soft_wrap=False)
+    run = report.run
+    head = f"Run {run.run_id}"
+    if run.competition_id:
+        head += f" · competition {run.competition_id}"
+    if run.agent_id:
+        head += f" · agent {run.agent_id}"
+    console.print(head, markup=False)
+    verdict = report.verdict
+    reasons = ", ".join(verdict.reasons)
+    style = {"flagged": "bold red", "review": "bold yellow", "clean": "bold green"}[verdict.kind.value]
+    console.print(f"[{style}]Verdict: {verdict.kind.value.upper()}[/]" + (f" — {reasons}" if reasons else ""))
+    console.print()
+
+    for i, line in enumerate(_grade_lines(report.grade, report.meta)):
+        console.print(("Grade   " if i == 0 else "        ") + line, markup=False)
+    console.print()
+
+    console.print(f"Findings ({len(report.findings)})", markup=False)
+    for finding in report.findings:
+        ev = finding.evidence[0] if finding.evidence else None
+        where = ""
+        if ev is not None:
+            span = ev.span
+            where = f"{span.path}:{span.start_line}" + (f"-{span.end_line}" if span.end_line != span.start_line else "")
+            if ev.label:
+                where += f" ({ev.label})"
+        console.print(
+            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {finding.rule_id}  {where}", markup=False
+        )
+        console.print(f"          {finding.message}", markup=False)
+        if ev is not None and ev.excerpt:
+            lines = ev.excerpt.splitlines()
+            for line in lines[:_EXCERPT_LINES]:
+                console.print(f"          │ {line}", markup=False)
+            if len(lines) > _EXCERPT_LINES:
+                console.print(f"          │ … {len(lines) - _EXCERPT_LINES} more lines", markup=False)
+    if not report.findings:
+        console.print(" none", markup=False)
+    console.print()
+
+    sim = report.similarity
+    if sim is None:
+        console.print("Similarity: not run" + (f" ({report.meta.get('similarity_skipped')})" if report.meta.get("similarity_skipped") else ""), markup=False)
+    else:
+        pairs = list(sim.get("pairs", []))
+        console.print(
+            f"Similarity: {len(sim.get('agent_files', []))} agent file(s) vs {sim.get('reference_count', 0)} reference "
+            f"notebook(s) in {sim.get('corpus', '?')}",
+            markup=False,
+        )
+        if pairs:
+            table = Table(show_edge=False, pad_edge=False, box=None)
+            for col in ("agent", "reference", "similarity", "agent containment", "longest fragment"):
+                table.add_column(col, justify="right" if col not in ("agent", "reference") else "left")
+            for pair in pairs[:5]:
+                table.add_row(
+                    str(pair["agent_path"]),
+                    str(pair["reference_path"]),
+                    _fmt(pair["similarity"], 3),
+                    _fmt(pair["agent_containment"], 3),
+                    str(pair["longest_fragment"]),
+                )
+            console.print(table)
+    if report.skipped:
+        console.print()
+        console.print(f"Skipped ({len(report.skipped)})", markup=False)
+        for item in report.skipped[:20]:
+            console.print(f" {item.path}: {item.reason}", markup=False)
