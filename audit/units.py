@@ -55,10 +55,17 @@ class CodeUnit:
     source: str = "file"
 
     def host_span(self, span: Span) -> Span:
-        """Map ``span`` (relative to ``text``) to the host file."""
-        if self.origin is not None:
-            return span.within(self.origin)
-        return span
+        """Map ``span`` (relative to ``text``) to the host file.
+
+        Code decoded from a JSON string (AIDE, OpenHands, JSONL logs) is not a verbatim slice of
+        the log, so offsets inside it cannot be shifted into the file: the whole origin is
+        returned instead, which still points at the right record.
+        """
+        if self.origin is None:
+            return span
+        if len(self.text) != self.origin.end_byte - self.origin.start_byte:
+            return self.origin
+        return span.within(self.origin)
 
     def describe(self, line: int) -> str:
         """A human location for ``line`` of ``text``: ``"cell 3, line 2"`` in notebooks, else ``"line N"``."""

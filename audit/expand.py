@@ -1,0 +1,259 @@
+"""Expand a run into what rules and similarity read: code units and log events.
+
+- every ``.py``/``.sh`` file is a code unit (``source="file"``);
+- every Python notebook gives one unit of its joined code cells (``source="notebook"``,
+  ``cells`` set) plus one bash unit per shell escape (``!pip``, ``%%bash``), whose ``origin``
+  locates the command in the notebook's joined code text (the coordinates the notebook unit
+  itself uses);
+- every log is read by its adapter (:mod:`audit.logs`) into events; each CODE event becomes a
+  unit in its language and each COMMAND event a bash unit, with ``origin`` = the event's span
+  in the log (``source="log"``). IPython syntax in Python code from logs is handled as in
+  notebooks (commented out, shell escapes become bash units);
+- here-documents in bash units that feed Python (``python - <<EOF``, ``cat > x.py <<EOF``)
+  also become Python units located inside the bash text, so code an agent wrote through the
+  shell is checked as Python.
+
+Nothing is parsed here (the rules engine parses). Files that cannot be read or decoded, and
+notebooks in languages without a grammar, go to ``skipped``; nothing aborts the expansion.
+
+Note on ``origin``: for logs whose events are decoded from JSON strings (AIDE journals,
+OpenHands events, JSONL), ``origin`` is the string literal's region in the file, but the unit
+text is the decoded string, so positions inside the unit cannot be mapped onto the file
+(escapes such as ``\\n`` change lengths and lines). Such a unit is recognisable by
+``len(unit.text) != origin.end_byte - origin.start_byte``; its evidence should point at the
+whole origin. Units derived from it (here-documents, shell escapes) get that whole origin.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+
+from audit.logs import read_log
+from audit.model import Skipped, Span
+from audit.notebooks import NotebookError, read_notebook, split_magics
+from audit.parsing import LANGUAGES
+from audit.run import ArtifactKind, Run
+from audit.units import CodeUnit, LogEvent, LogEventKind
+
+__all__ = ["RunUnits", "expand_run", "heredoc_python_units"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunUnits:
+    """A run expanded into units.
+
+    Attributes
+    ----------
+    code_units : tuple of CodeUnit
+        In artifact path order; within a file: the file or notebook unit, then units from its
+        shell escapes, log events and here-documents in text order.
+    log_events : tuple of LogEvent
+        All events of all logs, flat, in artifact path order then event order. Each event's
+        log is ``event.span.path``; ``index`` counts within its log.
+    log_formats : tuple of (str, str)
+        ``(log path, adapter name)`` for every log that gave events, in path order.
+    skipped : tuple of Skipped
+        What expansion could not read. Files skipped while loading are in ``Run.skipped``.
+    """
+
+    code_units: tuple[CodeUnit, ...]
+    log_events: tuple[LogEvent, ...]
+    log_formats: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+
+    def events_of(self, path: str) -> tuple[LogEvent, ...]:
+        """The events of one log, in order."""
+        return tuple(e for e in self.log_events if e.span.path == path)
+
+
+_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_]\w*)\2")
+_PYTHON_TARGET = re.compile(r"(?:\bpython[\d.]*\b|>>?[ \t]*\S+\.pyw?\b|\btee\b[^|;&\n]*\.pyw?\b)")
+
+
+def _sub_origin(parent: CodeUnit, start: int, end: int, exact: bool) -> Span:
+    """Where ``parent.text[start:end]`` lies in the host file.
+
+    When ``parent``'s text is not a verbatim slice of its host (decoded from a JSON string),
+    positions inside it cannot be mapped, so the whole of ``parent``'s origin is returned.
+    """
+    if parent.origin is not None and not exact:
+        return parent.origin
+    return parent.host_span(Span.from_offsets(parent.text, parent.path, start, end))
+
+
+def heredoc_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit]:
+    """Python units for the here-documents of a bash unit that feed Python.
+
+    A here-document counts as Python when its command line runs ``python`` or writes a
+    ``.py`` file (``cat > train.py <<'EOF'``, ``tee x.py <<EOF``, ``python - <<EOF``).
+
+    Parameters
+    ----------
+    unit : CodeUnit
+        A unit with ``language == "bash"``.
+    exact : bool, optional
+        Whether ``unit.text`` is a verbatim slice of its host at ``unit.origin``; when it is
+        not (text decoded from JSON), each body's origin is ``unit.origin`` as a whole.
+
+    Returns
+    -------
+    list of CodeUnit
+        One per Python here-document, ``language="python"``, same ``path`` and ``source``;
+        ``origin`` is the body's place in ``unit``'s host.
+    """
+    text = unit.text
+    units: list[CodeUnit] = []
+    pos = 0
+    while True:
+        match = _HEREDOC.search(text, pos)
+        if match is None:
+            return units
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = text.find("\n", match.end())
+        if line_end == -1:
+            return units
+        command_line = text[line_start : match.start()] + text[match.end() : line_end]
+        delimiter, strip_tabs = match.group(3), match.group(1) == "-"
+        body_start = line_end + 1
+        scan = body_start
+        body_end = len(text)
+        end_of_doc = len(text)
+        while scan <= len(text):
+            nxt = text.find("\n", scan)
+            nxt = len(text) if nxt == -1 else nxt
+            line = text[scan:nxt]
+            if (line.lstrip("\t") if strip_tabs else line).rstrip("\r") == delimiter:
+                body_end = max(body_start, scan - 1)
+                end_of_doc = nxt
+                break
+            scan = nxt + 1
+        if _PYTHON_TARGET.search(command_line) and body_end > body_start:
+            units.append(
+                CodeUnit(
+                    path=unit.path,
+                    language="python",
+                    text=text[body_start:body_end],
+                    origin=_sub_origin(unit, body_start, body_end, exact),
+                    source=unit.source,
+                )
+            )
+        pos = max(end_of_doc, match.end())
+
+
+def _with_heredocs(unit: CodeUnit, exact: bool = True) -> list[CodeUnit]:
+    if unit.language == "bash" and "<<" in unit.text:
+        return [unit, *heredoc_python_units(unit, exact=exact)]
+    return [unit]
+
+
+def _python_with_magics(path: str, text: str, origin: Span, exact: bool) -> list[CodeUnit]:
+    """A Python unit from IPython code in a log, plus bash units for its shell escapes."""
+    clean, commands = split_magics(text)
+    unit = CodeUnit(path=path, language="python", text=text, origin=origin, source="log")
+    units = [CodeUnit(path=path, language="python", text=clean, origin=origin, source="log")]
+    for command in commands:
+        shell = CodeUnit(
+            path=path,
+            language="bash",
+            text=command.text,
+            origin=_sub_origin(unit, command.start, command.end, exact),
+            source="log",
+        )
+        units.extend(_with_heredocs(shell, exact))
+    return units
+
+
+def _notebook_units(path: str, text: str, skipped: list[Skipped]) -> list[CodeUnit]:
+    try:
+        notebook = read_notebook(text, path)
+    except NotebookError as exc:
+        skipped.append(Skipped(path=path, reason=str(exc)))
+        return []
+    if notebook.language not in LANGUAGES:
+        skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
+        return []
+    if not notebook.cells:
+        return []
+    units = [
+        CodeUnit(path=path, language=notebook.language, text=notebook.text, cells=notebook.cells, source="notebook")
+    ]
+    for command in notebook.shell_commands:
+        origin = Span.from_offsets(notebook.raw_text, path, command.start, command.end)
+        shell = CodeUnit(path=path, language="bash", text=command.text, origin=origin, source="notebook")
+        units.extend(_with_heredocs(shell))
+    return units
+
+
+def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
+    units: list[CodeUnit] = []
+    for event in events:
+        if event.kind not in (LogEventKind.CODE, LogEventKind.COMMAND):
+            continue
+        span = event.span
+        exact = host[span.start_byte : span.end_byte] == event.text
+        language = "bash" if event.kind is LogEventKind.COMMAND else event.language
+        language = language if language in LANGUAGES else "python"
+        if language == "python":
+            units.extend(_python_with_magics(span.path, event.text, span, exact))
+        else:
+            unit = CodeUnit(path=span.path, language=language, text=event.text, origin=span, source="log")
+            units.extend(_with_heredocs(unit, exact))
+    return units
+
+
+def expand_run(run: Run) -> RunUnits:
+    """Turn a loaded run into code units and log events.
+
+    Parameters
+    ----------
+    run : Run
+        From :func:`audit.run.load_run`.
+
+    Returns
+    -------
+    RunUnits
+        Code units from code files, notebooks, log events and here-documents; all log events;
+        the files expansion skipped (with reasons). Units are not parsed here.
+    """
+    code_units: list[CodeUnit] = []
+    log_events: list[LogEvent] = []
+    log_formats: list[tuple[str, str]] = []
+    skipped: list[Skipped] = []
+    for artifact in run.artifacts:
+        if artifact.kind not in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG):
+            continue
+        try:
+            text = artifact.read_text()
+        except OSError as exc:
+            skipped.append(Skipped(path=artifact.path, reason=f"cannot read: {exc}"))
+            continue
+        if "\x00" in text:
+            skipped.append(Skipped(path=artifact.path, reason="binary content (NUL bytes) in a text file"))
+            continue
+        if artifact.kind is ArtifactKind.CODE:
+            language = artifact.language or "python"
+            code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))
+        elif artifact.kind is ArtifactKind.NOTEBOOK:
+            code_units.extend(_notebook_units(artifact.path, text, skipped))
+        else:
+            try:
+                log_format, events = read_log(artifact.path, text)
+            except Exception as exc:  # noqa: BLE001 - one hostile log must not stop the audit
+                logger.warning("%s: log not read", artifact.path, exc_info=True)
+                skipped.append(Skipped(path=artifact.path, reason=f"log not read: {type(exc).__name__}: {exc}"))
+                continue
+            if log_format is None or not events:
+                continue
+            log_formats.append((artifact.path, log_format))
+            log_events.extend(events)
+            code_units.extend(_log_units(events, text))
+    return RunUnits(
+        code_units=tuple(code_units),
+        log_events=tuple(log_events),
+        log_formats=tuple(log_formats),
+        skipped=tuple(skipped),
+    )

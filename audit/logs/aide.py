@@ -1,0 +1,154 @@
+"""AIDE ``journal.json``: the tree-search journal of an AIDE agent.
+
+The journal is either a JSON list of nodes or AIDE's serialised ``Journal`` object
+(``{"nodes": [...], ...}``). Each node holds ``plan`` (MESSAGE), ``code`` (CODE, Python),
+``term_out`` or ``_term_out`` (the run's output, a list of chunks or one string: OUTPUT) and
+``analysis`` (the agent's review of the run: MESSAGE), in that order, node by node.
+
+Spans: each event points at the region inside the quotes of its JSON string value (for an
+output list, from the first chunk to the last), found with the JSON decoder so the region is
+exact. The text is the decoded string, so escapes (``\\n``, ``\\"``) make it differ from the
+raw region; a value without escapes round-trips exactly. When a region cannot be located the
+span falls back to the first line of the node's record.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import PurePosixPath
+from typing import Any
+
+from audit.logs.common import SpanMaker, json_array_regions, json_member_regions, string_content
+from audit.units import LogEvent, LogEventKind
+
+__all__ = ["NAME", "detect", "read_events", "journal_nodes"]
+
+logger = logging.getLogger(__name__)
+
+NAME = "aide"
+
+_FIELDS = (
+    ("plan", LogEventKind.MESSAGE, None, "assistant"),
+    ("code", LogEventKind.CODE, "python", "assistant"),
+    ("term_out", LogEventKind.OUTPUT, None, "tool"),
+    ("_term_out", LogEventKind.OUTPUT, None, "tool"),
+    ("analysis", LogEventKind.MESSAGE, None, "assistant"),
+)
+
+
+def journal_nodes(data: Any) -> list[dict[str, Any]] | None:
+    """The node records of a parsed journal, or ``None`` when ``data`` is not an AIDE journal."""
+    nodes = data.get("nodes") if isinstance(data, dict) else data
+    if not isinstance(nodes, list) or not nodes:
+        return None
+    dicts = [n for n in nodes if isinstance(n, dict)]
+    if not dicts or not any("code" in n and ({"plan", "term_out", "_term_out", "step"} & n.keys()) for n in dicts):
+        return None
+    return dicts
+
+
+def detect(path: str, text: str) -> bool:
+    """A JSON list of nodes with ``code`` and ``plan``/``term_out``/``step`` (or a ``Journal`` object)."""
+    head = text.lstrip()[:1]
+    if head not in ("[", "{") or '"code"' not in text:
+        return False
+    if PurePosixPath(path).suffix.lower() not in (".json", ""):
+        return False
+    try:
+        return journal_nodes(json.loads(text)) is not None
+    except ValueError:
+        return False
+
+
+def _node_regions(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each dict node record in the file; empty when they cannot be located."""
+    start = len(text) - len(text.lstrip())
+    try:
+        if text[start : start + 1] == "[":
+            items = json_array_regions(text, start)
+        else:
+            members = json_member_regions(text, start)
+            if "nodes" not in members:
+                return []
+            items = json_array_regions(text, members["nodes"][0])
+    except ValueError as exc:
+        logger.debug("node records not located: %s", exc)
+        return []
+    return [(s, e) for s, e, value in items if isinstance(value, dict)]
+
+
+def read_events(path: str, text: str) -> list[LogEvent]:
+    """Events of an AIDE journal, node by node in file order.
+
+    Parameters
+    ----------
+    path : str
+        The journal's POSIX path relative to the run root.
+    text : str
+        The journal's JSON text.
+
+    Returns
+    -------
+    list of LogEvent
+        Per node: ``plan`` (MESSAGE), ``code`` (CODE, ``"python"``), the terminal output
+        (OUTPUT, chunks joined) and ``analysis`` (MESSAGE); empty fields give no event.
+
+    Raises
+    ------
+    ValueError
+        If the text is not JSON or not an AIDE journal.
+    """
+    nodes = journal_nodes(json.loads(text))
+    if nodes is None:
+        raise ValueError(f"{path}: not an AIDE journal (no nodes with code)")
+    spans = SpanMaker(text, path)
+    regions = _node_regions(text)
+    if len(regions) != len(nodes):
+        regions = []
+    events: list[LogEvent] = []
+    for number, node in enumerate(nodes):
+        region = regions[number] if regions else None
+        members: dict[str, tuple[int, int]] = {}
+        if region is not None:
+            try:
+                members = json_member_regions(text, region[0])
+            except ValueError:
+                members = {}
+        for key, kind, language, role in _FIELDS:
+            value = node.get(key)
+            if isinstance(value, list):
+                body = "".join(v for v in value if isinstance(v, str))
+            elif isinstance(value, str):
+                body = value
+            else:
+                continue
+            if not body.strip():
+                continue
+            located = _value_span(text, members.get(key))
+            if located is not None:
+                span = spans.span(*located)
+            elif region is not None:
+                span = spans.line_span(region[0])
+            else:
+                span = spans.line_span(0)
+            events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role))
+    return events
+
+
+def _value_span(text: str, region: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The quoted content of a string value, or from the first to the last string of a list."""
+    content = string_content(text, region)
+    if content is not None or region is None:
+        return content
+    if text[region[0]] != "[":
+        return None
+    try:
+        items = json_array_regions(text, region[0])
+    except ValueError:
+        return None
+    strings = [string_content(text, (s, e)) for s, e, v in items if isinstance(v, str)]
+    strings = [s for s in strings if s is not None]
+    if not strings:
+        return None
+    return strings[0][0], strings[-1][1]

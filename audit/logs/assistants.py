@@ -1,0 +1,101 @@
+"""OpenAI Assistants message dumps (DSBench ``*_message.txt`` and its JSON summary).
+
+DSBench saves the Python ``repr`` of a thread's message page:
+``SyncCursorPage[Message](data=[Message(id='msg_…', …, content=[TextContentBlock(text=Text(
+annotations=[], value='…'), type='text')], …, role='assistant', …), …])``, newest message
+first, and a JSON summary whose ``response`` string holds the same text. Each text value
+becomes a MESSAGE event with the message's role, in file order. The string literals are
+decoded with :func:`ast.literal_eval`, which only evaluates literals (nothing is run).
+
+Spans cover the literal's content inside its quotes. In the JSON summary the dump is itself
+a JSON string; when the file encodes it the way :func:`json.dumps` does, offsets are mapped
+through the escapes exactly, otherwise the span is the whole ``response`` value.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from itertools import accumulate
+
+from audit.logs.common import SpanMaker, json_member_regions, string_content
+from audit.units import LogEvent, LogEventKind
+
+__all__ = ["NAME", "detect", "read_events"]
+
+NAME = "assistants"
+
+_PAGE = "SyncCursorPage[Message]("
+_MESSAGE = re.compile(r"Message\(id='[^']*'")
+_VALUE = re.compile(r"""value=(?P<lit>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
+_ROLE = re.compile(r"\brole='(\w+)'")
+
+
+def detect(path: str, text: str) -> bool:
+    """A message-page ``repr``, or a JSON object whose ``response`` string is one."""
+    head = text.lstrip()[:200]
+    if head.startswith(_PAGE):
+        return True
+    return head.startswith("{") and '"response": "SyncCursorPage[Message](' in text[:1_000_000]
+
+
+def _messages(dump: str) -> list[tuple[int, int, str, str]]:
+    """``(content_start, content_end, text, role)`` for each text value in a dump."""
+    found = []
+    starts = [m.start() for m in _MESSAGE.finditer(dump)] + [len(dump)]
+    for begin, end in zip(starts, starts[1:]):
+        chunk_roles = _ROLE.findall(dump, begin, end)
+        role = chunk_roles[-1] if chunk_roles else ""
+        for value in _VALUE.finditer(dump, begin, end):
+            try:
+                decoded = ast.literal_eval(value.group("lit"))
+            except (ValueError, SyntaxError):
+                continue
+            if isinstance(decoded, str) and decoded.strip():
+                found.append((value.start("lit") + 1, value.end("lit") - 1, decoded, role))
+    return found
+
+
+def read_events(path: str, text: str) -> list[LogEvent]:
+    """MESSAGE events, one per text block, in file order (see the module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The dump's POSIX path relative to the run root.
+    text : str
+        The whole file text.
+
+    Returns
+    -------
+    list of LogEvent
+        Indexed from 0; ``role`` is ``"assistant"`` or ``"user"``.
+
+    Raises
+    ------
+    ValueError
+        If the JSON summary is malformed.
+    """
+    spans = SpanMaker(text, path)
+    if text.lstrip().startswith(_PAGE):
+        return [
+            LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=spans.span(start, end), role=role)
+            for i, (start, end, body, role) in enumerate(_messages(text))
+        ]
+    data = json.loads(text)
+    dump = data.get("response") if isinstance(data, dict) else None
+    if not isinstance(dump, str):
+        raise ValueError(f"{path}: no 'response' string in the JSON summary")
+    region = string_content(text, json_member_regions(text, len(text) - len(text.lstrip())).get("response"))
+    if region is None:
+        raise ValueError(f"{path}: 'response' is not a string literal")
+    offsets: list[int] | None = None
+    if json.dumps(dump)[1:-1] == text[region[0] : region[1]]:
+        # Raw offset of each decoded character: the lengths of its JSON escapes, summed.
+        offsets = list(accumulate((len(json.dumps(ch)) - 2 for ch in dump), initial=region[0]))
+    events = []
+    for i, (start, end, body, role) in enumerate(_messages(dump)):
+        span = spans.span(offsets[start], offsets[end]) if offsets is not None else spans.span(*region)
+        events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=span, role=role))
+    return events

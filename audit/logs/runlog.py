@@ -1,0 +1,65 @@
+"""MLE-bench host logs (``run.log``): ``[time] [file.py:line] message`` lines.
+
+The host log records what the harness did and, on ``[Container]`` lines, the agent container's
+stdout: the ``start.sh`` trace, scaffold progress and sometimes the scaffold's own calls to its
+LLM provider. None of it is agent-written code, so every line becomes an OUTPUT event (role
+``container`` for container lines, ``host`` otherwise) rather than a COMMAND: rules that look
+for commands must not fire on the harness's own trace. Lines without the prefix (a traceback)
+join the line before them. Spans cover each message exactly (the prefix is left out).
+"""
+
+from __future__ import annotations
+
+import re
+
+from audit.logs.common import SpanMaker
+from audit.units import LogEvent, LogEventKind
+
+__all__ = ["NAME", "detect", "read_events"]
+
+NAME = "runlog"
+
+_LINE = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,.]+\] \[[\w.<>-]+:\d+\] (?:(\[Container\]) ?)?", re.MULTILINE)
+
+
+def detect(path: str, text: str) -> bool:
+    """At least three of the first five non-blank lines carry the ``[time] [file.py:N]`` prefix."""
+    lines = [line for line in text[:65536].splitlines() if line.strip()][:5]
+    return len(lines) >= 3 and sum(1 for line in lines if _LINE.match(line)) >= 3
+
+
+def read_events(path: str, text: str) -> list[LogEvent]:
+    """One OUTPUT event per prefixed line (continuation lines included), in file order.
+
+    Parameters
+    ----------
+    path : str
+        The log's POSIX path relative to the run root.
+    text : str
+        The whole file text.
+
+    Returns
+    -------
+    list of LogEvent
+        Indexed from 0; ``role`` is ``"container"`` or ``"host"``; text equals the span's slice.
+    """
+    spans = SpanMaker(text, path)
+    events: list[LogEvent] = []
+    matches = list(_LINE.finditer(text))
+    lead_end = matches[0].start() if matches else len(text)
+    if text[:lead_end].strip():
+        end = len(text[:lead_end].rstrip())
+        start = len(text[:end]) - len(text[:end].lstrip())
+        span = spans.span(start, end)
+        events.append(LogEvent(index=0, kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role="host"))
+    for number, match in enumerate(matches):
+        start = match.end()
+        end = matches[number + 1].start() if number + 1 < len(matches) else len(text)
+        while end > start and text[end - 1] in " \t\r\n":
+            end -= 1
+        if end <= start:
+            continue
+        role = "container" if match.group(1) else "host"
+        span = spans.span(start, end)
+        events.append(LogEvent(index=len(events), kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role=role))
+    return events

@@ -1,0 +1,326 @@
+"""Jupyter notebooks as code: the joined code cells, a cell/line map, and the shell escapes.
+
+Notebooks are read with ``nbformat`` (v3 worksheets are converted to v4) and never executed.
+The code text joins the code cells with one blank line between cells, each cell stripped of
+trailing newlines, plus a final newline: the same text Dolos compares, so a notebook and its
+``.py`` export give the same tokens. IPython syntax that is not Python (``%magic``, ``%%cell``
+magics, ``!shell``, ``var = !shell``, ``obj?``) is commented out in :attr:`NotebookCode.text`
+so the code still parses, keeping every line in place; the shell commands among it
+(``!cmd``, ``%pip``, automagic ``pip install``, ``%%bash`` bodies, ...) are returned as :class:`ShellCommand` records so
+rules can check them as bash. :func:`split_magics` does the same for one block of IPython code
+found elsewhere (a log's ``run_ipython`` event).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import nbformat
+
+from audit.errors import AuditError
+from audit.units import CellRange
+
+__all__ = ["NotebookError", "ShellCommand", "NotebookCode", "read_notebook", "split_magics"]
+
+logger = logging.getLogger(__name__)
+
+
+class NotebookError(AuditError):
+    """A notebook file cannot be read (broken JSON, not a notebook); the message names the path."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ShellCommand:
+    """A shell command written in IPython syntax.
+
+    Parameters
+    ----------
+    text : str
+        The command as bash would read it, verbatim from the source: ``pip install timm`` for
+        ``!pip install timm`` or ``%pip install timm``; the whole body of a ``%%bash`` cell.
+    magic : str
+        How it was written: ``"!"``, ``"!!"``, ``"%pip"``, ``"%conda"``, ``"%system"``,
+        ``"%sx"``, ``"%%bash"``, ``"%%sh"``, ``"%%script"``, ``"%%writefile"`` (a shell script);
+        ``pip install x`` typed without ``%`` (IPython's automagic) is recorded as ``"%pip"``.
+    cell_index : int
+        0-based index of the notebook cell among all cells; ``-1`` outside notebooks.
+    line : int
+        1-based line of the code text where the command starts.
+    start, end : int
+        0-based, half-open character offsets of ``text`` in the verbatim code text
+        (:attr:`NotebookCode.raw_text`), where ``raw_text[start:end] == text``.
+    """
+
+    text: str
+    magic: str
+    cell_index: int
+    line: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotebookCode:
+    """The code of a notebook.
+
+    Attributes
+    ----------
+    path : str
+        The notebook's path (as given to :func:`read_notebook`).
+    language : str
+        Kernel language, lower-case (``"python"``, ``"r"``, ``"julia"``); ``"python"`` when the
+        metadata declares none. Callers skip languages they have no grammar for.
+    text : str
+        Code cells joined by a blank line, IPython syntax commented out (parses as Python).
+    raw_text : str
+        The same join with the cells verbatim (identical line structure to ``text``).
+    cells : tuple of CellRange
+        Lines of ``text`` per code cell, in order (empty cells included).
+    shell_commands : tuple of ShellCommand
+        Shell escapes and shell cell magics, in order.
+    nbformat : int
+        The file's major format version before conversion (3 or 4).
+    """
+
+    path: str
+    language: str
+    text: str
+    raw_text: str
+    cells: tuple[CellRange, ...]
+    shell_commands: tuple[ShellCommand, ...]
+    nbformat: int
+
+
+#: Cell magics whose body is Python; any other cell magic's body is commented out.
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"})
+#: Cell magics whose body runs in a shell.
+_SHELL_CELL_MAGICS = frozenset({"bash", "sh", "system"})
+#: Line magics that run a package manager: ``%pip install x`` runs ``pip install x``, which
+#: is the magic's own text without the ``%``.
+_PACKAGE_MAGICS = frozenset({"pip", "conda", "mamba"})
+#: Line magics whose argument is a shell command line.
+_SYSTEM_MAGICS = frozenset({"system", "sx"})
+
+_SHELL_ESCAPE = re.compile(r"^([ \t]*)(?:[A-Za-z_][\w.,\s]*=[ \t]*)?(!!?)(.*)$")
+_LINE_MAGIC = re.compile(r"^([ \t]*)(?:[A-Za-z_][\w.,\s]*=[ \t]*)?%(\w+)(.*)$")
+_CELL_MAGIC = re.compile(r"^%%(\w+)[ \t]*(.*)$")
+#: IPython's automagic runs ``pip install x`` typed without the ``%`` as ``%pip install x``.
+_AUTOMAGIC = re.compile(
+    r"^([ \t]*)(pip|conda|mamba)[ \t]+"
+    r"(?=(?:install|uninstall|download|list|show|freeze|create|update|remove)\b)(.*)$"
+)
+_HELP = re.compile(r"^[ \t]*(?:\?\??[\w.]+|[\w.]+\?\??)[ \t]*$")
+
+
+def _comment(line: str) -> str:
+    stripped = line.lstrip(" \t")
+    indent = line[: len(line) - len(stripped)]
+    return f"{indent}# {stripped}" if stripped else line
+
+
+def split_magics(source: str, *, cell_index: int = -1) -> tuple[str, tuple[ShellCommand, ...]]:
+    """Comment out IPython-only syntax in one block of code and collect its shell commands.
+
+    Parameters
+    ----------
+    source : str
+        One cell (or one block of code sent to an IPython kernel).
+    cell_index : int, optional
+        Recorded on each :class:`ShellCommand` (``-1`` when not a notebook cell).
+
+    Returns
+    -------
+    (str, tuple of ShellCommand)
+        The code with every IPython-only line turned into a comment (same number of lines,
+        so line numbers stay valid), and the shell commands with offsets into ``source``.
+
+    Notes
+    -----
+    Like IPython's own line transforms this works line by line, so a ``!`` or ``%`` at the start
+    of a line inside a triple-quoted string is treated as IPython syntax too.
+
+    Examples
+    --------
+    >>> text, cmds = split_magics("%matplotlib inline\\n!pip install timm\\nimport timm")
+    >>> print(text)
+    # %matplotlib inline
+    # !pip install timm
+    import timm
+    >>> cmds[0].text, cmds[0].magic, cmds[0].line
+    ('pip install timm', '!', 2)
+    """
+    if "!" not in source and "%" not in source and "?" not in source:
+        return source, ()
+    lines = source.split("\n")
+    offsets = []
+    pos = 0
+    for line in lines:
+        offsets.append(pos)
+        pos += len(line) + 1
+    out = list(lines)
+    commands: list[ShellCommand] = []
+
+    def add(magic: str, start: int, end: int, first_line: int) -> None:
+        text = source[start:end]
+        if text.strip():
+            commands.append(
+                ShellCommand(text=text, magic=magic, cell_index=cell_index, line=first_line + 1, start=start, end=end)
+            )
+
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is not None:
+        cell = _CELL_MAGIC.match(lines[first])
+        if cell is not None:
+            name, args = cell.group(1), cell.group(2).strip()
+            out[first] = _comment(lines[first])
+            body_start = first + 1
+            body_python = name in _PYTHON_CELL_MAGICS or (name == "script" and args.startswith("python"))
+            body_shell = name in _SHELL_CELL_MAGICS or (name == "script" and re.match(r"(ba|z)?sh\b", args) is not None)
+            if name == "writefile":
+                target = args.split()[-1] if args.split() else ""
+                body_python = target.endswith((".py", ".pyw"))
+                body_shell = target.endswith((".sh", ".bash"))
+            if body_shell and body_start < len(lines):
+                add(f"%%{name}", offsets[body_start], len(source), body_start)
+            if not body_python:
+                for i in range(body_start, len(lines)):
+                    out[i] = _comment(lines[i])
+                return "\n".join(out), tuple(commands)
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        escape = _SHELL_ESCAPE.match(line)
+        magic = None if escape else (_LINE_MAGIC.match(line) or _AUTOMAGIC.match(line))
+        if escape is None and magic is None:
+            if _HELP.match(line):
+                out[i] = _comment(line)
+            i += 1
+            continue
+        # A trailing backslash continues an IPython command on the next line.
+        last = i
+        while lines[last].endswith("\\") and last + 1 < len(lines):
+            last += 1
+        for j in range(i, last + 1):
+            out[j] = _comment(lines[j])
+        end = offsets[last] + len(lines[last])
+        if escape is not None:
+            add(escape.group(2), offsets[i] + escape.start(3), end, i)
+        elif magic is not None and magic.group(2) in _PACKAGE_MAGICS:
+            add(f"%{magic.group(2)}", offsets[i] + magic.start(2), end, i)
+        elif magic is not None and magic.group(2) in _SYSTEM_MAGICS:
+            start = offsets[i] + magic.start(3)
+            while start < end and source[start] in " \t":
+                start += 1
+            add(f"%{magic.group(2)}", start, end, i)
+        i = last + 1
+    return "\n".join(out), tuple(commands)
+
+
+def _kernel_language(metadata: Any) -> str:
+    metadata = metadata if isinstance(metadata, dict) else {}
+    kernelspec = metadata.get("kernelspec") if isinstance(metadata.get("kernelspec"), dict) else {}
+    info = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
+    language = kernelspec.get("language") or info.get("name") or metadata.get("language")
+    if not isinstance(language, str) or not language.strip():
+        name = str(kernelspec.get("name") or "").lower()
+        if name in {"ir", "r"}:
+            return "r"
+        if name.startswith("julia"):
+            return "julia"
+        return "python"
+    language = language.strip().lower()
+    if language.startswith(("python", "ipython")):
+        return "python"
+    return language
+
+
+def read_notebook(text: str, path: str) -> NotebookCode:
+    """Turn a notebook's JSON text into code.
+
+    Parameters
+    ----------
+    text : str
+        The ``.ipynb`` file's content (nbformat v3 or v4; untrusted).
+    path : str
+        The notebook's path, used in messages and on the result.
+
+    Returns
+    -------
+    NotebookCode
+        Joined code cells (blank line between cells), their line ranges, kernel language and
+        shell commands. IPython syntax is only rewritten for Python kernels; other kernels keep
+        ``text == raw_text`` and no shell commands.
+
+    Raises
+    ------
+    NotebookError
+        If the text is not JSON or not a notebook nbformat can read; the message names
+        ``path`` and the cause.
+    """
+    try:
+        with warnings.catch_warnings():
+            # nbformat warns about missing or duplicate cell ids, which old notebooks often
+            # have; they do not matter for reading code.
+            warnings.simplefilter("ignore")
+            # ``nbformat.reads`` would also validate the notebook against the schema, which
+            # is slow on large notebooks and only logs problems; reading code needs neither.
+            original = nbformat.reader.reads(text)
+            version = original.get("nbformat")
+            notebook = nbformat.convert(original, 4)
+        cells = notebook.get("cells")
+        if not isinstance(cells, list):
+            raise TypeError(f"'cells' is a {type(cells).__name__}, not a list")
+    except Exception as exc:  # noqa: BLE001 - nbformat raises many types on malformed input
+        cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise NotebookError(f"{path}: not a readable notebook ({type(exc).__name__}: {cause[:200]})") from exc
+
+    language = _kernel_language(notebook.get("metadata"))
+    raw_parts: list[str] = []
+    clean_parts: list[str] = []
+    ranges: list[CellRange] = []
+    commands: list[ShellCommand] = []
+    line = 1
+    offset = 0
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):  # tolerated by nbformat's validator in some files
+            source = "".join(str(s) for s in source)
+        source = str(source).rstrip("\n")
+        n_lines = source.count("\n") + 1
+        clean = source
+        if language == "python":
+            clean, cell_commands = split_magics(source, cell_index=index)
+            for command in cell_commands:
+                commands.append(
+                    ShellCommand(
+                        text=command.text,
+                        magic=command.magic,
+                        cell_index=index,
+                        line=command.line + line - 1,
+                        start=command.start + offset,
+                        end=command.end + offset,
+                    )
+                )
+        ranges.append(CellRange(cell_index=index, start_line=line, end_line=line + n_lines - 1))
+        raw_parts.append(source)
+        clean_parts.append(clean)
+        line += n_lines + 1
+        offset += len(source) + 2
+    raw_text = "\n\n".join(raw_parts) + "\n" if raw_parts else ""
+    clean_text = "\n\n".join(clean_parts) + "\n" if clean_parts else ""
+    return NotebookCode(
+        path=path,
+        language=language,
+        text=clean_text,
+        raw_text=raw_text,
+        cells=tuple(ranges),
+        shell_commands=tuple(commands),
+        nbformat=int(version) if isinstance(version, int) else 4,
+    )

@@ -1,0 +1,221 @@
+"""Tests for ``audit.expand.expand_run``: code units from files, notebooks, logs and here-documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from audit.expand import RunUnits, expand_run, heredoc_python_units
+from audit.model import Span
+from audit.notebooks import read_notebook
+from audit.parsing import parse
+from audit.run import load_run
+from audit.units import CodeUnit, LogEventKind
+from tests.conftest import shared_path
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading"
+
+
+def _units(units: RunUnits, path: str) -> list[CodeUnit]:
+    return [u for u in units.code_units if u.path == path]
+
+
+def _parse_all(units: RunUnits) -> None:
+    for unit in units.code_units:
+        parse(unit.text, unit.language)
+
+
+def test_mlebench_run_units():
+    run = load_run(FIXTURES / "mlebench_run")
+    units = expand_run(run)
+    assert units.skipped == ()
+    assert [(u.path, u.language, u.source) for u in units.code_units] == [
+        ("code/explore.ipynb", "python", "notebook"),
+        ("code/explore.ipynb", "bash", "notebook"),
+        ("code/explore.ipynb", "bash", "notebook"),
+        ("code/explore.ipynb", "bash", "notebook"),
+        ("code/fetch.sh", "bash", "file"),
+        ("code/fetch.sh", "python", "file"),
+        ("code/train.py", "python", "file"),
+        ("logs/agent.log", "bash", "log"),
+        ("logs/agent.log", "python", "log"),
+        ("logs/agent.log", "python", "log"),
+    ]
+    assert units.log_formats == (("logs/agent.log", "steplog"), ("run.log", "runlog"))
+    assert [e.span.path for e in units.log_events] == ["logs/agent.log"] * 8 + ["run.log"] * 4
+    assert len(units.events_of("run.log")) == 4
+    _parse_all(units)
+
+
+def test_notebook_units_and_shell_origins():
+    run = load_run(FIXTURES / "mlebench_run")
+    nb_units = _units(expand_run(run), "code/explore.ipynb")
+    notebook = read_notebook((FIXTURES / "mlebench_run" / "code" / "explore.ipynb").read_text(), "code/explore.ipynb")
+    assert nb_units[0].text == notebook.text and nb_units[0].cells == notebook.cells and nb_units[0].origin is None
+    assert nb_units[0].describe(8) == "cell 3, line 2"
+    for unit in nb_units[1:]:
+        origin = unit.origin
+        assert notebook.raw_text[origin.start_byte : origin.end_byte] == unit.text
+    assert [(u.text, u.origin.start_line) for u in nb_units[1:]] == [
+        ("pip install -q lightgbm", 3),
+        ("ls /kaggle/input", 8),
+        ("kaggle competitions download -c titanic\nunzip titanic.zip", 13),
+    ]
+
+
+def test_heredoc_in_a_script_file_is_python_with_exact_origin():
+    run = load_run(FIXTURES / "mlebench_run")
+    script = (FIXTURES / "mlebench_run" / "code" / "fetch.sh").read_text()
+    bash, python = _units(expand_run(run), "code/fetch.sh")
+    assert bash.text == script and bash.origin is None
+    assert python.text == "import lightgbm\nprint(lightgbm.__version__)"
+    assert script[python.origin.start_byte : python.origin.end_byte] == python.text
+    assert (python.origin.start_line, python.origin.end_line) == (5, 6)
+
+
+def test_log_units_point_at_their_events():
+    run = load_run(FIXTURES / "mlebench_run")
+    log_text = (FIXTURES / "mlebench_run" / "logs" / "agent.log").read_text()
+    units = expand_run(run)
+    log_units = _units(units, "logs/agent.log")
+    assert [u.text for u in log_units] == [
+        "ls -la /home/data",
+        "import pandas as pd\nprint(pd.__version__)",
+        'import os\nprint(os.listdir("/home/data"))',
+    ]
+    for unit in log_units:
+        assert log_text[unit.origin.start_byte : unit.origin.end_byte] == unit.text
+    code_events = [e for e in units.log_events if e.kind in (LogEventKind.CODE, LogEventKind.COMMAND)]
+    assert [u.origin for u in log_units] == [e.span for e in code_events]
+    # A match on line 2 of the unit maps to line 11 of the log.
+    inner = Span.from_offsets(log_units[1].text, "logs/agent.log", 20, 25)
+    assert log_units[1].host_span(inner).start_line == 11
+
+
+def test_json_log_code_with_ipython_syntax():
+    run = load_run(FIXTURES / "aide_output")
+    units = expand_run(run)
+    journal = _units(units, "journal.json")
+    assert [(u.language, u.text) for u in journal] == [
+        ("python", 'import pandas as pd\ntrain = pd.read_csv("./input/train.csv")\nprint(len(train))\n'),
+        ("python", "# !pip install lightgbm\nimport lightgbm as lgb\n"),
+        ("bash", "pip install lightgbm"),
+    ]
+    # The code was decoded from a JSON string, so the shell escape gets the whole origin.
+    assert journal[2].origin == journal[1].origin
+    assert [u.path for u in units.code_units] == ["best_solution.py", "journal.json", "journal.json", "journal.json"]
+    _parse_all(units)
+
+
+def test_jsonl_heredocs_and_tool_calls():
+    run = load_run(FIXTURES / "logs" / "trajectory.jsonl")
+    units = expand_run(run)
+    assert [(u.language, u.text) for u in units.code_units] == [
+        ("bash", "ls /home/data"),
+        ("bash", "cat > /home/code/a.py <<'PY'\nprint('hi')\nPY"),
+        ("python", "print('hi')"),
+        ("python", "import pandas as pd\nprint(pd.__version__)"),
+        ("bash", "pip install timm"),
+        ("python", "print(2)"),
+        ("bash", "wget http://example.org/x.csv"),
+    ]
+    assert units.code_units[2].origin == units.code_units[1].origin
+
+
+def test_bare_folder_units():
+    units = expand_run(load_run(FIXTURES / "bare_folder"))
+    assert [(u.path, u.language, u.source) for u in units.code_units] == [
+        ("phase_eda/eda_code.py", "python", "file"),
+        ("phase_model/model_code.py", "python", "file"),
+        ("plan.md", "python", "log"),
+    ]
+    assert dict(units.log_formats) == {
+        "phase_eda/eda_output.txt": "text",
+        "phase_model/review.json": "text",
+        "plan.md": "text",
+    }
+    assert units.skipped == ()
+
+
+def test_broken_and_foreign_notebooks_are_skipped():
+    units = expand_run(load_run(FIXTURES / "notebooks"))
+    reasons = {s.path: s.reason for s in units.skipped}
+    assert set(reasons) == {"broken.ipynb", "not_a_notebook.ipynb", "r_kernel.ipynb"}
+    assert reasons["r_kernel.ipynb"] == "notebook kernel language 'r' has no grammar"
+    assert reasons["broken.ipynb"].startswith("broken.ipynb: not a readable notebook (NotJSONError")
+    assert [(u.path, u.language) for u in units.code_units] == [
+        ("v3_magics.ipynb", "python"),
+        ("v3_magics.ipynb", "bash"),
+        ("v4_magics.ipynb", "python"),
+        ("v4_magics.ipynb", "bash"),
+        ("v4_magics.ipynb", "bash"),
+        ("v4_magics.ipynb", "bash"),
+    ]
+
+
+def test_unreadable_and_binary_files_are_skipped(tmp_path):
+    (tmp_path / "gone.py").write_text("x = 1\n")
+    (tmp_path / "blob.py").write_bytes(b"x = 1\x00\x01")
+    (tmp_path / "ok.py").write_text("y = 2\n")
+    run = load_run(tmp_path)
+    (tmp_path / "gone.py").unlink()
+    units = expand_run(run)
+    assert [u.path for u in units.code_units] == ["ok.py"]
+    reasons = {s.path: s.reason for s in units.skipped}
+    assert reasons["blob.py"] == "binary content (NUL bytes) in a text file"
+    assert reasons["gone.py"].startswith("cannot read: ")
+
+
+@pytest.mark.parametrize(
+    ("script", "bodies"),
+    [
+        ("python - <<'EOF'\nimport os\nEOF\n", ["import os"]),
+        ("cat > t.py <<EOF\na = 1\nb = 2\nEOF", ["a = 1\nb = 2"]),
+        ("tee -a x.py <<-END\n\tprint(1)\n\tEND\n", ["\tprint(1)"]),
+        ("cat > notes.txt <<EOF\nhello\nEOF\n", []),
+        ("python - <<EOF\nunterminated = 1", ["unterminated = 1"]),
+        ("cat <<A > a.py\nx = 1\nA\ncat <<B > b.py\ny = 2\nB\n", ["x = 1", "y = 2"]),
+    ],
+)
+def test_heredoc_python_units(script, bodies):
+    unit = CodeUnit(path="s.sh", language="bash", text=script)
+    found = heredoc_python_units(unit)
+    assert [u.text for u in found] == bodies
+    for body in found:
+        assert script[body.origin.start_byte : body.origin.end_byte] == body.text
+
+
+def _real_run_dirs():
+    yield from sorted(p for p in shared_path("runs", "autokaggle").iterdir() if p.is_dir())
+    yield from sorted(shared_path("runs", "aide").iterdir())
+    yield from sorted(shared_path("runs", "dsbench").iterdir())
+    yield from sorted(shared_path("violations").glob("case-*"))
+    yield from sorted(p for p in shared_path("notebooks").iterdir() if p.is_dir())
+
+
+def test_real_runs_expand_and_every_unit_parses():
+    total = 0
+    for path in _real_run_dirs():
+        run = load_run(path)
+        units = expand_run(run)
+        assert units.skipped == (), path
+        for unit in units.code_units:
+            parse(unit.text, unit.language)
+            assert unit.language in ("python", "bash")
+        total += len(units.code_units)
+    assert total > 300
+
+
+def test_real_violation_evidence_is_reachable():
+    """Code the labels point at is present as units (commands, heredocs, notebook escapes)."""
+    root = shared_path("violations")
+
+    def texts(case: str, language: str) -> str:
+        units = expand_run(load_run(root / case))
+        return "\n".join(u.text for u in units.code_units if u.language == language)
+
+    assert "kaggle competitions download" in texts("case-03", "bash")
+    assert "localhost:5000/validate" in texts("case-09", "python")  # probe.py written by a heredoc
+    assert "sudo" in texts("case-01", "bash")
+    assert "openai" in texts("case-05", "python").lower()

@@ -1,0 +1,120 @@
+"""The command line: every command has help with an example; ``audit`` end to end on the examples."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from audit.cli import main
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples" / "runs"
+
+
+def _walk(command: click.Command, path: tuple[str, ...] = ()):
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in sorted(command.commands.items()):
+            yield from _walk(sub, path + (name,))
+
+
+COMMANDS = list(_walk(main))
+
+
+@pytest.mark.parametrize("path,command", COMMANDS, ids=[" ".join(p) or "mleaudit" for p, _ in COMMANDS])
+def test_every_command_has_help_and_an_example(path, command):
+    result = CliRunner().invoke(main, [*path, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Example:" in (command.help or ""), f"{' '.join(path)} has no Example: block"
+
+
+@pytest.fixture
+def data_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("data")
+
+
+def _audit(run: str, data_dir: Path, *extra: str):
+    runner = CliRunner()
+    report_path = data_dir.parent / f"{run}.json"
+    result = runner.invoke(
+        main, ["audit", str(EXAMPLES / run), "--data-dir", str(data_dir), "-o", str(report_path), *extra]
+    )
+    report = json.loads(report_path.read_text()) if report_path.exists() else None
+    return result, report
+
+
+def _rule_ids(report):
+    return {f["rule_id"] for f in report["findings"]}
+
+
+def test_audit_llm_example_flags_the_api_call(data_dir):
+    result, report = _audit("llm-digits", data_dir)
+    assert result.exit_code == 1, result.output
+    assert "llm-external-api-call" in _rule_ids(report)
+    finding = next(f for f in report["findings"] if f["rule_id"] == "llm-external-api-call")
+    assert finding["evidence"][0]["path"] == "code/refine_with_llm.py"
+    assert "chat.completions.create" in finding["evidence"][0]["excerpt"]
+    assert report["verdict"]["kind"] == "flagged"
+    grade = report["grade"]
+    assert grade["competition_id"] == "sklearn-digits"
+    assert grade["valid_submission"] is True
+    assert grade["score"] == pytest.approx(0.975)
+    assert grade["leaderboard_source"] == "reference-baselines"
+    assert set(report) == {"schema_version", "meta", "run", "grade", "findings", "similarity", "verdict", "skipped"}
+    assert "Verdict: FLAGGED" in result.output
+
+
+def test_audit_honest_example_is_clean(data_dir):
+    result, report = _audit("honest-digits", data_dir)
+    assert result.exit_code == 0, result.output
+    assert [f for f in report["findings"] if f["severity"] in ("medium", "high", "critical")] == []
+    assert report["verdict"]["kind"] == "clean"
+    assert report["grade"]["valid_submission"] is True
+    assert report["similarity"]["reference_count"] == 3
+
+
+def test_audit_handwritten_example_flags_the_literal_submission(data_dir):
+    result, report = _audit("handwritten-digits", data_dir)
+    assert result.exit_code == 1, result.output
+    finding = next(f for f in report["findings"] if f["rule_id"] == "sub-handwritten-submission")
+    assert finding["evidence"][0]["path"] == "code/write_submission.py"
+
+
+def test_audit_copied_example_shows_the_source_notebook(data_dir):
+    result, report = _audit("copied-digits", data_dir)
+    top = report["similarity"]["pairs"][0]
+    assert top["agent_path"] == "code/solution.py"
+    assert top["reference_path"] == "digits-tree-ensembles-shape-features.ipynb"
+    assert top["agent_containment"] > 0.6
+    others = [p for p in report["similarity"]["pairs"] if p["reference_path"] != top["reference_path"]]
+    assert all(p["agent_containment"] < 0.2 for p in others)
+    assert "plag-kernel-containment" in _rule_ids(report)
+    assert report["verdict"]["kind"] in ("review", "flagged")
+
+
+def test_audit_missing_run_dir_is_an_input_error(tmp_path):
+    result = CliRunner().invoke(main, ["audit", str(tmp_path / "nope")])
+    assert result.exit_code == 2
+    assert "nope" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_audit_unknown_competition_is_an_input_error(tmp_path, data_dir):
+    result = CliRunner().invoke(
+        main, ["audit", str(EXAMPLES / "honest-digits"), "--competition", "no-such-comp", "--data-dir", str(data_dir)]
+    )
+    assert result.exit_code == 2
+    assert "no-such-comp" in result.output
+
+
+def test_audit_without_competition_reports_why_it_is_not_graded(tmp_path):
+    (tmp_path / "train.py").write_text("import pandas as pd\nprint(pd.__version__)\n")
+    result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["grade"] is None
+    assert "no competition id" in report["meta"]["grade_skipped"]
