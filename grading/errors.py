@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["GradingError", "InvalidSubmission", "CompetitionNotFound", "DatasetNotPrepared", "ConfigError"]
+__all__ = [
+    "GradingError",
+    "InvalidSubmission",
+    "CompetitionNotFound",
+    "DatasetNotPrepared",
+    "ConfigError",
+    "ChecksumMismatch",
+    "RawDataMissing",
+]
 
 
 class GradingError(Exception):
@@ -23,3 +31,11 @@ class DatasetNotPrepared(GradingError):
 
 class ConfigError(GradingError):
     """A competition's config.yaml (or its leaderboard, checksums) is malformed."""
+
+
+class ChecksumMismatch(GradingError):
+    """Prepared (or raw) files do not have the MD5 checksums recorded in checksums.yaml."""
+
+
+class RawDataMissing(GradingError):
+    """A competition needs raw Kaggle files for ``prepare`` and they are not in the raw dir."""

@@ -1,0 +1,371 @@
+"""Grade a submission CSV into an MLE-bench-compatible grading report.
+
+:func:`grade_submission` reads the submission and the private answers, validates and scores
+the submission with the competition's metric, and places the score on the competition's
+leaderboard. The report's :meth:`GradeReport.to_dict` has exactly the fields of MLE-bench's
+``CompetitionReport`` plus ``error`` (why a submission is missing or invalid) and
+``leaderboard_source``. A missing or invalid submission is a report with
+``valid_submission: false`` and ``score: null``, never an exception and never a score of 0
+that looks valid; only problems on the grader's side (unprepared data, a broken config or
+answer key) raise.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission
+from grading.leaderboard import load_leaderboard
+from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
+from grading.spec import CompetitionSpec
+from grading.validation import check_submission, read_answers, read_submission
+
+__all__ = [
+    "SCORE_DECIMALS",
+    "GradeReport",
+    "grade_submission",
+    "score_submission",
+    "validate_submission",
+    "summarize_grades",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Scores are rounded to this many decimals, as MLE-bench's grader does.
+SCORE_DECIMALS = 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GradeReport:
+    """The grade of one submission for one competition.
+
+    Attributes
+    ----------
+    competition_id : str
+        The competition.
+    submission_path : str
+        The submission file as given.
+    submission_exists : bool
+        The path is an existing ``.csv`` file (MLE-bench's rule).
+    valid_submission : bool
+        It passed validation and was scored.
+    score : float or None
+        Rounded to 5 decimals; ``None`` unless ``valid_submission``.
+    error : str or None
+        Why the submission is missing or invalid; ``None`` when valid.
+    medal : Medal
+        Medal earned (``NONE`` when none or invalid).
+    above_median : bool
+        Strictly better than the leaderboard median.
+    thresholds : MedalThresholds
+        Leaderboard thresholds and direction.
+    created_at : datetime.datetime
+        When the report was made (UTC).
+    leaderboard_source : str
+        ``kaggle`` or ``reference-baselines``.
+    """
+
+    competition_id: str
+    submission_path: str
+    submission_exists: bool
+    valid_submission: bool
+    score: float | None
+    error: str | None
+    medal: Medal
+    above_median: bool
+    thresholds: MedalThresholds
+    created_at: datetime
+    leaderboard_source: str
+
+    @property
+    def gold_medal(self) -> bool:
+        return self.medal is Medal.GOLD
+
+    @property
+    def silver_medal(self) -> bool:
+        return self.medal is Medal.SILVER
+
+    @property
+    def bronze_medal(self) -> bool:
+        return self.medal is Medal.BRONZE
+
+    @property
+    def any_medal(self) -> bool:
+        return self.medal.is_medal
+
+    @property
+    def is_lower_better(self) -> bool:
+        return not self.thresholds.higher_is_better
+
+    def to_dict(self) -> dict[str, Any]:
+        """MLE-bench ``CompetitionReport`` fields plus ``error`` and ``leaderboard_source``.
+
+        Returns
+        -------
+        dict
+            JSON-ready: thresholds as floats, ``created_at`` in ISO 8601.
+        """
+        return {
+            "competition_id": self.competition_id,
+            "score": None if self.score is None else float(self.score),
+            "gold_threshold": float(self.thresholds.gold),
+            "silver_threshold": float(self.thresholds.silver),
+            "bronze_threshold": float(self.thresholds.bronze),
+            "median_threshold": float(self.thresholds.median),
+            "any_medal": self.any_medal,
+            "gold_medal": self.gold_medal,
+            "silver_medal": self.silver_medal,
+            "bronze_medal": self.bronze_medal,
+            "above_median": bool(self.above_median),
+            "submission_exists": bool(self.submission_exists),
+            "valid_submission": bool(self.valid_submission),
+            "is_lower_better": self.is_lower_better,
+            "created_at": self.created_at.isoformat(),
+            "submission_path": self.submission_path,
+            "error": self.error,
+            "leaderboard_source": self.leaderboard_source,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, n_teams: int = 0) -> "GradeReport":
+        """Rebuild a report from :meth:`to_dict` output (or an MLE-bench report dict).
+
+        Parameters
+        ----------
+        data : mapping
+            The report fields; ``error`` and ``leaderboard_source`` may be absent (MLE-bench
+            reports), in which case they become ``None`` and ``"kaggle"``.
+        n_teams : int
+            Number of leaderboard teams, which the dict form does not carry.
+        """
+        medal = Medal.NONE
+        for candidate, key in ((Medal.GOLD, "gold_medal"), (Medal.SILVER, "silver_medal"), (Medal.BRONZE, "bronze_medal")):
+            if data.get(key):
+                medal = candidate
+                break
+        score = data.get("score")
+        return cls(
+            competition_id=str(data["competition_id"]),
+            submission_path=str(data["submission_path"]),
+            submission_exists=bool(data["submission_exists"]),
+            valid_submission=bool(data["valid_submission"]),
+            score=None if score is None else float(score),
+            error=data.get("error"),
+            medal=medal,
+            above_median=bool(data["above_median"]),
+            thresholds=MedalThresholds(
+                gold=float(data["gold_threshold"]),
+                silver=float(data["silver_threshold"]),
+                bronze=float(data["bronze_threshold"]),
+                median=float(data["median_threshold"]),
+                n_teams=n_teams,
+                higher_is_better=not bool(data["is_lower_better"]),
+            ),
+            created_at=datetime.fromisoformat(str(data["created_at"])),
+            leaderboard_source=str(data.get("leaderboard_source", "kaggle")),
+        )
+
+
+def score_submission(
+    submission_path: str | os.PathLike[str], spec: CompetitionSpec, data_dir: str | os.PathLike[str]
+) -> float:
+    """Validate and score a submission, without medals (no leaderboard needed).
+
+    Parameters
+    ----------
+    submission_path : path-like
+        An existing submission CSV.
+    spec : CompetitionSpec
+        The competition.
+    data_dir : path-like
+        Prepared-data dir holding ``spec.answers``.
+
+    Returns
+    -------
+    float
+        The metric's score, unrounded; its direction is ``spec.metric.higher_is_better``.
+
+    Raises
+    ------
+    InvalidSubmission
+        If the file cannot be read or fails validation.
+    DatasetNotPrepared
+        If the answers file is missing.
+    """
+    return _score(Path(submission_path), spec, _answers_or_raise(spec, Path(data_dir)))
+
+
+def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> float:
+    """Validate and score; raise InvalidSubmission for anything the submitter must fix."""
+    answers = read_answers(answers_path, id_column=spec.id_column, target_columns=spec.target_columns)
+    submission = read_submission(submission_path, id_column=spec.id_column)
+    grader = spec.metric.grader
+    if grader is not None:
+        try:
+            score = grader(submission, answers)
+        except InvalidSubmission:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a custom grader's failure must not crash a batch
+            logger.warning("grader of %s failed on %s", spec.id, submission_path, exc_info=True)
+            raise InvalidSubmission(f"the grader could not score the submission: {exc!r}") from exc
+    else:
+        metric = spec.metric.metric
+        if metric is None:  # unreachable for specs built by load_competition_spec
+            raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
+        y_true, y_pred = check_submission(
+            submission,
+            answers,
+            id_column=spec.id_column,
+            target_columns=spec.target_columns,
+            target_kind=metric.target_kind,
+        )
+        score = metric(y_true, y_pred, **spec.metric.params)
+    score = float(score)
+    if not math.isfinite(score):
+        raise InvalidSubmission(f"the metric returned {score!r} for this submission")
+    return score
+
+
+def _answers_or_raise(spec: CompetitionSpec, data_dir: Path) -> Path:
+    answers = spec.answers_path(data_dir)
+    if not answers.is_file():
+        raise DatasetNotPrepared(
+            f"Competition {spec.id!r} is not prepared: no answers file {answers}. "
+            f"Run `mleaudit prepare -c {spec.id}` first."
+        )
+    return answers
+
+
+def grade_submission(
+    submission_path: str | os.PathLike[str],
+    spec: CompetitionSpec,
+    data_dir: str | os.PathLike[str],
+    *,
+    created_at: datetime | None = None,
+) -> GradeReport:
+    """Grade one submission CSV.
+
+    Parameters
+    ----------
+    submission_path : path-like
+        The submission; it need not exist (then ``submission_exists`` is false).
+    spec : CompetitionSpec
+        The competition.
+    data_dir : path-like
+        Prepared-data dir holding ``spec.answers``.
+    created_at : datetime, optional
+        Timestamp for the report (defaults to now, UTC); tests pass a fixed one.
+
+    Returns
+    -------
+    GradeReport
+        ``valid_submission`` and a rounded ``score`` when it scores; otherwise
+        ``score=None`` and ``error`` saying why. Medals use the competition's leaderboard
+        and declared direction.
+
+    Raises
+    ------
+    DatasetNotPrepared
+        If the answers file is missing (the message says to run ``mleaudit prepare -c ID``).
+    ConfigError
+        If the leaderboard or the answers file is broken.
+    """
+    data_dir = Path(data_dir)
+    answers_path = _answers_or_raise(spec, data_dir)
+    thresholds = medal_thresholds(load_leaderboard(spec.leaderboard_path), spec.metric.higher_is_better)
+    path = Path(submission_path)
+    exists = path.is_file() and path.suffix.lower() == ".csv"
+    score: float | None = None
+    error: str | None = None
+    if not path.exists():
+        error = f"No submission file at {path}."
+    elif not path.is_file():
+        error = f"Submission path {path} is not a file."
+    elif not exists:
+        error = f"Submission file {path} is not a .csv file."
+    else:
+        try:
+            score = round(_score(path, spec, answers_path), SCORE_DECIMALS)
+        except InvalidSubmission as exc:
+            error = str(exc)
+            logger.info("invalid submission %s for %s: %s", path, spec.id, error)
+    return GradeReport(
+        competition_id=spec.id,
+        submission_path=str(submission_path),
+        submission_exists=exists,
+        valid_submission=score is not None,
+        score=score,
+        error=error,
+        medal=award_medal(score, thresholds),
+        above_median=is_above_median(score, thresholds),
+        thresholds=thresholds,
+        created_at=created_at or datetime.now(timezone.utc),
+        leaderboard_source=spec.leaderboard_source,
+    )
+
+
+def validate_submission(
+    submission_path: str | os.PathLike[str], spec: CompetitionSpec, data_dir: str | os.PathLike[str]
+) -> tuple[bool, str]:
+    """Check a submission would be scored, without revealing its score.
+
+    This is what a validation endpoint may answer to an agent: whether the file is valid,
+    and if not, the validation message (which names columns, rows and ids but never answer
+    values).
+
+    Returns
+    -------
+    tuple of (bool, str)
+        ``(True, "Submission is valid.")`` or ``(False, reason)``.
+
+    Raises
+    ------
+    DatasetNotPrepared
+        If the answers file is missing.
+    """
+    data_dir = Path(data_dir)
+    answers_path = _answers_or_raise(spec, data_dir)
+    path = Path(submission_path)
+    if not path.is_file():
+        return False, f"No submission file at {path}."
+    if path.suffix.lower() != ".csv":
+        return False, f"Submission file {path} is not a .csv file."
+    try:
+        _score(path, spec, answers_path)
+    except InvalidSubmission as exc:
+        return False, str(exc)
+    return True, "Submission is valid."
+
+
+def summarize_grades(reports: Iterable[GradeReport]) -> dict[str, Any]:
+    """Totals over many reports, with MLE-bench's aggregate field names.
+
+    Returns
+    -------
+    dict
+        ``total_runs``, ``total_runs_with_submissions``, ``total_valid_submissions``,
+        ``total_medals``, ``total_gold_medals``, ``total_silver_medals``,
+        ``total_bronze_medals``, ``total_above_median`` and ``competition_reports`` (the
+        reports' dicts, in the given order).
+    """
+    reports = list(reports)
+    gold = sum(r.gold_medal for r in reports)
+    silver = sum(r.silver_medal for r in reports)
+    bronze = sum(r.bronze_medal for r in reports)
+    return {
+        "total_runs": len(reports),
+        "total_runs_with_submissions": sum(r.submission_exists for r in reports),
+        "total_valid_submissions": sum(r.valid_submission for r in reports),
+        "total_medals": gold + silver + bronze,
+        "total_gold_medals": gold,
+        "total_silver_medals": silver,
+        "total_bronze_medals": bronze,
+        "total_above_median": sum(r.above_median for r in reports),
+        "competition_reports": [r.to_dict() for r in reports],
+    }

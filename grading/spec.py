@@ -1,0 +1,473 @@
+"""Competition specs: one ``competitions/<id>/config.yaml`` read, validated and typed.
+
+A competition folder is data, not a package: it holds ``config.yaml``, ``leaderboard.csv``,
+optionally ``prepare.py`` (``prepare(raw, public, private)``), ``grade.py`` (a custom grader,
+only when no built-in metric fits), ``checksums.yaml`` (MD5 of the prepared files, as in
+MLE-bench) and a folder of reference kernels. The Python files are the project's own and are
+loaded by file path, because competition ids contain hyphens and cannot be imported as
+modules. Paths to data (``dataset.answers``, ``dataset.sample_submission``) are relative to
+the prepared-data dir, exactly as in MLE-bench configs (``<id>/prepared/private/test.csv``).
+
+``config.yaml`` layout::
+
+    id: spaceship-titanic                 # must equal the folder name
+    name: Spaceship Titanic
+    description: ...                      # optional
+    metric: {name: accuracy_score, higher_is_better: true, params: {}}   # or grader: grade.py:grade
+    id_column: PassengerId
+    target_columns: [Transported]
+    dataset:
+      answers: spaceship-titanic/prepared/private/test.csv
+      sample_submission: spaceship-titanic/prepared/public/sample_submission.csv
+      raw_files: [train.csv]              # Kaggle files prepare needs; [] when none
+    leaderboard: {path: leaderboard.csv, source: kaggle, note: ...}
+    prepare: prepare.py:prepare
+    kernels: kernels                      # reference-notebook folder, relative to the folder
+    audit: {allow_urls: [], public_data_dirs: [], boilerplate: []}
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import logging
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Mapping
+
+import jsonschema
+import yaml
+
+from grading.errors import ConfigError
+from grading.metrics import METRICS, Metric, TargetKind
+
+__all__ = [
+    "CONFIG_FILE",
+    "CHECKSUMS_FILE",
+    "CONFIG_SCHEMA",
+    "LEADERBOARD_SOURCES",
+    "AUDIT_POLICY_KEYS",
+    "MetricSpec",
+    "CompetitionSpec",
+    "load_competition_spec",
+    "load_checksums",
+]
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FILE = "config.yaml"
+CHECKSUMS_FILE = "checksums.yaml"
+#: Where a leaderboard's scores come from: Kaggle's final private leaderboard, or baselines
+#: trained by ``scripts/make_reference_leaderboard.py`` for competitions that never ran on Kaggle.
+LEADERBOARD_SOURCES = ("kaggle", "reference-baselines")
+#: Keys of a competition's audit policy (lists of strings, default empty).
+AUDIT_POLICY_KEYS = ("allow_urls", "public_data_dirs", "boilerplate")
+
+_STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
+_CALLABLE_REF = {"type": "string", "pattern": r"^[A-Za-z0-9_.\-]+\.py:[A-Za-z_][A-Za-z0-9_]*$"}
+
+#: JSON Schema (draft 2020-12) of ``config.yaml``.
+CONFIG_SCHEMA: Mapping[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["id", "name", "metric", "id_column", "target_columns", "dataset", "leaderboard", "kernels"],
+    "properties": {
+        "id": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9\-]*$"},
+        "name": {"type": "string", "minLength": 1},
+        "description": {"type": "string"},
+        "metric": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["name", "higher_is_better"],
+            "properties": {
+                "name": {"type": "string", "minLength": 1},
+                "higher_is_better": {"type": "boolean"},
+                "params": {"type": "object"},
+                "grader": _CALLABLE_REF,
+            },
+        },
+        "id_column": {"type": "string", "minLength": 1},
+        "target_columns": {**_STRING_LIST, "minItems": 1, "uniqueItems": True},
+        "dataset": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["answers", "sample_submission"],
+            "properties": {
+                "answers": {"type": "string", "minLength": 1},
+                "sample_submission": {"type": "string", "minLength": 1},
+                "raw_files": _STRING_LIST,
+            },
+        },
+        "leaderboard": {
+            "type": "object",
+            "additionalProperties": False,
+            "required": ["path", "source"],
+            "properties": {
+                "path": {"type": "string", "minLength": 1},
+                "source": {"enum": list(LEADERBOARD_SOURCES)},
+                "note": {"type": "string"},
+            },
+        },
+        "prepare": _CALLABLE_REF,
+        "kernels": {"type": "string", "minLength": 1},
+        "audit": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {key: _STRING_LIST for key in AUDIT_POLICY_KEYS},
+        },
+    },
+}
+
+_MD5 = re.compile(r"^[0-9a-f]{32}$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricSpec:
+    """How a competition is scored.
+
+    Attributes
+    ----------
+    name : str
+        A key of :data:`grading.metrics.METRICS`, or a label for a custom grader.
+    higher_is_better : bool
+        Declared direction (the leaderboard is only used to cross-check it).
+    params : dict
+        Keyword parameters passed to the built-in metric.
+    grader : callable, optional
+        ``grade(submission: DataFrame, answers: DataFrame) -> float`` from the competition's
+        ``grade.py``, used instead of a built-in metric when set.
+    """
+
+    name: str
+    higher_is_better: bool
+    params: Mapping[str, Any] = field(default_factory=dict)
+    grader: Callable[..., float] | None = None
+
+    @property
+    def metric(self) -> Metric | None:
+        """The built-in metric, or ``None`` when a custom grader scores this competition."""
+        return None if self.grader is not None else METRICS[self.name]
+
+    @property
+    def target_kind(self) -> TargetKind:
+        """What validation must ensure about predictions (labels for custom graders)."""
+        metric = self.metric
+        return metric.target_kind if metric is not None else TargetKind.LABEL
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CompetitionSpec:
+    """A competition: its metric, data layout, leaderboard, preparation and audit policy.
+
+    Attributes
+    ----------
+    id : str
+        Kaggle slug, equal to the folder name.
+    name : str
+        Human-readable title.
+    root : pathlib.Path
+        The competition folder.
+    metric : MetricSpec
+        How submissions are scored.
+    id_column : str
+        Column that identifies a test row in answers and submissions.
+    target_columns : tuple of str
+        Predicted columns.
+    answers, sample_submission : str
+        POSIX paths relative to the prepared-data dir (MLE-bench's form).
+    raw_files : tuple of str
+        Kaggle files ``prepare`` reads from the raw dir (empty when the data ships in a package).
+    leaderboard_path : pathlib.Path
+        The leaderboard CSV.
+    leaderboard_source : str
+        One of :data:`LEADERBOARD_SOURCES`.
+    kernels_dir : str
+        Reference-notebook folder, relative to ``root``.
+    prepare : callable, optional
+        ``prepare(raw, public, private)`` from ``prepare.py``.
+    checksums : dict, optional
+        ``{"public": {file: md5}, "private": {...}, "raw": {...}}`` from checksums.yaml.
+    audit : dict
+        Audit policy: ``allow_urls``, ``public_data_dirs``, ``boilerplate`` (tuples of str).
+    description : str
+        Optional free text.
+    leaderboard_note : str
+        Where the leaderboard comes from, in words.
+    """
+
+    id: str
+    name: str
+    root: Path
+    metric: MetricSpec
+    id_column: str
+    target_columns: tuple[str, ...]
+    answers: str
+    sample_submission: str
+    raw_files: tuple[str, ...] = ()
+    leaderboard_path: Path
+    leaderboard_source: str
+    kernels_dir: str
+    prepare: Callable[..., None] | None = None
+    checksums: Mapping[str, Mapping[str, str]] | None = None
+    audit: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    description: str = ""
+    leaderboard_note: str = ""
+
+    @property
+    def config_path(self) -> Path:
+        """The competition's config.yaml."""
+        return self.root / CONFIG_FILE
+
+    @property
+    def kernels_path(self) -> Path:
+        """Absolute reference-notebook folder (it may not exist)."""
+        return self.root / self.kernels_dir
+
+    def answers_path(self, data_dir: Path) -> Path:
+        """Where the private answers live under ``data_dir``."""
+        return Path(data_dir) / self.answers
+
+    def sample_submission_path(self, data_dir: Path) -> Path:
+        """Where the public sample submission lives under ``data_dir``."""
+        return Path(data_dir) / self.sample_submission
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (callables shown by reference, paths as strings)."""
+        return {
+            "id": self.id,
+            "name": self.name,
+            "description": self.description,
+            "root": str(self.root),
+            "metric": {
+                "name": self.metric.name,
+                "higher_is_better": self.metric.higher_is_better,
+                "params": dict(self.metric.params),
+                "custom_grader": self.metric.grader is not None,
+            },
+            "id_column": self.id_column,
+            "target_columns": list(self.target_columns),
+            "answers": self.answers,
+            "sample_submission": self.sample_submission,
+            "raw_files": list(self.raw_files),
+            "leaderboard_path": str(self.leaderboard_path),
+            "leaderboard_source": self.leaderboard_source,
+            "leaderboard_note": self.leaderboard_note,
+            "kernels_dir": self.kernels_dir,
+            "has_prepare": self.prepare is not None,
+            "has_checksums": self.checksums is not None,
+            "audit": {key: list(value) for key, value in self.audit.items()},
+        }
+
+
+def _field_name(path: Any) -> str:
+    parts = [str(p) for p in path]
+    return ".".join(parts) if parts else "(top level)"
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+
+
+def _check_relative(value: str, *, config: Path, field_name: str) -> str:
+    posix = PurePosixPath(value)
+    if posix.is_absolute() or "\\" in value or ".." in posix.parts:
+        raise ConfigError(f"{config}: field '{field_name}': {value!r} must be a relative path without '..'")
+    return posix.as_posix()
+
+
+def _load_callable(root: Path, ref: str, *, config: Path, field_name: str, competition_id: str) -> Callable[..., Any]:
+    file_name, func_name = ref.split(":")
+    file_path = root / file_name
+    if not file_path.is_file():
+        raise ConfigError(f"{config}: field '{field_name}': {file_path} does not exist")
+    module_name = f"_mleaudit_competition_{re.sub(r'[^0-9A-Za-z_]', '_', competition_id)}_{file_path.stem}"
+    module_spec = importlib.util.spec_from_file_location(module_name, file_path)
+    if module_spec is None or module_spec.loader is None:
+        raise ConfigError(f"{config}: field '{field_name}': cannot load {file_path}")
+    module = importlib.util.module_from_spec(module_spec)
+    # Registered under a private name because dataclasses and pickling look a class's
+    # module up in sys.modules.
+    sys.modules[module_name] = module
+    try:
+        # The competition folders are this project's own files, never audited input.
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # noqa: BLE001 - any failure in the file is a config problem
+        sys.modules.pop(module_name, None)
+        raise ConfigError(f"{config}: field '{field_name}': {file_path} failed to load: {exc!r}") from exc
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise ConfigError(f"{config}: field '{field_name}': {file_path} has no function {func_name!r}")
+    return func
+
+
+def _check_parameters(func: Callable[..., Any], expected: list[str], *, config: Path, field_name: str) -> None:
+    actual = list(inspect.signature(func).parameters)
+    if actual != expected:
+        raise ConfigError(
+            f"{config}: field '{field_name}': function takes ({', '.join(actual)}); expected ({', '.join(expected)})"
+        )
+
+
+def load_checksums(path: Path) -> dict[str, dict[str, str]]:
+    """Read a ``checksums.yaml``: MD5 hex digests of prepared (and raw) files.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A YAML mapping with sections ``public`` and ``private`` (required) and ``raw``
+        (optional), each mapping a file name to its MD5. MLE-bench's ``zip`` entry (the
+        checksum of the downloaded Kaggle archive) is accepted and ignored.
+
+    Returns
+    -------
+    dict
+        ``{section: {file name: md5}}``.
+
+    Raises
+    ------
+    ConfigError
+        Naming the file and the entry at fault.
+    """
+    data = _read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a mapping with 'public' and 'private' sections")
+    result: dict[str, dict[str, str]] = {}
+    for section, entries in data.items():
+        if section == "zip":
+            continue
+        if section not in ("public", "private", "raw"):
+            raise ConfigError(f"{path}: field '{section}': unknown section (expected public, private, raw)")
+        if not isinstance(entries, dict):
+            raise ConfigError(f"{path}: field '{section}': expected a mapping of file name to MD5")
+        for name, digest in entries.items():
+            if not isinstance(name, str) or "/" in name or not isinstance(digest, str) or not _MD5.match(digest):
+                raise ConfigError(f"{path}: field '{section}.{name}': expected a file name mapped to a 32-digit MD5")
+        result[section] = dict(entries)
+    for section in ("public", "private"):
+        if section not in result:
+            raise ConfigError(f"{path}: field '{section}': missing section")
+    return result
+
+
+def load_competition_spec(directory: str | Path) -> CompetitionSpec:
+    """Read and validate one competition folder.
+
+    Parameters
+    ----------
+    directory : path-like
+        ``competitions/<id>``, holding ``config.yaml``.
+
+    Returns
+    -------
+    CompetitionSpec
+        With ``prepare`` and any custom grader loaded by file path.
+
+    Raises
+    ------
+    ConfigError
+        If config.yaml is missing, not YAML, or invalid. Schema errors are all reported at
+        once, one per line, each as ``<file>: field '<dotted.path>': <problem>``; meaning
+        errors (id differs from the folder, unknown metric, direction contradicting the
+        metric, unknown metric params, a missing leaderboard/prepare file, a prepare function
+        without ``(raw, public, private)``, bad checksums) name the file and field too.
+    """
+    root = Path(directory).resolve()
+    config = root / CONFIG_FILE
+    if not config.is_file():
+        raise ConfigError(f"{config}: no config.yaml in competition folder {root}")
+    data = _read_yaml(config)
+    validator = jsonschema.Draft202012Validator(CONFIG_SCHEMA)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    if errors:
+        lines = [f"{config}: field '{_field_name(e.absolute_path)}': {e.message}" for e in errors]
+        raise ConfigError("\n".join(lines))
+
+    competition_id = data["id"]
+    if competition_id != root.name:
+        raise ConfigError(f"{config}: field 'id': {competition_id!r} differs from the folder name {root.name!r}")
+
+    metric_data = data["metric"]
+    grader = None
+    if "grader" in metric_data:
+        grader = _load_callable(
+            root, metric_data["grader"], config=config, field_name="metric.grader", competition_id=competition_id
+        )
+        _check_parameters(grader, ["submission", "answers"], config=config, field_name="metric.grader")
+    else:
+        metric = METRICS.get(metric_data["name"])
+        if metric is None:
+            raise ConfigError(
+                f"{config}: field 'metric.name': unknown metric {metric_data['name']!r} "
+                f"(built-in: {', '.join(sorted(METRICS))}; or set metric.grader)"
+            )
+        if metric.higher_is_better != metric_data["higher_is_better"]:
+            raise ConfigError(
+                f"{config}: field 'metric.higher_is_better': {metric.name} is "
+                f"{'higher' if metric.higher_is_better else 'lower'}-is-better"
+            )
+        unknown = sorted(set(metric_data.get("params", {})) - set(metric.param_names))
+        if unknown:
+            raise ConfigError(
+                f"{config}: field 'metric.params': {metric.name} takes no parameter {', '.join(map(repr, unknown))}"
+                f" (it takes: {', '.join(metric.param_names) or 'none'})"
+            )
+    metric_spec = MetricSpec(
+        name=metric_data["name"],
+        higher_is_better=metric_data["higher_is_better"],
+        params=dict(metric_data.get("params", {})),
+        grader=grader,
+    )
+
+    dataset = data["dataset"]
+    answers = _check_relative(dataset["answers"], config=config, field_name="dataset.answers")
+    sample = _check_relative(dataset["sample_submission"], config=config, field_name="dataset.sample_submission")
+    raw_files = tuple(
+        _check_relative(name, config=config, field_name="dataset.raw_files") for name in dataset.get("raw_files", [])
+    )
+
+    board = data["leaderboard"]
+    board_rel = _check_relative(board["path"], config=config, field_name="leaderboard.path")
+    # Existence is checked when the leaderboard is read (load_leaderboard names the file), so
+    # a competition whose reference leaderboard is still to be generated can be loaded.
+    leaderboard_path = root / board_rel
+
+    prepare = None
+    if "prepare" in data:
+        prepare = _load_callable(root, data["prepare"], config=config, field_name="prepare", competition_id=competition_id)
+        _check_parameters(prepare, ["raw", "public", "private"], config=config, field_name="prepare")
+
+    kernels_dir = _check_relative(data["kernels"], config=config, field_name="kernels")
+    checksums_path = root / CHECKSUMS_FILE
+    checksums = load_checksums(checksums_path) if checksums_path.is_file() else None
+    audit_data = data.get("audit", {})
+    audit = {key: tuple(audit_data.get(key, [])) for key in AUDIT_POLICY_KEYS}
+
+    return CompetitionSpec(
+        id=competition_id,
+        name=data["name"],
+        root=root,
+        metric=metric_spec,
+        id_column=data["id_column"],
+        target_columns=tuple(data["target_columns"]),
+        answers=answers,
+        sample_submission=sample,
+        raw_files=raw_files,
+        leaderboard_path=leaderboard_path,
+        leaderboard_source=board["source"],
+        kernels_dir=kernels_dir,
+        prepare=prepare,
+        checksums=checksums,
+        audit=audit,
+        description=data.get("description", ""),
+        leaderboard_note=board.get("note", ""),
+    )
