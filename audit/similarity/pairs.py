@@ -1,0 +1,468 @@
+"""Pair figures between an agent file and a reference file: Dolos's metrics, containment, fragments.
+
+Dolos's figures (``core/src/algorithm/pair.ts``, Dolos 3.5.1), for files L and R with fingerprint
+sequences (their "kgrams") and the set S of hashes found in both and not ignored:
+
+- ``left_total`` / ``right_total``: length of each fingerprint sequence (every occurrence counts);
+- ``left_covered`` / ``right_covered``: occurrences in L (in R) whose hash is in S;
+- ``total_overlap`` = ``left_covered + right_covered``;
+- ``similarity`` = ``total_overlap / (left_total + right_total)`` (ignored occurrences are taken
+  out of the denominator, see :func:`dolos_metrics`);
+- ``longest_fragment``: Dolos's longest common run of shared fingerprints (see
+  :func:`longest_common_run`; computed exactly as Dolos does, quirks included).
+
+Containment, which Dolos lacks (copydetect's measure): the share of one file's fingerprint
+occurrences whose hash the other file also has, ignored hashes left out of both counts.
+
+Fragments are Dolos's: every pair of occurrences of one shared hash (one in each file) is a
+*paired occurrence*; paired occurrences whose fingerprint indices are consecutive on both sides
+chain into a fragment; a fragment contained (on both sides) in a bigger one is dropped. Fragments
+carry no figure of Dolos's report (its ``longest_fragment`` comes from its own run count), so they
+are built with an exact containment check where Dolos uses a one-pass approximation.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from audit.model import Span
+from audit.similarity.index import IndexedFile
+
+__all__ = [
+    "DolosMetrics",
+    "Fragment",
+    "KgramMatch",
+    "PairReport",
+    "build_fragments",
+    "containment",
+    "dolos_metrics",
+    "longest_common_run",
+    "pair_report",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DolosMetrics:
+    """Dolos's pair figures for files ``left`` and ``right`` (see the module docstring).
+
+    ``left_ignored`` / ``right_ignored`` count fingerprint occurrences whose hash is ignored.
+    """
+
+    similarity: float
+    total_overlap: int
+    longest_fragment: int
+    left_covered: int
+    right_covered: int
+    left_total: int
+    right_total: int
+    left_ignored: int = 0
+    right_ignored: int = 0
+
+
+def longest_common_run(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> int:
+    """Dolos's ``longestCommonSubstring`` over the shared occurrences of two files.
+
+    Parameters
+    ----------
+    left, right : list of (index, hash)
+        Each file's occurrences of shared hashes, sorted by fingerprint index.
+
+    Returns
+    -------
+    int
+        The length of the longest run, counted the way Dolos counts it: the shorter list (``left``
+        when strictly shorter, else ``right``) must have consecutive fingerprint *indices*, the
+        longer list consecutive *list positions* (its non-shared fingerprints are skipped). This
+        asymmetry is Dolos's, kept so that ``longest_fragment`` equals Dolos's number.
+
+    Examples
+    --------
+    The lists are equally long, so ``right`` is the short side and needs consecutive indices:
+
+    >>> longest_common_run([(0, 7), (1, 8), (2, 9)], [(4, 7), (5, 8), (9, 9)])
+    2
+
+    ``left`` is shorter: its indices are consecutive, the gap between 3 and 8 on the right is
+    not seen:
+
+    >>> longest_common_run([(0, 7), (1, 8)], [(3, 7), (8, 8), (9, 5)])
+    2
+    """
+    if len(left) < len(right):
+        short, long = left, right
+    else:
+        short, long = right, left
+    by_hash: dict[int, list[int]] = defaultdict(list)
+    for index, value in short:
+        by_hash[value].append(index)
+    longest = 0
+    previous: dict[int, int] = {}
+    for _, value in long:
+        current: dict[int, int] = {}
+        for index in by_hash.get(value, ()):
+            run = previous.get(index - 1, 0) + 1
+            current[index] = run
+            if run > longest:
+                longest = run
+        previous = current
+    return longest
+
+
+def _shared_occurrences(side: IndexedFile, shared: set[int]) -> list[tuple[int, int]]:
+    return [(f.index, f.hash) for f in side.fingerprints if f.hash in shared]
+
+
+def _ignored_count(side: IndexedFile, ignored: frozenset[int]) -> int:
+    if not ignored:
+        return 0
+    return sum(len(positions) for value, positions in side.occurrences.items() if value in ignored)
+
+
+def dolos_metrics(left: IndexedFile, right: IndexedFile, ignored: frozenset[int] = frozenset()) -> DolosMetrics:
+    """Dolos's pair figures for two indexed files.
+
+    Parameters
+    ----------
+    left, right : IndexedFile
+        The two files; ``longest_fragment`` depends on which is left (Dolos's asymmetry).
+    ignored : frozenset of int
+        Hashes that never count as shared (boilerplate, too common).
+
+    Returns
+    -------
+    DolosMetrics
+        With no ignored hashes every figure equals Dolos 3.5.1's. With ignored hashes the
+        similarity's denominator drops each side's ignored *occurrences*; Dolos 3.5.1 drops the
+        number of distinct ignored hashes of the left file twice (``leftIgnored`` is used for
+        both sides in ``pair.ts``), which can push its similarity above 1.
+    """
+    shared = (left.occurrences.keys() & right.occurrences.keys()) - ignored
+    left_occ = _shared_occurrences(left, shared) if shared else []
+    right_occ = _shared_occurrences(right, shared) if shared else []
+    left_ignored = _ignored_count(left, ignored)
+    right_ignored = _ignored_count(right, ignored)
+    left_total = len(left.fingerprints)
+    right_total = len(right.fingerprints)
+    denominator = left_total + right_total - left_ignored - right_ignored
+    overlap = len(left_occ) + len(right_occ)
+    return DolosMetrics(
+        similarity=overlap / denominator if denominator > 0 else 0.0,
+        total_overlap=overlap,
+        longest_fragment=longest_common_run(left_occ, right_occ) if shared else 0,
+        left_covered=len(left_occ),
+        right_covered=len(right_occ),
+        left_total=left_total,
+        right_total=right_total,
+        left_ignored=left_ignored,
+        right_ignored=right_ignored,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KgramMatch:
+    """A fragment in fingerprint coordinates: ``left`` and ``right`` are half-open ranges of
+    fingerprint indices of equal length (one paired occurrence per step)."""
+
+    left: range
+    right: range
+
+    @property
+    def length(self) -> int:
+        return len(self.left)
+
+
+#: A fragment while fragments are built: (left start, left stop, right start, right stop).
+_Run = tuple[int, int, int, int]
+
+
+def _left_stop(run: _Run) -> int:
+    return run[1]
+
+
+def _squash(runs: list[_Run]) -> list[_Run]:
+    """Drop every fragment that lies inside another one on both sides.
+
+    Dolos's ``squash`` does this in one pass over the fragments sorted by start and by end,
+    which misses a fragment that starts where its container starts; here the check is exact.
+    Walking by left start (longest first), only fragments whose left range still reaches the
+    current start can contain what follows, and a dropped fragment never needs checking
+    against (whatever it would contain, its container contains too).
+    """
+    order = sorted(runs, key=lambda r: (r[0], -r[1], r[2], -r[3]))
+    active: list[_Run] = []
+    kept: list[_Run] = []
+    for run in order:
+        left_start, left_stop, right_start, right_stop = run
+        if active and active[0][1] <= left_start:
+            active = [a for a in active if a[1] > left_start]
+        contained = False
+        for a in active:
+            if a[1] >= left_stop and a[2] <= right_start and right_stop <= a[3]:
+                contained = True
+                break
+        if contained:
+            continue
+        insort(active, run, key=_left_stop)  # kept ordered by left stop for the pruning above
+        kept.append(run)
+    return kept
+
+
+def build_fragments(
+    left: IndexedFile,
+    right: IndexedFile,
+    ignored: frozenset[int] = frozenset(),
+    min_kgrams: int = 1,
+) -> list[KgramMatch]:
+    """Chain paired occurrences into fragments (Dolos ``Pair.buildFragments``).
+
+    Parameters
+    ----------
+    left, right : IndexedFile
+    ignored : frozenset of int
+        Hashes that never pair.
+    min_kgrams : int, default 1
+        Drop fragments of fewer paired occurrences (Dolos ``minFragmentLength``).
+
+    Returns
+    -------
+    list of KgramMatch
+        Maximal runs, consecutive on both sides, not contained in a longer run; sorted by left
+        range, then right range.
+    """
+    shared = (left.occurrences.keys() & right.occurrences.keys()) - ignored
+    if not shared:
+        return []
+    # Paired occurrences that chain lie on one diagonal (right index - left index).
+    diagonals: dict[int, list[int]] = defaultdict(list)
+    for value in shared:
+        rights = right.occurrences[value]
+        for a in left.occurrences[value]:
+            for b in rights:
+                diagonals[b - a].append(a)
+    runs: list[_Run] = []
+    for offset, starts in diagonals.items():
+        starts.sort()
+        first = previous = starts[0]
+        for a in starts[1:]:
+            if a != previous + 1:
+                runs.append((first, previous + 1, first + offset, previous + 1 + offset))
+                first = a
+            previous = a
+        runs.append((first, previous + 1, first + offset, previous + 1 + offset))
+    kept = sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)
+    return [KgramMatch(left=range(r[0], r[1]), right=range(r[2], r[3])) for r in kept]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fragment:
+    """A stretch of agent code that matches a stretch of reference code.
+
+    Attributes
+    ----------
+    agent, reference : Span
+        The matched regions (from the first token of the first k-gram to the last token of the
+        last one), in the host file of each side.
+    agent_kgrams, reference_kgrams : range
+        The fingerprint indices on each side (half-open).
+    length : int
+        Number of paired fingerprints (k-grams) in the fragment.
+    agent_location, reference_location : str
+        Where the fragment starts, for people: ``"cell 3, line 2"`` in a notebook, else ``"line 12"``.
+    """
+
+    agent: Span
+    reference: Span
+    agent_kgrams: range
+    reference_kgrams: range
+    length: int
+    agent_location: str = ""
+    reference_location: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent": self.agent.to_dict(),
+            "reference": self.reference.to_dict(),
+            "agent_kgrams": [self.agent_kgrams.start, self.agent_kgrams.stop],
+            "reference_kgrams": [self.reference_kgrams.start, self.reference_kgrams.stop],
+            "length": self.length,
+            "agent_location": self.agent_location,
+            "reference_location": self.reference_location,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PairReport:
+    """How much of one agent file matches one reference file.
+
+    Attributes
+    ----------
+    agent_path, reference_path : str
+        POSIX paths (agent: relative to the run root; reference: relative to the corpus root).
+    reference_id : str
+        The reference's id (``owner/slug`` for a Kaggle kernel; else its path without suffix).
+    similarity : float
+        Dolos's symmetric similarity, in [0, 1]; higher is more alike.
+    agent_containment : float
+        ``agent_covered / (agent_total - agent_ignored)``: the share of the agent file's
+        fingerprint occurrences (winnowed k-grams, counted with multiplicity) whose hash the
+        reference also has, ignored hashes left out of both counts; in [0, 1], 0 when the agent
+        file has no countable fingerprint. "How much of the agent code is in this kernel."
+    reference_containment : float
+        The same from the reference's side: "how much of this kernel is in the agent code".
+    longest_fragment : int
+        Dolos's longest common run of shared fingerprints.
+    total_overlap : int
+        ``agent_covered + reference_covered`` (Dolos ``totalOverlap``).
+    agent_total, reference_total : int
+        Fingerprint occurrences per file (Dolos ``leftTotal``/``rightTotal``).
+    agent_covered, reference_covered : int
+        Occurrences whose hash is shared (Dolos ``leftCovered``/``rightCovered``).
+    agent_ignored, reference_ignored : int
+        Occurrences whose hash is ignored (boilerplate, too common in the references).
+    fragments : tuple of Fragment
+        Sorted by position in the agent file.
+    """
+
+    agent_path: str
+    reference_path: str
+    reference_id: str
+    similarity: float
+    agent_containment: float
+    reference_containment: float
+    longest_fragment: int
+    total_overlap: int
+    agent_total: int
+    reference_total: int
+    agent_covered: int
+    reference_covered: int
+    agent_ignored: int = 0
+    reference_ignored: int = 0
+    fragments: tuple[Fragment, ...] = ()
+
+    def sort_key(self) -> tuple:
+        """Report order: agent containment descending, then reference path, then agent path."""
+        return (-self.agent_containment, self.reference_path, self.agent_path)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "agent_path": self.agent_path,
+            "reference_path": self.reference_path,
+            "reference_id": self.reference_id,
+            "similarity": self.similarity,
+            "agent_containment": self.agent_containment,
+            "reference_containment": self.reference_containment,
+            "longest_fragment": self.longest_fragment,
+            "total_overlap": self.total_overlap,
+            "agent_total": self.agent_total,
+            "reference_total": self.reference_total,
+            "agent_covered": self.agent_covered,
+            "reference_covered": self.reference_covered,
+            "agent_ignored": self.agent_ignored,
+            "reference_ignored": self.reference_ignored,
+            "fragments": [f.to_dict() for f in self.fragments],
+        }
+
+
+def containment(covered: int, total: int, ignored: int = 0) -> float:
+    """``covered / (total - ignored)``, or 0.0 when nothing is left to count.
+
+    Examples
+    --------
+    >>> containment(3, 10, 4)
+    0.5
+    >>> containment(0, 0)
+    0.0
+    """
+    countable = total - ignored
+    return covered / countable if countable > 0 else 0.0
+
+
+def _kgram_span(side: IndexedFile, kgrams: range) -> Span:
+    first = side.fingerprints[kgrams.start]
+    last = side.fingerprints[kgrams.stop - 1]
+    return side.file.tokens_span(first.start, last.stop)
+
+
+def pair_report(
+    agent: IndexedFile,
+    reference: IndexedFile,
+    ignored: frozenset[int] = frozenset(),
+    *,
+    reference_id: str = "",
+    min_fragment_kgrams: int = 1,
+    agent_unit: Any = None,
+    reference_unit: Any = None,
+    metrics: DolosMetrics | None = None,
+) -> PairReport:
+    """Compare one agent file with one reference file.
+
+    Parameters
+    ----------
+    agent, reference : IndexedFile
+        Agent on Dolos's left side, reference on its right.
+    ignored : frozenset of int
+        Hashes that never count (``FingerprintIndex.ignored_hashes``).
+    reference_id : str
+        Recorded on the report (defaults to the reference path).
+    min_fragment_kgrams : int, default 1
+        Fragments with fewer paired fingerprints are not listed (the figures are unaffected).
+    agent_unit, reference_unit : audit.units.CodeUnit, optional
+        The units the files were tokenized from; when given, fragment spans are mapped to the
+        host file (``CodeUnit.host_span``) and described (``CodeUnit.describe``).
+    metrics : DolosMetrics, optional
+        ``dolos_metrics(agent, reference, ignored)`` when already computed.
+
+    Returns
+    -------
+    PairReport
+    """
+    if metrics is None:
+        metrics = dolos_metrics(agent, reference, ignored)
+    fragments: list[Fragment] = []
+    if metrics.total_overlap:
+        for match in build_fragments(agent, reference, ignored, min_fragment_kgrams):
+            agent_span = _kgram_span(agent, match.left)
+            reference_span = _kgram_span(reference, match.right)
+            fragments.append(
+                Fragment(
+                    agent=_host(agent_unit, agent_span),
+                    reference=_host(reference_unit, reference_span),
+                    agent_kgrams=match.left,
+                    reference_kgrams=match.right,
+                    length=match.length,
+                    agent_location=_describe(agent_unit, agent_span),
+                    reference_location=_describe(reference_unit, reference_span),
+                )
+            )
+    return PairReport(
+        agent_path=agent.path,
+        reference_path=reference.path,
+        reference_id=reference_id or reference.path,
+        similarity=metrics.similarity,
+        agent_containment=containment(metrics.left_covered, metrics.left_total, metrics.left_ignored),
+        reference_containment=containment(metrics.right_covered, metrics.right_total, metrics.right_ignored),
+        longest_fragment=metrics.longest_fragment,
+        total_overlap=metrics.total_overlap,
+        agent_total=metrics.left_total,
+        reference_total=metrics.right_total,
+        agent_covered=metrics.left_covered,
+        reference_covered=metrics.right_covered,
+        agent_ignored=metrics.left_ignored,
+        reference_ignored=metrics.right_ignored,
+        fragments=tuple(fragments),
+    )
+
+
+def _host(unit: Any, span: Span) -> Span:
+    return unit.host_span(span) if unit is not None else span
+
+
+def _describe(unit: Any, span: Span) -> str:
+    if unit is None:
+        return f"line {span.start_line}"
+    if unit.cells:
+        return unit.describe(span.start_line)
+    return f"line {unit.host_span(span).start_line}"
