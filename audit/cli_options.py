@@ -1,4 +1,8 @@
-"""Shared click options and the CLI's error type (exit code 2 for usage, config and input errors)."""
+"""Shared click options of the ``mleaudit`` commands.
+
+``InputError`` (exit code 2 for usage, config and input errors) and the competitions/data-dir
+options are the grading CLI's, so every command spells them the same way.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from pathlib import Path
 import click
 
 from audit.model import Severity
+from grading.cli import GradingCliError as InputError
+from grading.cli import competitions_option, data_dir_option
 
 __all__ = [
     "InputError",
@@ -18,36 +24,11 @@ __all__ = [
     "fail_on_option",
 ]
 
-
-class InputError(click.ClickException):
-    """A usage, configuration or input error: printed as ``Error: …`` with exit code 2."""
-
-    exit_code = 2
-
-
-def _dir_option(*names: str, envvar: str, help: str):
-    return click.option(
-        *names,
-        type=click.Path(file_okay=False, path_type=Path),
-        envvar=envvar,
-        default=None,
-        help=help,
-    )
-
-
-competitions_option = _dir_option(
-    "--competitions",
-    envvar="MLEAUDIT_COMPETITIONS",
-    help="Folder of competition configs (default: competitions/ of this checkout).",
-)
-data_dir_option = _dir_option(
-    "--data-dir",
-    envvar="MLEAUDIT_DATA_DIR",
-    help="Where prepared competition data lives (<data>/<id>/prepared/{public,private}).",
-)
-rules_option = _dir_option(
+rules_option = click.option(
     "--rules",
+    type=click.Path(file_okay=False, path_type=Path),
     envvar="MLEAUDIT_RULES",
+    default=None,
     help="Folder of YAML rules (default: rules/ of this checkout).",
 )
 

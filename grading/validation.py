@@ -206,9 +206,15 @@ def check_ids(submission_ids: pd.Series, answer_ids: pd.Series) -> np.ndarray:
             raise InvalidSubmission(f"Submission repeats id {value!r} at rows {first_row[value] + 1} and {row + 1}.")
         first_row[value] = row
     answer_set = set(ans.tolist())
-    for row, value in enumerate(sub.tolist()):
-        if value not in answer_set:
-            raise InvalidSubmission(f"Submission has id {value!r} at row {row + 1}, which is not a test id.")
+    unknown = [row for row, value in enumerate(sub.tolist()) if value not in answer_set]
+    if unknown:
+        # The totals tell a reviewer at once whether a few ids are off or the whole file was
+        # made for another test set (e.g. Kaggle's own test.csv instead of the prepared split).
+        raise InvalidSubmission(
+            f"Submission has id {sub.iloc[unknown[0]]!r} at row {unknown[0] + 1}, which is not a test id "
+            f"({len(unknown)} of its {len(sub)} {_plural('row', len(sub))} have ids outside the "
+            f"{len(ans)} test ids)."
+        )
     if len(sub) != len(ans):
         # No repeats and no unknown ids, so the submission is short: name what it lacks.
         missing_row = next(i for i, value in enumerate(ans.tolist()) if value not in first_row)

@@ -26,6 +26,7 @@ from audit.report import AuditReport
 __all__ = ["write_text"]
 
 _EXCERPT_LINES = 6
+_EXCERPT_WIDTH = 120
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -59,8 +60,9 @@ def _grade_lines(grade: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> li
 def write_text(report: AuditReport, stream: TextIO) -> None:
     """Write a human summary of ``report`` to ``stream`` (colours only on a terminal)."""
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
-    console = Console(file=stream, width=110 if not is_tty else None, force_terminal=is_tty, no_color=not is_tty,
-                      highlight=False, soft_wrap=False)
+    # Files and pipes get unwrapped lines (soft_wrap) so that grep and diff see whole lines.
+    console = Console(file=stream, width=None if is_tty else 160, force_terminal=is_tty, no_color=not is_tty,
+                      highlight=False, soft_wrap=not is_tty)
     run = report.run
     head = f"Run {run.run_id}"
     if run.competition_id:
@@ -94,7 +96,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
         if ev is not None and ev.excerpt:
             lines = ev.excerpt.splitlines()
             for line in lines[:_EXCERPT_LINES]:
-                console.print(f"          │ {line}", markup=False)
+                clipped = line if len(line) <= _EXCERPT_WIDTH else line[: _EXCERPT_WIDTH - 1] + "…"
+                console.print(f"          │ {clipped}", markup=False)
             if len(lines) > _EXCERPT_LINES:
                 console.print(f"          │ … {len(lines) - _EXCERPT_LINES} more lines", markup=False)
     if not report.findings:

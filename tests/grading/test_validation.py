@@ -122,7 +122,9 @@ def test_unknown_id_names_id_and_row(tmp_path: Path, answers: pd.DataFrame) -> N
     text = "PassengerId,Transported\n0001_01,True\n0002_01,False\n9999_01,True\n0004_01,False\n"
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
-    assert message(excinfo) == "Submission has id '9999_01' at row 3, which is not a test id."
+    assert message(excinfo) == (
+        "Submission has id '9999_01' at row 3, which is not a test id (1 of its 4 rows have ids outside the 4 test ids)."
+    )
 
 
 def test_ids_are_compared_as_text(tmp_path: Path, answers: pd.DataFrame) -> None:
@@ -130,7 +132,9 @@ def test_ids_are_compared_as_text(tmp_path: Path, answers: pd.DataFrame) -> None
     text = "PassengerId,Transported\n1_01,True\n0002_01,False\n0003_01,True\n0004_01,False\n"
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
-    assert message(excinfo) == "Submission has id '1_01' at row 1, which is not a test id."
+    assert message(excinfo) == (
+        "Submission has id '1_01' at row 1, which is not a test id (1 of its 4 rows have ids outside the 4 test ids)."
+    )
 
 
 def test_empty_id(tmp_path: Path, answers: pd.DataFrame) -> None:
@@ -161,7 +165,9 @@ def test_too_many_rows_is_a_repeat_or_unknown_id(tmp_path: Path, answers: pd.Dat
     text = ANSWERS_CSV + "0005_01,True\n"
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
-    assert message(excinfo) == "Submission has id '0005_01' at row 5, which is not a test id."
+    assert message(excinfo) == (
+        "Submission has id '0005_01' at row 5, which is not a test id (1 of its 5 rows have ids outside the 4 test ids)."
+    )
 
 
 def test_missing_label(tmp_path: Path, answers: pd.DataFrame) -> None:

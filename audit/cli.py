@@ -1,0 +1,134 @@
+"""The ``mleaudit`` command line: thin click commands over the library.
+
+Exit codes: 0 = no finding at or above ``--fail-on``; 1 = at least one; 2 = usage, config or
+input error (:class:`audit.cli_options.InputError`).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import click
+
+from audit import __version__
+from audit.cli_options import (
+    InputError,
+    competitions_option,
+    data_dir_option,
+    fail_on_option,
+    format_option,
+    output_option,
+    rules_option,
+)
+from audit.errors import AuditError
+from audit.formatters import FORMATTERS, get_formatter
+from audit.model import Severity
+from grading.cli import competitions as competitions_group
+from grading.cli import grade_sample, prepare
+from grading.errors import GradingError
+
+__all__ = ["main"]
+
+
+class DefaultCommandGroup(click.Group):
+    """A group that runs ``default_command`` when the first argument names no subcommand.
+
+    ``mleaudit audit RUN_DIR`` is then the same as ``mleaudit audit run RUN_DIR`` while
+    ``mleaudit audit batch …`` can still be added as a sibling command.
+    """
+
+    default_command = "run"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "MLEAUDIT"})
+@click.version_option(__version__, prog_name="mleaudit")
+@click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
+def main(verbose: int) -> None:
+    """Audit MLE-bench agent runs: grade, check the rules, compare with public notebooks.
+
+    Example:
+
+        mleaudit audit examples/runs/llm-digits
+    """
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+
+
+@main.group("audit", cls=DefaultCommandGroup)
+def audit_group() -> None:
+    """Audit agent runs (``mleaudit audit RUN_DIR`` audits one run).
+
+    Example:
+
+        mleaudit audit examples/runs/honest-digits -o report.json
+    """
+
+
+@audit_group.command("run")
+@click.argument("run_dir", type=click.Path(path_type=Path))
+@click.option("-c", "--competition", "competition_id", default=None, help="Competition id (default: from the run's metadata).")
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of reference notebooks (default: the competition's kernels folder).")
+@click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
+@click.option("--no-grade", is_flag=True, help="Do not grade the submission.")
+@click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
+@competitions_option
+@data_dir_option
+@rules_option
+@format_option(sorted(FORMATTERS))
+@output_option
+@fail_on_option
+def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | None, no_similarity: bool,
+                      no_grade: bool, include_experimental: bool, competitions_dir: Path | None, data_dir: Path | None,
+                      rules: Path | None, fmt: str | None, output: Path | None, fail_on: str) -> None:
+    """Audit one run: grade its submission, apply the rules, compare its code with the corpus.
+
+    RUN_DIR is an MLE-bench run directory (submission/, logs/, code/, run.log) or a bare folder
+    of .py/.ipynb/.log/.json files. Without -o the report goes to the terminal; with -o the file
+    gets the report (json unless --format says otherwise) and the terminal a text summary.
+
+    Example:
+
+        mleaudit audit examples/runs/llm-digits
+
+        mleaudit audit runs/x --competition spaceship-titanic --corpus kernels/ -o report.json
+    """
+    from audit.pipeline import AuditRequest, run_audit
+
+    request = AuditRequest(
+        run_dir=run_dir,
+        competition_id=competition_id,
+        corpus_dir=corpus,
+        similarity=not no_similarity,
+        grade=not no_grade,
+        include_experimental=include_experimental,
+        competitions_root=competitions_dir,
+        data_dir=data_dir,
+        rules_root=rules,
+    )
+    try:
+        report = run_audit(request, progress=lambda msg: click.echo(msg, err=True))
+    except (AuditError, GradingError) as exc:
+        raise InputError(str(exc)) from exc
+    if output is not None:
+        with output.open("w", encoding="utf-8") as stream:
+            get_formatter(fmt or "json")(report, stream)
+        get_formatter("text")(report, sys.stdout)
+        click.echo(f"report written to {output}", err=True)
+    else:
+        get_formatter(fmt or "text")(report, sys.stdout)
+    worst = report.max_severity()
+    if worst is not None and worst >= Severity.parse(fail_on):
+        sys.exit(1)
+
+
+main.add_command(prepare)
+main.add_command(grade_sample)
+main.add_command(competitions_group)

@@ -1,0 +1,299 @@
+"""``audit_run``: the orchestration from a loaded run to an :class:`~audit.report.AuditReport`.
+
+Steps (DESIGN §4.5): expand the run into code units and log events; parse every code unit
+(syntax errors are recorded, never fatal); grade the submission when the competition is known
+and prepared; compare the code with the reference corpus; evaluate the rules over code, logs,
+the run and the similarity pairs; decide the verdict.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import logging
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from audit import __version__
+from audit.checks import RunContext
+from audit.expand import expand_run
+from audit.model import Skipped
+from audit.parsing import parse
+from audit.report import AuditReport, RunSummary, decide_verdict
+from audit.rules.engine import evaluate_rules
+from audit.rules.loader import Ruleset
+from audit.run import Run
+from audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from audit.units import CodeUnit
+
+__all__ = ["AuditOptions", "audit_run"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditOptions:
+    """What ``audit_run`` does beyond the rules.
+
+    Parameters
+    ----------
+    corpus_dir : Path or None
+        Folder of reference notebooks (``.py``/``.ipynb``) to compare the run's code with;
+        ``None`` skips similarity.
+    boilerplate_dirs : tuple of Path
+        Starter code whose fingerprints are ignored (copydetect's boilerplate).
+    similarity : SimilarityOptions
+        k-gram length, window and thresholds.
+    top_pairs : int
+        How many (agent file, reference) pairs the report lists, best first.
+    include_experimental : bool
+        Also run rules whose status is ``experimental``.
+    """
+
+    corpus_dir: Path | None = None
+    boilerplate_dirs: tuple[Path, ...] = ()
+    similarity: SimilarityOptions = field(default_factory=SimilarityOptions)
+    top_pairs: int = 10
+    include_experimental: bool = False
+
+
+def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
+    # Code embedded in logs often repeats a code file verbatim (AIDE's best node is
+    # best_solution.py); comparing each distinct text once keeps pairs and timings honest.
+    seen: set[str] = set()
+    picked = []
+    for unit in units:
+        if unit.language != "python":
+            continue
+        digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
+        if digest in seen or not unit.text.strip():
+            continue
+        seen.add(digest)
+        picked.append(unit)
+    return picked
+
+
+def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
+    if options.corpus_dir is None:
+        return None, [], []
+    references, ref_skipped = load_reference_corpus(options.corpus_dir)
+    boilerplate: list[CodeUnit] = []
+    for folder in options.boilerplate_dirs:
+        units_bp, _ = load_reference_corpus(folder)
+        boilerplate.extend(units_bp)
+    agents = _similarity_units(units)
+    result = compare(agents, references, options.similarity, boilerplate=boilerplate)
+    pairs = list(result.pairs)
+    summary = {
+        "corpus": str(options.corpus_dir),
+        "reference_count": len(references),
+        "agent_files": sorted({u.path for u in agents}),
+        "options": result.options.to_dict(),
+        "pairs": [p.to_dict() for p in pairs[: options.top_pairs]],
+        "skipped": [s.to_dict() for s in ref_skipped],
+    }
+    return summary, pairs, list(ref_skipped)
+
+
+def audit_run(
+    run: Run,
+    *,
+    ruleset: Ruleset,
+    options: AuditOptions | None = None,
+    grade: dict[str, Any] | None = None,
+    grade_skipped: str | None = None,
+    answers: dict[str, Any] | None = None,
+) -> AuditReport:
+    """Audit one run.
+
+    Parameters
+    ----------
+    run : Run
+        From :func:`audit.run.load_run`.
+    ruleset : Ruleset
+        From :func:`audit.rules.loader.load_ruleset`.
+    options : AuditOptions, optional
+        Similarity corpus and thresholds; defaults run rules only.
+    grade : dict, optional
+        The run's grading report (MLE-bench fields), computed by the caller with
+        :func:`grading.grade_submission` so that ``audit`` stays independent of data dirs.
+    grade_skipped : str, optional
+        Why there is no grade (shown in the report's ``meta``).
+    answers : dict, optional
+        Held-out answers for run-level checks: keys ``answers_path``, ``sample_submission_path``,
+        ``id_column``, ``target_columns``. They are read on the host, never given to the agent.
+
+    Returns
+    -------
+    AuditReport
+        Findings sorted by severity (desc), rule, path, line; ``verdict`` from
+        :func:`audit.report.decide_verdict`.
+    """
+    options = options or AuditOptions()
+    expanded = expand_run(run)
+    skipped: list[Skipped] = list(run.skipped) + list(expanded.skipped)
+
+    parse_errors = []
+    for unit in expanded.code_units:
+        parsed = parse(unit.text, unit.language)
+        if parsed.has_error:
+            parse_errors.append(unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}")
+
+    similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options)
+    skipped.extend(sim_skipped)
+
+    answers = answers or {}
+    context = RunContext(
+        root=run.root,
+        submission_path=run.submission.abs_path if run.submission is not None else None,
+        answers_path=answers.get("answers_path"),
+        sample_submission_path=answers.get("sample_submission_path"),
+        id_column=answers.get("id_column"),
+        target_columns=tuple(answers.get("target_columns", ())),
+        code_units=expanded.code_units,
+        log_events=expanded.log_events,
+    )
+    files = []
+    for artifact in run.artifacts:
+        try:
+            files.append((artifact.path, artifact.read_text()))
+        except OSError as exc:
+            logger.info("not scanning %s: %s", artifact.path, exc)
+    findings = evaluate_rules(
+        ruleset,
+        code_units=expanded.code_units,
+        log_events=expanded.log_events,
+        files=files,
+        run_context=context,
+        pairs=pairs,
+        run_id=run.run_id,
+        include_experimental=options.include_experimental,
+    )
+
+    counts = Counter(a.kind.value for a in run.artifacts)
+    summary = RunSummary(
+        run_id=run.run_id,
+        root=str(run.root),
+        competition_id=run.competition_id,
+        agent_id=run.agent_id,
+        artifact_counts=dict(counts),
+        code_units=len(expanded.code_units),
+        log_events=len(expanded.log_events),
+        parse_errors=tuple(sorted(set(parse_errors))),
+    )
+    meta: dict[str, Any] = {
+        "tool": "mleaudit",
+        "version": __version__,
+        "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "ruleset_digest": ruleset.digest,
+        "rules": len(ruleset.rules),
+    }
+    if grade is None and grade_skipped:
+        meta["grade_skipped"] = grade_skipped
+    if options.corpus_dir is None:
+        meta["similarity_skipped"] = "no reference corpus"
+    return AuditReport(
+        run=summary,
+        findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
+        verdict=decide_verdict(findings),
+        grade=grade,
+        similarity=similarity,
+        skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
+        meta=meta,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditRequest:
+    """Everything ``mleaudit audit RUN`` is asked to do, before any path is resolved.
+
+    ``None`` roots fall back to the environment variables and the checkout (see
+    :func:`grading.find_competitions_root`, :func:`grading.resolve_data_dir`,
+    :func:`audit.rules.loader.find_rules_root`).
+    """
+
+    run_dir: Path
+    competition_id: str | None = None
+    corpus_dir: Path | None = None
+    similarity: bool = True
+    grade: bool = True
+    include_experimental: bool = False
+    competitions_root: Path | None = None
+    data_dir: Path | None = None
+    rules_root: Path | None = None
+
+
+def run_audit(request: AuditRequest, progress=None) -> AuditReport:
+    """Resolve a request's paths, grade the run when possible, and audit it.
+
+    The competition comes from ``request.competition_id`` or the run's metadata. Embedded
+    competitions (no raw Kaggle files needed) are prepared on first use; others must have been
+    prepared with ``mleaudit prepare``, else the report says why the run is not graded. The
+    similarity corpus defaults to the competition's reference-notebook folder.
+
+    Parameters
+    ----------
+    request : AuditRequest
+    progress : callable, optional
+        Called with one-line status messages (the CLI prints them on stderr).
+
+    Returns
+    -------
+    AuditReport
+
+    Raises
+    ------
+    audit.errors.AuditError, grading.errors.GradingError
+        Unreadable run, unknown competition, invalid rules or configs.
+    """
+    from grading import CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition, resolve_data_dir
+    from audit.rules.loader import find_rules_root, load_ruleset
+    from audit.run import load_run
+
+    say = progress or (lambda message: None)
+    run = load_run(request.run_dir)
+    ruleset = load_ruleset([find_rules_root(request.rules_root)])
+    competition_id = request.competition_id or run.competition_id
+    grade = None
+    grade_skipped = None
+    answers: dict[str, Any] = {}
+    corpus = request.corpus_dir
+    if competition_id is None:
+        grade_skipped = "no competition id (pass --competition or add competition_id to the run's metadata)"
+    else:
+        registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
+        spec = registry.get(competition_id)
+        if corpus is None and spec.kernels_path.is_dir():
+            corpus = spec.kernels_path
+        if not registry.is_prepared(spec.id) and not spec.raw_files:
+            say(f"preparing embedded competition {spec.id} in {registry.data_dir}")
+            prepare_competition(spec, registry)
+        if not request.grade:
+            grade_skipped = "grading disabled (--no-grade)"
+        elif not registry.is_prepared(spec.id):
+            grade_skipped = f"competition {spec.id} is not prepared in {registry.data_dir} (run `mleaudit prepare -c {spec.id} --raw DIR`)"
+        else:
+            submission = run.submission.abs_path if run.submission is not None else run.root / "submission" / "submission.csv"
+            grade = grade_submission(submission, spec, registry.data_dir).to_dict()
+            answers = {
+                "answers_path": registry.answers_path(spec.id),
+                "sample_submission_path": registry.sample_submission_path(spec.id),
+                "id_column": spec.id_column,
+                "target_columns": spec.target_columns,
+            }
+        run = _with_competition(run, spec.id)
+    options = AuditOptions(
+        corpus_dir=corpus if request.similarity else None,
+        include_experimental=request.include_experimental,
+    )
+    if options.corpus_dir is not None:
+        say(f"comparing code with the notebooks in {options.corpus_dir}")
+    return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers)
+
+
+def _with_competition(run: Run, competition_id: str) -> Run:
+    from dataclasses import replace
+
+    return replace(run, competition_id=competition_id)
