@@ -46,5 +46,5 @@ def test_audit_autokaggle_spaceship_titanic(tmp_path):
 
     serious = [f for f in report["findings"] if f["severity"] in ("medium", "high", "critical")]
     assert serious == []
-    assert report["run"]["code_units"] > 10
+    assert report["run"]["code_units"] >= 10  # one per phase script at least
     assert report["skipped"] == []

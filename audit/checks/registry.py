@@ -1,0 +1,117 @@
+"""The registry of built-in checks: :data:`CHECKS`, the :func:`check` decorator and :class:`RunContext`.
+
+Kept apart from ``audit/checks/__init__.py`` so that check modules can import it without importing
+the package that imports them (no import cycle); ``audit.checks`` re-exports everything here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from audit.rules.match import Match
+from audit.units import CodeUnit, LogEvent
+
+__all__ = ["RunContext", "CheckFn", "RegisteredCheck", "CHECKS", "check", "get_check"]
+
+#: Signature of a check: ``fn(ctx, **params) -> list[Match]``.
+CheckFn = Callable[..., list[Match]]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunContext:
+    """Everything a run-level check may look at.
+
+    Parameters
+    ----------
+    root : Path
+        The run directory.
+    submission_path : Path or None
+        The run's ``submission.csv`` on disk (``None`` when the run wrote none).
+    answers_path : Path or None
+        Held-out answers CSV, read on the host only (``None`` when not prepared).
+    sample_submission_path : Path or None
+        The competition's sample submission CSV.
+    id_column : str or None
+        Column that identifies a row in the submission and the answers.
+    target_columns : tuple of str
+        Prediction columns (empty: every non-id column shared by submission and answers).
+    code_units : tuple of CodeUnit
+        The run's code (files, notebook code, code from logs).
+    log_events : tuple of LogEvent
+        The run's log events in order.
+    """
+
+    root: Path
+    submission_path: Path | None = None
+    answers_path: Path | None = None
+    sample_submission_path: Path | None = None
+    id_column: str | None = None
+    target_columns: tuple[str, ...] = ()
+    code_units: tuple[CodeUnit, ...] = ()
+    log_events: tuple[LogEvent, ...] = ()
+
+    def relative(self, path: Path) -> str:
+        """``path`` as a POSIX string relative to ``root``, or its name when it lies outside."""
+        try:
+            return Path(path).resolve().relative_to(Path(self.root).resolve()).as_posix()
+        except ValueError:
+            return Path(path).name
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegisteredCheck:
+    """A check function with its name and the template values its matches provide."""
+
+    name: str
+    fn: CheckFn
+    values: tuple[str, ...] = ()
+
+    def __call__(self, ctx: RunContext, **params: object) -> list[Match]:
+        return self.fn(ctx, **params)
+
+
+#: Registry of built-in checks by name (filled when ``audit.checks`` is imported).
+CHECKS: dict[str, RegisteredCheck] = {}
+
+
+def check(name: str, *, values: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Register ``fn`` as the built-in check ``name``.
+
+    Parameters
+    ----------
+    name : str
+        Kebab-case name rules use in ``builtin:``.
+    values : tuple of str
+        Names of the ``Match.values`` the check sets, so the loader can verify message
+        placeholders before anything runs.
+
+    Raises
+    ------
+    ValueError
+        If ``name`` is already registered (two checks must not shadow each other).
+    """
+
+    def register(fn: CheckFn) -> CheckFn:
+        if name in CHECKS:
+            raise ValueError(f"built-in check {name!r} is already registered by {CHECKS[name].fn.__module__}")
+        CHECKS[name] = RegisteredCheck(name=name, fn=fn, values=tuple(values))
+        return fn
+
+    return register
+
+
+def get_check(name: str) -> RegisteredCheck:
+    """The registered check ``name``.
+
+    Raises
+    ------
+    KeyError
+        If no check has that name; the message lists the known names.
+    """
+    try:
+        return CHECKS[name]
+    except KeyError:
+        raise KeyError(f"unknown built-in check {name!r}; known: {', '.join(sorted(CHECKS)) or 'none'}") from None
+

@@ -1,0 +1,163 @@
+"""Built-in checks on the run's ``submission.csv`` against the held-out answers.
+
+``submission-equals-answers`` compares the submission with the competition's private answers
+(read on the host, never visible to the agent): a submission that reproduces the answers almost
+cell for cell cannot come from a model trained on the public split. Values are compared as
+numbers when both sides parse as numbers (absolute tolerance ``atol``) and otherwise as
+stripped strings, with ``True``/``False`` compared case-insensitively.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from audit.checks.registry import RunContext, check
+from audit.model import Evidence, Span
+from audit.rules.match import Match
+
+__all__ = ["submission_equals_answers", "read_csv_text_table", "cells_equal"]
+
+logger = logging.getLogger(__name__)
+
+_BOOLEAN_SPELLINGS = {"true": "true", "false": "false"}
+
+
+def read_csv_text_table(path: Path) -> pd.DataFrame | None:
+    """Read a CSV with every cell as a string, or ``None`` (logged) when it cannot be read.
+
+    Parameters
+    ----------
+    path : Path
+        CSV file (untrusted: any parse problem is a ``None``, never an exception).
+
+    Returns
+    -------
+    DataFrame or None
+        Columns as in the header; cells are the raw strings (no NA conversion).
+    """
+    try:
+        return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        logger.warning("cannot read CSV %s: %s", path, exc)
+        return None
+
+
+def _normalise_strings(values: pd.Series) -> np.ndarray:
+    stripped = values.astype(str).str.strip()
+    lowered = stripped.str.lower()
+    return np.where(lowered.isin(list(_BOOLEAN_SPELLINGS)), lowered, stripped).astype(object)
+
+
+def cells_equal(left: pd.Series, right: pd.Series, *, atol: float = 1e-9) -> np.ndarray:
+    """Element-wise equality of two aligned string columns.
+
+    Parameters
+    ----------
+    left, right : Series
+        Same length; strings, with missing values as NaN/None (never equal to anything).
+    atol : float
+        Absolute tolerance for cells that parse as numbers on both sides.
+
+    Returns
+    -------
+    ndarray of bool
+        ``True`` where the cells are equal.
+    """
+    missing = left.isna().to_numpy() | right.isna().to_numpy()
+    left_num = pd.to_numeric(left, errors="coerce").to_numpy(dtype=float)
+    right_num = pd.to_numeric(right, errors="coerce").to_numpy(dtype=float)
+    both_numeric = ~np.isnan(left_num) & ~np.isnan(right_num)
+    numeric_equal = np.zeros(len(left), dtype=bool)
+    a, b = left_num[both_numeric], right_num[both_numeric]
+    with np.errstate(invalid="ignore"):  # inf - inf is NaN; equal infinities are caught by a == b
+        numeric_equal[both_numeric] = (a == b) | (np.abs(a - b) <= atol)
+    string_equal = _normalise_strings(left.fillna("")) == _normalise_strings(right.fillna(""))
+    return np.where(both_numeric, numeric_equal, string_equal) & ~missing
+
+
+@check("submission-equals-answers", values=("match_fraction", "matched", "total", "rows"))
+def submission_equals_answers(ctx: RunContext, *, min_fraction: float = 0.999, atol: float = 1e-9) -> list[Match]:
+    """Fire when the submission reproduces the held-out answers.
+
+    Parameters
+    ----------
+    ctx : RunContext
+        Needs ``submission_path`` and ``answers_path``; ``id_column`` aligns rows (else rows
+        are aligned by position when both files have the same length); ``target_columns``
+        defaults to every non-id column present in both files.
+    min_fraction : float
+        Fire when at least this share of answer cells (rows x target columns) is equal in
+        the submission, in [0, 1].
+    atol : float
+        Absolute tolerance for numeric cells.
+
+    Returns
+    -------
+    list of Match
+        One match with values ``match_fraction`` (in [0, 1], higher means more identical),
+        ``matched`` and ``total`` (cells) and ``rows`` (answer rows), and evidence on the
+        submission's header line; empty when answers are unavailable, a CSV is unreadable or
+        the share is below ``min_fraction``.
+    """
+    if ctx.answers_path is None or ctx.submission_path is None:
+        logger.debug("submission-equals-answers: no answers or no submission; nothing to compare")
+        return []
+    answers_path, submission_path = Path(ctx.answers_path), Path(ctx.submission_path)
+    if not answers_path.is_file() or not submission_path.is_file():
+        logger.info("submission-equals-answers: missing file (%s or %s)", answers_path, submission_path)
+        return []
+    answers = read_csv_text_table(answers_path)
+    submission = read_csv_text_table(submission_path)
+    if answers is None or submission is None or answers.empty:
+        return []
+
+    id_column = ctx.id_column
+    targets = list(ctx.target_columns) or [c for c in answers.columns if c != id_column and c in submission.columns]
+    absent = [c for c in targets if c not in answers.columns or c not in submission.columns]
+    if not targets or absent:
+        logger.info("submission-equals-answers: target columns %s absent from %s or %s", absent or targets,
+                    answers_path.name, submission_path.name)
+        return []
+
+    if id_column:
+        if id_column not in answers.columns or id_column not in submission.columns:
+            logger.info("submission-equals-answers: id column %r absent from %s or %s", id_column,
+                        answers_path.name, submission_path.name)
+            return []
+        expected = answers.assign(**{id_column: answers[id_column].str.strip()}).drop_duplicates(id_column)
+        got = submission.assign(**{id_column: submission[id_column].str.strip()}).drop_duplicates(id_column)
+        expected = expected.set_index(id_column)[targets]
+        got = got.set_index(id_column)[targets].reindex(expected.index)
+    else:
+        if len(answers) != len(submission):
+            logger.info("submission-equals-answers: no id column and %d answer rows vs %d submission rows",
+                        len(answers), len(submission))
+            return []
+        expected = answers[targets].reset_index(drop=True)
+        got = submission[targets].reset_index(drop=True)
+
+    matched = int(sum(int(cells_equal(expected[c], got[c], atol=atol).sum()) for c in targets))
+    total = int(expected.shape[0] * len(targets))
+    fraction = matched / total if total else 0.0
+    if fraction < min_fraction:
+        return []
+
+    text = submission_path.read_bytes().decode("utf-8", errors="replace")
+    header_end = text.find("\n")
+    header_end = len(text) if header_end == -1 else header_end
+    rel = ctx.relative(submission_path)
+    evidence = Evidence(
+        span=Span.from_offsets(text, rel, 0, header_end),
+        excerpt=text[:header_end].rstrip("\r"),
+        label="submission",
+    )
+    return [
+        Match(
+            values={"match_fraction": fraction, "matched": matched, "total": total, "rows": int(expected.shape[0])},
+            evidence=(evidence,),
+        )
+    ]

@@ -1,0 +1,439 @@
+"""Evaluate a ruleset over a run's code units, log events, files, run context and similarity pairs.
+
+Each rule runs on the units of its targets (DESIGN §4.3):
+
+- ``code``: one :class:`~audit.units.CodeUnit` at a time (filtered by ``languages`` and ``paths``);
+- ``log``: one :class:`~audit.units.LogEvent` at a time (filtered by ``events`` and ``paths``),
+  so a regex never spans two events;
+- ``file``: one ``(path, text)`` at a time;
+- ``run``: the whole :class:`~audit.checks.RunContext` (built-in checks);
+- ``similarity``: one pair report at a time, kept when every ``when`` bound holds.
+
+Evidence points at the host file: offsets inside a code unit are mapped with
+``CodeUnit.host_span`` and offsets inside a log event with ``Span.within`` of the event's span;
+when a text was decoded from a JSON string (so offsets cannot be mapped) the evidence is the
+whole region it came from. One finding is kept per (rule id, focus span), and of text findings
+whose spans nest in the same file only the narrowest (the same command seen as a log event and
+as the code unit extracted from it). A rule that raises on some unit is logged and skipped for
+that unit; the other rules and units still run.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from audit.checks import RunContext
+from audit.model import Evidence, Finding, Span, finding_fingerprint, make_excerpt
+from audit.parsing import language_for_path
+from audit.rules.loader import CompiledRule, Ruleset
+from audit.rules.match import Match
+from audit.rules.matchers import Subject
+from audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
+from audit.units import CodeUnit, LogEvent
+
+__all__ = ["evaluate_rules", "evaluate_rule", "render_message", "MAX_TEMPLATE_VALUE_CHARS", "MAX_FRAGMENT_EVIDENCE"]
+
+logger = logging.getLogger(__name__)
+
+#: Captured text longer than this is cut (with "…") before it goes into a message.
+MAX_TEMPLATE_VALUE_CHARS = 200
+#: A similarity finding shows at most this many of the pair's longest fragments.
+MAX_FRAGMENT_EVIDENCE = 5
+#: At most this many secondary locations (other ``all`` children) follow the primary evidence.
+MAX_SUPPORT_EVIDENCE = 3
+_TEXT_TARGETS = (Target.CODE, Target.LOG, Target.FILE)
+
+
+class _Missing:
+    """Stands in for a placeholder a particular match does not provide (an ``any`` branch)."""
+
+    def __format__(self, spec: str) -> str:
+        return "?"
+
+
+class _SafeFormatter(string.Formatter):
+    def get_value(self, key: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if isinstance(key, str):
+            return kwargs.get(key, _Missing())
+        return _Missing()
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        try:
+            return super().format_field(value, format_spec)
+        except (TypeError, ValueError):
+            # A text capture under a numeric spec ("{x:.0%}"): show the text as is.
+            return str(value)
+
+
+_FORMATTER = _SafeFormatter()
+
+
+def _template_text(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "\\n")
+    if len(text) > MAX_TEMPLATE_VALUE_CHARS:
+        text = text[: MAX_TEMPLATE_VALUE_CHARS - 1] + "…"
+    return text
+
+
+def render_message(template: str, values: Mapping[str, Any]) -> str:
+    """Fill a rule message with ``str.format`` semantics over named ``values``.
+
+    Strings are cut to :data:`MAX_TEMPLATE_VALUE_CHARS` characters and newlines are escaped, so
+    a message stays one line; placeholders without a value render as ``?`` and a format spec
+    that does not fit the value falls back to the plain value, so a message never fails.
+
+    Parameters
+    ----------
+    template : str
+        The rule's ``message``.
+    values : Mapping[str, Any]
+        Captured texts, built-in values or pair report fields by name.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> render_message("{x} at {share:.0%}", {"x": "a\\nb", "share": 0.5})
+    'a\\\\nb at 50%'
+    >>> render_message("{missing}", {})
+    '?'
+    """
+    cleaned = {k: _template_text(v) if isinstance(v, str) else v for k, v in values.items()}
+    try:
+        return _FORMATTER.vformat(template, (), cleaned)
+    except (IndexError, KeyError, ValueError, AttributeError):
+        logger.warning("cannot render message template %r; using it as is", template)
+        return template
+
+
+@dataclass(frozen=True, slots=True)
+class _Locator:
+    """Maps character offsets in a scanned text to host spans, with a location note."""
+
+    text: str
+    to_host: Callable[[int, int], Span]
+    note: Callable[[int], str]
+
+
+def _unit_locator(unit: CodeUnit) -> _Locator:
+    origin = unit.origin
+    # Code decoded from a JSON string (an AIDE node, an OpenHands action) is shorter than its
+    # escaped region in the file, so inner offsets cannot be mapped: point at the whole origin.
+    exact = origin is None or origin.end_byte - origin.start_byte == len(unit.text)
+
+    def to_host(start: int, end: int) -> Span:
+        if not exact:
+            return origin
+        return unit.host_span(Span.from_offsets(unit.text, unit.path, start, end))
+
+    def note(start: int) -> str:
+        if not unit.cells:
+            return ""
+        return unit.describe(unit.text.count("\n", 0, start) + 1)
+
+    return _Locator(text=unit.text, to_host=to_host, note=note)
+
+
+def _event_locator(event: LogEvent) -> _Locator:
+    host = event.span
+    # Offsets map one to one only when the event text is the host region verbatim; a JSON
+    # string value with escapes is longer in the file, so evidence falls back to the event.
+    exact = host.end_byte - host.start_byte == len(event.text) and host.end_byte > host.start_byte
+
+    def to_host(start: int, end: int) -> Span:
+        if not exact:
+            return host
+        return Span.from_offsets(event.text, host.path, start, end).within(host)
+
+    def note(start: int) -> str:
+        return f"{event.kind.value} event {event.index}"
+
+    return _Locator(text=event.text, to_host=to_host, note=note)
+
+
+def _file_locator(path: str, text: str) -> _Locator:
+    return _Locator(text=text, to_host=lambda s, e: Span.from_offsets(text, path, s, e), note=lambda s: "")
+
+
+def _support_label(match: Match) -> str:
+    for name, cap in match.captures.items():
+        if cap.start == match.start and cap.end == match.end:
+            return name
+    return min(match.captures, key=lambda n: match.captures[n].start) if match.captures else "context"
+
+
+def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: str) -> tuple[tuple, Finding]:
+    spec = rule.spec
+    focus = match.captures.get(spec.focus) if spec.focus else None
+    start, end = (focus.start, focus.end) if focus is not None else (match.start, match.end)
+    label = spec.focus if focus is not None else "match"
+    host = locator.to_host(start, end)
+    note = locator.note(start)
+    evidence = [
+        Evidence(span=host, excerpt=make_excerpt(locator.text, start, end, context_lines=1),
+                 label=f"{label} ({note})" if note else label)
+    ]
+    for support in match.support[:MAX_SUPPORT_EVIDENCE]:
+        span = locator.to_host(support.start, support.end)
+        if span == host:
+            continue
+        evidence.append(Evidence(span=span, excerpt=make_excerpt(locator.text, support.start, support.end),
+                                 label=_support_label(support)))
+    values: dict[str, Any] = {"file": host.path, "line": host.start_line}
+    values.update(match.values)
+    values.update({name: cap.text for name, cap in match.captures.items()})
+    # The fingerprint uses the matched lines without context, so that edits to neighbouring
+    # lines do not change it (line numbers are never part of it).
+    fingerprint = finding_fingerprint(spec.id, host.path, make_excerpt(locator.text, start, end))
+    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
+    key = (spec.id, host.path, host.start_byte, host.end_byte, host.start_line, host.end_line)
+    return key, finding
+
+
+def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], run_id: str, fingerprint: str) -> Finding:
+    spec = rule.spec
+    metadata: dict[str, Any] = {"references": list(spec.metadata.references)}
+    if spec.metadata.since:
+        metadata["since"] = spec.metadata.since
+    return Finding(
+        rule_id=spec.id,
+        title=spec.title,
+        category=spec.category,
+        severity=spec.severity,
+        confidence=spec.confidence,
+        message=message,
+        evidence=evidence,
+        run_id=run_id,
+        fingerprint=fingerprint,
+        metadata=metadata,
+    )
+
+
+def _guarded(rule: CompiledRule, where: str, fn: Callable[[], list[Match]]) -> list[Match]:
+    try:
+        return fn()
+    except Exception:  # noqa: BLE001 - one broken rule or odd unit must not stop the audit
+        logger.warning("rule %s failed on %s; skipped", rule.id, where, exc_info=True)
+        return []
+
+
+def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+    spec = rule.spec
+    for unit in units:
+        if spec.languages and unit.language not in spec.languages:
+            continue
+        if not spec.paths.accepts(unit.path):
+            continue
+        subject = Subject(text=unit.text, language=unit.language, path=unit.path)
+        locator = _unit_locator(unit)
+        for match in _guarded(rule, unit.path, lambda: rule.matcher.find(subject)):
+            yield _text_finding(rule, match, locator, run_id)
+
+
+def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+    spec = rule.spec
+    for event in events:
+        if event.kind not in spec.events or not spec.paths.accepts(event.span.path):
+            continue
+        subject = Subject(text=event.text, language=event.language, path=event.span.path)
+        locator = _event_locator(event)
+        where = f"{event.span.path} event {event.index}"
+        for match in _guarded(rule, where, lambda: rule.matcher.find(subject)):
+            yield _text_finding(rule, match, locator, run_id)
+
+
+def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+    spec = rule.spec
+    for path, text in files:
+        if not spec.paths.accepts(path):
+            continue
+        subject = Subject(text=text, language=language_for_path(path), path=path)
+        locator = _file_locator(path, text)
+        for match in _guarded(rule, path, lambda: rule.matcher.find(subject)):
+            yield _text_finding(rule, match, locator, run_id)
+
+
+def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str) -> Iterable[tuple[tuple, Finding]]:
+    spec = rule.spec
+    for match in _guarded(rule, str(ctx.root), lambda: rule.matcher.find(ctx)):
+        evidence = match.evidence or (Evidence(span=Span.from_lines(".", 1, 1), excerpt="", label="run"),)
+        first = evidence[0].span
+        values: dict[str, Any] = {"file": first.path, "line": first.start_line}
+        values.update(match.values)
+        fingerprint = finding_fingerprint(spec.id, first.path, evidence[0].excerpt)
+        finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
+        yield (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding
+
+
+def _pair_values(pair: Any) -> dict[str, Any]:
+    return {name: getattr(pair, name, None) for name in PAIR_FIELDS}
+
+
+def _pair_evidence(pair: Any, texts: Mapping[str, str]) -> tuple[Evidence, ...]:
+    reference_path = getattr(pair, "reference_path", "") or ""
+    fragments = sorted(getattr(pair, "fragments", ()) or (), key=lambda f: -(getattr(f, "length", 0) or 0))
+    evidence = []
+    for fragment in fragments[:MAX_FRAGMENT_EVIDENCE]:
+        agent, reference = fragment.agent, fragment.reference
+        text = texts.get(agent.path)
+        excerpt = ""
+        if text is not None and 0 <= agent.start_byte <= agent.end_byte <= len(text):
+            excerpt = make_excerpt(text, agent.start_byte, agent.end_byte)
+        label = f"kernel fragment: {reference_path} lines {reference.start_line}–{reference.end_line}"
+        evidence.append(Evidence(span=agent, excerpt=excerpt, label=label))
+    if not evidence:
+        evidence.append(Evidence(span=Span.from_lines(str(getattr(pair, "agent_path", "")), 1, 1), excerpt="",
+                                 label=f"kernel: {reference_path}"))
+    return tuple(evidence)
+
+
+def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mapping[str, str],
+                         run_id: str) -> Iterable[tuple[tuple, Finding]]:
+    spec = rule.spec
+    for pair in pairs:
+        agent_path = str(getattr(pair, "agent_path", ""))
+        if not spec.paths.accepts(agent_path) or spec.when is None or not spec.when.test(pair):
+            continue
+        try:
+            evidence = _pair_evidence(pair, texts)
+        except Exception:  # noqa: BLE001 - a malformed pair object must not stop the audit
+            logger.warning("rule %s: cannot build evidence for pair %s", rule.id, agent_path, exc_info=True)
+            continue
+        reference = str(getattr(pair, "reference_id", None) or getattr(pair, "reference_path", ""))
+        # Fragments move when code is edited; the pair's identity does not.
+        fingerprint = finding_fingerprint(spec.id, agent_path, reference)
+        finding = _finding(rule, render_message(spec.message, _pair_values(pair)), evidence, run_id, fingerprint)
+        yield (spec.id, agent_path, reference), finding
+
+
+def evaluate_rule(
+    rule: CompiledRule,
+    *,
+    code_units: Sequence[CodeUnit] = (),
+    log_events: Sequence[LogEvent] = (),
+    files: Sequence[tuple[str, str]] = (),
+    run_context: RunContext | None = None,
+    pairs: Sequence[Any] = (),
+    run_id: str = "",
+) -> list[Finding]:
+    """Findings of one rule, in discovery order.
+
+    One finding is kept per focus span; of text findings whose primary spans nest in the same
+    file only the narrowest is kept.
+
+    See :func:`evaluate_rules` for the parameters.
+    """
+    spec = rule.spec
+    produced: list[tuple[Target, tuple[tuple, Finding]]] = []
+    for target in spec.targets:
+        if target is Target.CODE:
+            found: Iterable[tuple[tuple, Finding]] = _code_findings(rule, code_units, run_id)
+        elif target is Target.LOG:
+            found = _log_findings(rule, log_events, run_id)
+        elif target is Target.FILE:
+            found = _file_findings(rule, files, run_id)
+        elif target is Target.RUN and run_context is not None:
+            found = _run_findings(rule, run_context, run_id)
+        elif target is Target.SIMILARITY:
+            texts = {path: text for path, text in files}
+            texts.update({u.path: u.text for u in code_units if u.origin is None and not u.cells})
+            found = _similarity_findings(rule, pairs, texts, run_id)
+        else:
+            continue
+        produced.extend((target, item) for item in found)
+    seen: set[tuple] = set()
+    unique: list[tuple[Target, Finding]] = []
+    for target, (key, finding) in produced:
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append((target, finding))
+    return _drop_nested(unique)
+
+
+def _drop_nested(items: list[tuple[Target, Finding]]) -> list[Finding]:
+    """Keep the narrowest of text findings whose primary spans nest in the same file.
+
+    The same code can reach a rule twice: as a log event (whose evidence may be the whole event
+    when its text is escaped in the file) and as a code unit extracted from that event, or
+    through two ``any`` branches that match nested regions. One finding per place is enough.
+    """
+    def width(span: Span) -> int:
+        return span.end_byte - span.start_byte
+
+    textual = [i for i, (target, f) in enumerate(items)
+               if target in _TEXT_TARGETS and f.evidence and width(f.evidence[0].span) > 0]
+    kept_spans: list[Span] = []
+    dropped: set[int] = set()
+    for i in sorted(textual, key=lambda i: (width(items[i][1].evidence[0].span), i)):
+        span = items[i][1].evidence[0].span
+        nested = any(
+            k.path == span.path
+            and ((k.start_byte <= span.start_byte and span.end_byte <= k.end_byte)
+                 or (span.start_byte <= k.start_byte and k.end_byte <= span.end_byte))
+            for k in kept_spans
+        )
+        if nested:
+            dropped.add(i)
+        else:
+            kept_spans.append(span)
+    return [f for i, (_, f) in enumerate(items) if i not in dropped]
+
+
+def evaluate_rules(
+    ruleset: Ruleset | Iterable[CompiledRule],
+    *,
+    code_units: Sequence[CodeUnit] = (),
+    log_events: Sequence[LogEvent] = (),
+    files: Sequence[tuple[str, str]] = (),
+    run_context: RunContext | None = None,
+    pairs: Sequence[Any] = (),
+    run_id: str = "",
+    include_experimental: bool = False,
+) -> list[Finding]:
+    """Evaluate every rule of ``ruleset`` and return the findings, sorted.
+
+    Parameters
+    ----------
+    ruleset : Ruleset or iterable of CompiledRule
+        From :func:`audit.rules.loader.load_ruleset`.
+    code_units : sequence of CodeUnit
+        Code files, notebook code and code embedded in logs.
+    log_events : sequence of LogEvent
+        Events of the run's logs.
+    files : sequence of (str, str)
+        ``(path relative to the run root, text)`` for ``file`` rules.
+    run_context : RunContext, optional
+        For ``run`` rules (built-in checks); ``run`` rules are skipped when absent.
+    pairs : sequence
+        Similarity pair reports (any objects with the attributes of :data:`PAIR_FIELDS` and
+        ``fragments``, each fragment with ``agent``/``reference`` spans and ``length``).
+    run_id : str
+        Copied into every finding.
+    include_experimental : bool
+        Also run rules whose ``status`` is ``experimental``.
+
+    Returns
+    -------
+    list of Finding
+        One finding per (rule id, focus span), sorted by :meth:`Finding.sort_key`
+        (severity descending, rule id, path, line, offset).
+    """
+    findings: list[Finding] = []
+    for rule in ruleset:
+        if rule.spec.status is RuleStatus.EXPERIMENTAL and not include_experimental:
+            continue
+        try:
+            findings.extend(
+                evaluate_rule(rule, code_units=code_units, log_events=log_events, files=files,
+                              run_context=run_context, pairs=pairs, run_id=run_id)
+            )
+        except Exception:  # noqa: BLE001 - one broken rule must not stop the others
+            logger.warning("rule %s failed; skipped", rule.id, exc_info=True)
+    findings.sort(key=lambda f: f.sort_key())
+    return findings

@@ -1,0 +1,369 @@
+"""Compiled matchers: tree-sitter queries, regexes, built-in checks and their ``all``/``any``/``not`` combinations.
+
+:func:`compile_matcher` turns a matcher spec (``audit.rules.spec``) into a matcher object once,
+at load time, and appends every problem it finds (a query that does not compile, an unknown
+regex flag, a ``not`` outside ``all``) to a list instead of stopping at the first, so that the
+loader can report a whole ruleset at once.
+
+Every matcher has ``find(subject) -> list[Match]`` where the subject is a :class:`Subject` (a
+text with its language) or, for built-in checks, a :class:`~audit.checks.RunContext`. Offsets in
+matches are character offsets into ``subject.text``.
+
+Semantics (DESIGN §4.3):
+
+- ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; each match's
+  captures are its named nodes (the first node when a quantified capture holds several).
+- ``regex``: ``re.finditer``; named groups are the captures, empty matches are skipped.
+- ``all``: every positive child must match in the same subject; the matches come from the
+  *primary* child (the first one that defines the rule's ``focus``, else the first positive
+  child), with the other children's first matches attached as ``support``. ``not`` children
+  drop every positive match that overlaps one of their matches.
+- ``any``: the union of the children's matches.
+- ``builtin``: ``CHECKS[name](ctx, **params)``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Protocol
+
+import tree_sitter
+
+from audit.checks import CHECKS, RegisteredCheck, RunContext
+from audit.parsing import LANGUAGES, get_language, parse
+from audit.rules.match import Capture, Match
+from audit.rules.spec import (
+    REGEX_FLAGS,
+    AllSpec,
+    AnySpec,
+    BuiltinSpec,
+    MatcherSpec,
+    NotSpec,
+    QuerySpec,
+    RegexSpec,
+)
+
+__all__ = [
+    "Subject",
+    "Matcher",
+    "QueryMatcher",
+    "RegexMatcher",
+    "BuiltinMatcher",
+    "AllMatcher",
+    "AnyMatcher",
+    "NotMatcher",
+    "compile_matcher",
+    "leaf_specs",
+    "SUPPORTED_PREDICATES",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Subject:
+    """A text to match: a code unit's text, a log event's text or a file's text.
+
+    ``language`` is a grammar name of :data:`audit.parsing.LANGUAGES` or ``None`` (then query
+    matchers find nothing); ``path`` is the host path, for diagnostics only.
+    """
+
+    text: str
+    language: str | None
+    path: str = ""
+
+
+class Matcher(Protocol):
+    """What every compiled matcher provides."""
+
+    #: Names of the captures its matches may carry (template placeholders, ``focus``).
+    capture_names: frozenset[str]
+
+    def find(self, subject: Any) -> list[Match]:  # pragma: no cover - protocol
+        ...
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryMatcher:
+    """Tree-sitter queries by language, compiled once."""
+
+    queries: Mapping[str, tree_sitter.Query]
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: Subject) -> list[Match]:
+        query = self.queries.get(subject.language or "")
+        if query is None or not subject.text:
+            return []
+        parsed = parse(subject.text, subject.language)
+        matches = []
+        for _pattern, nodes_by_name in tree_sitter.QueryCursor(query).matches(parsed.root):
+            captures = {}
+            for name, nodes in nodes_by_name.items():
+                if not nodes:
+                    continue
+                node = min(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+                captures[name] = Capture(
+                    start=parsed.char_offset(node.start_byte),
+                    end=parsed.char_offset(node.end_byte),
+                    text=parsed.node_text(node),
+                )
+            if captures:
+                matches.append(Match.from_captures(captures))
+        return matches
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RegexMatcher:
+    """A compiled regex, optionally limited to some languages."""
+
+    regex: re.Pattern[str]
+    languages: frozenset[str] = frozenset()
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: Subject) -> list[Match]:
+        if self.languages and subject.language not in self.languages:
+            return []
+        matches = []
+        for m in self.regex.finditer(subject.text):
+            if m.end() == m.start():
+                continue
+            captures = {
+                name: Capture(start=m.start(name), end=m.end(name), text=m.group(name))
+                for name in self.regex.groupindex
+                if m.group(name) is not None
+            }
+            matches.append(Match(captures=captures, start=m.start(), end=m.end()))
+        return matches
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BuiltinMatcher:
+    """A registered built-in check with its parameters (run targets only)."""
+
+    check: RegisteredCheck
+    params: Mapping[str, Any] = field(default_factory=dict)
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: RunContext) -> list[Match]:
+        return list(self.check(subject, **dict(self.params)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotMatcher:
+    """The negated child of an ``all``: its matches only filter, they never become evidence."""
+
+    child: Matcher
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: Any) -> list[Match]:
+        return self.child.find(subject)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AllMatcher:
+    """Every positive child matches in the same subject; ``not`` children filter by overlap."""
+
+    positives: tuple[Matcher, ...]
+    negatives: tuple[NotMatcher, ...] = ()
+    primary: int = 0
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: Any) -> list[Match]:
+        excluded = [m for neg in self.negatives for m in neg.find(subject)]
+        found: list[list[Match]] = []
+        for child in self.positives:
+            kept = [m for m in child.find(subject) if not any(x.overlaps(m.start, m.end) for x in excluded)]
+            if not kept:
+                return []
+            found.append(kept)
+        support = tuple(found[i][0] for i in range(len(found)) if i != self.primary)
+        results = []
+        for m in found[self.primary]:
+            captures = dict(m.captures)
+            values = dict(m.values)
+            for other in support:
+                for name, cap in other.captures.items():
+                    captures.setdefault(name, cap)
+                for name, value in other.values.items():
+                    values.setdefault(name, value)
+            results.append(
+                Match(captures=captures, start=m.start, end=m.end, values=values, evidence=m.evidence,
+                      support=m.support + support)
+            )
+        return results
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AnyMatcher:
+    """The union of the children's matches."""
+
+    children: tuple[Matcher, ...]
+    capture_names: frozenset[str] = frozenset()
+
+    def find(self, subject: Any) -> list[Match]:
+        return [m for child in self.children for m in child.find(subject)]
+
+
+def _pattern_has_capture(query: tree_sitter.Query, pattern: int) -> bool:
+    for capture in range(query.capture_count):
+        try:
+            # "" (one), "?", "*" or "+"; tree-sitter 0.26 raises for a capture the pattern lacks.
+            quantifier = query.capture_quantifier(pattern, capture)
+        except SystemError:
+            continue
+        if quantifier not in (None, 0):
+            return True
+    return False
+
+
+#: Predicates py-tree-sitter evaluates; any other ``#name?`` is silently ignored by it, which
+#: would turn a filter into a no-op, so the loader refuses it.
+SUPPORTED_PREDICATES = frozenset(
+    {"eq?", "not-eq?", "any-eq?", "any-not-eq?", "match?", "not-match?", "any-match?", "any-not-match?",
+     "any-of?", "set!", "is?", "is-not?"}
+)
+_QUERY_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_QUERY_COMMENT = re.compile(r";[^\n]*")
+_PREDICATE = re.compile(r"#([A-Za-z][\w-]*[?!])")
+
+
+def _unsupported_predicates(source: str) -> list[str]:
+    bare = _QUERY_COMMENT.sub("", _QUERY_STRING.sub('""', source))
+    return sorted({f"#{name}" for name in _PREDICATE.findall(bare) if name not in SUPPORTED_PREDICATES})
+
+
+def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
+    compiled: dict[str, tree_sitter.Query] = {}
+    names: set[str] = set()
+    for language, source in spec.queries:
+        if language not in LANGUAGES:
+            problems.append(f"query for unknown language {language!r} (known: {', '.join(sorted(LANGUAGES))})")
+            continue
+        unsupported = _unsupported_predicates(source)
+        if unsupported:
+            problems.append(
+                f"{language} query uses predicate(s) {', '.join(unsupported)}, which tree-sitter ignores "
+                f"(supported: {', '.join('#' + p for p in sorted(SUPPORTED_PREDICATES))})"
+            )
+            continue
+        try:
+            query = tree_sitter.Query(get_language(language), source)
+        except tree_sitter.QueryError as exc:
+            problems.append(f"{language} query does not compile: {exc}")
+            continue
+        if query.capture_count == 0:
+            problems.append(f"{language} query has no @capture, so a match has no location")
+            continue
+        empty = [i for i in range(query.pattern_count) if not _pattern_has_capture(query, i)]
+        if empty:
+            problems.append(
+                f"{language} query pattern(s) {empty} have no @capture "
+                "(is a predicate outside its pattern's parentheses?)"
+            )
+            continue
+        compiled[language] = query
+        names.update(query.capture_name(i) for i in range(query.capture_count))
+    if len(compiled) != len(spec.queries):
+        return None
+    return QueryMatcher(queries=compiled, capture_names=frozenset(names))
+
+
+def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:
+    flags = 0
+    ok = True
+    for name in spec.flags:
+        if name not in REGEX_FLAGS:
+            problems.append(f"unknown regex flag {name!r} (known: {', '.join(REGEX_FLAGS)})")
+            ok = False
+            continue
+        flags |= getattr(re, REGEX_FLAGS[name])
+    unknown = [lang for lang in spec.languages if lang not in LANGUAGES]
+    if unknown:
+        problems.append(f"regex limited to unknown language(s) {unknown} (known: {', '.join(sorted(LANGUAGES))})")
+        ok = False
+    try:
+        regex = re.compile(spec.pattern, flags)
+    except re.error as exc:
+        problems.append(f"regex does not compile: {exc}")
+        return None
+    if not ok:
+        return None
+    return RegexMatcher(regex=regex, languages=frozenset(spec.languages), capture_names=frozenset(regex.groupindex))
+
+
+def _compile_builtin(spec: BuiltinSpec, problems: list[str]) -> BuiltinMatcher | None:
+    registered = CHECKS.get(spec.name)
+    if registered is None:
+        problems.append(f"unknown built-in check {spec.name!r} (known: {', '.join(sorted(CHECKS)) or 'none'})")
+        return None
+    try:
+        inspect.signature(registered.fn).bind(None, **dict(spec.params))
+    except TypeError as exc:
+        problems.append(f"bad params for built-in check {spec.name!r}: {exc}")
+        return None
+    return BuiltinMatcher(check=registered, params=dict(spec.params))
+
+
+def compile_matcher(
+    spec: MatcherSpec, *, focus: str | None = None, problems: list[str], _inside_all: bool = False
+) -> Matcher | None:
+    """Compile a matcher spec tree.
+
+    Parameters
+    ----------
+    spec : MatcherSpec
+        The tree from :class:`~audit.rules.spec.RuleSpec`.
+    focus : str, optional
+        The rule's focus capture; an ``all`` takes its matches from the first child that
+        defines it.
+    problems : list of str
+        Receives one message per problem found (the tree is compiled as far as possible).
+
+    Returns
+    -------
+    Matcher or None
+        ``None`` when any problem was found in this subtree.
+    """
+    before = len(problems)
+    if isinstance(spec, QuerySpec):
+        return _compile_query(spec, problems)
+    if isinstance(spec, RegexSpec):
+        return _compile_regex(spec, problems)
+    if isinstance(spec, BuiltinSpec):
+        return _compile_builtin(spec, problems)
+    if isinstance(spec, NotSpec):
+        if not _inside_all:
+            problems.append("`not` is only valid as a child of `all`")
+            return None
+        child = compile_matcher(spec.child, focus=None, problems=problems)
+        return None if child is None else NotMatcher(child=child)
+    if isinstance(spec, AnySpec):
+        children = [compile_matcher(c, focus=focus, problems=problems) for c in spec.children]
+        if len(problems) > before or not children:
+            if not children:
+                problems.append("`any` needs at least one child")
+            return None
+        names = frozenset().union(*(c.capture_names for c in children))
+        return AnyMatcher(children=tuple(children), capture_names=names)
+    if isinstance(spec, AllSpec):
+        compiled = [compile_matcher(c, focus=focus, problems=problems, _inside_all=True) for c in spec.children]
+        positives = tuple(c for c in compiled if c is not None and not isinstance(c, NotMatcher))
+        negatives = tuple(c for c in compiled if isinstance(c, NotMatcher))
+        if not any(not isinstance(c, NotSpec) for c in spec.children):
+            problems.append("`all` needs at least one child that is not `not`")
+        if len(problems) > before:
+            return None
+        primary = next((i for i, c in enumerate(positives) if focus and focus in c.capture_names), 0)
+        names = frozenset().union(*(c.capture_names for c in positives))
+        return AllMatcher(positives=positives, negatives=negatives, primary=primary, capture_names=names)
+    problems.append(f"unknown matcher spec {type(spec).__name__}")
+    return None
+
+
+def leaf_specs(spec: MatcherSpec) -> list[MatcherSpec]:
+    """Every leaf (query, regex, builtin) of a spec tree, including those under ``not``."""
+    if isinstance(spec, (AllSpec, AnySpec)):
+        return [leaf for child in spec.children for leaf in leaf_specs(child)]
+    if isinstance(spec, NotSpec):
+        return leaf_specs(spec.child)
+    return [spec]
