@@ -2,13 +2,10 @@
 
 ``../shared/data/similarity-golden/<competition>/dolos_pairs.tsv`` holds Dolos's figures for every
 pair of that competition's ``.py`` files (``@dodona/dolos-lib`` 3.5.1, default options, language
-python). Every pair must match: similarity to 1e-6, the integer fields exactly.
-
-One file is a known exception, listed in ``KNOWN_TREE_DIFFERENCES`` with the reason: its syntax
-errors (IPython shell escapes) are recovered differently by the tree-sitter-python grammar this
-project installs (0.25) than by the 0.23.6 grammar bundled with Dolos 3.5.1, so its token stream,
-and thus its totals, differ. Pairs with that file are reported but not required to match;
-every other pair is.
+python). Every pair must match: similarity to 1e-6, the integer fields exactly, with no
+exemption. This holds because the project pins tree-sitter-python 0.23.6, the grammar that
+Dolos 3.5.1 bundles (through @dodona/dolos-parsers 1.4.1): newer grammars recover from syntax
+errors (IPython ``!`` lines) differently, which changes the token stream of broken files.
 """
 
 from __future__ import annotations
@@ -25,14 +22,6 @@ from tests.conftest import SHARED_DATA, shared_path
 
 GOLDEN = "similarity-golden"
 INT_FIELDS = ("totalOverlap", "longestFragment", "leftCovered", "rightCovered", "leftTotal", "rightTotal")
-
-KNOWN_TREE_DIFFERENCES = {
-    "denoising-dirty-documents/nb-1044a7fb.py": (
-        "'!unzip ... -d dir/' followed by an import: tree-sitter-python 0.25 wraps the line in an "
-        "ERROR node where the 0.23.6 grammar of @dodona/dolos-parsers 1.4.1 inserts a MISSING newline"
-    ),
-}
-
 
 def _competitions() -> list[str]:
     root = SHARED_DATA / GOLDEN
@@ -87,16 +76,8 @@ def test_every_pair_matches_dolos(competition: str) -> None:
     mismatches = []
     for row in rows:
         bad = _mismatched_fields(row, ours[(row["left"], row["right"])])
-        exempt = row["left"] in KNOWN_TREE_DIFFERENCES or row["right"] in KNOWN_TREE_DIFFERENCES
-        if bad and not exempt:
+        if bad:
             got = {f: ours[(row["left"], row["right"])][f] for f in bad}
             want = {f: row[f] for f in bad}
             mismatches.append(f"{row['left']} x {row['right']}: ours {got} dolos {want}")
     assert not mismatches, f"{len(mismatches)} of {len(rows)} pairs differ:\n" + "\n".join(mismatches[:20])
-
-
-@pytest.mark.parametrize("key", sorted(KNOWN_TREE_DIFFERENCES))
-def test_known_differences_are_broken_code_only(key: str) -> None:
-    # The exemption only covers files with syntax errors, where parsers may recover differently.
-    text = shared_path(GOLDEN, key).read_bytes().decode("utf-8")
-    assert tokenize_text(text, "python", key).has_error
