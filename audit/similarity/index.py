@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections import defaultdict
+from collections import Counter
 from dataclasses import dataclass
 from typing import Iterable, Mapping
 
+import numpy as np
+
 from audit.similarity.tokenize import TokenizedFile
-from audit.similarity.winnow import Fingerprint, fingerprint_tokens
+from audit.similarity.winnow import Fingerprint, _fingerprints_at, _int_objects, _kgram_selection, hash_token
 
 __all__ = ["Role", "IndexedFile", "FingerprintIndex"]
 
@@ -73,6 +75,28 @@ class IndexedFile:
         return frozenset(self.occurrences)
 
 
+def _occurrences(hashes: list[int]) -> dict[int, tuple[int, ...]]:
+    """Hash -> ascending fingerprint indices, keys in order of first occurrence.
+
+    Most hashes occur once in a file; those entries are built in one pass, and only hashes
+    that repeat get their index tuples assembled from a stable sort.
+    """
+    indices = _int_objects(np.arange(len(hashes)))
+    # Assigning again keeps a key's first position, so the keys come out in first-occurrence order.
+    occurrences = dict(zip(hashes, zip(indices)))
+    if len(occurrences) == len(hashes):
+        return occurrences
+    values = np.asarray(hashes, dtype=np.int64)
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    group_starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    sizes = np.diff(np.append(group_starts, len(values)))
+    by_hash = _int_objects(order)
+    for start, size in zip(group_starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
+        occurrences[hashes[by_hash[start]]] = tuple(by_hash[start : start + size])
+    return occurrences
+
+
 class FingerprintIndex:
     """Fingerprints of boilerplate, reference and agent files, and which hashes to ignore.
 
@@ -106,8 +130,9 @@ class FingerprintIndex:
         self.kgrams_in_window = kgrams_in_window
         self.max_doc_fraction = max_doc_fraction
         self._files: list[IndexedFile] = []
-        # hash -> ids of reference files that contain it
-        self._reference_docs: dict[int, set[int]] = defaultdict(set)
+        # hash -> number of reference files that contain it (each file is added once, with its
+        # own id, so counting files equals counting their distinct ids)
+        self._reference_docs: Counter[int] = Counter()
         self._boilerplate_hashes: set[int] = set()
         self._extra_ignored: set[int] = set()
         self._ignored_cache: frozenset[int] | None = None
@@ -115,21 +140,21 @@ class FingerprintIndex:
     # -- adding files --------------------------------------------------------------------------
 
     def _add(self, file: TokenizedFile, role: Role) -> IndexedFile:
-        fingerprints = tuple(fingerprint_tokens(file.tokens, self.kgram_length, self.kgrams_in_window))
-        positions: dict[int, list[int]] = defaultdict(list)
-        for fingerprint in fingerprints:
-            positions[fingerprint.hash].append(fingerprint.index)
+        hashes = file._hashes
+        if hashes is None or len(hashes) != len(file.tokens):
+            hashes = np.fromiter(map(hash_token, file.tokens), dtype=np.int64, count=len(file.tokens))
+        positions, values = _kgram_selection(np.asarray(hashes, dtype=np.int64), self.kgram_length,
+                                             self.kgrams_in_window)
         entry = IndexedFile(
             id=len(self._files),
             role=role,
             file=file,
-            fingerprints=fingerprints,
-            occurrences={h: tuple(p) for h, p in positions.items()},
+            fingerprints=tuple(_fingerprints_at(positions, values, self.kgram_length)),
+            occurrences=_occurrences(values),
         )
         self._files.append(entry)
         if role is Role.REFERENCE:
-            for value in entry.occurrences:
-                self._reference_docs[value].add(entry.id)
+            self._reference_docs.update(entry.occurrences.keys())
             self._ignored_cache = None
         elif role is Role.BOILERPLATE:
             self._boilerplate_hashes.update(entry.occurrences)
@@ -161,8 +186,7 @@ class FingerprintIndex:
 
     def document_frequency(self, value: int) -> int:
         """Number of reference files whose fingerprints include hash ``value``."""
-        docs = self._reference_docs.get(value)
-        return len(docs) if docs else 0
+        return self._reference_docs.get(value, 0)
 
     @property
     def ignored_hashes(self) -> frozenset[int]:
@@ -172,7 +196,7 @@ class FingerprintIndex:
             if self.max_doc_fraction is not None:
                 n_references = sum(1 for f in self._files if f.role is Role.REFERENCE)
                 limit = self.max_doc_fraction * n_references
-                common = {h for h, docs in self._reference_docs.items() if len(docs) > limit}
+                common = {h for h, count in self._reference_docs.items() if count > limit}
                 logger.debug("%d of %d reference hashes are in more than %s of %d references",
                              len(common), len(self._reference_docs), self.max_doc_fraction, n_references)
                 ignored |= common

@@ -19,10 +19,14 @@ reviewer:
 Offsets are characters of the decoded text; lines and columns are 1-based (see
 :class:`audit.model.Span`).
 
-Code with syntax errors is parsed a second time from UTF-16 text, as Dolos (on Node.js) parses
-it: tree-sitter's error recovery weighs skipped input by its size in bytes, so the recovered tree
-depends on the encoding (see :func:`tokenize_tree_utf16`). Valid code gets the same tree either
-way and is tokenized from the cached :func:`audit.parsing.parse`.
+Code is parsed from UTF-16 text, as Dolos (on Node.js) parses it: tree-sitter's error recovery
+weighs skipped input by its size in bytes, so the tree recovered from code with syntax errors
+depends on the encoding (see :func:`tokenize_tree_utf16`). Valid code gets the same tree from
+either encoding, so one parse serves both.
+
+The walk over the tree is the only per-node Python work: it records each named node's kind,
+byte range and parent, and the order in which nodes open and close; the token stream, the
+regions and the token hashes are then assembled with numpy.
 
 References
 ----------
@@ -33,14 +37,18 @@ Maertens, R. et al. (2022). Dolos: Language-agnostic plagiarism detection in sou
 
 from __future__ import annotations
 
+import functools
 import logging
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
+import numpy as np
 import tree_sitter
 
 from audit.model import Span
-from audit.parsing import LANGUAGES, ParsedFile, get_parser, parse
+from audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser
+from audit.similarity.winnow import _int_objects, hash_token
 
 __all__ = [
     "TokenizedFile",
@@ -93,6 +101,12 @@ class TokenizedFile:
         region each token stands for.
     has_error : bool
         True when the parser recovered from syntax errors (the tokens include ``ERROR`` nodes).
+
+    Notes
+    -----
+    Tokenizers also record :func:`~audit.similarity.winnow.hash_token` of every token (an
+    unsigned 32-bit array, private), which the fingerprint index uses instead of hashing the
+    token strings again.
     """
 
     path: str
@@ -104,6 +118,7 @@ class TokenizedFile:
     has_error: bool = False
     _lines: tuple[int, ...] = ()
     _ordered: bool = False
+    _hashes: Any = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -147,76 +162,189 @@ class TokenizedFile:
         return tuple(self.token_span(i) for i in range(len(self.tokens)))
 
 
-def _walk(root: tree_sitter.Node) -> tuple[list[str], list[int], list[int]]:
-    """Dolos's token walk; offsets are the tree's own (bytes of the parsed encoding)."""
-    tokens: list[str] = []
+_OPEN_CODE = 0
+_CLOSE_CODE = 1
+#: tree-sitter's kind id of ``ERROR`` nodes (``ts_builtin_sym_error``).
+_ERROR_KIND_ID = 0xFFFF
+
+
+class _KindTable:
+    """Token strings, hashes and the comment flag of a grammar's node kinds, by compact code.
+
+    Code 0 is ``"("``, code 1 is ``")"``, and the grammar's node kinds follow (tree-sitter kind
+    ids run up to the grammar's kind count, plus 65535 for ``ERROR``).
+    """
+
+    def __init__(self, language: tree_sitter.Language) -> None:
+        kind_ids = [*range(language.node_kind_count), _ERROR_KIND_ID]
+        names = [OPEN, CLOSE]
+        self.code_of = np.full(1 << 16, -1, dtype=np.int64)
+        for kind_id in kind_ids:
+            name = language.node_kind_for_id(kind_id)
+            if name is not None:
+                self.code_of[kind_id] = len(names)
+                names.append(name)
+        self.names = np.array(names, dtype=object)
+        # Dolos drops comment nodes (but not their named children) unless asked not to.
+        self.writes = np.array(["comment" not in name for name in names], dtype=bool)
+        self.hashes = np.array([hash_token(name) for name in names], dtype=np.uint32)
+
+    def codes(self, kind_ids: np.ndarray) -> np.ndarray:
+        """Codes of tree-sitter kind ids.
+
+        Raises
+        ------
+        ValueError
+            If an id is not a kind of the grammar (a parse never yields one).
+        """
+        codes = self.code_of[kind_ids]
+        if len(codes) and codes.min() < 0:
+            unknown = sorted(set(kind_ids[codes < 0].tolist()))
+            raise ValueError(f"tree-sitter kind ids {unknown} are not kinds of this grammar")
+        return codes
+
+
+@functools.cache
+def _kind_table(language: str) -> _KindTable:
+    return _KindTable(get_language(language))
+
+
+def _walk(root: tree_sitter.Node) -> tuple[list[int], list[int], list[int], list[int], list[int]]:
+    """Dolos's pre-order walk: the root, then recursively the named children of each node.
+
+    Returns, per named node in pre-order, its kind id, start and end byte and the index of its
+    parent (-1 for the root), and the walk's events in order: ``i`` when node ``i`` opens,
+    ``~i`` when it closes. Anonymous nodes are not descended into, as Dolos reads
+    ``namedChildren``. The walk uses a tree cursor and no recursion: deeply nested expressions
+    (long chains of ``+``) go past Python's recursion limit.
+    """
+    kinds: list[int] = []
     starts: list[int] = []
     ends: list[int] = []
-    # An explicit stack: deeply nested expressions (long chains of ``+``) go past Python's
-    # recursion limit. A frame is [node, named children, next child, index of the node's "("
-    # token or -1 when the node writes no tokens, end of the node's own region].
-    stack: list[list] = []
-
-    def enter(node: tree_sitter.Node) -> None:
-        kind = node.type
-        start = node.start_byte
-        if "comment" in kind:
-            opened = -1
-        else:
-            opened = len(tokens)
-            tokens.append(OPEN)
-            tokens.append(kind)
-            starts.append(start)
-            starts.append(start)
-            ends.append(0)
-            ends.append(0)
-        stack.append([node, node.named_children, 0, opened, node.end_byte])
-
-    enter(root)
-    while stack:
-        frame = stack[-1]
-        children = frame[1]
-        if frame[2] < len(children):
-            child = children[frame[2]]
-            frame[2] += 1
-            # A node's own region stops where the code of its first named child starts.
-            if child.start_byte < frame[4]:
-                frame[4] = child.start_byte
-            enter(child)
-            continue
-        stack.pop()
-        node, opened, region_end = frame[0], frame[3], frame[4]
-        if opened >= 0:
-            ends[opened] = region_end
-            ends[opened + 1] = region_end
-            tokens.append(CLOSE)
-            end = node.end_byte
-            starts.append(end)
-            ends.append(end)
-    return tokens, starts, ends
+    parents: list[int] = []
+    events: list[int] = []
+    add_kind, add_start, add_end = kinds.append, starts.append, ends.append
+    add_parent, add_event = parents.append, events.append
+    cursor = root.walk()
+    first_child, next_sibling, up = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
+    ancestors: list[int] = []  # the parents of the open named nodes, innermost last
+    parent = -1
+    count = 0
+    while True:
+        node = cursor.node
+        if node.is_named:
+            add_kind(node.kind_id)
+            add_start(node.start_byte)
+            add_end(node.end_byte)
+            add_parent(parent)
+            add_event(count)
+            if first_child():
+                ancestors.append(parent)
+                parent = count
+                count += 1
+                continue
+            add_event(~count)
+            count += 1
+        while not next_sibling():
+            if not up():
+                return kinds, starts, ends, parents, events
+            add_event(~parent)
+            parent = ancestors.pop()
 
 
-def _tokenized(
-    path: str, language: str, text: str, walked: tuple[list[str], list[int], list[int]], has_error: bool
-) -> TokenizedFile:
-    tokens, starts, ends = walked
+@dataclass(frozen=True, slots=True)
+class _Tokens:
+    """A token stream as arrays: codes of a :class:`_KindTable`, regions in the tree's units."""
+
+    codes: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    table: _KindTable
+
+
+def _assemble(root: tree_sitter.Node, table: _KindTable) -> _Tokens:
+    """Dolos's tokens of the tree under ``root``, with regions in the tree's offsets.
+
+    Every named node writes ``"("`` and its type when it opens and ``")"`` when it closes,
+    except comments, which write nothing. ``"("`` and the type cover the node from its start
+    to the start of its first named child (its end when it has none; the minimum over the
+    children, as Dolos takes it); ``")"`` is the empty region at the node's end.
+    """
+    kinds, starts, ends, parents, events = _walk(root)
+    kind_codes = table.codes(np.array(kinds, dtype=np.int64))
+    node_start = np.array(starts, dtype=np.int64)
+    node_end = np.array(ends, dtype=np.int64)
+    region_end = node_end.copy()
+    if len(kinds) > 1:
+        np.minimum.at(region_end, np.array(parents[1:], dtype=np.int64), node_start[1:])
+
+    event = np.array(events, dtype=np.int64)
+    opens = event >= 0
+    node = np.where(opens, event, ~event)
+    keep = table.writes[kind_codes[node]]
+    opens, node = opens[keep], node[keep]
+    width = np.where(opens, 2, 1)  # "(" and the type, or ")"
+    first = np.cumsum(width) - width
+    total = int(width.sum())
+    codes = np.empty(total, dtype=np.int64)
+    token_node = np.empty(total, dtype=np.int64)
+    codes[first] = np.where(opens, _OPEN_CODE, _CLOSE_CODE)
+    token_node[first] = node
+    type_at = first[opens] + 1
+    codes[type_at] = kind_codes[node[opens]]
+    token_node[type_at] = node[opens]
+    closing = codes == _CLOSE_CODE
+    token_start = np.where(closing, node_end[token_node], node_start[token_node])
+    token_end = np.where(closing, node_end[token_node], region_end[token_node])
+    return _Tokens(codes=codes, starts=token_start, ends=token_end, table=table)
+
+
+def _non_decreasing(values: np.ndarray) -> bool:
+    # Pre-order regions never go backwards in a well-formed tree, which lets a token range's
+    # span be read off its first and last token; recovered trees are checked, not assumed.
+    return bool(np.all(values[1:] >= values[:-1]))
+
+
+def _tokenized(path: str, language: str, text: str, tokens: _Tokens, has_error: bool) -> TokenizedFile:
+    """The :class:`TokenizedFile` of token arrays whose regions are already character offsets."""
     return TokenizedFile(
         path=path,
         language=language,
         text=text,
-        tokens=tuple(tokens),
-        starts=tuple(starts),
-        ends=tuple(ends),
+        tokens=tuple(tokens.table.names[tokens.codes].tolist()),
+        starts=tuple(_int_objects(tokens.starts)),
+        ends=tuple(_int_objects(tokens.ends)),
         has_error=has_error,
         _lines=line_starts(text),
-        _ordered=_non_decreasing(starts) and _non_decreasing(ends),
+        _ordered=_non_decreasing(tokens.starts) and _non_decreasing(tokens.ends),
+        _hashes=tokens.table.hashes[tokens.codes],
     )
 
 
-def _non_decreasing(values: list[int]) -> bool:
-    # Pre-order regions never go backwards in a well-formed tree, which lets a token range's
-    # span be read off its first and last token; recovered trees are checked, not assumed.
-    return all(a <= b for a, b in zip(values, values[1:]))
+def _code_points(text: str) -> np.ndarray:
+    return np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
+
+
+def _utf8_to_chars(text: str, offsets: np.ndarray) -> np.ndarray:
+    """Character offsets of UTF-8 byte offsets into ``text`` (a byte inside a character maps to
+    that character; offsets at or past the end map to ``len(text)``)."""
+    points = _code_points(text)
+    size = 1 + (points >= 0x80) + (points >= 0x800) + (points >= 0x10000)
+    char_starts = np.cumsum(size) - size
+    chars = np.searchsorted(char_starts, offsets, side="right") - 1
+    return np.where(offsets >= int(size.sum()), len(text), chars)
+
+
+def _utf16_to_chars(text: str, offsets: np.ndarray) -> np.ndarray:
+    """Character offsets of UTF-16 byte offsets into ``text``."""
+    units = offsets // 2
+    points = _code_points(text)
+    astral = points >= 0x10000
+    if not astral.any():
+        return units
+    # one entry per code unit: the character it belongs to, then len(text) for the end
+    owner = np.append(np.repeat(np.arange(len(text)), 1 + astral), len(text))
+    return owner[units]
 
 
 def tokenize_tree(parsed: ParsedFile, path: str) -> TokenizedFile:
@@ -240,25 +368,15 @@ def tokenize_tree(parsed: ParsedFile, path: str) -> TokenizedFile:
     >>> tokenize_tree(parse("x = 1\\n", "python"), "a.py").tokens[:6]
     ('(', 'module', '(', 'expression_statement', '(', 'assignment')
     """
-    tokens, starts, ends = _walk(parsed.root)
+    tokens = _assemble(parsed.root, _kind_table(parsed.language))
     if not parsed.text.isascii():
-        convert = parsed.char_offset
-        starts = [convert(b) for b in starts]
-        ends = [convert(b) for b in ends]
-    return _tokenized(path, parsed.language, parsed.text, (tokens, starts, ends), parsed.has_error)
-
-
-def _utf16_char_offsets(text: str) -> list[int] | None:
-    """Map UTF-16 code-unit offsets to character offsets, or ``None`` when they are equal."""
-    if all(ord(c) < 0x10000 for c in text):
-        return None
-    mapping = []
-    for index, char in enumerate(text):
-        mapping.append(index)
-        if ord(char) >= 0x10000:
-            mapping.append(index)
-    mapping.append(len(text))
-    return mapping
+        tokens = _Tokens(
+            codes=tokens.codes,
+            starts=_utf8_to_chars(parsed.text, tokens.starts),
+            ends=_utf8_to_chars(parsed.text, tokens.ends),
+            table=tokens.table,
+        )
+    return _tokenized(path, parsed.language, parsed.text, tokens, parsed.has_error)
 
 
 def tokenize_tree_utf16(text: str, language: str, path: str) -> TokenizedFile:
@@ -285,15 +403,14 @@ def tokenize_tree_utf16(text: str, language: str, path: str) -> TokenizedFile:
     """
     data = text.encode("utf-16-le", errors="surrogatepass")
     tree = get_parser(language).parse(data, encoding="utf16le")
-    tokens, starts, ends = _walk(tree.root_node)
-    mapping = _utf16_char_offsets(text)
-    if mapping is None:
-        starts = [b // 2 for b in starts]
-        ends = [b // 2 for b in ends]
-    else:
-        starts = [mapping[b // 2] for b in starts]
-        ends = [mapping[b // 2] for b in ends]
-    return _tokenized(path, language, text, (tokens, starts, ends), tree.root_node.has_error)
+    tokens = _assemble(tree.root_node, _kind_table(language))
+    tokens = _Tokens(
+        codes=tokens.codes,
+        starts=_utf16_to_chars(text, tokens.starts),
+        ends=_utf16_to_chars(text, tokens.ends),
+        table=tokens.table,
+    )
+    return _tokenized(path, language, text, tokens, tree.root_node.has_error)
 
 
 def tokenize_chars(text: str, path: str) -> TokenizedFile:
@@ -349,9 +466,5 @@ def tokenize_text(text: str, language: str, path: str) -> TokenizedFile:
         return tokenize_chars(text, path)
     if language not in LANGUAGES:
         raise KeyError(f"{path}: unknown language {language!r}; known: chars, {', '.join(sorted(LANGUAGES))}")
-    parsed = parse(text, language)
-    if not parsed.has_error:
-        return tokenize_tree(parsed, path)
-    # Broken code: reproduce the tree Dolos gets (see tokenize_tree_utf16).
-    logger.debug("%s: syntax errors; tokenizing the tree recovered from UTF-16 input", path)
+    # One UTF-16 parse: the tree Dolos gets, also for broken code (see tokenize_tree_utf16).
     return tokenize_tree_utf16(text, language, path)

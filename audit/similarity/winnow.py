@@ -20,6 +20,11 @@ same numbers Dolos reports:
   *older* hash that is lower or equal, so on a tie between the newest hash and an older one the
   older is selected.
 
+The arithmetic runs on numpy arrays (a corpus has millions of k-grams): the k-gram hashes as a
+sum of ``k`` shifted, weighted copies of the token hashes, and winnowing as a walk over the
+positions where the selection can change (see :func:`winnow`), with the same results as Dolos's
+position-by-position loop, which :func:`_winnow_reference` keeps for checking.
+
 All functions are pure.
 
 References
@@ -35,8 +40,12 @@ https://github.com/dodona-edu/dolos.
 from __future__ import annotations
 
 import functools
+from collections import deque
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Iterable, Sequence
+
+import numpy as np
 
 __all__ = [
     "HASH_MOD",
@@ -117,12 +126,89 @@ def hash_token(token: str) -> int:
     return value
 
 
-def _mod_pow(base: int, exponent: int, modulus: int) -> int:
-    # Dolos's square-and-multiply stops at exponent 1 and multiplies once more, so an exponent
-    # of 0 yields ``base`` rather than 1; k >= 1 is validated, but keep the same arithmetic.
-    if exponent == 0:
-        return base % modulus
-    return pow(base, exponent, modulus)
+# -- shared int objects -----------------------------------------------------------------------
+
+#: Offsets and token indices below this share one int object per value (see :func:`_int_objects`).
+_POOL_LIMIT = 1 << 18
+_pool: np.ndarray = np.array(range(1 << 12), dtype=object)
+
+
+def _int_objects(values: np.ndarray) -> list[int]:
+    """``values.tolist()``, with each value in ``[0, _POOL_LIMIT)`` one shared int object.
+
+    Token streams keep two offsets per token and fingerprints three token indices; as separate
+    int objects those dominate the memory of a corpus. Values from the shared pool cost one
+    pointer each. The pool grows to the largest value seen (at most :data:`_POOL_LIMIT` ints,
+    about 9 MB, kept for the life of the process).
+    """
+    global _pool
+    if len(values) == 0:
+        return []
+    top = int(values.max())
+    if top >= len(_pool) and len(_pool) < _POOL_LIMIT:
+        size = len(_pool)
+        while size <= top and size < _POOL_LIMIT:
+            size *= 2
+        _pool = np.array(range(min(size, _POOL_LIMIT)), dtype=object)
+    pool = _pool
+    bottom = int(values.min())
+    if bottom >= 0 and top < len(pool):
+        return pool[values].tolist()
+    if bottom >= len(pool) or top < 0:
+        return values.tolist()
+    # partly inside the pool: shared objects where possible, new ints elsewhere
+    outside = (values < 0) | (values >= len(pool))
+    objects = pool[np.where(outside, 0, values)]
+    objects[outside] = values[outside].tolist()
+    return objects.tolist()
+
+
+# -- rolling hashes -----------------------------------------------------------------------------
+
+#: Products of two values below HASH_MOD stay below 2**50, so this many of them add up
+#: without leaving int64 before a reduction.
+_TERMS_PER_REDUCTION = 4096
+
+
+@functools.lru_cache(maxsize=64)
+def _kgram_weights(k: int) -> tuple[int, ...]:
+    """``ROLLING_HASH_BASE ** (k - 1 - j) mod HASH_MOD`` for ``j`` in ``0..k-1``."""
+    return tuple(pow(ROLLING_HASH_BASE, k - 1 - j, HASH_MOD) for j in range(k))
+
+
+def _reduced(values: Sequence[int]) -> np.ndarray:
+    """``values`` mod :data:`HASH_MOD` as int64 (Python's non-negative remainder)."""
+    try:
+        array = np.asarray(values, dtype=np.int64)
+    except (OverflowError, TypeError, ValueError):
+        array = np.asarray([int(v) % HASH_MOD for v in values], dtype=np.int64)
+    if array.ndim != 1:
+        array = array.reshape(-1)
+    if len(array) and (array.min() < 0 or array.max() >= HASH_MOD):
+        array = array % HASH_MOD
+    return array
+
+
+def _rolling_array(token_hashes: np.ndarray, k: int) -> np.ndarray:
+    """k-gram hashes of int64 token hashes in ``[0, HASH_MOD)``, as int64.
+
+    Dolos's rolling update ``(base * h + token + (mod - base**k) * oldest) mod m`` is exact in
+    doubles (every term stays below 2**53), so it equals the polynomial
+    ``sum(t[i + j] * base**(k - 1 - j)) mod m``, computed here for all k-grams at once.
+    """
+    count = len(token_hashes) - k + 1
+    if count <= 0:
+        return np.zeros(0, dtype=np.int64)
+    weights = _kgram_weights(k)
+    total = token_hashes[:count] * weights[0]
+    term = np.empty(count, dtype=np.int64)
+    for j in range(1, k):
+        np.multiply(token_hashes[j : j + count], weights[j], out=term)
+        total += term
+        if j % _TERMS_PER_REDUCTION == 0:
+            total %= HASH_MOD
+    total %= HASH_MOD
+    return total
 
 
 def rolling_hashes(token_hashes: Sequence[int], k: int) -> list[int]:
@@ -153,21 +239,161 @@ def rolling_hashes(token_hashes: Sequence[int], k: int) -> list[int]:
     """
     if k < 1:
         raise ValueError(f"k-gram length must be >= 1, got {k}")
-    mod = HASH_MOD
-    base = ROLLING_HASH_BASE
-    # Adding ``(mod - base**k) * old`` removes the token that leaves the k-gram.
-    drop = mod - _mod_pow(base, k, mod)
-    memory = [0] * k
-    slot = 0
-    value = 0
-    out: list[int] = []
-    for position, token in enumerate(token_hashes):
-        value = (base * value + token + drop * memory[slot]) % mod
-        memory[slot] = token
-        slot = (slot + 1) % k
-        if position >= k - 1:
-            out.append(value)
-    return out
+    return _rolling_array(_reduced(token_hashes), k).tolist()
+
+
+# -- winnowing ----------------------------------------------------------------------------------
+
+
+def _min_of_previous(values: np.ndarray, span: int, padding: int = _EMPTY_SLOT) -> np.ndarray:
+    """``out[p] = min(values[p - span : p])``, positions before 0 holding ``padding``.
+
+    A sparse-table minimum: ``log2(span)`` passes of pairwise minima, then two overlapping
+    blocks per position.
+    """
+    n = len(values)
+    table = np.concatenate((np.full(span, padding, dtype=np.int64), values))
+    width = 1  # table[i] = min of the ``width`` padded values from i
+    while 2 * width <= span:
+        table = np.minimum(table[:-width], table[width:])
+        width *= 2
+    return np.minimum(table[:n], table[span - width : span - width + n])
+
+
+#: Bits for a position in a (hash, position) key; hashes below 2**31 leave the key in int64.
+_KEY_BITS = 31
+
+
+def _rightmost_minima(values: np.ndarray, span: int) -> np.ndarray | None:
+    """``out[p]``: the rightmost position of the minimum of ``values[p - span : p]``, or
+    ``None`` when the values do not fit a combined key (the caller then scans by itself).
+
+    Each value and its position are packed so that the smaller key has the smaller value and,
+    on a tie, the larger position; the window minimum of the keys then names the position.
+    """
+    n = len(values)
+    if n >= 1 << _KEY_BITS or values.min() < 0 or values.max() >= 1 << _KEY_BITS:
+        return None
+    keys = (values << _KEY_BITS) | ((1 << _KEY_BITS) - 1 - np.arange(n))
+    smallest = _min_of_previous(keys, span, np.iinfo(np.int64).max)
+    return (1 << _KEY_BITS) - 1 - (smallest & ((1 << _KEY_BITS) - 1))
+
+
+def _winnow_positions(values: np.ndarray, window: int) -> list[int]:
+    """Positions Dolos's ``WinnowFilter`` selects, in order (``values``: int64 k-gram hashes).
+
+    At step ``p`` Dolos's selection ``m`` (always a minimum of the window ``[p - w + 1, p]``)
+    changes in two ways only. With ``L[p]`` the minimum of the ``w - 1`` hashes before ``p``:
+
+    - ``m`` still in the window and ``values[p] <= L[p]``: ``p`` is selected (so ``p`` is a
+      *candidate* when ``values[p] <= L[p]``);
+    - ``m == p - w`` (it just left): ``p`` when ``values[p] < L[p]``, else the rightmost
+      minimum of ``[p - w + 1, p - 1]`` (Dolos's rescan, ties to the older hash).
+
+    So the walk jumps from selection to selection: to the next candidate if it comes before the
+    current selection leaves the window, else to that rescan. It does one step per fingerprint
+    instead of one per k-gram, and the rescans' answers are computed for all positions at once.
+    """
+    n = len(values)
+    if n == 0:
+        return []
+    if window == 1:
+        return list(range(n))
+    before = _min_of_previous(values, window - 1)
+    candidates = np.flatnonzero(values <= before).tolist()
+    candidates.append(n)  # sentinel: no candidate left
+    strict = values < before
+    minima = _rightmost_minima(values, window - 1)
+    # What a rescan at p selects (only read at rescan steps).
+    rescan = np.where(strict, np.arange(n), minima) if minima is not None else None
+    selected: list[int] = []
+    append = selected.append
+    # Dolos starts with an empty window whose minimum sits at position -1 and leaves at w - 1.
+    current = -1
+    step = -1
+    next_index = 0  # into candidates: the first candidate after ``step``
+    while True:
+        while candidates[next_index] <= step:
+            next_index += 1
+        candidate = candidates[next_index]
+        leaves = current + window
+        if candidate < leaves:
+            if candidate >= n:
+                break
+            current = step = candidate
+        else:
+            if leaves >= n:
+                break
+            if rescan is not None:
+                current = rescan.item(leaves)
+            elif strict.item(leaves):
+                current = leaves
+            else:
+                older = values[leaves - window + 1 : leaves].tolist()
+                current = leaves - 1 - older[::-1].index(min(older))
+            step = leaves
+        append(current)
+    return selected
+
+
+def _winnow_reference(kgram_hashes: Sequence[int], window: int) -> list[int]:
+    """Dolos's ``WinnowFilter`` loop, position by position (slow; the specification of
+    :func:`_winnow_positions`, used in tests and for values outside int64)."""
+    buffer = [_EMPTY_SLOT] * window
+    newest = 0
+    minimum = 0
+    selected: list[int] = []
+    for position, value in enumerate(kgram_hashes):
+        newest = (newest + 1) % window
+        buffer[newest] = value
+        if minimum == newest:
+            # The previous minimum just left the window: rescan from the oldest slot, keeping
+            # the newest as the first candidate (Dolos's order, see the module docstring).
+            slot = (newest + 1) % window
+            while slot != newest:
+                if buffer[slot] <= buffer[minimum]:
+                    minimum = slot
+                slot = (slot + 1) % window
+        elif value <= buffer[minimum]:
+            minimum = newest
+        else:
+            continue
+        # Distance back from the newest slot to the selected one, in [0, window).
+        selected.append(position - (newest - minimum) % window)
+    return selected
+
+
+_new = object.__new__
+#: The slot descriptors' setters, in the order of _make_fingerprints's columns.
+_SETTERS = tuple(getattr(Fingerprint, name).__set__ for name in ("hash", "start", "stop", "index"))
+
+
+def _make_fingerprints(hashes: list[int], starts: list[int], stops: list[int], indices: list[int]) -> list[Fingerprint]:
+    """``[Fingerprint(hash=h, start=s, stop=t, index=i) ...]``, built field by field.
+
+    The generated ``__init__`` of a frozen dataclass sets each field through
+    ``object.__setattr__``; for the 10**5 fingerprints of a corpus that is a large share of
+    the run time. Setting the slots column by column through their descriptors gives equal
+    objects (same fields, equality, hash and repr) several times faster.
+    """
+    made = list(map(_new, repeat(Fingerprint, len(hashes))))
+    for setter, column in zip(_SETTERS, (hashes, starts, stops, indices)):
+        deque(map(setter, made, column), maxlen=0)
+    return made
+
+
+def _selection(kgram_hashes: np.ndarray | Sequence[int], window: int) -> tuple[list[int], list[int]]:
+    """Selected positions and their hashes, through the fast walk whenever values fit int64."""
+    try:
+        values = np.asarray(kgram_hashes, dtype=np.int64).reshape(-1)
+    except (OverflowError, TypeError, ValueError):
+        values = None
+    if values is None:
+        hashes = list(kgram_hashes)
+        positions = _winnow_reference(hashes, window)
+        return positions, [hashes[p] for p in positions]
+    positions = _winnow_positions(values, window)
+    return positions, (values[positions].tolist() if positions else [])
 
 
 def winnow(kgram_hashes: Sequence[int], window: int, k: int) -> list[Fingerprint]:
@@ -200,29 +426,31 @@ def winnow(kgram_hashes: Sequence[int], window: int, k: int) -> list[Fingerprint
     """
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
-    buffer = [_EMPTY_SLOT] * window
-    newest = 0
-    minimum = 0
-    out: list[Fingerprint] = []
-    for position, value in enumerate(kgram_hashes):
-        newest = (newest + 1) % window
-        buffer[newest] = value
-        if minimum == newest:
-            # The previous minimum just left the window: rescan from the oldest slot, keeping
-            # the newest as the first candidate (Dolos's order, see the module docstring).
-            slot = (newest + 1) % window
-            while slot != newest:
-                if buffer[slot] <= buffer[minimum]:
-                    minimum = slot
-                slot = (slot + 1) % window
-        elif value <= buffer[minimum]:
-            minimum = newest
-        else:
-            continue
-        # Distance back from the newest slot to the selected one, in [0, window).
-        start = position - (newest - minimum) % window
-        out.append(Fingerprint(hash=buffer[minimum], start=start, stop=start + k - 1, index=len(out)))
-    return out
+    positions, hashes = _selection(kgram_hashes, window)
+    return _fingerprints_at(positions, hashes, k)
+
+
+def _fingerprints_at(positions: list[int], hashes: list[int], k: int) -> list[Fingerprint]:
+    if not positions:
+        return []
+    starts = np.asarray(positions, dtype=np.int64)
+    indices = _int_objects(np.arange(len(positions)))
+    return _make_fingerprints(hashes, _int_objects(starts), _int_objects(starts + (k - 1)), indices)
+
+
+def _kgram_selection(token_hashes: np.ndarray, k: int, window: int) -> tuple[list[int], list[int]]:
+    """Winnowed k-gram positions and hashes of int64 token hashes in ``[0, HASH_MOD)``.
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1`` or ``window < 1``.
+    """
+    if k < 1:
+        raise ValueError(f"k-gram length must be >= 1, got {k}")
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    return _selection(_rolling_array(token_hashes, k), window)
 
 
 def fingerprint_tokens(tokens: Sequence[str], k: int, window: int) -> list[Fingerprint]:
@@ -241,5 +469,12 @@ def fingerprint_tokens(tokens: Sequence[str], k: int, window: int) -> list[Finge
     -------
     list of Fingerprint
         Empty when there are fewer than ``k`` tokens.
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1`` or ``window < 1``.
     """
-    return winnow(rolling_hashes([hash_token(t) for t in tokens], k), window, k)
+    token_hashes = np.fromiter(map(hash_token, tokens), dtype=np.int64, count=len(tokens))
+    positions, hashes = _kgram_selection(token_hashes, k, window)
+    return _fingerprints_at(positions, hashes, k)

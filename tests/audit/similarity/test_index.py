@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from audit.similarity.index import FingerprintIndex, Role
-from audit.similarity.tokenize import tokenize_text
+from audit.similarity.tokenize import tokenize_chars, tokenize_text
+from audit.similarity.winnow import fingerprint_tokens
 
 SHARED = "result = [value * 2 for value in range(10) if value % 3]\n"
 ONLY_A = "with open('a.txt') as handle:\n    lines = handle.read().splitlines()\n"
@@ -59,3 +62,48 @@ def test_indexed_file_occurrences_match_fingerprints() -> None:
         assert all(entry.fingerprints[p].hash == value for p in positions)
     assert sum(len(p) for p in entry.occurrences.values()) == len(entry.fingerprints)
     assert entry.path == "twice.py" and entry.role is Role.AGENT
+
+
+def test_occurrences_in_first_occurrence_order_with_ascending_positions() -> None:
+    index = FingerprintIndex(kgram_length=5, kgrams_in_window=3)
+    entry = index.add_reference(tok(SHARED + ONLY_A + SHARED + ONLY_B + SHARED, "three.py"))
+    expected: dict[int, list[int]] = {}
+    for fingerprint in entry.fingerprints:
+        expected.setdefault(fingerprint.hash, []).append(fingerprint.index)
+    assert list(entry.occurrences) == list(expected)  # same keys, same order
+    assert {h: list(p) for h, p in entry.occurrences.items()} == expected
+    assert any(len(p) >= 3 for p in entry.occurrences.values())
+    assert all(type(p) is tuple for p in entry.occurrences.values())
+
+
+def test_fingerprints_equal_fingerprint_tokens_with_and_without_recorded_hashes() -> None:
+    text = SHARED + ONLY_C + SHARED
+    index = FingerprintIndex(kgram_length=7, kgrams_in_window=4)
+    tokenized = tok(text, "a.py")
+    assert tokenized._hashes is not None
+    from_code = index.add_agent(tokenized)
+    chars = tokenize_chars(text, "a.txt")  # a tokenizer that records no hashes
+    from_chars = index.add_agent(chars)
+    assert list(from_code.fingerprints) == fingerprint_tokens(tokenized.tokens, 7, 4)
+    assert list(from_chars.fingerprints) == fingerprint_tokens(chars.tokens, 7, 4)
+
+
+def test_document_frequency_counts_reference_files() -> None:
+    index = FingerprintIndex(kgram_length=5, kgrams_in_window=3)
+    a = index.add_reference(tok(SHARED + ONLY_A, "a.py"))
+    index.add_reference(tok(SHARED + ONLY_B, "b.py"))
+    index.add_agent(tok(SHARED, "agent.py"))
+    common = next(iter(tok_hashes(SHARED) & a.hashes))
+    assert index.document_frequency(common) == 2
+    assert index.document_frequency(-1) == 0
+
+
+def tok_hashes(text: str) -> frozenset[int]:
+    return FingerprintIndex(kgram_length=5, kgrams_in_window=3).add_agent(tok(text, "x.py")).hashes
+
+
+def test_invalid_kgram_settings_raise_when_files_are_added() -> None:
+    with pytest.raises(ValueError, match="k-gram length must be >= 1"):
+        FingerprintIndex(kgram_length=0).add_agent(tok(SHARED, "a.py"))
+    with pytest.raises(ValueError, match="window must be >= 1"):
+        FingerprintIndex(kgrams_in_window=0).add_agent(tok(SHARED, "a.py"))

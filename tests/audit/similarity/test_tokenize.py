@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.parsing import parse
+from audit.parsing import get_parser, parse
 from audit.similarity.tokenize import line_starts, tokenize_chars, tokenize_text, tokenize_tree
+from audit.similarity.winnow import hash_token
 
 SOURCE = "import os\n# hi\ndef f(a, b=2):\n    return a+b  # c\n"
 
@@ -145,3 +146,86 @@ def test_char_tokens_skip_newlines() -> None:
 def test_line_starts() -> None:
     assert line_starts("") == (0,)
     assert line_starts("a\n\nb") == (0, 2, 3)
+
+
+def _dolos_walk(root) -> tuple[list[str], list[int], list[int]]:
+    """Dolos's CodeTokenizer.tokenizeNode, written plainly over ``named_children`` (offsets in
+    the tree's own units); the specification the cursor walk and its numpy assembly must meet."""
+    tokens: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+
+    def visit(node) -> int:
+        writes = "comment" not in node.type
+        region_end = node.end_byte
+        if writes:
+            opened = len(tokens)
+            tokens.extend(["(", node.type])
+            starts.extend([node.start_byte] * 2)
+            ends.extend([0, 0])
+        for child in node.named_children:
+            region_end = min(region_end, visit(child))
+        if writes:
+            ends[opened] = ends[opened + 1] = region_end
+            tokens.append(")")
+            starts.append(node.end_byte)
+            ends.append(node.end_byte)
+        return node.start_byte
+
+    visit(root)
+    return tokens, starts, ends
+
+
+WALK_CASES = {
+    "source": SOURCE,
+    "broken": "!pip install -q timm\ndef f(:\n    return [1, 2\n%matplotlib inline\nx = )\n",
+    "non_ascii": "s = 'é 中文 😀'  # ünïcode\r\nt = f(s, 'x\U0001F600y')\r\n",
+    "nested_comments": "def f():\n    # one\n    if x:  # two\n        pass\n    # three\n",
+    "empty": "",
+}
+
+
+@pytest.mark.parametrize("name", sorted(WALK_CASES))
+@pytest.mark.parametrize("language", ["python", "bash"])
+def test_tokens_and_regions_equal_a_plain_dolos_walk(name: str, language: str) -> None:
+    text = WALK_CASES[name]
+    tree = get_parser(language).parse(text.encode("utf-16-le", errors="surrogatepass"), encoding="utf16le")
+    tokens, starts, ends = _dolos_walk(tree.root_node)
+    # UTF-16 byte offsets -> characters (one code unit per character below U+10000)
+    units = [i for i, ch in enumerate(text) for _ in range(2 if ord(ch) >= 0x10000 else 1)] + [len(text)]
+    tokenized = tokenize_text(text, language, f"{name}.x")
+    assert list(tokenized.tokens) == tokens
+    assert list(tokenized.starts) == [units[b // 2] for b in starts]
+    assert list(tokenized.ends) == [units[b // 2] for b in ends]
+    assert tokenized.has_error == tree.root_node.has_error
+    assert tokenized._hashes.tolist() == [hash_token(t) for t in tokenized.tokens]
+
+
+def test_tokenize_tree_maps_utf8_offsets_to_characters() -> None:
+    text = WALK_CASES["non_ascii"]
+    parsed = parse(text, "python")
+    tokens, starts, ends = _dolos_walk(parsed.root)
+    tokenized = tokenize_tree(parsed, "u.py")
+    assert list(tokenized.tokens) == tokens
+    assert list(tokenized.starts) == [parsed.char_offset(b) for b in starts]
+    assert list(tokenized.ends) == [parsed.char_offset(b) for b in ends]
+
+
+def test_lone_surrogates_are_tokenized() -> None:
+    # bytes decoded with errors="surrogateescape" leave lone surrogates in the text
+    text = b"x = '\xff'\ny = 1\n".decode("utf-8", errors="surrogateescape")
+    tokenized = tokenize_text(text, "python", "s.py")
+    assert tokenized.tokens[-1] == ")" and tokenized.ends[-1] == len(text)
+    assert "assignment" in tokenized.tokens
+
+
+def test_offsets_share_int_objects() -> None:
+    # offsets come from a shared pool, so a large corpus does not hold one int object per token
+    text = "x = 1\n" * 200
+    tokenized = tokenize_text(text, "python", "p.py")
+    # the last integer and the assignment around it end at the same offset (> 256, so not one
+    # of CPython's cached small ints): their ")" tokens hold the same int object
+    integer = len(tokenized.tokens) - 1 - tokenized.tokens[::-1].index("integer")
+    assert tokenized.tokens[integer + 1 : integer + 3] == (")", ")")
+    assert tokenized.starts[integer + 1] == tokenized.starts[integer + 2] == len(text) - 1
+    assert tokenized.starts[integer + 1] is tokenized.starts[integer + 2]

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 import pytest
 
 from audit.similarity.winnow import (
     HASH_MOD,
     ROLLING_HASH_BASE,
+    Fingerprint,
+    _int_objects,
+    _make_fingerprints,
+    _winnow_reference,
     fingerprint_tokens,
     hash_token,
     rolling_hashes,
@@ -127,3 +132,55 @@ def test_winnow_bad_window() -> None:
 def test_fingerprints_are_deterministic_across_calls() -> None:
     tokens = ["(", "module", ")"] * 40
     assert fingerprint_tokens(tokens, 5, 4) == fingerprint_tokens(list(tokens), 5, 4)
+
+
+@pytest.mark.parametrize("window", [1, 2, 4, 17, 40])
+def test_fast_winnow_equals_dolos_loop(window: int) -> None:
+    # The walk over candidates must select exactly what Dolos's ring-buffer loop selects,
+    # ties included (few distinct values), with huge values and with values past int64.
+    rng = random.Random(100 + window)
+    pools = [range(3), range(HASH_MOD), [0, 5, 2**53 - 1, 2**53, 2**62], [-2, -1, 0, 1]]
+    for trial in range(300):
+        pool = pools[trial % len(pools)]
+        values = [rng.choice(pool) if isinstance(pool, list) else rng.randrange(pool.start, pool.stop)
+                  for _ in range(rng.randrange(0, 3 * window + 40))]
+        expected = _winnow_reference(values, window)
+        assert [f.start for f in winnow(values, window, 1)] == expected
+        assert [f.hash for f in winnow(values, window, 1)] == [values[p] for p in expected]
+    beyond = [2**70, 3, 2**70, 1, 1, 2**70]
+    assert [f.start for f in winnow(beyond, 2, 1)] == _winnow_reference(beyond, 2)
+
+
+def test_rolling_hash_of_long_kgrams_stays_exact() -> None:
+    # k above the number of products summed between two reductions
+    rng = random.Random(3)
+    values = [rng.randrange(HASH_MOD) for _ in range(4200)]
+    k = 4150
+    weights = [pow(ROLLING_HASH_BASE, k - 1 - j, HASH_MOD) for j in range(k)]
+    direct = [sum(v * w for v, w in zip(values[i : i + k], weights)) % HASH_MOD for i in range(len(values) - k + 1)]
+    assert rolling_hashes(values, k) == direct
+
+
+def test_rolling_hashes_reduce_out_of_range_input_like_python() -> None:
+    values = [-5, 2**80, HASH_MOD + 7, 3]
+    reduced = [v % HASH_MOD for v in values]
+    assert rolling_hashes(values, 2) == rolling_hashes(reduced, 2)
+
+
+def test_fingerprints_built_field_by_field_equal_constructed_ones() -> None:
+    made = _make_fingerprints([7, 2**40], [0, 5], [22, 27], [0, 1])
+    expected = [Fingerprint(hash=7, start=0, stop=22, index=0), Fingerprint(hash=2**40, start=5, stop=27, index=1)]
+    assert made == expected
+    assert [hash(f) for f in made] == [hash(f) for f in expected]
+    assert [repr(f) for f in made] == [repr(f) for f in expected]
+    with pytest.raises(AttributeError):
+        made[0].hash = 3  # still frozen
+
+
+def test_int_objects_share_small_values() -> None:
+    values = np.array([1000, 70000, 1000, 2**40], dtype=np.int64)
+    assert _int_objects(values[:3]) == [1000, 70000, 1000]
+    first, _, again = _int_objects(values[:3])
+    assert first is again
+    assert _int_objects(values) == values.tolist()  # past the pool: plain ints
+    assert _int_objects(np.zeros(0, dtype=np.int64)) == []

@@ -1,0 +1,190 @@
+"""``mleaudit corpus``: build, extend and inspect a reference corpus index.
+
+Thin click commands over :mod:`audit.similarity.corpus_index`; every library error becomes an
+:class:`audit.cli_options.InputError` (exit code 2) with the library's message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import click
+
+from audit.cli_options import InputError
+from audit.errors import AuditError
+
+__all__ = ["corpus"]
+
+#: Skipped files listed after build/add; the rest are counted (``corpus info --skipped`` lists all).
+_SHOW_SKIPPED = 20
+
+
+def _jobs(value: int | None) -> int:
+    return value if value is not None else (os.cpu_count() or 1)
+
+
+def _progress(done: int, total: int) -> None:
+    click.echo(f"\r{done}/{total} files", nl=done == total, err=True)
+
+
+def _echo_summary(summary, index_path: Path, verb: str) -> None:
+    rate = summary.files / summary.seconds if summary.seconds > 0 else 0.0
+    click.echo(
+        f"{verb} {index_path}: {summary.added} added, {summary.replaced} replaced, {summary.unchanged} unchanged, "
+        f"{summary.removed} removed, {len(summary.skipped)} skipped ({summary.files} files in "
+        f"{summary.seconds:.1f} s, {rate:.0f} files/s)"
+    )
+    for item in summary.skipped[:_SHOW_SKIPPED]:
+        click.echo(f"  skipped {item.path}: {item.reason}", err=True)
+    if len(summary.skipped) > _SHOW_SKIPPED:
+        click.echo(f"  ... and {len(summary.skipped) - _SHOW_SKIPPED} more (mleaudit corpus info "
+                   f"{index_path} --skipped)", err=True)
+
+
+jobs_option = click.option(
+    "-j",
+    "--jobs",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes for reading and fingerprinting (default: all cores).",
+)
+
+
+@click.group("corpus")
+def corpus() -> None:
+    """Index reference notebooks once, then compare agent code against all of them quickly.
+
+    An index stores every kernel's fingerprints (an inverted index for candidate retrieval,
+    and what exact scoring needs); `mleaudit similarity compare --index INDEX` uses it.
+
+    Example:
+
+        mleaudit corpus build kernels/spaceship-titanic -o titanic.index
+
+        mleaudit corpus info titanic.index
+    """
+
+
+@corpus.command("build")
+@click.argument("directories", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", "index_path", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Index file to create (it must not exist).")
+@click.option("--boilerplate", multiple=True, type=click.Path(path_type=Path),
+              help="Folder of starter code whose fingerprints never count as a match (repeatable).")
+@jobs_option
+@click.option("--storage", default=None, metavar="URL",
+              help="Where the index data lives: 'sqlite' (default, in the index file) or redis://HOST:PORT/DB "
+                   "to share one index between machines (password from MLEAUDIT_REDIS_PASSWORD).")
+@click.option("--kgram-length", type=click.IntRange(min=1), default=23, show_default=True,
+              help="Tokens per k-gram (Dolos kgramLength).")
+@click.option("--window", type=click.IntRange(min=1), default=17, show_default=True,
+              help="Winnowing window in k-grams (Dolos kgramsInWindow).")
+def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: tuple[Path, ...], jobs: int | None,
+                  storage: str | None, kgram_length: int, window: int) -> None:
+    """Create an index of every .py and .ipynb kernel under DIRECTORIES.
+
+    Keys are paths relative to each folder. Files that cannot be used (broken notebooks, R
+    kernels, binary or oversized files) are listed as skipped with the reason.
+
+    Example:
+
+        mleaudit corpus build kernels/ -o kernels.index --boilerplate starter/ --jobs 2
+
+        mleaudit corpus build kernels/ -o shared.index --storage redis://10.0.0.5:6379/0
+    """
+    from audit.similarity import SimilarityOptions
+    from audit.similarity.corpus_index import build_corpus_index
+
+    try:
+        summary = build_corpus_index(
+            list(directories),
+            index_path,
+            boilerplate=list(boilerplate),
+            options=SimilarityOptions(kgram_length=kgram_length, kgrams_in_window=window),
+            storage=storage,
+            jobs=_jobs(jobs),
+            progress=_progress,
+        )
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    _echo_summary(summary, index_path, "built")
+
+
+@corpus.command("add")
+@click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Corpus root the keys are relative to (default: the build folder that contains the path).")
+@jobs_option
+def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jobs: int | None) -> None:
+    """Add kernel files or folders to an existing index without rebuilding it.
+
+    New files are added, changed files (by sha256) replace their entry, unchanged files are left
+    alone, so running the same add twice changes nothing.
+
+    Example:
+
+        mleaudit corpus add kernels.index kernels/author/new-kernel.ipynb
+
+        mleaudit corpus add kernels.index more-kernels/ --root more-kernels
+    """
+    from audit.similarity.corpus_index import load_corpus_index
+
+    try:
+        with load_corpus_index(index_path, writable=True) as index:
+            summary = index.add(list(paths), root=root, jobs=_jobs(jobs), progress=_progress)
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    _echo_summary(summary, index_path, "updated")
+
+
+@corpus.command("info")
+@click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Output format.")
+@click.option("--skipped", "list_skipped", is_flag=True, help="List every skipped file with its reason.")
+def info_command(index_path: Path, fmt: str, list_skipped: bool) -> None:
+    """Show an index's format, options, storage and counts.
+
+    Example:
+
+        mleaudit corpus info kernels.index
+
+        mleaudit corpus info kernels.index --format json --skipped
+    """
+    from audit.similarity.corpus_index import load_corpus_index
+
+    try:
+        with load_corpus_index(index_path) as index:
+            info = index.info()
+            skipped = index.skipped() if list_skipped else ()
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    if fmt == "json":
+        data = info.to_dict()
+        if list_skipped:
+            data["skipped_files"] = [s.to_dict() for s in skipped]
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
+    size = f"{info.size_bytes / 1e6:.1f} MB" if info.size_bytes is not None else "n/a (data in Redis)"
+    grammars = ", ".join(f"{k} {v}" for k, v in sorted(info.fingerprint_scheme.get("grammars", {}).items()))
+    lines = [
+        f"index:          {info.path}",
+        f"format version: {info.format_version}",
+        f"storage:        {info.storage}",
+        f"size:           {size}",
+        f"references:     {info.references} ({', '.join(info.languages) or 'none'})",
+        f"skipped files:  {info.skipped}",
+        f"segments:       {info.segments}",
+        f"k-gram length:  {info.options['kgram_length']}, window {info.options['kgrams_in_window']}",
+        f"tokenizer:      {info.fingerprint_scheme.get('tokenizer', '')} ({grammars})",
+        f"roots:          {', '.join(info.roots) or '-'}",
+        f"boilerplate:    {len(info.boilerplate)} file(s)",
+        f"corpus digest:  {info.corpus_digest}",
+        f"created:        {info.created_at} (mleaudit {info.tool_version}), updated {info.updated_at}",
+    ]
+    click.echo("\n".join(lines))
+    for item in skipped:
+        click.echo(f"skipped {item.path}: {item.reason}")

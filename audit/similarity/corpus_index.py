@@ -1,0 +1,1945 @@
+"""A reference corpus index on disk: fingerprints of every public kernel, found again in milliseconds.
+
+:func:`audit.similarity.compare` tokenizes every reference kernel on every call, which is fine for
+the fifty top notebooks of a competition and hopeless for the hundreds of thousands Kaggle holds.
+A corpus index does the tokenizing once (``mleaudit corpus build``), keeps what exact scoring
+needs, and answers a query in two steps:
+
+1. **Candidate retrieval** from an inverted index: fingerprint hash -> (reference, number of
+   occurrences). Summing the postings of an agent file's hashes gives, for *every* reference at
+   once, the exact number of agent fingerprint occurrences the reference shares (Dolos's
+   ``leftCovered``) and of its own (``rightCovered``), hence the exact agent containment and
+   (boilerplate aside) reference containment. References with
+   ``max(agent_containment, reference_containment) >= min_containment`` are the candidates, so
+   retrieval misses no pair above that threshold: recall is 1 by construction, not a sampling
+   estimate.
+2. **Exact scoring** of the candidates with the pair code of :func:`audit.similarity.compare`
+   (:func:`audit.similarity.pairs.pair_report`) on the stored fingerprints, so every figure
+   (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
+   what brute force reports for that pair.
+
+Why not MinHash LSH. Candidate retrieval by MinHash LSH (datasketch ``MinHashLSH``) thresholds
+the Jaccard index, which is low when a small agent file sits inside a big notebook (a 300-k-gram
+file fully contained in a 3,000-k-gram notebook has Jaccard 0.1, at containment 0.3 it is 0.03).
+``MinHashLSHEnsemble`` is built for containment but estimates it from a 128-256 value sample, so
+its recall at 0.3 on small agent files is below what an audit needs, it must be built in one go
+(no incremental add), and every candidate it returns still has to be scored. The inverted index
+is exact, adds incrementally, and at the sizes measured in ``benchmarks/corpus_index.py`` is fast
+enough; that script also measures ``MinHashLSHEnsemble`` on the same corpus for comparison.
+
+What is stored per reference (a *record*): the fingerprint hashes and k-gram positions in
+document order, for each fingerprint the character offsets of its k-gram's region (start of its
+first token, end of its last), the text's line starts and the notebook cell map. Fragment spans
+and "cell 3, line 2" locations are computed from these without the source text, so a query never
+re-reads or re-tokenizes a reference. For the rare file whose token regions are not in document
+order (trees recovered from syntax errors can be), the full token offsets are stored too. Also
+stored: the corpus path, the sha256 of the file's bytes (re-adding an unchanged file is a no-op)
+and of its code text (for the corpus digest, which equals :func:`audit.similarity.compare`'s).
+
+Storage. By default the index is one SQLite file (a safe format: nothing in it is executed or
+unpickled; numeric arrays are little-endian int32 blobs, zlib-compressed records with a size cap
+on decompression, and every record is checked when read). With a Redis URL the data lives in
+Redis through datasketch's storage layer (``datasketch.storage.ordered_storage`` with a
+``storage_config`` of type ``redis``), so several machines can share and extend one index; the
+local file then only holds the format version and where the data is. The file records the
+format version, the k-gram length and window, and the grammar versions; opening it with other
+options or another grammar version is an error that says so.
+
+Incremental add. Each ``add`` writes a new *segment*: its references' records and, per hash, one
+postings entry for the segment. A changed file's old entry is removed from its segment's postings
+(so document frequencies stay exact) and the new one is written. Re-adding an unchanged file is a
+no-op. Concurrent ``add`` calls on a Redis index may add different files; two writers changing the
+same file at once are not supported.
+
+Naming: a reference's *key* is its POSIX path relative to its corpus root (``owner/slug.ipynb``);
+a *posting key* is a fingerprint hash qualified by the reference's language.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import logging
+import multiprocessing
+import os
+import sqlite3
+import time
+import uuid
+import zlib
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from importlib import metadata
+from itertools import repeat
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from urllib.parse import quote, urlsplit
+
+import numpy as np
+
+from audit.errors import AuditError, ConfigError
+from audit.model import Skipped
+from audit.parsing import LANGUAGES
+from audit.similarity import SimilarityOptions, SimilarityReport
+from audit.similarity.corpus import (
+    MAX_REFERENCE_BYTES,
+    REFERENCE_SUFFIXES,
+    decode_reference,
+    iter_reference_files,
+    load_reference_corpus,
+    read_reference_bytes,
+    reference_id,
+    reference_sort_key,
+)
+from audit.similarity.index import FingerprintIndex, IndexedFile, Role
+from audit.similarity.pairs import PairReport, pair_report
+from audit.similarity.tokenize import TokenizedFile, line_starts, tokenize_text
+from audit.similarity.winnow import HASH_MOD, Fingerprint, fingerprint_tokens
+from audit.units import CellRange, CodeUnit
+
+__all__ = [
+    "CORPUS_INDEX_FORMAT",
+    "CORPUS_INDEX_VERSION",
+    "DEFAULT_MIN_CONTAINMENT",
+    "AddSummary",
+    "CorpusIndex",
+    "CorpusIndexError",
+    "CorpusIndexInfo",
+    "build_corpus_index",
+    "create_corpus_index",
+    "load_corpus_index",
+    "parse_storage",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Value of the ``format`` meta entry: what the file is.
+CORPUS_INDEX_FORMAT = "mleaudit-corpus-index"
+#: Bumped whenever the stored layout changes; other versions are refused with a message.
+CORPUS_INDEX_VERSION = 1
+#: Candidates need ``max(agent_containment, reference_containment)`` at least this high. Low on
+#: purpose: exact scoring then decides, and partial copies of a few cells can have an agent
+#: containment near 0.1.
+DEFAULT_MIN_CONTAINMENT = 0.05
+#: References per segment written by one flush of ``add``.
+SEGMENT_DOCS = 8192
+#: Tokenizer whose fingerprints the index stores (Dolos 3.5.1 node-type tokens).
+TOKENIZER_SCHEME = "dolos-3.5.1-node-types"
+
+#: Posting keys are ``hash + code * _KEY_STRIDE`` with the language's code (hashes < 2**25).
+_KEY_STRIDE = 1 << 25
+_SQLITE_HEADER = b"SQLite format 3\x00"
+_RECORD_MAGIC = b"MLCR\x01"
+#: A record never decompresses past this (a hostile index cannot exhaust memory).
+_MAX_RECORD_BYTES = 256 * 1024 * 1024
+#: SQLite's limit on bound parameters is 32766 in current versions; stay well below.
+_SQL_CHUNK = 900
+_REDIS_PASSWORD_ENV = "MLEAUDIT_REDIS_PASSWORD"
+
+_SQLITE_TABLES = {
+    "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "docs": (
+        "CREATE TABLE docs (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, sha256 TEXT NOT NULL, "
+        "text_sha256 TEXT NOT NULL, language TEXT NOT NULL, segment INTEGER NOT NULL, record BLOB NOT NULL)"
+    ),
+    "postings": (
+        "CREATE TABLE postings (key INTEGER NOT NULL, segment INTEGER NOT NULL, n INTEGER NOT NULL, "
+        "wide INTEGER NOT NULL, docs BLOB NOT NULL, counts BLOB NOT NULL, PRIMARY KEY (key, segment)) WITHOUT ROWID"
+    ),
+    "segments": "CREATE TABLE segments (id INTEGER PRIMARY KEY, stats BLOB NOT NULL)",
+    "skipped": "CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL)",
+}
+
+
+class CorpusIndexError(AuditError):
+    """A corpus index cannot be created, opened or used: not an index, another format version,
+    other options, a corrupt record, an unreachable Redis. The message names the file."""
+
+
+# -- storage configuration ---------------------------------------------------------------------
+
+
+def parse_storage(spec: str | None) -> dict[str, Any] | None:
+    """A datasketch ``storage_config`` from a storage URL.
+
+    Parameters
+    ----------
+    spec : str or None
+        ``None``, ``""`` or ``"sqlite"`` for the default (everything in the index file);
+        ``redis://HOST[:PORT][/DB]`` for Redis. A password is never written into the index:
+        it is read from the ``MLEAUDIT_REDIS_PASSWORD`` environment variable when the index is
+        opened (datasketch's ``{"env": ...}`` convention).
+
+    Returns
+    -------
+    dict or None
+        ``None`` for the index file, else ``{"type": "redis", "redis": {...}}``.
+
+    Raises
+    ------
+    CorpusIndexError
+        For another scheme, a password in the URL, or a bad port or database number.
+
+    Examples
+    --------
+    >>> parse_storage("redis://10.0.0.5:6380/2")["redis"]["port"]
+    6380
+    >>> parse_storage("sqlite") is None
+    True
+    """
+    if spec is None or spec.strip() in ("", "sqlite"):
+        return None
+    parts = urlsplit(spec.strip())
+    if parts.scheme != "redis":
+        raise CorpusIndexError(f"storage {spec!r}: expected 'sqlite' or redis://HOST:PORT/DB")
+    if parts.password or parts.username:
+        raise CorpusIndexError(
+            f"storage {spec!r}: do not put credentials in the URL (they would be stored in the index); "
+            f"set {_REDIS_PASSWORD_ENV} instead"
+        )
+    try:
+        port = parts.port or 6379
+        db_text = parts.path.strip("/") or "0"
+        db = int(db_text)
+    except ValueError as exc:
+        raise CorpusIndexError(f"storage {spec!r}: bad port or database number ({exc})") from exc
+    if db < 0:
+        raise CorpusIndexError(f"storage {spec!r}: database number must be >= 0")
+    return {
+        "type": "redis",
+        "redis": {
+            "host": parts.hostname or "localhost",
+            "port": port,
+            "db": db,
+            "password": {"env": _REDIS_PASSWORD_ENV, "default": None},
+        },
+    }
+
+
+def _describe_storage(storage: Mapping[str, Any] | None) -> str:
+    if not storage:
+        return "sqlite"
+    redis_cfg = storage.get("redis", {})
+    return f"redis://{redis_cfg.get('host')}:{redis_cfg.get('port')}/{redis_cfg.get('db')}"
+
+
+# -- binary layouts ----------------------------------------------------------------------------
+
+
+def _i32(values: Any) -> bytes:
+    return np.asarray(values, dtype="<i4").tobytes()
+
+
+def _delta(values: np.ndarray) -> np.ndarray:
+    return np.diff(np.asarray(values, dtype=np.int64), prepend=0)
+
+
+def _encode_record(
+    *,
+    language: str,
+    source: str,
+    hashes: np.ndarray,
+    kgram_starts: np.ndarray,
+    span_starts: np.ndarray,
+    span_ends: np.ndarray,
+    lines: Sequence[int],
+    cells: Sequence[CellRange],
+    token_starts: Sequence[int] | None,
+    token_ends: Sequence[int] | None,
+) -> bytes:
+    """A reference's record: a JSON header and little-endian int32 arrays, zlib-compressed.
+
+    Positions that only grow (k-gram starts, span offsets, line starts) are stored as deltas,
+    which compress to a fraction of their size; hashes are stored as they are.
+    """
+    header = {
+        "language": language,
+        "source": source,
+        "n": int(len(hashes)),
+        "lines": len(lines),
+        "cells": len(cells),
+        "tokens": 0 if token_starts is None else len(token_starts),
+    }
+    head = json.dumps(header, sort_keys=True).encode()
+    parts = [
+        len(head).to_bytes(4, "little"),
+        head,
+        _i32(hashes),
+        _i32(_delta(kgram_starts)),
+        _i32(_delta(span_starts)),
+        _i32(_delta(span_ends)),
+        _i32(_delta(np.asarray(lines, dtype=np.int64))),
+        _i32([v for c in cells for v in (c.cell_index, c.start_line, c.end_line)]),
+    ]
+    if token_starts is not None and token_ends is not None:
+        parts.append(_i32(token_starts))
+        parts.append(_i32(token_ends))
+    return _RECORD_MAGIC + zlib.compress(b"".join(parts), 1)
+
+
+@dataclass(frozen=True, slots=True)
+class _Record:
+    language: str
+    source: str
+    hashes: np.ndarray
+    kgram_starts: np.ndarray
+    span_starts: np.ndarray
+    span_ends: np.ndarray
+    lines: tuple[int, ...]
+    cells: tuple[CellRange, ...]
+    token_starts: tuple[int, ...] | None
+    token_ends: tuple[int, ...] | None
+
+
+def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
+    """Read and check a record; any inconsistency is a :class:`CorpusIndexError` naming ``where``."""
+
+    def bad(what: str) -> CorpusIndexError:
+        return CorpusIndexError(f"{where}: corrupt record ({what})")
+
+    if not isinstance(blob, (bytes, bytearray, memoryview)) or bytes(blob[: len(_RECORD_MAGIC)]) != _RECORD_MAGIC:
+        raise bad("unknown record layout")
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(bytes(blob[len(_RECORD_MAGIC):]), _MAX_RECORD_BYTES)
+        if inflater.unconsumed_tail:
+            raise bad(f"more than {_MAX_RECORD_BYTES} bytes once decompressed")
+    except zlib.error as exc:
+        raise bad(f"zlib: {exc}") from exc
+    if len(raw) < 4:
+        raise bad("truncated header")
+    head_len = int.from_bytes(raw[:4], "little")
+    try:
+        header = json.loads(raw[4 : 4 + head_len])
+        language, source = str(header["language"]), str(header["source"])
+        n, n_lines, n_cells, n_tokens = (int(header[k]) for k in ("n", "lines", "cells", "tokens"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise bad(f"header: {exc}") from exc
+    sizes = [n, n, n, n, n_lines, 3 * n_cells] + ([n_tokens, n_tokens] if n_tokens else [])
+    if min(sizes) < 0 or 4 + head_len + 4 * sum(sizes) != len(raw):
+        raise bad("array lengths do not match the header")
+    arrays = []
+    offset = 4 + head_len
+    for size in sizes:
+        arrays.append(np.frombuffer(raw, dtype="<i4", count=size, offset=offset).astype(np.int64))
+        offset += 4 * size
+    hashes, kgram_starts = arrays[0], np.cumsum(arrays[1])
+    span_starts, span_ends = np.cumsum(arrays[2]), np.cumsum(arrays[3])
+    lines = np.cumsum(arrays[4])
+    if n and (hashes.min() < 0 or hashes.max() >= HASH_MOD):
+        raise bad("hash out of range")
+    if n and (kgram_starts[0] < 0 or (n > 1 and np.any(np.diff(kgram_starts) <= 0))):
+        raise bad("k-gram positions not increasing")
+    if n and (min(span_starts.min(), span_ends.min()) < 0):
+        raise bad("negative offset")
+    if n_lines < 1 or lines[0] != 0 or (n_lines > 1 and np.any(np.diff(lines) <= 0)):
+        raise bad("line starts")
+    cell_values = arrays[5].reshape(-1, 3) if n_cells else np.zeros((0, 3), dtype=np.int64)
+    if n_cells and (cell_values[:, 0].min() < 0 or cell_values[:, 1].min() < 1 or np.any(cell_values[:, 2] < cell_values[:, 1])):
+        raise bad("cell map")
+    cells = tuple(CellRange(cell_index=int(c), start_line=int(s), end_line=int(e)) for c, s, e in cell_values.tolist())
+    token_starts = token_ends = None
+    if n_tokens:
+        token_starts, token_ends = tuple(arrays[6].tolist()), tuple(arrays[7].tolist())
+        if n and kgram_starts[-1] + kgram_length - 1 >= n_tokens:
+            raise bad("k-gram past the last token")
+    return _Record(
+        language=language,
+        source=source,
+        hashes=hashes,
+        kgram_starts=kgram_starts,
+        span_starts=span_starts,
+        span_ends=span_ends,
+        lines=tuple(lines.tolist()),
+        cells=cells,
+        token_starts=token_starts,
+        token_ends=token_ends,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class _Posting:
+    """One postings entry: the references of one segment that contain one posting key.
+
+    ``docs`` are little-endian int32 reference ids (ascending), ``counts`` the occurrences of the
+    hash in each, uint16 (``wide`` False) or uint32 when a count does not fit. Kept as bytes so
+    a query can join the entries of many keys and read them with one ``numpy.frombuffer``.
+    ``token`` tells the backend which stored entry this is (for replacing it).
+    """
+
+    token: Any
+    docs: bytes
+    counts: bytes
+    wide: bool
+
+    @property
+    def size(self) -> int:
+        return len(self.docs) // 4
+
+    def arrays(self, where: str) -> tuple[np.ndarray, np.ndarray]:
+        n = len(self.docs) // 4
+        width = 4 if self.wide else 2
+        if len(self.docs) % 4 or len(self.counts) != n * width:
+            raise CorpusIndexError(f"{where}: corrupt postings entry")
+        return (np.frombuffer(self.docs, dtype="<i4"),
+                np.frombuffer(self.counts, dtype="<u4" if self.wide else "<u2"))
+
+
+def _encode_postings(docs: np.ndarray, counts: np.ndarray, token: Any = None) -> _Posting:
+    wide = bool(counts.size and int(counts.max()) > 0xFFFF)
+    return _Posting(token=token, docs=np.asarray(docs, dtype="<i4").tobytes(),
+                    counts=np.asarray(counts, dtype="<u4" if wide else "<u2").tobytes(), wide=wide)
+
+
+def _pack_posting(posting: _Posting) -> bytes:
+    """A postings entry as one value (Redis lists hold one bytes value per item)."""
+    return (b"\x04" if posting.wide else b"\x02") + len(posting.docs).to_bytes(4, "little") + posting.docs + posting.counts
+
+
+def _unpack_posting(blob: bytes, where: str) -> _Posting:
+    if len(blob) < 5 or blob[0] not in (2, 4):
+        raise CorpusIndexError(f"{where}: corrupt postings entry")
+    size = int.from_bytes(blob[1:5], "little")
+    return _Posting(token=blob, docs=blob[5 : 5 + size], counts=blob[5 + size :], wide=blob[0] == 4)
+
+
+def _encode_stats(docs: np.ndarray, countable: np.ndarray) -> bytes:
+    return np.asarray(docs, dtype="<i4").tobytes() + np.asarray(countable, dtype="<i4").tobytes()
+
+
+def _decode_stats(blob: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
+    if len(blob) % 8:
+        raise CorpusIndexError(f"{where}: corrupt segment statistics")
+    n = len(blob) // 8
+    return np.frombuffer(blob, dtype="<i4", count=n), np.frombuffer(blob, dtype="<i4", count=n, offset=4 * n)
+
+
+def _text_sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
+
+
+def _grammar_versions() -> dict[str, str]:
+    versions = {"tree-sitter": _dist_version("tree-sitter")}
+    for name, (module, _) in sorted(LANGUAGES.items()):
+        versions[name] = _dist_version(module.replace("_", "-"))
+    return versions
+
+
+def _dist_version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+# -- fingerprinting one reference (runs in worker processes) ------------------------------------
+
+#: What a worker returns: ("indexed", key, sha256, text_sha256, language, n_fingerprints, record,
+#: unique hashes (int64 bytes), their counts (int64 bytes)), ("unchanged", key) or
+#: ("skipped", key, reason).
+_Result = tuple
+
+
+def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray, int]:
+    """Tokenize and winnow one reference: its record, fingerprint hashes (document order) and count."""
+    tokens = tokenize_text(unit.text, unit.language, unit.path)
+    fingerprints = fingerprint_tokens(tokens.tokens, k, w)
+    n = len(fingerprints)
+    hashes = np.array([f.hash for f in fingerprints], dtype=np.int64)
+    kgram_starts = [f.start for f in fingerprints]
+    starts, ends = tokens.starts, tokens.ends
+    # The tokenizer already knows whether its regions are in document order and where lines
+    # start; ask it rather than redo the work on every reference (fall back when it does not say).
+    ordered = getattr(tokens, "_ordered", None)
+    if ordered is None:
+        ordered = bool(np.all(np.diff(np.asarray(starts)) >= 0) and np.all(np.diff(np.asarray(ends)) >= 0))
+    lines = getattr(tokens, "_lines", None) or line_starts(unit.text)
+    record = _encode_record(
+        language=unit.language,
+        source=unit.source,
+        hashes=hashes,
+        kgram_starts=np.array(kgram_starts, dtype=np.int64),
+        span_starts=np.array([starts[s] for s in kgram_starts], dtype=np.int64),
+        span_ends=np.array([ends[s + k - 1] for s in kgram_starts], dtype=np.int64),
+        lines=lines,
+        cells=unit.cells,
+        # Regions out of document order: a fragment's span is then the min/max over its tokens,
+        # which needs every token's offsets.
+        token_starts=None if ordered else starts,
+        token_ends=None if ordered else ends,
+    )
+    return record, hashes, n
+
+
+def _index_file(task: tuple) -> _Result:
+    """Worker: read, hash, decode and fingerprint one file (``task`` = path, key, max_bytes, k,
+    window, sha256 of the indexed version or "")."""
+    path, key, max_bytes, k, w, known_sha = task
+    data = read_reference_bytes(path, key, max_bytes=max_bytes)
+    if isinstance(data, Skipped):
+        return ("skipped", key, data.reason)
+    sha = hashlib.sha256(data).hexdigest()
+    if sha == known_sha:
+        return ("unchanged", key)
+    unit = decode_reference(data, key)
+    if isinstance(unit, Skipped):
+        return ("skipped", key, unit.reason)
+    try:
+        record, hashes, n = _fingerprint_unit(unit, k, w)
+    except Exception as exc:  # noqa: BLE001 - one hostile file must not stop a corpus build
+        logger.warning("cannot fingerprint %s: %s", key, exc)
+        return ("skipped", key, f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
+    unique, counts = np.unique(hashes, return_counts=True)
+    return ("indexed", key, sha, _text_sha256(unit.text), unit.language, n, record,
+            unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes())
+
+
+# -- storage backends --------------------------------------------------------------------------
+
+
+class _Backend(Protocol):
+    """Where an index's data lives (:class:`_SQLiteBackend`, :class:`_RedisBackend`).
+
+    Counters (``allocate``) hand out reference and segment ids; ``begin``/``commit`` bracket
+    one flush of ``add`` (a transaction in SQLite, nothing in Redis).
+    """
+
+    def read_meta(self, key: str) -> Any: ...
+    def write_meta(self, key: str, value: Any) -> None: ...
+    def allocate(self, counter: str, n: int) -> int: ...
+    def lookup(self, paths: Sequence[str]) -> dict[str, tuple[int, str, int]]: ...
+    def digest_rows(self) -> list[tuple[str, str, str]]: ...
+    def count_docs(self) -> int: ...
+    def paths(self, ids: Sequence[int]) -> dict[int, str]: ...
+    def records(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]: ...
+    def write_segment(self, segment: int, docs: list[tuple], postings: list[tuple[int, _Posting]], stats: bytes) -> None: ...
+    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]: ...
+    def frequencies(self, keys: Sequence[int]) -> dict[int, int]: ...
+    def replace_posting(self, key: int, old: _Posting, new: _Posting | None) -> None: ...
+    def segment_stats(self) -> list[tuple[int, bytes]]: ...
+    def replace_segment_stats(self, segment: int, blob: bytes) -> None: ...
+    def delete_docs(self, rows: Sequence[tuple[int, str]]) -> None: ...
+    def set_skipped(self, items: Mapping[str, str]) -> None: ...
+    def remove_skipped(self, paths: Iterable[str]) -> None: ...
+    def skipped(self) -> list[tuple[str, str]]: ...
+    def begin(self) -> None: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def _chunks(items: Sequence[Any], size: int = _SQL_CHUNK) -> Iterator[Sequence[Any]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class _SQLiteBackend(_Backend):
+    """Everything in the index file itself."""
+
+    def __init__(self, connection: sqlite3.Connection, path: Path) -> None:
+        self.db = connection
+        self.path = path
+
+    def read_meta(self, key: str) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def write_meta(self, key: str, value: Any) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, json.dumps(value, sort_keys=True)))
+
+    def allocate(self, counter: str, n: int) -> int:
+        first = int(self.read_meta(f"next_{counter}") or 0)
+        self.write_meta(f"next_{counter}", first + n)
+        return first
+
+    def lookup(self, paths: Sequence[str]) -> dict[str, tuple[int, str, int]]:
+        found = {}
+        for chunk in _chunks(list(paths)):
+            marks = ",".join("?" * len(chunk))
+            for path, doc, sha, segment in self.db.execute(
+                f"SELECT path, id, sha256, segment FROM docs WHERE path IN ({marks})", tuple(chunk)
+            ):
+                found[path] = (doc, sha, segment)
+        return found
+
+    def digest_rows(self) -> list[tuple[str, str, str]]:
+        return list(self.db.execute("SELECT path, language, text_sha256 FROM docs"))
+
+    def count_docs(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM docs").fetchone()[0])
+
+    def paths(self, ids: Sequence[int]) -> dict[int, str]:
+        found = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.db.execute(f"SELECT id, path FROM docs WHERE id IN ({marks})", tuple(chunk)))
+        return found
+
+    def records(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        found = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            for doc, path, record in self.db.execute(
+                f"SELECT id, path, record FROM docs WHERE id IN ({marks})", tuple(chunk)
+            ):
+                found[doc] = (path, record)
+        return found
+
+    def write_segment(self, segment: int, docs: list[tuple], postings: list[tuple[int, _Posting]], stats: bytes) -> None:
+        self.db.executemany(
+            "INSERT INTO docs(id, path, sha256, text_sha256, language, segment, record) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(doc, path, sha, text_sha, language, segment, record) for doc, path, sha, text_sha, language, record in docs],
+        )
+        self.db.executemany(
+            "INSERT INTO postings(key, segment, n, wide, docs, counts) VALUES (?, ?, ?, ?, ?, ?)",
+            [(key, segment, p.size, int(p.wide), p.docs, p.counts) for key, p in postings],
+        )
+        self.db.execute("INSERT INTO segments(id, stats) VALUES (?, ?)", (segment, stats))
+
+    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]:
+        found: dict[int, list[_Posting]] = {}
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            for key, segment, wide, docs, counts in self.db.execute(
+                f"SELECT key, segment, wide, docs, counts FROM postings WHERE key IN ({marks})", tuple(chunk)
+            ):
+                found.setdefault(key, []).append(_Posting(token=segment, docs=docs, counts=counts, wide=bool(wide)))
+        return found
+
+    def frequencies(self, keys: Sequence[int]) -> dict[int, int]:
+        found: dict[int, int] = {}
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            for key, total in self.db.execute(
+                f"SELECT key, SUM(n) FROM postings WHERE key IN ({marks}) GROUP BY key", tuple(chunk)
+            ):
+                found[key] = int(total)
+        return found
+
+    def replace_posting(self, key: int, old: _Posting, new: _Posting | None) -> None:
+        if new is None or not new.size:
+            self.db.execute("DELETE FROM postings WHERE key = ? AND segment = ?", (key, old.token))
+        else:
+            self.db.execute("UPDATE postings SET n = ?, wide = ?, docs = ?, counts = ? WHERE key = ? AND segment = ?",
+                            (new.size, int(new.wide), new.docs, new.counts, key, old.token))
+
+    def segment_stats(self) -> list[tuple[int, bytes]]:
+        return list(self.db.execute("SELECT id, stats FROM segments"))
+
+    def replace_segment_stats(self, segment: int, blob: bytes) -> None:
+        self.db.execute("UPDATE segments SET stats = ? WHERE id = ?", (blob, segment))
+
+    def delete_docs(self, rows: Sequence[tuple[int, str]]) -> None:
+        self.db.executemany("DELETE FROM docs WHERE id = ?", [(doc,) for doc, _ in rows])
+
+    def set_skipped(self, items: Mapping[str, str]) -> None:
+        self.db.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", list(items.items()))
+
+    def remove_skipped(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in paths])
+
+    def skipped(self) -> list[tuple[str, str]]:
+        return list(self.db.execute("SELECT path, reason FROM skipped"))
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
+    def close(self) -> None:
+        self.db.close()
+
+
+class _RedisBackend(_Backend):
+    """The index's data in Redis, through datasketch's storage layer (``ordered_storage``).
+
+    Each kind of data is one datasketch list storage under the index's key prefix: ``meta``
+    (JSON), ``docs`` (doc id -> record), ``paths`` (path -> JSON of id, sha256, segment,
+    language, text sha256), ``post`` (posting key -> one entry per segment), ``segs`` (segment ->
+    statistics) and ``skipped`` (path -> reason). Counters use Redis ``INCRBY`` so that several
+    machines can add at once.
+    """
+
+    def __init__(self, storage: Mapping[str, Any], basename: str, where: str) -> None:
+        try:
+            import redis  # noqa: F401 - datasketch's Redis storage needs it
+            from datasketch.storage import ordered_storage
+        except ImportError as exc:
+            raise CorpusIndexError(
+                f"{where}: Redis storage needs the 'redis' package (pip install 'mleaudit[redis]')"
+            ) from exc
+        config = {"type": "redis", "redis": dict(storage["redis"])}
+        prefix = basename.encode()
+        self.where = where
+        self.prefix = prefix
+        parameters = _redis_parameters(config["redis"])
+        try:
+            # Fail fast when nobody listens: the client's default retries with backoff would
+            # take seconds to say so.
+            from redis.backoff import NoBackoff
+            from redis.retry import Retry
+
+            probe = redis.Redis(**parameters, retry=Retry(NoBackoff(), 0), socket_connect_timeout=10)
+            probe.ping()
+            probe.close()
+        except redis.RedisError as exc:
+            raise CorpusIndexError(f"{where}: cannot reach Redis at {_describe_storage(storage)} ({exc})") from exc
+        self._meta = ordered_storage(config, name=prefix + b":meta")
+        self._docs = ordered_storage(config, name=prefix + b":docs")
+        self._paths = ordered_storage(config, name=prefix + b":paths")
+        self._post = ordered_storage(config, name=prefix + b":post")
+        self._segs = ordered_storage(config, name=prefix + b":segs")
+        self._skip = ordered_storage(config, name=prefix + b":skipped")
+        # Counters need an atomic increment and list items a removal by value, which
+        # datasketch's storages do not offer (its ``remove_val`` calls ``lrem`` with the
+        # arguments of redis-py 2); the client is built from the same parameters.
+        self._client = redis.Redis(**parameters)
+
+    @staticmethod
+    def _one(values: list) -> bytes | None:
+        return values[-1] if values else None
+
+    def _put(self, storage: Any, key: str, value: bytes) -> None:
+        storage.remove(key)
+        storage.insert(key, value)
+
+    def read_meta(self, key: str) -> Any:
+        value = self._one(self._meta.get(key))
+        return None if value is None else json.loads(value)
+
+    def write_meta(self, key: str, value: Any) -> None:
+        self._put(self._meta, key, json.dumps(value, sort_keys=True).encode())
+
+    def allocate(self, counter: str, n: int) -> int:
+        return int(self._client.incrby(self.prefix + b":next_" + counter.encode(), n)) - n
+
+    def lookup(self, paths: Sequence[str]) -> dict[str, tuple[int, str, int]]:
+        found = {}
+        paths = list(paths)
+        for chunk in _chunks(paths, 5000):
+            for path, values in zip(chunk, self._paths.getmany(*chunk)):
+                if values:
+                    info = json.loads(values[-1])
+                    found[path] = (int(info["id"]), str(info["sha256"]), int(info["segment"]))
+        return found
+
+    def _all_paths(self) -> list[str]:
+        return [k.decode() if isinstance(k, bytes) else k for k in self._paths.keys()]
+
+    def digest_rows(self) -> list[tuple[str, str, str]]:
+        rows = []
+        paths = self._all_paths()
+        for chunk in _chunks(paths, 5000):
+            for path, values in zip(chunk, self._paths.getmany(*chunk)):
+                if values:
+                    info = json.loads(values[-1])
+                    rows.append((path, info["language"], info["text_sha256"]))
+        return rows
+
+    def count_docs(self) -> int:
+        return int(self._paths.size())
+
+    def paths(self, ids: Sequence[int]) -> dict[int, str]:
+        return {doc: path for doc, (path, _) in self.records(ids).items()}
+
+    def records(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]:
+        found = {}
+        ids = list(ids)
+        for chunk in _chunks(ids, 5000):
+            for doc, values in zip(chunk, self._docs.getmany(*[str(d) for d in chunk])):
+                if values:
+                    blob = values[-1]
+                    path_len = int.from_bytes(blob[:4], "little")
+                    found[doc] = (blob[4 : 4 + path_len].decode(), blob[4 + path_len :])
+        return found
+
+    def write_segment(self, segment: int, docs: list[tuple], postings: list[tuple[int, _Posting]], stats: bytes) -> None:
+        for doc, path, sha, text_sha, language, record in docs:
+            encoded = path.encode()
+            self._docs.insert(str(doc), len(encoded).to_bytes(4, "little") + encoded + record, buffer=True)
+            info = {"id": doc, "sha256": sha, "segment": segment, "language": language, "text_sha256": text_sha}
+            self._paths.remove(path, buffer=True)
+            self._paths.insert(path, json.dumps(info, sort_keys=True).encode(), buffer=True)
+        self._docs.empty_buffer()
+        self._paths.empty_buffer()
+        for key, posting in postings:
+            self._post.insert(str(key), _pack_posting(posting), buffer=True)
+        self._post.empty_buffer()
+        self._put(self._segs, str(segment), stats)
+
+    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]:
+        found: dict[int, list[_Posting]] = {}
+        keys = list(keys)
+        for chunk in _chunks(keys, 5000):
+            for key, values in zip(chunk, self._post.getmany(*[str(k) for k in chunk])):
+                if values:
+                    found[key] = [_unpack_posting(blob, f"{self.where}: postings of {key}") for blob in values]
+        return found
+
+    def frequencies(self, keys: Sequence[int]) -> dict[int, int]:
+        return {key: sum(p.size for p in entries) for key, entries in self.postings(keys).items()}
+
+    def replace_posting(self, key: int, old: _Posting, new: _Posting | None) -> None:
+        self._client.lrem(self._post.redis_key(str(key)), 1, old.token)
+        if new is not None and new.size:
+            self._post.insert(str(key), _pack_posting(new))
+
+    def segment_stats(self) -> list[tuple[int, bytes]]:
+        keys = [k.decode() if isinstance(k, bytes) else k for k in self._segs.keys()]
+        return [(int(k), v[-1]) for k, v in zip(keys, self._segs.getmany(*keys)) if v] if keys else []
+
+    def replace_segment_stats(self, segment: int, blob: bytes) -> None:
+        self._put(self._segs, str(segment), blob)
+
+    def delete_docs(self, rows: Sequence[tuple[int, str]]) -> None:
+        if rows:
+            self._docs.remove(*[str(doc) for doc, _ in rows])
+            self._paths.remove(*[path for _, path in rows])
+
+    def set_skipped(self, items: Mapping[str, str]) -> None:
+        for path, reason in items.items():
+            self._put(self._skip, path, reason.encode())
+
+    def remove_skipped(self, paths: Iterable[str]) -> None:
+        paths = list(paths)
+        if paths:
+            self._skip.remove(*paths)
+
+    def skipped(self) -> list[tuple[str, str]]:
+        keys = [k.decode() if isinstance(k, bytes) else k for k in self._skip.keys()]
+        if not keys:
+            return []
+        return [(k, v[-1].decode()) for k, v in zip(keys, self._skip.getmany(*keys)) if v]
+
+    def begin(self) -> None:
+        pass
+
+    def commit(self) -> None:
+        pass
+
+    def rollback(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def _redis_parameters(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``redis.Redis`` keyword arguments from a datasketch Redis config (``{"env": NAME,
+    "default": value}`` entries are read from the environment, as datasketch reads them)."""
+    parameters = {}
+    for key, value in config.items():
+        if isinstance(value, dict) and "env" in value:
+            value = os.environ.get(str(value["env"]), value.get("default"))
+        parameters[key] = value
+    return parameters
+
+
+# -- opening index files -----------------------------------------------------------------------
+
+
+def _connect(path: Path, *, create: bool, writable: bool) -> sqlite3.Connection:
+    mode = "rwc" if create else ("rw" if writable else "ro")
+    uri = f"file:{quote(str(path.resolve()))}?mode={mode}"
+    try:
+        connection = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0)
+        # An index may come from someone else: never run SQL stored in its schema, and check
+        # page integrity while reading.
+        connection.execute("PRAGMA trusted_schema = OFF")
+        connection.execute("PRAGMA cell_size_check = ON")
+        if writable or create:
+            connection.execute("PRAGMA synchronous = NORMAL")
+            connection.execute("PRAGMA cache_size = -65536")
+    except sqlite3.Error as exc:
+        raise CorpusIndexError(f"{path}: cannot open the corpus index ({exc})") from exc
+    return connection
+
+
+def _check_schema(connection: sqlite3.Connection, path: Path, tables: set[str]) -> None:
+    try:
+        rows = list(connection.execute("SELECT type, name, sql FROM sqlite_master"))
+    except sqlite3.DatabaseError as exc:
+        raise CorpusIndexError(f"{path}: not a corpus index ({exc})") from exc
+    found = {name for kind, name, _ in rows if kind == "table"}
+    changed = sorted(name for kind, name, sql in rows if kind == "table" and name in _SQLITE_TABLES
+                     and sql != _SQLITE_TABLES[name])
+    rows = [(kind, name) for kind, name, _ in rows]
+    unexpected = [
+        f"{kind} {name}" for kind, name in rows
+        if not (kind == "table" and name in _SQLITE_TABLES) and not (kind == "index" and name.startswith("sqlite_autoindex_"))
+    ]
+    if "meta" not in found:
+        raise CorpusIndexError(f"{path}: not a corpus index (an SQLite file without the 'meta' table)")
+    if unexpected:
+        raise CorpusIndexError(f"{path}: not a corpus index (unexpected schema objects: {', '.join(unexpected)})")
+    if not tables <= found:
+        raise CorpusIndexError(f"{path}: corpus index is missing tables {', '.join(sorted(tables - found))}")
+    if changed:
+        raise CorpusIndexError(f"{path}: corpus index tables {', '.join(changed)} have another layout; rebuild it")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AddSummary:
+    """What one ``build`` or ``add`` did.
+
+    Attributes
+    ----------
+    added, replaced, unchanged : int
+        New references; references whose file changed (old entry removed, new one written);
+        files identical (sha256) to their indexed entry, left as they were.
+    removed : int
+        Indexed references whose file is now unusable (listed in ``skipped`` instead).
+    skipped : tuple of Skipped
+        Files of this call that were left out, with the reason.
+    seconds : float
+        Wall time.
+    """
+
+    added: int = 0
+    replaced: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: tuple[Skipped, ...] = ()
+    seconds: float = 0.0
+
+    @property
+    def files(self) -> int:
+        """Files looked at (every outcome)."""
+        return self.added + self.replaced + self.unchanged + self.removed + len(self.skipped)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "added": self.added,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "skipped": [s.to_dict() for s in self.skipped],
+            "seconds": self.seconds,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CorpusIndexInfo:
+    """A corpus index at a glance (``mleaudit corpus info``).
+
+    Attributes
+    ----------
+    path : str
+        The index file.
+    format_version : int
+    storage : str
+        ``"sqlite"`` or the Redis URL (without credentials).
+    options : dict
+        ``kgram_length`` and ``kgrams_in_window`` the fingerprints were made with.
+    fingerprint_scheme : dict
+        Tokenizer and grammar versions.
+    references, skipped, segments : int
+        Indexed references; files listed as skipped; postings segments (one per flush of ``add``).
+    languages : tuple of str
+        Grammars of the indexed references.
+    roots : tuple of str
+        Corpus folders given to ``build`` and ``add`` (absolute, as recorded).
+    boilerplate : tuple of str
+        Boilerplate files whose fingerprints are ignored.
+    corpus_digest : str
+        Equals :attr:`audit.similarity.SimilarityReport.corpus_digest` of a brute-force
+        comparison with the same single corpus folder and boilerplate.
+    created_at, updated_at, tool_version : str
+    size_bytes : int or None
+        Size of the index file (SQLite storage only).
+    """
+
+    path: str
+    format_version: int
+    storage: str
+    options: dict[str, Any]
+    fingerprint_scheme: dict[str, Any]
+    references: int
+    skipped: int
+    segments: int
+    languages: tuple[str, ...]
+    roots: tuple[str, ...]
+    boilerplate: tuple[str, ...]
+    corpus_digest: str
+    created_at: str
+    updated_at: str
+    tool_version: str
+    size_bytes: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format_version": self.format_version,
+            "storage": self.storage,
+            "options": dict(self.options),
+            "fingerprint_scheme": dict(self.fingerprint_scheme),
+            "references": self.references,
+            "skipped": self.skipped,
+            "segments": self.segments,
+            "languages": list(self.languages),
+            "roots": list(self.roots),
+            "boilerplate": list(self.boilerplate),
+            "corpus_digest": self.corpus_digest,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "tool_version": self.tool_version,
+            "size_bytes": self.size_bytes,
+        }
+
+
+_FINGERPRINT_SLOTS = tuple(getattr(Fingerprint, name).__set__ for name in ("hash", "start", "stop", "index"))
+
+
+def _fingerprints(hashes: np.ndarray, starts: np.ndarray, k: int) -> tuple[Fingerprint, ...]:
+    """``Fingerprint`` records of a stored reference, equal to the ones winnowing made.
+
+    Filled slot by slot (``object.__new__`` and the slot descriptors) rather than through the
+    frozen dataclass's ``__init__``, which sets each field with ``object.__setattr__`` and costs
+    more than the rest of loading a candidate.
+    """
+    n = len(hashes)
+    made = list(map(object.__new__, repeat(Fingerprint, n)))
+    columns = (hashes.tolist(), starts.tolist(), (starts + (k - 1)).tolist(), range(n))
+    for setter, column in zip(_FINGERPRINT_SLOTS, columns):
+        deque(map(setter, made, column), maxlen=0)
+    return tuple(made)
+
+
+def _occurrences(hashes: np.ndarray) -> dict[int, tuple[int, ...]]:
+    """Hash -> fingerprint indices where it occurs (ascending), keys in order of first occurrence,
+    as :class:`IndexedFile` holds them."""
+    if not len(hashes):
+        return {}
+    order = np.argsort(hashes, kind="stable")
+    ordered = hashes[order]
+    cuts = (np.flatnonzero(np.diff(ordered)) + 1).tolist()
+    edges = [0, *cuts, len(order)]
+    positions = order.tolist()
+    values = ordered[edges[:-1]].tolist()
+    # A stable sort puts each hash's first occurrence first in its group.
+    firsts = [positions[a] for a in edges[:-1]]
+    by_first = sorted(range(len(values)), key=firsts.__getitem__)
+    return {values[g]: tuple(positions[edges[g] : edges[g + 1]]) for g in by_first}
+
+
+def _guarded(method: Callable) -> Callable:
+    """Report storage failures (a damaged SQLite file, a Redis outage) as :class:`CorpusIndexError`."""
+
+    @functools.wraps(method)
+    def wrapper(self: "CorpusIndex", *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.Error as exc:
+            raise CorpusIndexError(f"{self.path}: storage error ({exc})") from exc
+        except Exception as exc:
+            if type(exc).__module__.split(".")[0] == "redis":
+                raise CorpusIndexError(f"{self.path}: Redis error ({exc})") from exc
+            raise
+
+    return wrapper
+
+
+class _StoredTokens:
+    """Stands in for a reference's :class:`TokenizedFile` in the pair code: it answers
+    ``tokens_span`` for the k-gram bounds of stored fingerprints, from stored offsets."""
+
+    __slots__ = ("path", "language", "_spans", "_start_at", "_end_at", "_token_starts", "_token_ends")
+
+    def __init__(self, path: str, record: _Record, kgram_length: int) -> None:
+        self.path = path
+        self.language = record.language
+        # offsets_span only needs the path and the line starts.
+        self._spans = TokenizedFile(
+            path=path, language=record.language, text="", tokens=(), starts=(), ends=(), _lines=record.lines
+        )
+        starts = record.kgram_starts.tolist()
+        self._start_at = dict(zip(starts, record.span_starts.tolist()))
+        self._end_at = dict(zip((s + kgram_length - 1 for s in starts), record.span_ends.tolist()))
+        self._token_starts = record.token_starts
+        self._token_ends = record.token_ends
+
+    def tokens_span(self, first: int, last: int):
+        """The span from the start of token ``first`` to the end of token ``last`` (k-gram bounds)."""
+        if self._token_starts is not None:
+            start = min(self._token_starts[first : last + 1])
+            end = max(self._token_ends[first : last + 1])
+        else:
+            try:
+                start, end = self._start_at[first], self._end_at[last]
+            except KeyError as exc:
+                raise CorpusIndexError(f"{self.path}: token {exc} is not a stored k-gram bound") from exc
+        return self._spans.offsets_span(start, end)
+
+
+@dataclass(frozen=True, slots=True)
+class _Retrieval:
+    """Postings summed for one agent file: the references sharing a counted hash, with exact
+    covered counts on both sides."""
+
+    docs: np.ndarray  # reference ids
+    agent_containment: np.ndarray
+    reference_containment: np.ndarray  # lower bound when df-ignored hashes are in play
+    ignored: frozenset[int]  # raw hashes of the agent that do not count (boilerplate, too common)
+
+
+class CorpusIndex:
+    """An open corpus index. Get one from :func:`load_corpus_index` or :func:`create_corpus_index`.
+
+    Use :meth:`compare` as a drop-in for :func:`audit.similarity.compare` over the whole corpus,
+    :meth:`candidates` for retrieval alone, :meth:`add` to index more files, :meth:`info` for a
+    summary. Close it (or use it as a context manager) when done.
+    """
+
+    def __init__(self, path: Path, local: sqlite3.Connection, backend: _Backend, *, writable: bool) -> None:
+        self.path = path
+        self._local = local
+        self._backend = backend
+        self._writable = writable
+        self._meta: dict[str, Any] = backend.read_meta("index") or {}
+        self._boilerplate_hashes = np.array(sorted(backend.read_meta("boilerplate_hashes") or []), dtype=np.int64)
+        self._boilerplate_set = frozenset(self._boilerplate_hashes.tolist())
+        opts = self._meta.get("options", {})
+        self._k = int(opts.get("kgram_length", 0))
+        self._w = int(opts.get("kgrams_in_window", 0))
+        self._languages: list[str] = list(self._meta.get("languages", []))
+
+    # -- context management ----------------------------------------------------------------------
+
+    def __enter__(self) -> "CorpusIndex":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the index file (and the Redis connection)."""
+        if self._backend is not None:
+            self._backend.close()
+            if self._local is not getattr(self._backend, "db", None):
+                self._local.close()
+            self._backend = None  # type: ignore[assignment]
+
+    # -- properties ------------------------------------------------------------------------------
+
+    @property
+    def options(self) -> SimilarityOptions:
+        """Options with the k-gram length and window the fingerprints were made with."""
+        return SimilarityOptions(kgram_length=self._k, kgrams_in_window=self._w)
+
+    @property
+    def storage(self) -> str:
+        return _describe_storage(self._local_meta("storage"))
+
+    def _local_meta(self, key: str) -> Any:
+        row = self._local.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def _open_backend(self) -> _Backend:
+        if self._backend is None:
+            raise CorpusIndexError(f"{self.path}: the corpus index is closed")
+        return self._backend
+
+    @_guarded
+    def info(self) -> CorpusIndexInfo:
+        """Counts, options and provenance of the index."""
+        backend = self._open_backend()
+        size = self.path.stat().st_size if isinstance(backend, _SQLiteBackend) else None
+        return CorpusIndexInfo(
+            path=str(self.path),
+            format_version=int(self._local_meta("format_version")),
+            storage=self.storage,
+            options={"kgram_length": self._k, "kgrams_in_window": self._w},
+            fingerprint_scheme=dict(self._meta.get("fingerprint_scheme", {})),
+            references=backend.count_docs(),
+            skipped=len(backend.skipped()),
+            segments=len(backend.segment_stats()),
+            languages=tuple(sorted({row[1] for row in backend.digest_rows()})),
+            roots=tuple(self._meta.get("roots", [])),
+            boilerplate=tuple(b["path"] for b in self._meta.get("boilerplate", [])),
+            corpus_digest=str(self._meta.get("corpus_digest", "")),
+            created_at=str(self._meta.get("created_at", "")),
+            updated_at=str(self._meta.get("updated_at", "")),
+            tool_version=str(self._meta.get("tool_version", "")),
+            size_bytes=size,
+        )
+
+    @_guarded
+    def skipped(self) -> tuple[Skipped, ...]:
+        """Files left out of the index, with the reason, in corpus order."""
+        rows = self._open_backend().skipped()
+        return tuple(Skipped(path=p, reason=r) for p, r in sorted(rows, key=lambda row: reference_sort_key(row[0])))
+
+    # -- adding ------------------------------------------------------------------------------------
+
+    def _plan(self, paths: Sequence[str | Path], root: str | Path | None
+              ) -> tuple[list[tuple[Path, str]], list[Skipped], list[Skipped], list[str]]:
+        """Files to read with their keys; files skipped by name; second files for a key already
+        taken in this call (reported, not recorded in the index); folders that become roots."""
+        roots = [Path(r) for r in self._meta.get("roots", [])]
+        explicit = Path(root).resolve() if root is not None else None
+        if explicit is not None and not explicit.is_dir():
+            raise CorpusIndexError(f"--root {str(root)!r} is not a folder")
+        tasks: list[tuple[Path, str]] = []
+        skipped: list[Skipped] = []
+        duplicates: list[Skipped] = []
+        new_roots: list[str] = []
+        taken: dict[str, Path] = {}
+
+        def base_for(target: Path, default: Path) -> Path:
+            if explicit is not None:
+                if not target.is_relative_to(explicit):
+                    raise CorpusIndexError(f"{target} is not inside --root {explicit}")
+                return explicit
+            for known in roots:
+                if target.is_relative_to(known):
+                    return known
+            return default
+
+        def take(file: Path, base: Path) -> None:
+            key = file.relative_to(base).as_posix()
+            try:
+                key.encode("utf-8")
+            except UnicodeEncodeError:
+                escaped = key.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="backslashreplace")
+                skipped.append(Skipped(path=escaped, reason="file name is not valid UTF-8"))
+                return
+            if key in taken:
+                duplicates.append(Skipped(path=key, reason=f"duplicate corpus path (already taken by {taken[key]})"))
+                return
+            taken[key] = file
+            tasks.append((file, key))
+
+        for given in paths:
+            target = Path(given)
+            if not target.exists() and not target.is_symlink():
+                raise CorpusIndexError(f"{given}: no such file or folder")
+            if target.is_dir():
+                # A folder named on the command line is followed even through a link; links
+                # inside the corpus are not (the reader lists them as skipped).
+                absolute = target.resolve()
+            else:
+                absolute = target.parent.resolve() / target.name
+            if target.is_dir():
+                base = base_for(absolute, absolute)
+                if str(base) not in new_roots and base not in roots:
+                    new_roots.append(str(base))
+                for file, _ in iter_reference_files(absolute):
+                    take(file, base)
+            else:
+                base = base_for(absolute, absolute.parent)
+                if not absolute.name.lower().endswith(REFERENCE_SUFFIXES):
+                    skipped.append(Skipped(path=absolute.relative_to(base).as_posix(),
+                                           reason=f"not a kernel file (expected {' or '.join(REFERENCE_SUFFIXES)})"))
+                    continue
+                take(absolute, base)
+        return tasks, skipped, duplicates, new_roots
+
+    @_guarded
+    def add(
+        self,
+        paths: Sequence[str | Path],
+        *,
+        root: str | Path | None = None,
+        jobs: int = 1,
+        max_bytes: int = MAX_REFERENCE_BYTES,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> AddSummary:
+        """Index more kernels: new files are added, changed files replaced, unchanged ones left alone.
+
+        Parameters
+        ----------
+        paths : sequence of str or Path
+            Kernel files (``.py``, ``.ipynb``) and folders (searched recursively, as
+            :func:`audit.similarity.load_reference_corpus` does).
+        root : str or Path, optional
+            Corpus root the keys are relative to. By default: the recorded root (from ``build``
+            or an earlier ``add``) that contains the path, else the folder itself, or a file's
+            parent folder.
+        jobs : int, default 1
+            Worker processes for reading and fingerprinting.
+        max_bytes : int, optional
+            Larger files are skipped with a reason.
+        progress : callable, optional
+            Called as ``progress(done, total)`` every few hundred files.
+
+        Returns
+        -------
+        AddSummary
+
+        Raises
+        ------
+        CorpusIndexError
+            If the index was opened read-only, a path does not exist, or storage fails.
+        """
+        backend = self._open_backend()
+        if not self._writable:
+            raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to add files")
+        started = time.perf_counter()
+        tasks, skipped, duplicates, new_roots = self._plan(paths, root)
+        known = backend.lookup([key for _, key in tasks])
+        work = [(str(file), key, max_bytes, self._k, self._w, known.get(key, (0, "", 0))[1]) for file, key in tasks]
+        counts = {"added": 0, "replaced": 0, "unchanged": 0, "removed": 0}
+        pending: list[tuple] = []
+        gone: list[tuple[int, str, int]] = []  # (id, path, segment) of entries to remove
+        newly_skipped: dict[str, str] = {s.path: s.reason for s in skipped}
+
+        def flush() -> None:
+            if not pending and not gone and not newly_skipped:
+                return
+            backend.begin()
+            try:
+                self._remove_docs(gone)
+                if pending:
+                    self._write_segment(pending)
+                backend.remove_skipped([result[1] for result in pending])
+                backend.set_skipped(newly_skipped)
+                backend.commit()
+            except BaseException:
+                backend.rollback()
+                raise
+            pending.clear()
+            gone.clear()
+            newly_skipped.clear()
+
+        all_skipped = [*skipped, *duplicates]
+        for done, result in enumerate(self._run(work, jobs), start=1):
+            kind, key = result[0], result[1]
+            if kind == "unchanged":
+                counts["unchanged"] += 1
+            elif kind == "skipped":
+                item = Skipped(path=key, reason=result[2])
+                all_skipped.append(item)
+                newly_skipped[key] = item.reason
+                if key in known:
+                    counts["removed"] += 1
+                    gone.append((known[key][0], key, known[key][2]))
+            else:
+                if result[4] not in self._languages:
+                    item = Skipped(path=key, reason=f"language {result[4]!r} is not one this index was built for")
+                    all_skipped.append(item)
+                    newly_skipped[key] = item.reason
+                    if key in known:
+                        counts["removed"] += 1
+                        gone.append((known[key][0], key, known[key][2]))
+                    continue
+                pending.append(result)
+                if key in known:
+                    counts["replaced"] += 1
+                    gone.append((known[key][0], key, known[key][2]))
+                else:
+                    counts["added"] += 1
+            if len(pending) >= SEGMENT_DOCS:
+                flush()
+            if progress is not None and (done % 256 == 0 or done == len(work)):
+                progress(done, len(work))
+        flush()
+        self._finish_add(new_roots)
+        summary = AddSummary(
+            skipped=tuple(sorted(all_skipped, key=lambda s: reference_sort_key(s.path))),
+            seconds=time.perf_counter() - started,
+            **counts,
+        )
+        logger.info("%s: added %d, replaced %d, unchanged %d, removed %d, skipped %d in %.1f s", self.path,
+                    summary.added, summary.replaced, summary.unchanged, summary.removed, len(summary.skipped),
+                    summary.seconds)
+        return summary
+
+    @staticmethod
+    def _run(work: list[tuple], jobs: int) -> Iterator[_Result]:
+        if jobs <= 1 or len(work) < 2 * jobs:
+            yield from map(_index_file, work)
+            return
+        methods = multiprocessing.get_all_start_methods()
+        context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+        with context.Pool(jobs) as pool:
+            # imap keeps input order, so ids and segments do not depend on the number of workers.
+            yield from pool.imap(_index_file, work, chunksize=8)
+
+    def _write_segment(self, pending: list[tuple]) -> None:
+        backend = self._backend
+        segment = backend.allocate("segment", 1)
+        first_id = backend.allocate("doc", len(pending))
+        docs = []
+        key_parts, doc_parts, count_parts = [], [], []
+        ids = np.arange(first_id, first_id + len(pending), dtype=np.int64)
+        countable = np.zeros(len(pending), dtype=np.int64)
+        for i, (_, key, sha, text_sha, language, n, record, unique_raw, counts_raw) in enumerate(pending):
+            doc = int(ids[i])
+            docs.append((doc, key, sha, text_sha, language, record))
+            unique = np.frombuffer(unique_raw, dtype=np.int64)
+            counts = np.frombuffer(counts_raw, dtype=np.int64)
+            ignored = int(counts[np.isin(unique, self._boilerplate_hashes)].sum()) if self._boilerplate_hashes.size else 0
+            countable[i] = n - ignored
+            key_parts.append(unique + self._languages.index(language) * _KEY_STRIDE)
+            doc_parts.append(np.full(unique.size, doc, dtype=np.int64))
+            count_parts.append(counts)
+        postings: list[tuple[int, _Posting]] = []
+        if key_parts:
+            keys = np.concatenate(key_parts)
+            order = np.argsort(keys, kind="stable")  # stable: doc ids stay ascending per key
+            keys, docs_all, counts_all = keys[order], np.concatenate(doc_parts)[order], np.concatenate(count_parts)[order]
+            if keys.size:
+                bounds = np.flatnonzero(np.diff(keys)) + 1
+                starts = np.concatenate(([0], bounds))
+                stops = np.concatenate((bounds, [keys.size]))
+                for start, stop, key in zip(starts.tolist(), stops.tolist(), keys[starts].tolist()):
+                    postings.append((key, _encode_postings(docs_all[start:stop], counts_all[start:stop])))
+        backend.write_segment(segment, docs, postings, _encode_stats(ids, countable))
+
+    def _remove_docs(self, gone: list[tuple[int, str, int]]) -> None:
+        """Take references out of the postings and segment statistics, then delete them."""
+        if not gone:
+            return
+        backend = self._backend
+        doomed = np.array(sorted(doc for doc, _, _ in gone), dtype=np.int64)
+        records = backend.records([doc for doc, _, _ in gone])
+        keys: set[int] = set()
+        for doc, (path, blob) in records.items():
+            record = _decode_record(blob, f"{self.path}: {path}", self._k)
+            code = self._languages.index(record.language) * _KEY_STRIDE
+            keys.update((np.unique(record.hashes) + code).tolist())
+        for key, entries in backend.postings(sorted(keys)).items():
+            for posting in entries:
+                docs, counts = posting.arrays(f"{self.path}: postings of {key}")
+                keep = ~np.isin(docs, doomed)
+                if keep.all():
+                    continue
+                backend.replace_posting(key, posting, _encode_postings(docs[keep], counts[keep]) if keep.any() else None)
+        segments = {segment for _, _, segment in gone}
+        for segment, blob in backend.segment_stats():
+            if segment in segments:
+                docs, countable = _decode_stats(blob, f"{self.path}: segment {segment}")
+                keep = ~np.isin(docs, doomed)
+                backend.replace_segment_stats(segment, _encode_stats(docs[keep], countable[keep]))
+        backend.delete_docs([(doc, path) for doc, path, _ in gone])
+
+    def _finish_add(self, new_roots: list[str]) -> None:
+        backend = self._backend
+        rows = sorted(backend.digest_rows(), key=lambda row: reference_sort_key(row[0]))
+        digest = hashlib.sha256()
+        for path, language, text_sha in rows:
+            digest.update(f"reference\0{path}\0{language}\0".encode())
+            digest.update(bytes.fromhex(text_sha))
+        for item in self._meta.get("boilerplate", []):
+            digest.update(f"boilerplate\0{item['path']}\0{item['language']}\0".encode())
+            digest.update(bytes.fromhex(item["text_sha256"]))
+        self._meta["roots"] = list(self._meta.get("roots", [])) + [r for r in new_roots if r not in self._meta.get("roots", [])]
+        self._meta["corpus_digest"] = digest.hexdigest()
+        self._meta["updated_at"] = _now()
+        backend.begin()
+        backend.write_meta("index", self._meta)
+        backend.commit()
+
+    # -- querying ------------------------------------------------------------------------------
+
+    def _check_options(self, options: SimilarityOptions | None) -> SimilarityOptions:
+        if options is None:
+            return self.options
+        if (options.kgram_length, options.kgrams_in_window) != (self._k, self._w):
+            raise CorpusIndexError(
+                f"{self.path}: index built with kgram_length={self._k}, kgrams_in_window={self._w}; the options ask "
+                f"for kgram_length={options.kgram_length}, kgrams_in_window={options.kgrams_in_window} "
+                f"(rebuild the index with those options)"
+            )
+        return options
+
+    def _stats(self) -> tuple[np.ndarray, int]:
+        """Countable fingerprints per reference id (total minus boilerplate occurrences), and how
+        many references there are."""
+        ids_parts, countable_parts = [], []
+        for segment, blob in self._open_backend().segment_stats():
+            ids, countable = _decode_stats(blob, f"{self.path}: segment {segment}")
+            ids_parts.append(ids)
+            countable_parts.append(countable)
+        if not ids_parts:
+            return np.zeros(0, dtype=np.int64), 0
+        ids = np.concatenate(ids_parts).astype(np.int64)
+        table = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int64)
+        table[ids] = np.concatenate(countable_parts)
+        return table, int(ids.size)
+
+    def _agent_entry(self, unit: CodeUnit, index: FingerprintIndex) -> IndexedFile | Skipped:
+        if unit.language not in LANGUAGES and unit.language != "chars":
+            return Skipped(path=unit.path, reason=f"no grammar for language {unit.language!r}")
+        if len(unit.text) > MAX_REFERENCE_BYTES:
+            return Skipped(path=unit.path, reason=f"code too large ({len(unit.text)} characters > {MAX_REFERENCE_BYTES})")
+        try:
+            return index.add_agent(tokenize_text(unit.text, unit.language, unit.path))
+        except Exception as exc:  # noqa: BLE001 - hostile agent code must not stop the audit
+            logger.warning("cannot tokenize %s: %s", unit.path, exc)
+            return Skipped(path=unit.path, reason=f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
+
+    def _retrieve(self, entry: IndexedFile, language: str, options: SimilarityOptions,
+                  stats: tuple[np.ndarray, int]) -> _Retrieval:
+        empty = _Retrieval(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), self._boilerplate_set)
+        hashes = np.fromiter((f.hash for f in entry.fingerprints), dtype=np.int64, count=len(entry.fingerprints))
+        if hashes.size == 0 or language not in self._languages:
+            return empty
+        unique, multiplicity = np.unique(hashes, return_counts=True)
+        boilerplate = np.isin(unique, self._boilerplate_hashes)
+        code = self._languages.index(language) * _KEY_STRIDE
+        fetched = self._open_backend().postings((unique[~boilerplate] + code).tolist())
+        entries_of = [fetched.get(value + code, ()) if not boilerplate[i] else () for i, value in enumerate(unique.tolist())]
+        frequency = np.array([sum(p.size for p in entries) for entries in entries_of], dtype=np.int64)
+        countable_table, n_references = stats
+        common = np.zeros(unique.size, dtype=bool)
+        if options.max_doc_fraction is not None:
+            common = frequency > options.max_doc_fraction * n_references
+        ignored_mask = boilerplate | common
+        agent_countable = int(hashes.size - multiplicity[ignored_mask].sum())
+        ignored = self._boilerplate_set | frozenset(unique[common].tolist())
+        # Join the entries' bytes and read them at once, grouped by the hash's multiplicity in
+        # the agent file: a query touches thousands of entries and millions of ids, and plain
+        # counting per group is several times faster than weighted counting of everything.
+        groups: dict[int, tuple[list[bytes], list[bytes]]] = {}
+        wide_parts: list[tuple[np.ndarray, np.ndarray, int]] = []
+        for i, entries in enumerate(entries_of):
+            if ignored_mask[i] or not entries:
+                continue
+            weight = int(multiplicity[i])
+            docs_list, counts_list = groups.setdefault(weight, ([], []))
+            for posting in entries:
+                if posting.wide:
+                    docs_i, counts_i = posting.arrays(f"{self.path}: postings of {int(unique[i])}")
+                    wide_parts.append((docs_i, counts_i, weight))
+                else:
+                    docs_list.append(posting.docs)
+                    counts_list.append(posting.counts)
+        if (not groups and not wide_parts) or agent_countable <= 0:
+            return _Retrieval(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), ignored)
+        size = countable_table.size
+        agent_covered = np.zeros(size, dtype=np.int64)
+        reference_covered = np.zeros(size, dtype=np.int64)
+        parts = []
+        for weight, (docs_list, counts_list) in groups.items():
+            docs_bytes, counts_bytes = b"".join(docs_list), b"".join(counts_list)
+            if len(docs_bytes) != 2 * len(counts_bytes):
+                raise CorpusIndexError(f"{self.path}: corrupt postings entry")
+            parts.append((np.frombuffer(docs_bytes, dtype="<i4"), np.frombuffer(counts_bytes, dtype="<u2"), weight))
+        parts.extend(wide_parts)
+        for docs_i, counts_i, weight in parts:
+            if docs_i.size and (docs_i.min() < 0 or docs_i.max() >= size):
+                # Ids outside the statistics read above (added by another writer since, or a
+                # corrupt entry) are not live for this query; dropping them bounds the arrays.
+                known = (docs_i >= 0) & (docs_i < size)
+                docs_i, counts_i = docs_i[known], counts_i[known]
+            present = np.bincount(docs_i, minlength=size)
+            agent_covered += weight * present
+            reference_covered += present
+            repeated = counts_i > 1  # most hashes occur once per reference
+            if repeated.any():
+                reference_covered += np.bincount(docs_i[repeated], weights=counts_i[repeated] - 1.0,
+                                                 minlength=size).astype(np.int64)
+        docs = np.flatnonzero(agent_covered)
+        reference_countable = countable_table[docs]
+        live = reference_countable >= 0
+        docs, reference_countable = docs[live], reference_countable[live]
+        # Integer counts divided once, as pairs.containment does, so values (and ties) are identical.
+        agent_containment = agent_covered[docs] / agent_countable
+        reference_containment = np.where(
+            reference_countable > 0, reference_covered[docs] / np.maximum(reference_countable, 1), 0.0
+        )
+        return _Retrieval(docs, agent_containment, reference_containment, ignored)
+
+    def _ranked(self, retrieval: _Retrieval, threshold: float, top: int | None) -> list[tuple[float, str, int]]:
+        """Candidates as (agent containment, path, id) in report order, cut to ``top``."""
+        keep = np.maximum(retrieval.agent_containment, retrieval.reference_containment) >= threshold
+        docs = retrieval.docs[keep]
+        containment = retrieval.agent_containment[keep]
+        if top is not None and docs.size > top:
+            # Only the top-N (and references tied with the N-th) need their paths for the exact order.
+            cut = np.sort(containment)[::-1][top - 1]
+            near = containment >= cut
+            docs, containment = docs[near], containment[near]
+        paths = self._open_backend().paths(docs.tolist())
+        ranked = sorted(((float(c), paths[int(d)], int(d)) for d, c in zip(docs, containment) if int(d) in paths),
+                        key=lambda item: (-item[0], item[1]))
+        return ranked[:top] if top is not None else ranked
+
+    @_guarded
+    def candidates(
+        self,
+        unit: CodeUnit,
+        *,
+        min_containment: float = DEFAULT_MIN_CONTAINMENT,
+        options: SimilarityOptions | None = None,
+    ) -> list[str]:
+        """References that may match ``unit``: their keys (corpus paths), best first.
+
+        Parameters
+        ----------
+        unit : CodeUnit
+            Agent code.
+        min_containment : float, default DEFAULT_MIN_CONTAINMENT
+            Keep references with ``max(agent_containment, reference_containment)`` at least this
+            (in [0, 1]); a reference that shares no counted fingerprint is never a candidate.
+        options : SimilarityOptions, optional
+            Only ``max_doc_fraction`` matters here; k and window must be the index's.
+
+        Returns
+        -------
+        list of str
+            Sorted by agent containment (descending), then path: the order of
+            :attr:`SimilarityReport.pairs`.
+
+        Notes
+        -----
+        Agent containment is computed exactly from the postings, so every reference whose
+        brute-force agent containment reaches ``min_containment`` is returned. Reference
+        containment is exact when no fingerprint is ignored for being too common
+        (``max_doc_fraction``); with that option, the reference's own common fingerprints are
+        not known at this stage and its containment is slightly underestimated.
+        """
+        options = self._check_options(options)
+        entry = self._agent_entry(unit, FingerprintIndex(self._k, self._w))
+        if isinstance(entry, Skipped):
+            return []
+        retrieval = self._retrieve(entry, unit.language, options, self._stats())
+        return [path for _, path, _ in self._ranked(retrieval, min_containment, None)]
+
+    @_guarded
+    def compare(
+        self,
+        agents: Sequence[CodeUnit],
+        options: SimilarityOptions | None = None,
+        *,
+        min_containment: float = DEFAULT_MIN_CONTAINMENT,
+        top: int | None = None,
+        include_corpus_skipped: bool = True,
+    ) -> SimilarityReport:
+        """Compare agent code with the indexed corpus: :func:`audit.similarity.compare` on the candidates.
+
+        Parameters
+        ----------
+        agents : sequence of CodeUnit
+            Audited code.
+        options : SimilarityOptions, optional
+            Defaults to :attr:`options`. ``kgram_length`` and ``kgrams_in_window`` must be the
+            index's; ``max_doc_fraction``, ``min_fragment_kgrams`` and ``display_threshold`` apply
+            as in :func:`audit.similarity.compare` (document frequencies count the whole corpus).
+        min_containment : float, default DEFAULT_MIN_CONTAINMENT
+            Candidate threshold on ``max(agent_containment, reference_containment)``; the
+            effective threshold is the larger of this and ``options.display_threshold``.
+        top : int, optional
+            Score only the first ``top`` candidates per agent unit in report order (agent
+            containment known exactly before scoring), which bounds the time on corpora with
+            many near-copies. ``None`` scores every candidate.
+        include_corpus_skipped : bool, default True
+            List the index's skipped files in the report, as :func:`audit.similarity.compare`
+            does for a :class:`ReferenceCorpus`.
+
+        Returns
+        -------
+        SimilarityReport
+            Pairs from :func:`audit.similarity.pairs.pair_report` on the stored fingerprints:
+            every figure and fragment equals the brute-force pair. ``corpus_digest`` is the
+            index's.
+
+        Raises
+        ------
+        CorpusIndexError
+            If the options' k-gram length or window differ from the index's, or a stored record
+            is corrupt.
+        """
+        options = self._check_options(options)
+        if top is not None and top < 1:
+            raise CorpusIndexError(f"top must be >= 1, got {top}")
+        threshold = max(float(min_containment), float(options.display_threshold))
+        agent_index = FingerprintIndex(self._k, self._w)
+        stats = self._stats()
+        skipped: list[Skipped] = list(self.skipped()) if include_corpus_skipped else []
+        chosen: list[tuple[CodeUnit, IndexedFile, list[int], frozenset[int]]] = []
+        for unit in agents:
+            entry = self._agent_entry(unit, agent_index)
+            if isinstance(entry, Skipped):
+                skipped.append(entry)
+                continue
+            retrieval = self._retrieve(entry, unit.language, options, stats)
+            ranked = self._ranked(retrieval, threshold, top)
+            chosen.append((unit, entry, [doc for _, _, doc in ranked], retrieval.ignored))
+        references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}))
+        extra_ignored = self._common_hashes(references, options, stats[1])
+        pairs: list[PairReport] = []
+        for unit, entry, docs, ignored in chosen:
+            ignored = ignored | extra_ignored
+            for doc in docs:
+                reference_unit, reference_entry = references[doc]
+                if reference_entry.file.language != unit.language:
+                    continue
+                report = pair_report(
+                    entry,
+                    reference_entry,
+                    ignored,
+                    reference_id=reference_id(reference_unit.path),
+                    min_fragment_kgrams=options.min_fragment_kgrams,
+                    agent_unit=unit,
+                    reference_unit=reference_unit,
+                )
+                if max(report.agent_containment, report.reference_containment) >= options.display_threshold:
+                    pairs.append(report)
+        pairs.sort(key=PairReport.sort_key)
+        return SimilarityReport(
+            options=options,
+            pairs=tuple(pairs),
+            skipped=tuple(skipped),
+            corpus_digest=str(self._meta.get("corpus_digest", "")),
+        )
+
+    def _references(self, ids: list[int]) -> dict[int, tuple[CodeUnit, IndexedFile]]:
+        loaded = {}
+        for doc, (path, blob) in self._open_backend().records(ids).items():
+            record = _decode_record(blob, f"{self.path}: {path}", self._k)
+            entry = IndexedFile(
+                id=doc,
+                role=Role.REFERENCE,
+                file=_StoredTokens(path, record, self._k),  # type: ignore[arg-type]
+                fingerprints=_fingerprints(record.hashes, record.kgram_starts, self._k),
+                occurrences=_occurrences(record.hashes),
+            )
+            unit = CodeUnit(path=path, language=record.language, text="", cells=record.cells, source=record.source)
+            loaded[doc] = (unit, entry)
+        return loaded
+
+    def _common_hashes(self, references: Mapping[int, tuple[CodeUnit, IndexedFile]], options: SimilarityOptions,
+                       n_references: int) -> frozenset[int]:
+        """Hashes of the candidates found in more than ``max_doc_fraction`` of the references."""
+        if options.max_doc_fraction is None or not references:
+            return frozenset()
+        keys: dict[int, int] = {}
+        for _, entry in references.values():
+            code = self._languages.index(entry.file.language) * _KEY_STRIDE
+            for value in entry.occurrences:
+                keys[value + code] = value
+        limit = options.max_doc_fraction * n_references
+        frequencies = self._open_backend().frequencies(sorted(keys))
+        return frozenset(keys[key] for key, count in frequencies.items() if count > limit)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _boilerplate_fingerprints(directories: Sequence[str | Path], options: SimilarityOptions) -> tuple[list[dict], list[int]]:
+    described: list[dict] = []
+    hashes: set[int] = set()
+    for directory in directories:
+        units, skipped = load_reference_corpus(directory)
+        for item in skipped:
+            logger.warning("boilerplate %s skipped: %s", item.path, item.reason)
+        for unit in units:
+            tokens = tokenize_text(unit.text, unit.language, unit.path)
+            hashes.update(f.hash for f in fingerprint_tokens(tokens.tokens, options.kgram_length, options.kgrams_in_window))
+            described.append({"path": unit.path, "language": unit.language, "text_sha256": _text_sha256(unit.text)})
+    return described, sorted(hashes)
+
+
+def create_corpus_index(
+    path: str | Path,
+    *,
+    options: SimilarityOptions | None = None,
+    storage: str | Mapping[str, Any] | None = None,
+    boilerplate: Sequence[str | Path] = (),
+) -> CorpusIndex:
+    """Create an empty corpus index (then :meth:`CorpusIndex.add` kernels to it).
+
+    Parameters
+    ----------
+    path : str or Path
+        The index file to create; it must not exist.
+    options : SimilarityOptions, optional
+        Only ``kgram_length`` and ``kgrams_in_window`` are recorded (the others are query-time
+        choices). Defaults to Dolos's 23 and 17.
+    storage : str or dict, optional
+        A storage URL for :func:`parse_storage` (``redis://HOST:PORT/DB``) or a datasketch
+        ``storage_config`` of type ``redis``; ``None`` keeps everything in ``path``.
+    boilerplate : sequence of folders, optional
+        Starter code: its fingerprints never count as a match (as ``compare``'s boilerplate).
+
+    Returns
+    -------
+    CorpusIndex
+        Open for writing.
+
+    Raises
+    ------
+    CorpusIndexError
+        If ``path`` exists, the storage URL is bad or Redis cannot be reached.
+    ConfigError
+        If a boilerplate folder does not exist.
+    """
+    path = Path(path)
+    options = options or SimilarityOptions()
+    if path.exists() or path.is_symlink():
+        raise CorpusIndexError(f"{path} already exists; add files with `mleaudit corpus add` or remove it first")
+    if not path.parent.is_dir():
+        raise CorpusIndexError(f"{path}: folder {path.parent} does not exist")
+    config = parse_storage(storage) if isinstance(storage, (str, type(None))) else dict(storage)
+    if config is not None and config.get("type") != "redis":
+        raise CorpusIndexError(f"storage type {config.get('type')!r} is not supported (sqlite or redis)")
+    described, hashes = _boilerplate_fingerprints(boilerplate, options)
+    connection = _connect(path, create=True, writable=True)
+    try:
+        connection.execute("PRAGMA page_size = 8192")
+        connection.execute("BEGIN IMMEDIATE")
+        tables = _SQLITE_TABLES if config is None else {"meta": _SQLITE_TABLES["meta"]}
+        for statement in tables.values():
+            connection.execute(statement)
+        local = _SQLiteBackend(connection, path)
+        local.write_meta("format", CORPUS_INDEX_FORMAT)
+        local.write_meta("format_version", CORPUS_INDEX_VERSION)
+        basename = f"mleaudit:{uuid.uuid4().hex}"
+        if config is not None:
+            config = {"type": "redis", "redis": dict(config["redis"]), "basename": basename}
+        local.write_meta("storage", config)
+        connection.execute("COMMIT")
+        backend: _Backend = local if config is None else _RedisBackend(config, basename, str(path))
+        now = _now()
+        from audit import __version__
+
+        meta = {
+            "options": {"kgram_length": options.kgram_length, "kgrams_in_window": options.kgrams_in_window},
+            "fingerprint_scheme": {"tokenizer": TOKENIZER_SCHEME, "grammars": _grammar_versions()},
+            "languages": sorted(LANGUAGES),
+            "roots": [],
+            "boilerplate": described,
+            "corpus_digest": "",
+            "created_at": now,
+            "updated_at": now,
+            "tool_version": __version__,
+            "format": CORPUS_INDEX_FORMAT,
+            "format_version": CORPUS_INDEX_VERSION,
+        }
+        backend.begin()
+        backend.write_meta("index", meta)
+        backend.write_meta("boilerplate_hashes", hashes)
+        backend.commit()
+    except BaseException:
+        connection.close()
+        path.unlink(missing_ok=True)
+        raise
+    index = CorpusIndex(path, connection, backend, writable=True)
+    index._finish_add([])
+    return index
+
+
+def load_corpus_index(path: str | Path, *, writable: bool = False) -> CorpusIndex:
+    """Open a corpus index made by :func:`create_corpus_index` / ``mleaudit corpus build``.
+
+    Parameters
+    ----------
+    path : str or Path
+        The index file.
+    writable : bool, default False
+        Open for :meth:`CorpusIndex.add`; otherwise the file is opened read-only.
+
+    Returns
+    -------
+    CorpusIndex
+
+    Raises
+    ------
+    CorpusIndexError
+        If the file does not exist, is not a corpus index, has another format version, was
+        built with another tokenizer or grammar version, or its Redis storage is unreachable.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise CorpusIndexError(f"{path}: no such corpus index file")
+    with path.open("rb") as stream:
+        header = stream.read(len(_SQLITE_HEADER))
+    if header != _SQLITE_HEADER:
+        raise CorpusIndexError(f"{path}: not a corpus index (not an SQLite file; build one with `mleaudit corpus build`)")
+    connection = _connect(path, create=False, writable=writable)
+    try:
+        _check_schema(connection, path, {"meta"})
+        local = _SQLiteBackend(connection, path)
+        try:
+            kind, version, storage = (local.read_meta(k) for k in ("format", "format_version", "storage"))
+        except (sqlite3.Error, ValueError) as exc:
+            raise CorpusIndexError(f"{path}: not a corpus index (unreadable meta table: {exc})") from exc
+        if kind != CORPUS_INDEX_FORMAT:
+            raise CorpusIndexError(f"{path}: not a corpus index (format {kind!r}, expected {CORPUS_INDEX_FORMAT!r})")
+        if version != CORPUS_INDEX_VERSION:
+            raise CorpusIndexError(
+                f"{path}: corpus index format version {version}, this mleaudit reads version {CORPUS_INDEX_VERSION}; "
+                f"rebuild it with `mleaudit corpus build`"
+            )
+        if storage is None:
+            _check_schema(connection, path, set(_SQLITE_TABLES))
+            backend: _Backend = local
+        else:
+            if not isinstance(storage, dict) or storage.get("type") != "redis" or not isinstance(storage.get("redis"), dict):
+                raise CorpusIndexError(f"{path}: unsupported storage {storage!r}")
+            backend = _RedisBackend(storage, str(storage.get("basename", "")), str(path))
+        meta = backend.read_meta("index")
+        if not isinstance(meta, dict) or meta.get("format_version") != CORPUS_INDEX_VERSION:
+            raise CorpusIndexError(f"{path}: the index data in {_describe_storage(storage)} is missing or of another version")
+        scheme = meta.get("fingerprint_scheme", {})
+        expected = {"tokenizer": TOKENIZER_SCHEME, "grammars": _grammar_versions()}
+        if scheme != expected:
+            raise CorpusIndexError(
+                f"{path}: fingerprints made with {json.dumps(scheme, sort_keys=True)}, this installation makes "
+                f"{json.dumps(expected, sort_keys=True)}; rebuild the index"
+            )
+    except BaseException:
+        connection.close()
+        raise
+    return CorpusIndex(path, connection, backend, writable=writable)
+
+
+def build_corpus_index(
+    directories: Sequence[str | Path],
+    path: str | Path,
+    *,
+    boilerplate: Sequence[str | Path] = (),
+    options: SimilarityOptions | None = None,
+    storage: str | Mapping[str, Any] | None = None,
+    jobs: int = 1,
+    max_bytes: int = MAX_REFERENCE_BYTES,
+    progress: Callable[[int, int], None] | None = None,
+) -> AddSummary:
+    """Create an index at ``path`` and add every kernel under ``directories`` (``mleaudit corpus build``).
+
+    Parameters
+    ----------
+    directories : sequence of folders
+        Corpus roots; keys are paths relative to each root (a path found under two roots is
+        indexed once and listed as skipped the second time).
+    path : str or Path
+        The index file to create.
+    boilerplate, options, storage
+        As for :func:`create_corpus_index`.
+    jobs, max_bytes, progress
+        As for :meth:`CorpusIndex.add`.
+
+    Returns
+    -------
+    AddSummary
+
+    Raises
+    ------
+    CorpusIndexError, ConfigError
+        If a folder does not exist, ``path`` exists, or storage fails. A failed build removes
+        the partly written index file.
+    """
+    missing = [str(d) for d in directories if not Path(d).is_dir()]
+    if missing:
+        raise ConfigError(f"not a folder: {', '.join(missing)}")
+    if not directories:
+        raise ConfigError("no corpus folder given")
+    index = create_corpus_index(path, options=options, storage=storage, boilerplate=boilerplate)
+    try:
+        return index.add(directories, jobs=jobs, max_bytes=max_bytes, progress=progress)
+    except BaseException:
+        index.close()
+        Path(path).unlink(missing_ok=True)
+        raise
+    finally:
+        index.close()

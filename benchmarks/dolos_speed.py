@@ -1,0 +1,401 @@
+"""Speed and peak memory of the similarity engine against Dolos 3.5.1 itself, with identical figures.
+
+Installs ``@dodona/dolos-lib@3.5.1`` with npm into a temporary folder (the tree-sitter parsers are
+built with ``npm rebuild --nodedir=/usr``), writes a small Node.js runner there, and computes all
+pairs over the ``.py`` files of ``similarity-golden`` twice: with Dolos (default options, language
+python) and with this engine (``tokenize_text`` → ``FingerprintIndex`` → ``dolos_metrics``, the
+public path). Two groupings are measured:
+
+- ``per-competition``: every pair within each competition, as the golden ``dolos_pairs.tsv`` files
+  hold them (one analysis per competition, all competitions in one process);
+- ``all``: every pair among all files together (one analysis).
+
+Each side runs as its own subprocess, so both timings include interpreter / runtime start-up,
+module loading and reading the files; npm's install is not timed. Wall time is the subprocess's
+elapsed time (best of ``--repeat`` runs); peak memory is the largest resident set size the kernel
+recorded for the process (``wait4``'s ``ru_maxrss``, worst of the runs), cross-checked by sampling
+the resident memory of the whole process tree. Both sides are single-process.
+
+The pairs come out in the same orientation on both sides (files are analysed in sorted path
+order, left = earlier file) and are compared field by field: ``similarity`` as the same
+double-precision number, the six counts exactly. In ``per-competition`` mode Dolos's output is
+also checked against the golden ``dolos_pairs.tsv`` files.
+
+Exit status: 0 when every pair is identical, 1 when some differ, 2 when npm, Node.js or the
+registry is unavailable (this is a benchmark, not a test).
+
+Usage: ``python benchmarks/dolos_speed.py [--data ../shared/data] [--mode both] [--repeat 3]
+[--dolos-dir DIR]`` (``--dolos-dir`` reuses or creates a persistent install instead of a
+temporary one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
+DOLOS_PACKAGE = "@dodona/dolos-lib@3.5.1"
+FIELDS = ("similarity", "totalOverlap", "longestFragment", "leftCovered", "rightCovered", "leftTotal", "rightTotal")
+MODES = ("per-competition", "all")
+
+# The Node.js side: read the files named in a manifest, run Dolos with its default options per
+# group, print every pair (same columns as the engine side) and the runner's own wall time.
+NODE_RUNNER = """\
+import fs from "fs/promises";
+import { Dolos, File } from "@dodona/dolos-lib";
+
+const started = performance.now();
+const manifest = JSON.parse(await fs.readFile(process.argv[2], "utf8"));
+const lines = [];
+for (const group of manifest.groups) {
+  const files = [];
+  for (const path of group) {
+    // as Dolos's own reader does: the bytes decoded as UTF-8, BOM and line ends kept
+    files.push(new File(path, (await fs.readFile(path)).toString()));
+  }
+  const dolos = new Dolos({ language: "python" });
+  const report = await dolos.analyze(files);
+  for (const pair of report.allPairs()) {
+    lines.push([pair.leftFile.path, pair.rightFile.path, pair.similarity, pair.overlap, pair.longest,
+      pair.leftCovered, pair.rightCovered, pair.leftTotal, pair.rightTotal].join("\\t"));
+  }
+}
+process.stdout.write(lines.join("\\n") + "\\n");
+process.stderr.write(`inner wall ${((performance.now() - started) / 1000).toFixed(3)} s\\n`);
+"""
+
+
+class Unavailable(Exception):
+    """npm, Node.js or the npm registry cannot be used."""
+
+
+# -- the engine side (runs in a subprocess: ``dolos_speed.py --engine MANIFEST``) -----------------
+
+
+def _tokenize_path(path: str):
+    from audit.similarity import tokenize_text
+
+    with open(path, "rb") as handle:
+        text = handle.read().decode("utf-8", errors="replace")  # as Node's Buffer.toString()
+    return tokenize_text(text, "python", path)
+
+
+def engine_main(manifest_path: str, jobs: int) -> None:
+    """Compute every pair of every group of the manifest with this engine; print them as TSV.
+
+    With ``jobs > 1`` the files are tokenized by that many forked worker processes while this
+    process indexes them as they arrive; fingerprints and pairs are computed here.
+    """
+    started = time.perf_counter()
+    if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
+        sys.path.insert(0, str(REPO_ROOT))
+    from audit.similarity import FingerprintIndex, dolos_metrics
+
+    with open(manifest_path, encoding="utf-8") as handle:
+        groups = json.load(handle)["groups"]
+    pool = None
+    if jobs > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(jobs)
+    out = []
+    for group in groups:
+        index = FingerprintIndex()  # Dolos's defaults: k = 23, window 17, nothing ignored
+        tokenized = pool.imap(_tokenize_path, group, chunksize=2) if pool else map(_tokenize_path, group)
+        entries = [index.add_reference(file) for file in tokenized]
+        for i, left in enumerate(entries):
+            for right in entries[i + 1 :]:
+                m = dolos_metrics(left, right)
+                out.append(
+                    f"{left.path}\t{right.path}\t{m.similarity!r}\t{m.total_overlap}\t{m.longest_fragment}\t"
+                    f"{m.left_covered}\t{m.right_covered}\t{m.left_total}\t{m.right_total}"
+                )
+    if pool:
+        pool.close()
+        pool.join()
+    sys.stdout.write("\n".join(out) + "\n")
+    sys.stderr.write(f"inner wall {time.perf_counter() - started:.3f} s\n")
+
+
+# -- measuring ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Measurement:
+    """One subprocess run.
+
+    ``wall_s``: elapsed seconds; ``cpu_s``: user + system CPU seconds of the process and the
+    children it waited for; ``maxrss_kib``: the kernel's peak resident set size of the process
+    (``wait4``); ``tree_peak_kib``: the largest sum of resident memory over the process and its
+    descendants seen by sampling (counts pages shared after a fork once per process).
+    """
+
+    wall_s: float
+    cpu_s: float
+    maxrss_kib: int
+    tree_peak_kib: int
+    stdout: str
+    stderr: str
+
+    @property
+    def peak_kib(self) -> int:
+        return max(self.maxrss_kib, self.tree_peak_kib)
+
+
+_PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def _tree_rss_kib(root: int) -> int:
+    """Resident memory of ``root`` and its descendants, from /proc (0 when gone)."""
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+                total += int(handle.read().split()[1]) * _PAGE_KIB
+            for task in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
+                    todo.extend(int(child) for child in handle.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def measure(command: list[str], cwd: Path) -> Measurement:
+    """Run ``command`` to completion; its output goes to temporary files, not pipes, so that
+    reading it costs the child nothing. A thread samples the process tree's memory every 20 ms
+    (a few small /proc reads, so the sampling barely competes with the child for the CPUs)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err)
+        peak = 0
+        done = threading.Event()
+
+        def sample() -> None:
+            nonlocal peak
+            while not done.wait(0.02):
+                peak = max(peak, _tree_rss_kib(process.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - started
+        done.set()
+        sampler.join()
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode("utf-8"), err.read().decode("utf-8", errors="replace")
+    if process.returncode != 0:
+        raise RuntimeError(f"{' '.join(command)} exited with {process.returncode}:\n{stderr[-2000:]}")
+    return Measurement(
+        wall_s=wall,
+        cpu_s=usage.ru_utime + usage.ru_stime,
+        maxrss_kib=usage.ru_maxrss,
+        tree_peak_kib=peak,
+        stdout=stdout,
+        stderr=stderr,
+    )
+
+
+def parse_pairs(text: str) -> dict[tuple[str, str], tuple[float, ...]]:
+    """TSV rows (left, right, similarity, five counts...) keyed by (left, right)."""
+    pairs = {}
+    for line in text.splitlines():
+        if not line:
+            continue
+        left, right, similarity, *counts = line.split("\t")
+        pairs[(left, right)] = (float(similarity), *(int(c) for c in counts))
+    return pairs
+
+
+def differences(ours: dict, theirs: dict) -> list[str]:
+    """Human-readable differences between two pair tables (empty when identical)."""
+    problems = [f"only Dolos has {key}" for key in theirs.keys() - ours.keys()]
+    problems += [f"only the engine has {key}" for key in ours.keys() - theirs.keys()]
+    for key in sorted(ours.keys() & theirs.keys()):
+        if ours[key] != theirs[key]:
+            fields = [f"{f} ours {a} dolos {b}" for f, a, b in zip(FIELDS, ours[key], theirs[key]) if a != b]
+            problems.append(f"{key[0]} x {key[1]}: " + ", ".join(fields))
+    return problems
+
+
+def golden_differences(golden: Path, theirs: dict) -> list[str]:
+    """Where Dolos's output differs from the golden ``dolos_pairs.tsv`` files (to 1e-6)."""
+    problems = []
+    for tsv in sorted(golden.glob("*/dolos_pairs.tsv")):
+        with tsv.open(newline="", encoding="utf-8") as handle:
+            for row in csv.DictReader(handle, delimiter="\t"):
+                got = theirs.get((row["left"], row["right"]))
+                want = (float(row["similarity"]), *(int(row[f]) for f in FIELDS[1:]))
+                if got is None or abs(got[0] - want[0]) > 1e-6 or got[1:] != want[1:]:
+                    problems.append(f"{row['left']} x {row['right']}: run {got} golden {want}")
+    return problems
+
+
+# -- installing Dolos -----------------------------------------------------------------------------
+
+
+def _run_npm(arguments: list[str], cwd: Path, timeout: float) -> None:
+    try:
+        result = subprocess.run(["npm", *arguments], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    except (OSError, subprocess.TimeoutExpired) as error:
+        raise Unavailable(f"npm {' '.join(arguments)}: {error}") from error
+    if result.returncode != 0:
+        raise Unavailable(f"npm {' '.join(arguments)} failed ({result.returncode}):\n{result.stderr[-2000:]}")
+
+
+def install_dolos(directory: Path) -> None:
+    """Install Dolos into ``directory`` (skipped when an earlier install there is complete)."""
+    for tool in ("node", "npm"):
+        if shutil.which(tool) is None:
+            raise Unavailable(f"{tool} not found on PATH")
+    marker = directory / ".dolos-ready"
+    if marker.is_file():
+        print(f"reusing the Dolos install in {directory}")
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    if not (directory / "package.json").is_file():
+        (directory / "package.json").write_text('{"name": "dolos-speed", "private": true}\n', encoding="utf-8")
+    print(f"installing {DOLOS_PACKAGE} into {directory} (not timed) ...", flush=True)
+    try:
+        _run_npm(["install", "--no-audit", "--no-fund", DOLOS_PACKAGE], directory, 1800)
+    except Unavailable as error:
+        raise Unavailable(f"{error}\n(is the npm registry reachable from this machine?)") from error
+    # npm may skip the packages' install scripts; the native parsers are built here.
+    _run_npm(["rebuild", "--nodedir=/usr"], directory, 1800)
+    # A failed native build only shows when the parser is loaded: check before timing anything.
+    probe = directory / "probe.mjs"
+    probe.write_text(
+        'import { Dolos, File } from "@dodona/dolos-lib";\n'
+        'const r = await new Dolos({ language: "python" }).analyze([new File("a.py", "x = 1\\n"), '
+        'new File("b.py", "y = 2\\n")]);\n'
+        "console.log(r.allPairs().length);\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(["node", str(probe)], cwd=directory, capture_output=True, text=True, timeout=300)
+    if result.returncode != 0 or result.stdout.strip() != "1":
+        raise Unavailable(f"Dolos does not run after installing:\n{result.stderr[-2000:]}")
+    marker.write_text(DOLOS_PACKAGE + "\n", encoding="utf-8")
+
+
+# -- the benchmark --------------------------------------------------------------------------------
+
+
+def groups_for(golden: Path, mode: str) -> list[list[str]]:
+    """Paths relative to ``golden``, sorted, grouped per competition or all in one group."""
+    per = [
+        sorted(f"{d.name}/{f.name}" for f in d.glob("*.py"))
+        for d in sorted(golden.iterdir())
+        if d.is_dir()
+    ]
+    per = [g for g in per if len(g) >= 2]  # Dolos refuses fewer than two files
+    return per if mode == "per-competition" else [sorted(p for g in per for p in g)]
+
+
+def _mib(kib: int) -> str:
+    return f"{kib / 1024:7.1f} MiB"
+
+
+def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: int, jobs: list[int]) -> bool:
+    """Measure Dolos and the engine (once per entry of ``jobs``) on one grouping; print the
+    figures and whether every pair is identical. Returns True when all pairs are identical."""
+    groups = groups_for(golden, mode)
+    n_files = sum(len(g) for g in groups)
+    n_pairs = sum(len(g) * (len(g) - 1) // 2 for g in groups)
+    manifest = workdir / f"{mode}.json"
+    manifest.write_text(json.dumps({"groups": groups}), encoding="utf-8")
+    commands = {"dolos": ["node", str(dolos_dir / "runner.mjs"), str(manifest)]}
+    for count in jobs:
+        side = "engine" if count == 1 else f"engine, {count} processes"
+        commands[side] = [sys.executable, str(Path(__file__).resolve()), "--engine", str(manifest), "--jobs", str(count)]
+    runs: dict[str, list[Measurement]] = {side: [] for side in commands}
+    for _ in range(repeat):
+        for side, command in commands.items():  # interleaved, so drifting machine load hits every side
+            runs[side].append(measure(command, golden))
+
+    print(f"\n== {mode}: {n_files} files in {len(groups)} group(s), {n_pairs} pairs; best of {repeat} runs ==")
+    wall = {side: min(m.wall_s for m in ms) for side, ms in runs.items()}
+    cpu = {side: min(m.cpu_s for m in ms) for side, ms in runs.items()}
+    peak = {side: max(m.peak_kib for m in ms) for side, ms in runs.items()}
+    width = max(len(side) for side in commands)
+    for side, ms in runs.items():
+        walls = ", ".join(f"{m.wall_s:.2f}" for m in ms)
+        print(f"{side:{width}}  wall {wall[side]:7.3f} s  cpu {cpu[side]:7.3f} s  peak memory {_mib(peak[side])}"
+              f"  (wall of each run: {walls}; kernel peak RSS {_mib(max(m.maxrss_kib for m in ms))}, "
+              f"sampled process tree {_mib(max(m.tree_peak_kib for m in ms))})")
+    ok = True
+    theirs = parse_pairs(runs["dolos"][-1].stdout)
+    for side in list(commands)[1:]:
+        speedup, cpu_ratio, memory = wall["dolos"] / wall[side], cpu["dolos"] / cpu[side], peak[side] / peak["dolos"]
+        print(f"{side}: {speedup:.1f}x faster than Dolos in wall time ({cpu_ratio:.1f}x in CPU time; target >= 10x: "
+              f"{'met' if speedup >= 10 else 'NOT met'}); peak memory {memory:.2f} of Dolos's "
+              f"(target <= 0.5: {'met' if memory <= 0.5 else 'NOT met'})")
+        ours = parse_pairs(runs[side][-1].stdout)
+        problems = differences(ours, theirs)
+        if len(theirs) != n_pairs:
+            problems.append(f"Dolos reported {len(theirs)} pairs, expected {n_pairs}")
+        if problems:
+            ok = False
+            print(f"  DIFFERENT: {len(problems)} problem(s); first ones:")
+            for line in problems[:10]:
+                print("    " + line)
+        else:
+            print(f"  identical: all {len(ours)} pairs, every field (similarity as the same double)")
+    if mode == "per-competition":
+        golden_problems = golden_differences(golden, theirs)
+        print("Dolos vs golden dolos_pairs.tsv: "
+              + ("identical" if not golden_problems else f"{len(golden_problems)} differ, e.g. {golden_problems[0]}"))
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
+    parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best wall time is reported")
+    parser.add_argument("--dolos-dir", type=Path, help="install Dolos here and keep it (default: a temporary folder)")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1],
+                        help="engine runs to measure, by number of tokenizing processes (e.g. --jobs 1 2)")
+    parser.add_argument("--engine", metavar="MANIFEST", help=argparse.SUPPRESS)  # the engine-side subprocess
+    args = parser.parse_args()
+    if any(count < 1 for count in args.jobs):
+        parser.error("--jobs takes counts >= 1")
+    if args.engine:
+        engine_main(args.engine, args.jobs[0])
+        return 0
+
+    golden = (args.data / "similarity-golden").resolve()
+    if not golden.is_dir():
+        print(f"no golden corpus at {golden}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="dolos-speed-") as scratch:
+        workdir = Path(scratch)
+        dolos_dir = args.dolos_dir.resolve() if args.dolos_dir else workdir / "dolos"
+        try:
+            install_dolos(dolos_dir)
+        except Unavailable as error:
+            print(f"cannot benchmark against Dolos: {error}", file=sys.stderr)
+            return 2
+        (dolos_dir / "runner.mjs").write_text(NODE_RUNNER, encoding="utf-8")
+        print(f"node {subprocess.run(['node', '--version'], capture_output=True, text=True).stdout.strip()}, "
+              f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+        modes = MODES if args.mode == "both" else (args.mode,)
+        ok = all([run_mode(mode, golden, workdir, dolos_dir, args.repeat, args.jobs) for mode in modes])
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,476 @@
+"""Corpus index: exact parity with brute-force comparison, retrieval recall, incremental add,
+safe loading, Redis storage and the ``mleaudit corpus`` commands."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import socket
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from audit.similarity import corpus_index as corpus_index_module
+from audit.similarity.corpus_index import (
+    CORPUS_INDEX_VERSION,
+    CorpusIndexError,
+    build_corpus_index,
+    create_corpus_index,
+    load_corpus_index,
+    parse_storage,
+)
+from audit.similarity.corpus_cli import corpus as corpus_group
+from audit.similarity.index import FingerprintIndex
+from audit.similarity.pairs import dolos_metrics, pair_report
+from audit.similarity.tokenize import TokenizedFile, tokenize_text
+from audit.units import CodeUnit
+from tests.conftest import shared_path
+
+KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernels"
+INVARIANCE = KERNELS / "invariance"
+
+
+def _unit(path: str, text: str) -> CodeUnit:
+    return CodeUnit(path=path, language="python", text=text)
+
+
+def _agents() -> list[CodeUnit]:
+    names = ["renamed.py", "reordered.py", "unrelated.py", "agent_with_starter.py"]
+    return [_unit(f"code/{n}", (INVARIANCE / n).read_text(encoding="utf-8")) for n in names]
+
+
+@pytest.fixture
+def kernels(tmp_path: Path) -> Path:
+    """The fixture corpus (a notebook, a script, a broken notebook, an R kernel) plus scripts."""
+    root = tmp_path / "kernels"
+    shutil.copytree(KERNELS / "corpus", root)
+    (root / "README.txt").unlink()
+    for name in ("base.py", "reordered.py", "kernel_with_starter.py", "unrelated.py"):
+        shutil.copy(INVARIANCE / name, root / "author" / name)
+    return root
+
+
+@pytest.fixture
+def boilerplate(tmp_path: Path) -> Path:
+    folder = tmp_path / "starter"
+    folder.mkdir()
+    shutil.copy(INVARIANCE / "starter.py", folder / "starter.py")
+    return folder
+
+
+def _shared_pairs(report) -> list:
+    # The index never lists a reference that shares no counted fingerprint with the agent.
+    return [p for p in report.pairs if p.agent_covered > 0]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [SimilarityOptions(), SimilarityOptions(max_doc_fraction=0.5, min_fragment_kgrams=2)],
+    ids=["defaults", "max-doc-fraction"],
+)
+def test_index_compare_equals_brute_force(kernels: Path, boilerplate: Path, tmp_path: Path,
+                                          options: SimilarityOptions) -> None:
+    summary = build_corpus_index([kernels], tmp_path / "k.index", boilerplate=[boilerplate])
+    assert summary.added == 6 and summary.replaced == summary.unchanged == 0
+    assert {s.path for s in summary.skipped} == {"other/broken.ipynb", "other/r-kernel.ipynb"}
+    brute = compare(_agents(), load_reference_corpus(kernels), options,
+                    boilerplate=load_reference_corpus(boilerplate).units)
+    with load_corpus_index(tmp_path / "k.index") as index:
+        report = index.compare(_agents(), options, min_containment=0.0)
+    assert report.pairs == tuple(_shared_pairs(brute))  # figures, fragments, spans, cell locations
+    assert len(report.pairs) > 8
+    assert report.skipped == brute.skipped
+    assert report.corpus_digest == brute.corpus_digest
+    assert report.options == options
+    notebook_pairs = [p for p in report.pairs if p.reference_path.endswith(".ipynb") and p.fragments]
+    assert notebook_pairs and notebook_pairs[0].fragments[0].reference_location.startswith("cell ")
+
+
+def test_display_threshold_gives_exactly_the_brute_force_pairs(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "k.index")
+    options = SimilarityOptions(display_threshold=0.3)
+    brute = compare(_agents(), load_reference_corpus(kernels), options)
+    with load_corpus_index(tmp_path / "k.index") as index:
+        report = index.compare(_agents(), options, min_containment=0.0)
+    assert report.pairs == brute.pairs
+    assert 0 < len(brute.pairs) < 6 * 4
+
+
+def test_boilerplate_only_overlap_is_not_a_candidate(kernels: Path, boilerplate: Path, tmp_path: Path) -> None:
+    agent = _unit("code/agent.py", (INVARIANCE / "agent_with_starter.py").read_text(encoding="utf-8"))
+    build_corpus_index([kernels], tmp_path / "plain.index")
+    build_corpus_index([kernels], tmp_path / "bp.index", boilerplate=[boilerplate])
+    with load_corpus_index(tmp_path / "plain.index") as plain, load_corpus_index(tmp_path / "bp.index") as bp:
+        assert "author/kernel_with_starter.py" in plain.candidates(agent, min_containment=0.01)
+        assert "author/kernel_with_starter.py" not in bp.candidates(agent, min_containment=0.01)
+        assert bp.info().boilerplate == ("starter.py",)
+
+
+def test_top_scores_the_first_pairs_in_report_order(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "k.index")
+    agent = _unit("code/renamed.py", (INVARIANCE / "renamed.py").read_text(encoding="utf-8"))
+    brute = _shared_pairs(compare([agent], load_reference_corpus(kernels)))
+    with load_corpus_index(tmp_path / "k.index") as index:
+        assert index.compare([agent], min_containment=0.0, top=2).pairs == tuple(brute[:2])
+        with pytest.raises(CorpusIndexError, match="top must be >= 1"):
+            index.compare([agent], top=0)
+
+
+def test_candidates_recall_on_real_notebooks(tmp_path: Path) -> None:
+    notebooks = shared_path("notebooks", "spaceship-titanic")
+    cases_dir = shared_path("partial-copies")
+    build_corpus_index([notebooks], tmp_path / "st.index", jobs=2)
+    corpus = load_reference_corpus(notebooks)
+    with open(cases_dir / "cases.tsv", encoding="utf-8") as stream:
+        cases = [row for row in csv.DictReader(stream, delimiter="\t") if row["source"].startswith("spaceship-titanic/")]
+    agents = [_unit(row["case"], (cases_dir / row["case"]).read_text(encoding="utf-8")) for row in cases[:4]]
+    assert len(agents) == 4
+    # Brute-force agent containment of every pair (Dolos figures only: fragments are not needed here).
+    brute = FingerprintIndex()
+    references = [(unit.path, brute.add_reference(tokenize_text(unit.text, unit.language, unit.path)))
+                  for unit in corpus.units]
+    with load_corpus_index(tmp_path / "st.index") as index:
+        for agent in agents:
+            entry = brute.add_agent(tokenize_text(agent.text, "python", agent.path))
+            containment = {path: dolos_metrics(entry, ref).left_covered / len(entry.fingerprints)
+                           for path, ref in references}
+            for threshold in (0.05, 0.3):
+                expected = {path for path, value in containment.items() if value >= threshold}
+                found = index.candidates(agent, min_containment=threshold)
+                assert expected <= set(found), (agent.path, threshold)
+            assert len(expected) >= 1
+        report = index.compare(agents, min_containment=0.3, top=2)
+    assert len(report.pairs) == 8
+    chosen = {p.reference_path for p in report.pairs}
+    exact = compare(agents, [u for u in corpus.units if u.path in chosen])
+    by_key = {(p.agent_path, p.reference_path): p for p in exact.pairs}
+    assert all(p == by_key[(p.agent_path, p.reference_path)] for p in report.pairs)
+
+
+def test_jobs_do_not_change_the_index(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "one.index", jobs=1)
+    build_corpus_index([kernels], tmp_path / "two.index", jobs=2)
+    with load_corpus_index(tmp_path / "one.index") as one, load_corpus_index(tmp_path / "two.index") as two:
+        assert one.info().corpus_digest == two.info().corpus_digest
+        assert one.compare(_agents(), min_containment=0.0) == two.compare(_agents(), min_containment=0.0)
+
+
+def test_incremental_add_replace_and_noop(kernels: Path, tmp_path: Path) -> None:
+    extra = kernels / "late" / "late.py"
+    extra.parent.mkdir()
+    shutil.move(kernels / "author" / "base.py", extra)
+    index_path = tmp_path / "k.index"
+    build_corpus_index([kernels / "author"], index_path)
+    renamed = _unit("code/renamed.py", (INVARIANCE / "renamed.py").read_text(encoding="utf-8"))
+    with load_corpus_index(index_path, writable=True) as index:
+        assert "late.py" not in index.candidates(renamed)
+        before = index.info()
+        # A file outside the recorded root is keyed by its folder (here: its parent).
+        summary = index.add([extra])
+        assert (summary.added, summary.unchanged) == (1, 0)
+        assert index.candidates(renamed)[0] == "late.py"
+        assert index.info().references == before.references + 1
+        # Re-adding unchanged files is a no-op: nothing written, same digest.
+        again = index.add([extra, kernels / "author"])
+        assert (again.added, again.replaced, again.unchanged) == (0, 0, before.references + 1)
+        assert index.info().corpus_digest == index.info().corpus_digest
+        digest = index.info().corpus_digest
+        segments = index.info().segments
+        # A changed file replaces its entry; the old fingerprints are gone from the postings.
+        extra.write_text((INVARIANCE / "unrelated.py").read_text(encoding="utf-8"), encoding="utf-8")
+        changed = index.add([extra])
+        assert (changed.added, changed.replaced) == (0, 1)
+        candidates = index.candidates(renamed, min_containment=0.01)
+        assert candidates[0] != "late.py" and ("late.py" in candidates) == ("unrelated.py" in candidates)
+        assert index.info().references == before.references + 1
+        assert index.info().corpus_digest != digest and index.info().segments == segments + 1
+        # Document frequencies stay exact after a replacement: brute-force parity with max_doc_fraction.
+        options = SimilarityOptions(max_doc_fraction=0.2)
+        references = list(load_reference_corpus(kernels / "author").units) + [
+            _unit("late.py", extra.read_text(encoding="utf-8"))]
+        references.sort(key=lambda u: u.path)
+        brute = compare(_agents(), references, options)
+        assert index.compare(_agents(), options, min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+        assert index.info().corpus_digest == brute.corpus_digest
+        # A file that turns unusable leaves the index and is listed as skipped.
+        extra.write_bytes(b"\x00\x01binary")
+        broken = index.add([extra])
+        assert broken.removed == 1 and [s.reason for s in broken.skipped] == ["binary file (NUL byte in the first 8 kB)"]
+        assert index.info().references == before.references
+        assert "late.py" in {s.path for s in index.skipped()}
+
+
+def test_add_keys_paths_by_recorded_root(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "k.index")
+    new = kernels / "author" / "copy.py"
+    shutil.copy(INVARIANCE / "renamed.py", new)
+    with load_corpus_index(tmp_path / "k.index", writable=True) as index:
+        assert index.add([new]).added == 1
+        assert "author/copy.py" in index.candidates(_unit("a.py", new.read_text(encoding="utf-8")))
+        with pytest.raises(CorpusIndexError, match="no such file or folder"):
+            index.add([tmp_path / "missing.py"])
+        with pytest.raises(CorpusIndexError, match="is not inside --root"):
+            index.add([new], root=tmp_path / "kernels" / "other")
+
+
+def test_read_only_index_refuses_add(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index") as index:
+        with pytest.raises(CorpusIndexError, match="opened read-only"):
+            index.add([kernels])
+
+
+def test_unordered_token_regions_are_stored_in_full(kernels: Path, tmp_path: Path, monkeypatch) -> None:
+    # Trees recovered from syntax errors may give token regions out of document order; the
+    # index then keeps every token's offsets so fragment spans still equal brute force.
+    real = tokenize_text
+
+    def shuffled(text: str, language: str, path: str) -> TokenizedFile:
+        tokens = real(text, language, path)
+        starts = list(tokens.starts)
+        starts[5], starts[6] = starts[6] + 3, starts[5]
+        return TokenizedFile(path=tokens.path, language=tokens.language, text=tokens.text, tokens=tokens.tokens,
+                             starts=tuple(starts), ends=tokens.ends, has_error=tokens.has_error)
+
+    monkeypatch.setattr(corpus_index_module, "tokenize_text", shuffled)
+    folder = tmp_path / "one"
+    folder.mkdir()
+    shutil.copy(INVARIANCE / "base.py", folder / "base.py")
+    build_corpus_index([folder], tmp_path / "u.index", jobs=1)
+    agent = _unit("code/base.py", (INVARIANCE / "base.py").read_text(encoding="utf-8"))
+    reference = _unit("base.py", agent.text)
+    index = FingerprintIndex()
+    expected = pair_report(index.add_agent(real(agent.text, "python", agent.path)),
+                           index.add_reference(shuffled(reference.text, "python", "base.py")),
+                           reference_id="base", agent_unit=agent, reference_unit=reference)
+    with load_corpus_index(tmp_path / "u.index") as corpus_index:
+        (pair,) = corpus_index.compare([agent]).pairs
+    assert pair.fragments == expected.fragments
+    assert pair.fragments[0].reference.start_byte == 0
+
+
+# -- errors and safe loading -------------------------------------------------------------------
+
+
+def test_not_an_index(tmp_path: Path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello")
+    empty = tmp_path / "empty.index"
+    empty.write_bytes(b"")
+    for path in (text, empty):
+        with pytest.raises(CorpusIndexError, match="not a corpus index"):
+            load_corpus_index(path)
+    other = tmp_path / "other.sqlite"
+    with sqlite3.connect(other) as db:
+        db.execute("CREATE TABLE things (x)")
+    with pytest.raises(CorpusIndexError, match="without the 'meta' table"):
+        load_corpus_index(other)
+    with pytest.raises(CorpusIndexError, match="no such corpus index file"):
+        load_corpus_index(tmp_path / "missing.index")
+
+
+def _edit(path: Path, sql: str, *params) -> None:
+    db = sqlite3.connect(path)
+    db.execute(sql, params)
+    db.commit()
+    db.close()
+
+
+def test_schema_with_executable_objects_is_refused(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "CREATE TRIGGER t AFTER INSERT ON skipped BEGIN DELETE FROM docs; END")
+    with pytest.raises(CorpusIndexError, match="unexpected schema objects: trigger t"):
+        load_corpus_index(path)
+
+
+def test_other_format_version_and_fingerprint_scheme(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "UPDATE meta SET value = ? WHERE key = 'format_version'", json.dumps(CORPUS_INDEX_VERSION + 1))
+    with pytest.raises(CorpusIndexError, match=f"format version {CORPUS_INDEX_VERSION + 1}, this mleaudit reads"):
+        load_corpus_index(path)
+    _edit(path, "UPDATE meta SET value = ? WHERE key = 'format_version'", json.dumps(CORPUS_INDEX_VERSION))
+    db = sqlite3.connect(path)
+    meta = json.loads(db.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()[0])
+    db.close()
+    meta["fingerprint_scheme"]["grammars"]["python"] = "0.0.1"
+    _edit(path, "UPDATE meta SET value = ? WHERE key = 'index'", json.dumps(meta))
+    with pytest.raises(CorpusIndexError, match="rebuild the index"):
+        load_corpus_index(path)
+    _edit(path, "UPDATE meta SET value = ? WHERE key = 'format'", json.dumps("something-else"))
+    with pytest.raises(CorpusIndexError, match="format 'something-else'"):
+        load_corpus_index(path)
+
+
+def test_other_options_are_an_error(kernels: Path, tmp_path: Path) -> None:
+    build_corpus_index([kernels], tmp_path / "k.index", options=SimilarityOptions(kgram_length=12, kgrams_in_window=5))
+    with load_corpus_index(tmp_path / "k.index") as index:
+        assert (index.options.kgram_length, index.options.kgrams_in_window) == (12, 5)
+        with pytest.raises(CorpusIndexError, match="index built with kgram_length=12, kgrams_in_window=5"):
+            index.compare(_agents(), SimilarityOptions())
+        assert index.compare(_agents(), SimilarityOptions(kgram_length=12, kgrams_in_window=5)).pairs
+
+
+def test_corrupt_record_is_reported_not_trusted(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "UPDATE docs SET record = ? WHERE path = 'author/base.py'", b"\x80\x04garbage")
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="author/base.py: corrupt record"):
+            index.compare(_agents(), min_containment=0.0)
+
+
+def test_build_refuses_existing_file_and_missing_folder(kernels: Path, tmp_path: Path) -> None:
+    existing = tmp_path / "k.index"
+    existing.write_text("keep me")
+    with pytest.raises(CorpusIndexError, match="already exists"):
+        build_corpus_index([kernels], existing)
+    assert existing.read_text() == "keep me"
+    with pytest.raises(Exception, match="not a folder"):
+        build_corpus_index([tmp_path / "nope"], tmp_path / "new.index")
+    assert not (tmp_path / "new.index").exists()
+
+
+def test_parse_storage() -> None:
+    assert parse_storage(None) is None and parse_storage("sqlite") is None
+    config = parse_storage("redis://example.org:6390/3")
+    assert config["redis"]["host"] == "example.org" and config["redis"]["db"] == 3
+    assert config["redis"]["password"] == {"env": "MLEAUDIT_REDIS_PASSWORD", "default": None}
+    with pytest.raises(CorpusIndexError, match="do not put credentials in the URL"):
+        parse_storage("redis://:secret@host:6379/0")
+    with pytest.raises(CorpusIndexError, match="expected 'sqlite' or redis://"):
+        parse_storage("mysql://host/db")
+
+
+# -- Redis storage -----------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def redis_url(tmp_path: Path):
+    binary = shutil.which("redis-server")
+    if binary is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    redis = pytest.importorskip("redis", reason="the 'redis' package is not installed (pip install 'mleaudit[redis]')")
+    port = _free_port()
+    server = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", str(tmp_path)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        client = redis.Redis(host="127.0.0.1", port=port)
+        for _ in range(200):
+            try:
+                client.ping()
+                break
+            except redis.ConnectionError:
+                time.sleep(0.025)
+        else:
+            pytest.fail("redis-server did not start")
+        client.close()
+        yield f"redis://127.0.0.1:{port}/0"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_redis_storage_matches_sqlite(kernels: Path, boilerplate: Path, tmp_path: Path, redis_url: str) -> None:
+    build_corpus_index([kernels], tmp_path / "local.index", boilerplate=[boilerplate])
+    summary = build_corpus_index([kernels], tmp_path / "shared.index", boilerplate=[boilerplate],
+                                 storage=redis_url, jobs=2)
+    assert summary.added == 6
+    # The local file only says where the data is.
+    db = sqlite3.connect(tmp_path / "shared.index")
+    assert {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {"meta"}
+    db.close()
+    options = SimilarityOptions(max_doc_fraction=0.5)
+    with load_corpus_index(tmp_path / "local.index") as local, load_corpus_index(tmp_path / "shared.index") as shared:
+        assert shared.storage == redis_url
+        assert shared.compare(_agents(), options, min_containment=0.0) == local.compare(
+            _agents(), options, min_containment=0.0)
+        assert shared.info().corpus_digest == local.info().corpus_digest
+        assert shared.skipped() == local.skipped()
+        assert shared.info().references == 6 and shared.info().size_bytes is None
+    # A second machine opens the same index (a copy of the small file) and adds to it.
+    copy = tmp_path / "copy.index"
+    shutil.copy(tmp_path / "shared.index", copy)
+    new = kernels / "author" / "copy.py"
+    shutil.copy(INVARIANCE / "renamed.py", new)
+    with load_corpus_index(copy, writable=True) as other:
+        assert other.add([new]).added == 1
+        new.write_text((INVARIANCE / "unrelated.py").read_text(encoding="utf-8"), encoding="utf-8")
+        assert other.add([new]).replaced == 1
+        assert other.add([new]).unchanged == 1
+    with load_corpus_index(tmp_path / "shared.index") as shared:
+        assert shared.info().references == 7
+        agent = _unit("code/unrelated.py", (INVARIANCE / "unrelated.py").read_text(encoding="utf-8"))
+        assert "author/copy.py" in shared.candidates(agent)
+        references = sorted(load_reference_corpus(kernels).units, key=lambda u: u.path)
+        brute = compare(_agents(), references, options, boilerplate=load_reference_corpus(boilerplate).units)
+        assert shared.compare(_agents(), options, min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+
+
+def test_unreachable_redis_is_a_clear_error(tmp_path: Path) -> None:
+    pytest.importorskip("redis", reason="the 'redis' package is not installed")
+    with pytest.raises(CorpusIndexError, match="cannot reach Redis at redis://127.0.0.1:"):
+        create_corpus_index(tmp_path / "x.index", storage=f"redis://127.0.0.1:{_free_port()}/0")
+    assert not (tmp_path / "x.index").exists()
+
+
+# -- command line --------------------------------------------------------------------------------
+
+
+def test_cli_build_add_info(kernels: Path, boilerplate: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    index_path = tmp_path / "k.index"
+    result = runner.invoke(corpus_group, ["build", str(kernels), "-o", str(index_path), "--boilerplate",
+                                          str(boilerplate), "--jobs", "1"])
+    assert result.exit_code == 0, result.output
+    assert "6 added, 0 replaced, 0 unchanged, 0 removed, 2 skipped" in result.output
+    result = runner.invoke(corpus_group, ["add", str(index_path), str(kernels)])
+    assert result.exit_code == 0, result.output
+    assert "0 added, 0 replaced, 6 unchanged" in result.output
+    result = runner.invoke(corpus_group, ["info", str(index_path), "--format", "json", "--skipped"])
+    assert result.exit_code == 0, result.output
+    info = json.loads(result.output)
+    assert info["references"] == 6 and info["format_version"] == CORPUS_INDEX_VERSION
+    assert info["options"] == {"kgram_length": 23, "kgrams_in_window": 17}
+    assert {s["path"] for s in info["skipped_files"]} == {"other/broken.ipynb", "other/r-kernel.ipynb"}
+    result = runner.invoke(corpus_group, ["info", str(index_path)])
+    assert result.exit_code == 0 and "references:     6 (python)" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["info", "{tmp}/notes.txt"], "not a corpus index"),
+        (["build", "{tmp}/nope", "-o", "{tmp}/x.index"], "not a folder"),
+        (["build", "{tmp}", "-o", "{tmp}/notes.txt"], "already exists"),
+        (["build", "{tmp}", "-o", "{tmp}/y.index", "--storage", "ftp://x"], "expected 'sqlite' or redis://"),
+        (["add", "{tmp}/notes.txt", "{tmp}"], "not a corpus index"),
+    ],
+)
+def test_cli_errors_exit_2_without_traceback(tmp_path: Path, args: list[str], message: str) -> None:
+    (tmp_path / "notes.txt").write_text("not an index")
+    result = CliRunner().invoke(corpus_group, [a.format(tmp=tmp_path) for a in args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output
+    assert not isinstance(result.exception, CorpusIndexError)
+
+
+def test_cli_commands_have_examples() -> None:
+    for command in [corpus_group, *corpus_group.commands.values()]:
+        assert "Example:" in (command.help or ""), command.name
