@@ -113,13 +113,20 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
         data_dir=data_dir,
         rules_root=rules,
     )
+    if output is not None and not output.parent.is_dir():
+        raise InputError(f"cannot write the report to {output}: folder {output.parent} does not exist")
     try:
         report = run_audit(request, progress=lambda msg: click.echo(msg, err=True))
     except (AuditError, GradingError) as exc:
         raise InputError(str(exc)) from exc
+    except OSError as exc:  # e.g. --data-dir names a file, a folder that cannot be created
+        raise InputError(f"{exc.filename or ''}: {exc.strerror or exc}".lstrip(": ")) from exc
     if output is not None:
-        with output.open("w", encoding="utf-8") as stream:
-            get_formatter(fmt or "json")(report, stream)
+        try:
+            with output.open("w", encoding="utf-8") as stream:
+                get_formatter(fmt or "json")(report, stream)
+        except OSError as exc:
+            raise InputError(f"cannot write the report to {output}: {exc.strerror or exc}") from exc
         get_formatter("text")(report, sys.stdout)
         click.echo(f"report written to {output}", err=True)
     else:

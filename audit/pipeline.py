@@ -24,7 +24,8 @@ from audit.parsing import parse
 from audit.report import AuditReport, RunSummary, decide_verdict
 from audit.rules.engine import evaluate_rules
 from audit.rules.loader import Ruleset
-from audit.run import Run
+from audit.rules.matchers import pathological_tree
+from audit.run import Run, RunLayout
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus
 from audit.units import CodeUnit
 
@@ -50,6 +51,8 @@ class AuditOptions:
         How many (agent file, reference) pairs the report lists, best first.
     include_experimental : bool
         Also run rules whose status is ``experimental``.
+    no_similarity_reason : str
+        Why similarity is off when ``corpus_dir`` is ``None`` (shown in the report's ``meta``).
     """
 
     corpus_dir: Path | None = None
@@ -57,6 +60,7 @@ class AuditOptions:
     similarity: SimilarityOptions = field(default_factory=SimilarityOptions)
     top_pairs: int = 10
     include_experimental: bool = False
+    no_similarity_reason: str = "no reference corpus"
 
 
 def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
@@ -133,16 +137,21 @@ def audit_run(
     """
     options = options or AuditOptions()
     expanded = expand_run(run)
-    skipped: list[Skipped] = list(run.skipped) + list(expanded.skipped)
+    run_skipped = list(run.skipped) + list(expanded.skipped)
 
     parse_errors = []
     for unit in expanded.code_units:
         parsed = parse(unit.text, unit.language)
         if parsed.has_error:
-            parse_errors.append(unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}")
+            where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
+            parse_errors.append(where)
+            shape = pathological_tree(parsed.root)
+            if shape is not None:
+                # The code rules skip such trees; say so, so the verdict cannot be "clean".
+                run_skipped.append(Skipped(path=where, reason=f"code rules not run: {shape}"))
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options)
-    skipped.extend(sim_skipped)
+    skipped: list[Skipped] = run_skipped + list(sim_skipped)
 
     answers = answers or {}
     context = RunContext(
@@ -193,11 +202,11 @@ def audit_run(
     if grade is None and grade_skipped:
         meta["grade_skipped"] = grade_skipped
     if options.corpus_dir is None:
-        meta["similarity_skipped"] = "no reference corpus"
+        meta["similarity_skipped"] = options.no_similarity_reason
     return AuditReport(
         run=summary,
         findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
-        verdict=decide_verdict(findings),
+        verdict=decide_verdict(findings, unaudited=run_skipped),
         grade=grade,
         similarity=similarity,
         skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
@@ -274,6 +283,10 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
             grade_skipped = "grading disabled (--no-grade)"
         elif not registry.is_prepared(spec.id):
             grade_skipped = f"competition {spec.id} is not prepared in {registry.data_dir} (run `mleaudit prepare -c {spec.id} --raw DIR`)"
+        elif run.submission is None and (unread := _unread_submission(run)) is not None:
+            # Grade only what the audit itself read: a symlinked or oversized submission could
+            # point at the answers while hiding from the submission checks.
+            grade_skipped = f"{unread.path} not graded: {unread.reason}"
         else:
             submission = run.submission.abs_path if run.submission is not None else run.root / "submission" / "submission.csv"
             grade = grade_submission(submission, spec, registry.data_dir).to_dict()
@@ -287,10 +300,16 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     options = AuditOptions(
         corpus_dir=corpus if request.similarity else None,
         include_experimental=request.include_experimental,
+        no_similarity_reason="disabled (--no-similarity)" if not request.similarity else "no reference corpus",
     )
     if options.corpus_dir is not None:
         say(f"comparing code with the notebooks in {options.corpus_dir}")
     return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers)
+
+
+def _unread_submission(run: Run) -> Skipped | None:
+    candidates = set(RunLayout.SUBMISSION_CANDIDATES)
+    return next((item for item in run.skipped if item.path in candidates), None)
 
 
 def _with_competition(run: Run, competition_id: str) -> Run:

@@ -38,16 +38,20 @@ class Verdict:
         return {"kind": self.kind.value, "reasons": list(self.reasons)}
 
 
-def decide_verdict(findings: Sequence[Finding]) -> Verdict:
+def decide_verdict(findings: Sequence[Finding], unaudited: Sequence[Skipped] = ()) -> Verdict:
     """Turn findings into a verdict.
 
     Policy: a finding of severity ``high`` or ``critical`` with confidence ``medium`` or better
     flags the run; any other finding of severity ``medium`` or more asks for review; ``low`` and
-    ``info`` findings leave the run clean (they stay listed as context).
+    ``info`` findings leave the run clean (they stay listed as context). A run with files that
+    could not be audited (symlinks, files over the size cap, unreadable notebooks) is never
+    clean: what was not read may hide a violation, so it goes to review.
 
     Parameters
     ----------
     findings : sequence of Finding
+    unaudited : sequence of Skipped
+        Files of the run that the audit could not read.
 
     Returns
     -------
@@ -60,6 +64,8 @@ def decide_verdict(findings: Sequence[Finding]) -> Verdict:
     if flagged:
         return Verdict(kind=VerdictKind.FLAGGED, reasons=tuple(flagged))
     review = sorted({f"{f.rule_id} ({f.severity.label})" for f in findings if f.severity >= Severity.MEDIUM})
+    if unaudited:
+        review.append(f"incomplete audit: {len(unaudited)} run file(s) not read (see skipped)")
     if review:
         return Verdict(kind=VerdictKind.REVIEW, reasons=tuple(review))
     return Verdict(kind=VerdictKind.CLEAN)

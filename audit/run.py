@@ -247,7 +247,7 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
             continue
         try:
             data = json.loads(_read_capped(root / name, name).decode("utf-8", errors="replace"))
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, RecursionError) as exc:
             skipped.append(Skipped(path=name, reason=f"run metadata not read: {exc}"))
             continue
         if not isinstance(data, dict):

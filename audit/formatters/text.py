@@ -16,6 +16,7 @@ Sample::
 
 from __future__ import annotations
 
+import re
 from typing import Any, Mapping, TextIO
 
 from rich.console import Console
@@ -27,6 +28,15 @@ __all__ = ["write_text"]
 
 _EXCERPT_LINES = 6
 _EXCERPT_WIDTH = 120
+
+
+# C0 controls (except tab) and DEL/C1: audited text must not move the cursor or recolour the
+# terminal, so escape sequences are shown as visible \x1b-style escapes.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(text: str) -> str:
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -69,7 +79,15 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
         head += f" · competition {run.competition_id}"
     if run.agent_id:
         head += f" · agent {run.agent_id}"
-    console.print(head, markup=False)
+    console.print(_safe(head), markup=False)
+    files = sum(run.artifact_counts.values())
+    audited = (
+        f"Audited {files} file(s): {run.code_units} code unit(s), {run.log_events} log event(s), "
+        f"{report.meta.get('rules', '?')} rule(s)"
+    )
+    if run.parse_errors:
+        audited += f"; syntax errors in {len(run.parse_errors)} unit(s): {', '.join(run.parse_errors[:3])}"
+    console.print(_safe(audited), markup=False)
     verdict = report.verdict
     reasons = ", ".join(verdict.reasons)
     style = {"flagged": "bold red", "review": "bold yellow", "clean": "bold green"}[verdict.kind.value]
@@ -80,7 +98,10 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
         console.print(("Grade   " if i == 0 else "        ") + line, markup=False)
     console.print()
 
-    console.print(f"Findings ({len(report.findings)})", markup=False)
+    heading = f"Findings ({len(report.findings)})"
+    if report.findings:
+        heading += "   severity · confidence · rule · location"
+    console.print(heading, markup=False)
     for finding in report.findings:
         ev = finding.evidence[0] if finding.evidence else None
         where = ""
@@ -90,16 +111,17 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             if ev.label:
                 where += f" ({ev.label})"
         console.print(
-            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {finding.rule_id}  {where}", markup=False
+            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {finding.rule_id}  {_safe(where)}", markup=False
         )
-        console.print(f"          {finding.message}", markup=False)
+        console.print(f"          {_safe(finding.message)}", markup=False)
         if ev is not None and ev.excerpt:
             lines = ev.excerpt.splitlines()
             for line in lines[:_EXCERPT_LINES]:
                 clipped = line if len(line) <= _EXCERPT_WIDTH else line[: _EXCERPT_WIDTH - 1] + "…"
-                console.print(f"          │ {clipped}", markup=False)
+                console.print(f"          │ {_safe(clipped)}", markup=False)
             if len(lines) > _EXCERPT_LINES:
-                console.print(f"          │ … {len(lines) - _EXCERPT_LINES} more lines", markup=False)
+                more = len(lines) - _EXCERPT_LINES
+                console.print(f"          │ … {more} more line{'s' if more != 1 else ''}", markup=False)
     if not report.findings:
         console.print(" none", markup=False)
     console.print()
@@ -131,4 +153,4 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
         console.print()
         console.print(f"Skipped ({len(report.skipped)})", markup=False)
         for item in report.skipped[:20]:
-            console.print(f" {item.path}: {item.reason}", markup=False)
+            console.print(f" {_safe(item.path)}: {_safe(item.reason)}", markup=False)

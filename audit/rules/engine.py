@@ -217,8 +217,9 @@ def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], r
 def _guarded(rule: CompiledRule, where: str, fn: Callable[[], list[Match]]) -> list[Match]:
     try:
         return fn()
-    except Exception:  # noqa: BLE001 - one broken rule or odd unit must not stop the audit
-        logger.warning("rule %s failed on %s; skipped", rule.id, where, exc_info=True)
+    except Exception as exc:  # noqa: BLE001 - one broken rule or odd unit must not stop the audit
+        logger.warning("rule %s not evaluated on %s: %s", rule.id, where, exc)
+        logger.debug("rule %s failed on %s", rule.id, where, exc_info=True)
         return []
 
 

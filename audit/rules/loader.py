@@ -391,7 +391,7 @@ def load_ruleset(
                 raw = path.read_bytes()
                 digest_inputs.append((rel, raw))
                 data = read_yaml(path)
-            except (OSError, yaml.YAMLError) as exc:
+            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 problems.append(RuleProblem(rule_id=stem, path=shown, cause=f"cannot read YAML: {exc}"))
                 continue
             rule_id = str(data.get("id", stem)) if isinstance(data, dict) else stem

@@ -83,6 +83,43 @@ class Matcher(Protocol):
         ...
 
 
+#: Limits on the syntax trees the queries run on. Thousands of unclosed brackets give deep or
+#: very wide ``ERROR`` nodes on which tree-sitter's query engine goes super-linear (a 100 kB
+#: file took minutes); real code stays far below both.
+MAX_QUERY_DEPTH = 1000
+MAX_ERROR_CHILDREN = 2000
+
+
+class QueryTimeout(RuntimeError):
+    """The queries were not run on a unit whose syntax tree is pathological (see the limits)."""
+
+
+_SHAPES: dict[tuple[int, int], str | None] = {}
+
+
+def pathological_tree(node: tree_sitter.Node) -> str | None:
+    """Why queries should not run on ``node``'s tree, or ``None`` when it is ordinary.
+
+    One iterative walk (no recursion limit): the tree is pathological when it is deeper than
+    :data:`MAX_QUERY_DEPTH` or an ``ERROR`` node has more than :data:`MAX_ERROR_CHILDREN` children.
+    """
+    cursor = node.walk()
+    depth = 0
+    while True:
+        current = cursor.node
+        if current.type == "ERROR" and current.child_count > MAX_ERROR_CHILDREN:
+            return f"a syntax-error node with {current.child_count} children (over {MAX_ERROR_CHILDREN})"
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > MAX_QUERY_DEPTH:
+                return f"a syntax tree nested over {MAX_QUERY_DEPTH} deep"
+            continue
+        while not cursor.goto_next_sibling():
+            if depth == 0 or not cursor.goto_parent():
+                return None
+            depth -= 1
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueryMatcher:
     """Tree-sitter queries by language, compiled once."""
@@ -95,8 +132,16 @@ class QueryMatcher:
         if query is None or not subject.text:
             return []
         parsed = parse(subject.text, subject.language)
+        key = (len(subject.text), hash(subject.text))
+        if key not in _SHAPES:
+            if len(_SHAPES) > 100_000:
+                _SHAPES.clear()
+            _SHAPES[key] = pathological_tree(parsed.root)
+        if _SHAPES[key] is not None:
+            raise QueryTimeout(f"queries not run on {_SHAPES[key]}")
         matches = []
-        for _pattern, nodes_by_name in tree_sitter.QueryCursor(query).matches(parsed.root):
+        found = tree_sitter.QueryCursor(query).matches(parsed.root)
+        for _pattern, nodes_by_name in found:
             captures = {}
             for name, nodes in nodes_by_name.items():
                 if not nodes:
