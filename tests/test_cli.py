@@ -118,3 +118,43 @@ def test_audit_without_competition_reports_why_it_is_not_graded(tmp_path):
     report = json.loads(result.stdout)
     assert report["grade"] is None
     assert "no competition id" in report["meta"]["grade_skipped"]
+
+
+def test_symlinked_submission_is_not_graded_and_not_clean(tmp_path, data_dir):
+    # A submission that is a link (for instance to the answers) is not read by the audit, so it
+    # must not be graded either, and the run cannot come out clean.
+    _audit("honest-digits", data_dir)  # prepares the competition
+    answers = data_dir / "sklearn-digits" / "prepared" / "private" / "test.csv"
+    run = tmp_path / "run"
+    (run / "submission").mkdir(parents=True)
+    (run / "submission" / "submission.csv").symlink_to(answers)
+    out = tmp_path / "r.json"
+    result = CliRunner().invoke(
+        main, ["audit", str(run), "-c", "sklearn-digits", "--data-dir", str(data_dir), "-o", str(out)]
+    )
+    report = json.loads(out.read_text())
+    assert report["grade"] is None
+    assert "submission/submission.csv not graded: symbolic link" in report["meta"]["grade_skipped"]
+    assert report["verdict"]["kind"] == "review"
+    assert result.exit_code == 0
+
+
+def test_pathological_code_is_reported_not_hung(tmp_path):
+    (tmp_path / "u.py").write_text("v = " + "(" * 40000)
+    result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json"])
+    report = json.loads(result.stdout)
+    assert report["verdict"]["kind"] == "review"
+    assert any("code rules not run" in s["reason"] for s in report["skipped"])
+
+
+def test_terminal_escapes_from_logs_are_shown_escaped(tmp_path):
+    (tmp_path / "a.log").write_text("$ curl https://api.openai.com/v1/x \x1b[2J\x1b[31m RED\n")
+    result = CliRunner().invoke(main, ["audit", str(tmp_path)])
+    assert "\x1b" not in result.stdout
+    assert "\\x1b[2J" in result.stdout
+
+
+def test_report_to_a_missing_folder_is_an_input_error(tmp_path):
+    result = CliRunner().invoke(main, ["audit", str(EXAMPLES / "honest-digits"), "-o", str(tmp_path / "no" / "r.json")])
+    assert result.exit_code == 2
+    assert "does not exist" in result.output
