@@ -13,6 +13,7 @@ found elsewhere (a log's ``run_ipython`` event).
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import warnings
@@ -239,6 +240,34 @@ def _kernel_language(metadata: Any) -> str:
     return language
 
 
+def _lenient_notebook(text: str) -> tuple[object, dict]:
+    """Version and a v4-shaped ``{"cells", "metadata"}`` dict from notebook JSON that fails the schema.
+
+    v3 worksheets are flattened and their ``input`` becomes ``source``.
+
+    Raises
+    ------
+    ValueError
+        If the text is not a JSON object with ``cells`` or ``worksheets``.
+    """
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError(f"a JSON {type(data).__name__}, not a notebook object")
+    metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    if isinstance(data.get("cells"), list):
+        return data.get("nbformat"), {"cells": data["cells"], "metadata": metadata}
+    worksheets = data.get("worksheets")
+    if isinstance(worksheets, list):
+        cells = []
+        for sheet in worksheets:
+            for cell in (sheet.get("cells") if isinstance(sheet, dict) else None) or []:
+                if isinstance(cell, dict) and cell.get("cell_type") == "code" and "source" not in cell:
+                    cell = {**cell, "source": cell.get("input", "")}
+                cells.append(cell)
+        return data.get("nbformat"), {"cells": cells, "metadata": metadata}
+    raise ValueError("no 'cells' or 'worksheets' list")
+
+
 def read_notebook(text: str, path: str) -> NotebookCode:
     """Turn a notebook's JSON text into code.
 
@@ -269,9 +298,14 @@ def read_notebook(text: str, path: str) -> NotebookCode:
             warnings.simplefilter("ignore")
             # ``nbformat.reads`` would also validate the notebook against the schema, which
             # is slow on large notebooks and only logs problems; reading code needs neither.
-            original = nbformat.reader.reads(text)
-            version = original.get("nbformat")
-            notebook = nbformat.convert(original, 4)
+            try:
+                original = nbformat.reader.reads(text)
+                version = original.get("nbformat")
+                notebook = nbformat.convert(original, 4)
+            except nbformat.ValidationError:
+                # Agent-written notebooks often lack keys the schema requires (cell metadata,
+                # outputs); their code must still be audited, so read the cells leniently.
+                version, notebook = _lenient_notebook(text)
         cells = notebook.get("cells")
         if not isinstance(cells, list):
             raise TypeError(f"'cells' is a {type(cells).__name__}, not a list")
