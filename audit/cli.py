@@ -65,6 +65,10 @@ def main(verbose: int) -> None:
 def audit_group() -> None:
     """Audit agent runs (``mleaudit audit RUN_DIR`` audits one run).
 
+    ``mleaudit audit RUN_DIR`` is short for ``mleaudit audit run RUN_DIR``; its options
+    (--competition, --corpus, -o, --format, --fail-on, ...) are listed by
+    ``mleaudit audit run --help``.
+
     Example:
 
         mleaudit audit examples/runs/honest-digits -o report.json
