@@ -219,6 +219,20 @@ def test_add_keys_paths_by_recorded_root(kernels: Path, tmp_path: Path) -> None:
             index.add([new], root=tmp_path / "kernels" / "other")
 
 
+def test_same_path_under_two_roots_is_indexed_once(kernels: Path, tmp_path: Path) -> None:
+    second = tmp_path / "second"
+    (second / "author").mkdir(parents=True)
+    shutil.copy(INVARIANCE / "unrelated.py", second / "author" / "base.py")
+    summary = build_corpus_index([kernels, second], tmp_path / "k.index")
+    duplicate = [s for s in summary.skipped if s.path == "author/base.py"]
+    assert len(duplicate) == 1 and duplicate[0].reason.startswith("duplicate corpus path (already taken by ")
+    with load_corpus_index(tmp_path / "k.index") as index:
+        assert "author/base.py" not in {s.path for s in index.skipped()}  # indexed, from the first root
+        agent = _unit("code/base.py", (INVARIANCE / "base.py").read_text(encoding="utf-8"))
+        assert index.candidates(agent)[0] == "author/base.py"
+        assert len(index.info().roots) == 2
+
+
 def test_read_only_index_refuses_add(kernels: Path, tmp_path: Path) -> None:
     build_corpus_index([kernels], tmp_path / "k.index")
     with load_corpus_index(tmp_path / "k.index") as index:
