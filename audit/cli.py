@@ -143,3 +143,5 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
 main.add_command(prepare)
 main.add_command(grade_sample)
 main.add_command(competitions_group)
+from audit.similarity.corpus_cli import corpus as corpus_group
+main.add_command(corpus_group)

@@ -12,7 +12,7 @@ import datetime as _dt
 import hashlib
 import logging
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from audit.rules.engine import evaluate_rules
 from audit.rules.loader import Ruleset
 from audit.rules.matchers import pathological_tree
 from audit.run import Run, RunLayout
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from audit.units import CodeUnit
 
 __all__ = ["AuditOptions", "audit_run"]
@@ -79,7 +79,8 @@ def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
     return picked
 
 
-def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
+def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
+                    score_threshold: float | None = None) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
     if options.corpus_dir is None:
         return None, [], []
     references, ref_skipped = load_reference_corpus(options.corpus_dir)
@@ -88,14 +89,20 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions) -> tuple
         units_bp, _ = load_reference_corpus(folder)
         boilerplate.extend(units_bp)
     agents = _similarity_units(units)
-    result = compare(agents, references, options.similarity, boilerplate=boilerplate)
+    similarity_options = options.similarity
+    if score_threshold is not None:
+        # `flagged` must mean what the similarity rule decides: the rule's own `score` bound.
+        similarity_options = replace(similarity_options, score_threshold=score_threshold)
+    result = compare(agents, references, similarity_options, boilerplate=boilerplate)
     pairs = list(result.pairs)
+    # The report lists the top pairs in report order, plus every flagged pair past them.
+    shown = pairs[: options.top_pairs] + [p for p in pairs[options.top_pairs:] if p.flagged]
     summary = {
         "corpus": str(options.corpus_dir),
         "reference_count": len(references),
         "agent_files": sorted({u.path for u in agents}),
         "options": result.options.to_dict(),
-        "pairs": [p.to_dict() for p in pairs[: options.top_pairs]],
+        "pairs": [p.to_dict() for p in shown],
         "skipped": [s.to_dict() for s in ref_skipped],
     }
     return summary, pairs, list(ref_skipped)
@@ -150,7 +157,7 @@ def audit_run(
                 # The code rules skip such trees; say so, so the verdict cannot be "clean".
                 run_skipped.append(Skipped(path=where, reason=f"code rules not run: {shape}"))
 
-    similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options)
+    similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset))
     skipped: list[Skipped] = run_skipped + list(sim_skipped)
 
     answers = answers or {}

@@ -54,15 +54,17 @@ PAIR_FIELDS = (
     "reference_containment",
     "longest_fragment",
     "total_overlap",
+    "score",
 )
-#: Fields a ``when`` threshold may test (numbers; containments and similarity in [0, 1],
-#: ``longest_fragment`` and ``total_overlap`` in k-grams).
+#: Fields a ``when`` threshold may test (numbers; containments, similarity and the copy
+#: detector's ``score`` in [0, 1], ``longest_fragment`` and ``total_overlap`` in k-grams).
 NUMERIC_PAIR_FIELDS = (
     "similarity",
     "agent_containment",
     "reference_containment",
     "longest_fragment",
     "total_overlap",
+    "score",
 )
 #: YAML spelling of regex flags -> ``re`` flag names.
 REGEX_FLAGS = {"ignorecase": "IGNORECASE", "multiline": "MULTILINE", "dotall": "DOTALL"}

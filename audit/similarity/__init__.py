@@ -8,6 +8,11 @@ agents; ignored hashes, ``index.py``) → :class:`PairReport` per agent × refer
 so they can be checked against Dolos's own output; containment in both directions, fragments with
 spans into notebook cells, boilerplate exclusion and a reference corpus are added on top.
 
+The copy detector (``detect.py``) adds one decision statistic per pair, ``score`` in [0, 1)
+(the information of the code the agent file shares with the reference, under a background model
+of the other references), and ``flagged`` when it reaches the policy threshold, which lives in
+``rules/plagiarism/`` (see :func:`load_score_threshold`).
+
 Naming: ``*_similarity`` and ``*_containment`` lie in [0, 1], higher meaning more alike; a
 *k-gram* is a run of ``kgram_length`` tokens; a *fingerprint* is a k-gram hash kept by winnowing.
 
@@ -36,6 +41,16 @@ from audit.errors import ConfigError
 from audit.model import Skipped
 from audit.parsing import LANGUAGES
 from audit.similarity.corpus import ReferenceCorpus, load_reference_corpus, reference_id
+from audit.similarity.detect import (
+    DEFAULT_SCORE_THRESHOLD,
+    DetectionCorpus,
+    Evidence,
+    Profile,
+    load_score_threshold,
+    profile_code,
+    score_from_bits,
+    score_threshold_from_rules,
+)
 from audit.similarity.index import FingerprintIndex, IndexedFile, Role
 from audit.similarity.pairs import (
     DolosMetrics,
@@ -44,6 +59,7 @@ from audit.similarity.pairs import (
     build_fragments,
     containment,
     dolos_metrics,
+    evidence_fragments,
     pair_report,
 )
 from audit.similarity.tokenize import TokenizedFile, tokenize_chars, tokenize_text, tokenize_tree
@@ -51,12 +67,16 @@ from audit.similarity.winnow import Fingerprint, fingerprint_tokens, hash_token,
 from audit.units import CodeUnit
 
 __all__ = [
+    "DEFAULT_SCORE_THRESHOLD",
+    "DetectionCorpus",
     "DolosMetrics",
+    "Evidence",
     "Fingerprint",
     "FingerprintIndex",
     "Fragment",
     "IndexedFile",
     "PairReport",
+    "Profile",
     "ReferenceCorpus",
     "Role",
     "SimilarityOptions",
@@ -66,11 +86,16 @@ __all__ = [
     "compare",
     "containment",
     "dolos_metrics",
+    "evidence_fragments",
     "fingerprint_tokens",
     "hash_token",
     "load_reference_corpus",
+    "load_score_threshold",
     "pair_report",
+    "profile_code",
     "rolling_hashes",
+    "score_from_bits",
+    "score_threshold_from_rules",
     "tokenize_chars",
     "tokenize_text",
     "tokenize_tree",
@@ -110,7 +135,10 @@ class SimilarityOptions:
         unaffected.
     display_threshold : float, default 0.0
         Keep a pair when ``max(agent_containment, reference_containment)`` reaches this value
-        (in [0, 1]); 0.0 keeps every pair.
+        (in [0, 1]); 0.0 keeps every pair. Pairs the detector flags are always kept.
+    score_threshold : float, default DEFAULT_SCORE_THRESHOLD
+        A pair is ``flagged`` when its ``score`` reaches this value (in [0, 1]). The policy value
+        lives in ``rules/plagiarism/``; callers pass :func:`load_score_threshold`'s result.
 
     Raises
     ------
@@ -132,6 +160,7 @@ class SimilarityOptions:
     max_doc_fraction: float | None = None
     min_fragment_kgrams: int = 1
     display_threshold: float = 0.0
+    score_threshold: float = DEFAULT_SCORE_THRESHOLD
 
     def __post_init__(self) -> None:
         errors = []
@@ -150,6 +179,8 @@ class SimilarityOptions:
         check_count("min_fragment_kgrams")
         if not _is_real(self.display_threshold) or not 0 <= self.display_threshold <= 1:
             errors.append(f"display_threshold must be a number in [0, 1], got {self.display_threshold!r}")
+        if not _is_real(self.score_threshold) or not 0 <= self.score_threshold <= 1:
+            errors.append(f"score_threshold must be a number in [0, 1], got {self.score_threshold!r}")
         if errors:
             raise ConfigError("invalid similarity options:\n  " + "\n  ".join(errors))
 
@@ -275,7 +306,10 @@ def compare(
     -------
     SimilarityReport
         Pairs sorted by agent containment (descending). Units in a language without a grammar
-        are listed in ``skipped``; an empty unit yields pairs with every figure 0.
+        are listed in ``skipped``; an empty unit yields pairs with every figure 0. Python pairs
+        carry the copy detector's ``score`` (its background model is the Python references of
+        this call, each pair leaving out the reference and its near-duplicates) and ``flagged``
+        (``score >= options.score_threshold``).
     """
     options = options or SimilarityOptions()
     skipped: list[Skipped] = []
@@ -305,17 +339,37 @@ def compare(
     agent_entries = add(agents, Role.AGENT)
     ignored = index.ignored_hashes
 
+    # The copy detector lexes Python; other languages keep Dolos's figures only (score 0).
+    detected = [k for k, (unit, _) in enumerate(reference_entries) if unit.language == "python"]
+    detector: DetectionCorpus | None = None
+    reference_profiles: dict[int, Profile] = {}
+    if detected and any(unit.language == "python" for unit, _ in agent_entries):
+        reference_profiles = {k: profile_code(reference_entries[k][0].text, reference_entries[k][0].path) for k in detected}
+        detector = DetectionCorpus(
+            [reference_profiles[k] for k in detected],
+            [profile_code(unit.text, unit.path) for unit in boilerplate if unit.language == "python"],
+        )
+    detector_position = {k: position for position, k in enumerate(detected)}
+
     pairs: list[PairReport] = []
     for agent_unit, agent_entry in agent_entries:
-        for reference_unit, reference_entry in reference_entries:
+        agent_profile = mask = None
+        if detector is not None and agent_unit.language == "python":
+            agent_profile = profile_code(agent_unit.text, agent_unit.path)
+            mask = detector.boilerplate_mask(agent_profile)
+        for k, (reference_unit, reference_entry) in enumerate(reference_entries):
             if agent_unit.language != reference_unit.language:
                 continue
             metrics = dolos_metrics(agent_entry, reference_entry, ignored)
+            evidence = None
+            if agent_profile is not None and k in detector_position:
+                evidence = detector.evidence(agent_profile, detector_position[k], mask=mask)
             best = max(
                 containment(metrics.left_covered, metrics.left_total, metrics.left_ignored),
                 containment(metrics.right_covered, metrics.right_total, metrics.right_ignored),
             )
-            if best < options.display_threshold:
+            flagged = evidence is not None and evidence.score >= options.score_threshold
+            if best < options.display_threshold and not flagged:
                 continue
             pairs.append(
                 pair_report(
@@ -327,6 +381,10 @@ def compare(
                     agent_unit=agent_unit,
                     reference_unit=reference_unit,
                     metrics=metrics,
+                    evidence=evidence,
+                    agent_profile=agent_profile,
+                    reference_profile=reference_profiles.get(k),
+                    score_threshold=options.score_threshold,
                 )
             )
     pairs.sort(key=PairReport.sort_key)

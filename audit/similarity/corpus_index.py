@@ -14,9 +14,15 @@ needs, and answers a query in two steps:
    retrieval misses no pair above that threshold: recall is 1 by construction, not a sampling
    estimate.
 2. **Exact scoring** of the candidates with the pair code of :func:`audit.similarity.compare`
-   (:func:`audit.similarity.pairs.pair_report`) on the stored fingerprints, so every figure
+   (:func:`audit.similarity.pairs.pair_report`) on the stored fingerprints, so every Dolos figure
    (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
    what brute force reports for that pair.
+
+Not computed here: the copy detector's ``score``/``flagged``/``evidence_fragments``
+(:mod:`audit.similarity.detect`). Its background model is an n-gram model of the *whole*
+reference corpus with each pair's reference and near-duplicates left out, and it reads lexical
+tokens the index does not store; pairs from :meth:`CorpusIndex.compare` carry ``score`` 0.0 and
+``flagged`` False, like pairs the detector did not run on.
 
 Why not MinHash LSH. Candidate retrieval by MinHash LSH (datasketch ``MinHashLSH``) thresholds
 the Jaccard index, which is low when a small agent file sits inside a big notebook (a 300-k-gram
@@ -1080,15 +1086,45 @@ class _StoredTokens:
         return self._spans.offsets_span(start, end)
 
 
-@dataclass(frozen=True, slots=True)
 class _Retrieval:
-    """Postings summed for one agent file: the references sharing a counted hash, with exact
-    covered counts on both sides."""
+    """Postings summed for one agent file: the references sharing a counted hash, their exact
+    agent containment, and (computed on first use, since ranking by agent containment rarely
+    needs it) their reference containment.
 
-    docs: np.ndarray  # reference ids
-    agent_containment: np.ndarray
-    reference_containment: np.ndarray  # lower bound when df-ignored hashes are in play
-    ignored: frozenset[int]  # raw hashes of the agent that do not count (boilerplate, too common)
+    Attributes
+    ----------
+    docs : ndarray
+        Ids of the references that share at least one counted hash.
+    agent_containment : ndarray
+        Exact, aligned with ``docs``.
+    ignored : frozenset of int
+        Hashes of the agent file that do not count (boilerplate, too common).
+    """
+
+    __slots__ = ("docs", "agent_containment", "ignored", "_parts", "_countable", "_reference")
+
+    def __init__(self, docs: np.ndarray, agent_containment: np.ndarray, ignored: frozenset[int],
+                 parts: Sequence[tuple[np.ndarray, np.ndarray]] = (), countable: np.ndarray | None = None) -> None:
+        self.docs = docs
+        self.agent_containment = agent_containment
+        self.ignored = ignored
+        self._parts = parts
+        self._countable = countable
+        self._reference: np.ndarray | None = None if docs.size else np.zeros(0)
+
+    @property
+    def reference_containment(self) -> np.ndarray:
+        """Aligned with ``docs``; exact, except that with ``max_doc_fraction`` the reference's own
+        too-common hashes are not known here, so it can be slightly underestimated."""
+        if self._reference is None:
+            size = self._countable.size
+            covered = np.zeros(size, dtype=np.int64)
+            for docs_i, counts_i in self._parts:
+                covered += np.bincount(docs_i, weights=counts_i.astype(np.float64), minlength=size).astype(np.int64)
+            countable = self._countable[self.docs]
+            self._reference = np.where(countable > 0, covered[self.docs] / np.maximum(countable, 1), 0.0)
+            self._parts = ()
+        return self._reference
 
 
 class CorpusIndex:
@@ -1480,7 +1516,7 @@ class CorpusIndex:
 
     def _retrieve(self, entry: IndexedFile, language: str, options: SimilarityOptions,
                   stats: tuple[np.ndarray, int]) -> _Retrieval:
-        empty = _Retrieval(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), self._boilerplate_set)
+        empty = _Retrieval(np.zeros(0, np.int64), np.zeros(0), self._boilerplate_set)
         hashes = np.fromiter((f.hash for f in entry.fingerprints), dtype=np.int64, count=len(entry.fingerprints))
         if hashes.size == 0 or language not in self._languages:
             return empty
@@ -1515,10 +1551,9 @@ class CorpusIndex:
                     docs_list.append(posting.docs)
                     counts_list.append(posting.counts)
         if (not groups and not wide_parts) or agent_countable <= 0:
-            return _Retrieval(np.zeros(0, np.int64), np.zeros(0), np.zeros(0), ignored)
+            return _Retrieval(np.zeros(0, np.int64), np.zeros(0), ignored)
         size = countable_table.size
         agent_covered = np.zeros(size, dtype=np.int64)
-        reference_covered = np.zeros(size, dtype=np.int64)
         parts = []
         for weight, (docs_list, counts_list) in groups.items():
             docs_bytes, counts_bytes = b"".join(docs_list), b"".join(counts_list)
@@ -1526,33 +1561,30 @@ class CorpusIndex:
                 raise CorpusIndexError(f"{self.path}: corrupt postings entry")
             parts.append((np.frombuffer(docs_bytes, dtype="<i4"), np.frombuffer(counts_bytes, dtype="<u2"), weight))
         parts.extend(wide_parts)
+        kept = []
         for docs_i, counts_i, weight in parts:
             if docs_i.size and (docs_i.min() < 0 or docs_i.max() >= size):
                 # Ids outside the statistics read above (added by another writer since, or a
                 # corrupt entry) are not live for this query; dropping them bounds the arrays.
                 known = (docs_i >= 0) & (docs_i < size)
                 docs_i, counts_i = docs_i[known], counts_i[known]
-            present = np.bincount(docs_i, minlength=size)
-            agent_covered += weight * present
-            reference_covered += present
-            repeated = counts_i > 1  # most hashes occur once per reference
-            if repeated.any():
-                reference_covered += np.bincount(docs_i[repeated], weights=counts_i[repeated] - 1.0,
-                                                 minlength=size).astype(np.int64)
+            agent_covered += weight * np.bincount(docs_i, minlength=size)
+            kept.append((docs_i, counts_i))
         docs = np.flatnonzero(agent_covered)
-        reference_countable = countable_table[docs]
-        live = reference_countable >= 0
-        docs, reference_countable = docs[live], reference_countable[live]
+        docs = docs[countable_table[docs] >= 0]  # live references only
         # Integer counts divided once, as pairs.containment does, so values (and ties) are identical.
         agent_containment = agent_covered[docs] / agent_countable
-        reference_containment = np.where(
-            reference_countable > 0, reference_covered[docs] / np.maximum(reference_countable, 1), 0.0
-        )
-        return _Retrieval(docs, agent_containment, reference_containment, ignored)
+        return _Retrieval(docs, agent_containment, ignored, kept, countable_table)
 
     def _ranked(self, retrieval: _Retrieval, threshold: float, top: int | None) -> list[tuple[float, str, int]]:
         """Candidates as (agent containment, path, id) in report order, cut to ``top``."""
-        keep = np.maximum(retrieval.agent_containment, retrieval.reference_containment) >= threshold
+        by_agent = retrieval.agent_containment >= threshold
+        if top is not None and np.count_nonzero(by_agent) >= top:
+            # Report order is by agent containment: references that pass only through their own
+            # containment rank below ``top`` others, so it need not be computed.
+            keep = by_agent
+        else:
+            keep = by_agent | (retrieval.reference_containment >= threshold)
         docs = retrieval.docs[keep]
         containment = retrieval.agent_containment[keep]
         if top is not None and docs.size > top:
@@ -1642,8 +1674,9 @@ class CorpusIndex:
         -------
         SimilarityReport
             Pairs from :func:`audit.similarity.pairs.pair_report` on the stored fingerprints:
-            every figure and fragment equals the brute-force pair. ``corpus_digest`` is the
-            index's.
+            every Dolos figure and fragment equals the brute-force pair. The copy detector does
+            not run (``score`` 0.0, ``flagged`` False; see the module docstring).
+            ``corpus_digest`` is the index's.
 
         Raises
         ------

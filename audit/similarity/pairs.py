@@ -14,6 +14,10 @@ sequences (their "kgrams") and the set S of hashes found in both and not ignored
 Containment, which Dolos lacks (copydetect's measure): the share of one file's fingerprint
 occurrences whose hash the other file also has, ignored hashes left out of both counts.
 
+The copy detector's figures (``score``, ``flagged``, ``evidence_fragments``) come from
+:mod:`audit.similarity.detect` and are attached by :func:`pair_report` when the caller passes the
+detector's :class:`~audit.similarity.detect.Evidence`; Dolos's figures never depend on them.
+
 Fragments are Dolos's: every pair of occurrences of one shared hash (one in each file) is a
 *paired occurrence*; paired occurrences whose fingerprint indices are consecutive on both sides
 chain into a fragment; a fragment contained (on both sides) in a bigger one is dropped. Fragments
@@ -29,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit.model import Span
+from audit.similarity.detect import DEFAULT_SCORE_THRESHOLD, Evidence, Profile
 from audit.similarity.index import IndexedFile
 
 __all__ = [
@@ -38,6 +43,7 @@ __all__ = [
     "PairReport",
     "build_fragments",
     "containment",
+    "evidence_fragments",
     "dolos_metrics",
     "longest_common_run",
     "pair_report",
@@ -323,7 +329,18 @@ class PairReport:
     agent_ignored, reference_ignored : int
         Occurrences whose hash is ignored (boilerplate, too common in the references).
     fragments : tuple of Fragment
-        Sorted by position in the agent file.
+        Dolos's fragments (runs of shared fingerprints), sorted by position in the agent file.
+    score : float
+        The copy detector's decision statistic (:mod:`audit.similarity.detect`), in [0, 1);
+        higher = more likely that the agent file copied code from this reference. 0.0 when the
+        detector did not run (a language it does not read).
+    flagged : bool
+        ``score`` reached the policy threshold (the ``score`` bound of the similarity rule in
+        ``rules/plagiarism/``).
+    evidence_fragments : tuple of Fragment
+        The detector's best chain of copied stretches, in agent order. Here ``agent_kgrams`` and
+        ``reference_kgrams`` are ranges of the detector's lexical tokens and ``length`` counts
+        tokens, not k-grams; spans and locations mean the same as in ``fragments``.
     """
 
     agent_path: str
@@ -341,6 +358,9 @@ class PairReport:
     agent_ignored: int = 0
     reference_ignored: int = 0
     fragments: tuple[Fragment, ...] = ()
+    score: float = 0.0
+    flagged: bool = False
+    evidence_fragments: tuple[Fragment, ...] = ()
 
     def sort_key(self) -> tuple:
         """Report order: agent containment descending, then reference path, then agent path."""
@@ -363,6 +383,9 @@ class PairReport:
             "agent_ignored": self.agent_ignored,
             "reference_ignored": self.reference_ignored,
             "fragments": [f.to_dict() for f in self.fragments],
+            "score": self.score,
+            "flagged": self.flagged,
+            "evidence_fragments": [f.to_dict() for f in self.evidence_fragments],
         }
 
 
@@ -396,6 +419,10 @@ def pair_report(
     agent_unit: Any = None,
     reference_unit: Any = None,
     metrics: DolosMetrics | None = None,
+    evidence: Evidence | None = None,
+    agent_profile: Profile | None = None,
+    reference_profile: Profile | None = None,
+    score_threshold: float = DEFAULT_SCORE_THRESHOLD,
 ) -> PairReport:
     """Compare one agent file with one reference file.
 
@@ -414,6 +441,15 @@ def pair_report(
         host file (``CodeUnit.host_span``) and described (``CodeUnit.describe``).
     metrics : DolosMetrics, optional
         ``dolos_metrics(agent, reference, ignored)`` when already computed.
+    evidence : Evidence, optional
+        The copy detector's evidence for the pair (:meth:`DetectionCorpus.evidence`); sets
+        ``score``, ``flagged`` and, with both profiles, ``evidence_fragments``. Without it the
+        pair has ``score`` 0.0 and is not flagged.
+    agent_profile, reference_profile : Profile, optional
+        The detector's profiles of the two texts (token offsets for ``evidence_fragments``).
+    score_threshold : float
+        ``flagged`` is ``score >= score_threshold`` (the policy bound, read from the rules by
+        the callers; :data:`~audit.similarity.detect.DEFAULT_SCORE_THRESHOLD` by default).
 
     Returns
     -------
@@ -437,6 +473,13 @@ def pair_report(
                     reference_location=_describe(reference_unit, reference_span),
                 )
             )
+    score = evidence.score if evidence is not None else 0.0
+    evidence_spans: tuple[Fragment, ...] = ()
+    if evidence is not None and agent_profile is not None and reference_profile is not None:
+        evidence_spans = evidence_fragments(evidence, agent_profile, reference_profile,
+                                            agent_text=agent.file.text, reference_text=reference.file.text,
+                                            agent_path=agent.path, reference_path=reference.path,
+                                            agent_unit=agent_unit, reference_unit=reference_unit)
     return PairReport(
         agent_path=agent.path,
         reference_path=reference.path,
@@ -453,7 +496,64 @@ def pair_report(
         agent_ignored=metrics.left_ignored,
         reference_ignored=metrics.right_ignored,
         fragments=tuple(fragments),
+        score=score,
+        flagged=evidence is not None and score >= score_threshold,
+        evidence_fragments=evidence_spans,
     )
+
+
+def evidence_fragments(
+    evidence: Evidence,
+    agent_profile: Profile,
+    reference_profile: Profile,
+    *,
+    agent_text: str,
+    reference_text: str,
+    agent_path: str | None = None,
+    reference_path: str | None = None,
+    agent_unit: Any = None,
+    reference_unit: Any = None,
+) -> tuple[Fragment, ...]:
+    """The detector's chain of tiles as :class:`Fragment` records with spans on both sides.
+
+    Parameters
+    ----------
+    evidence : Evidence
+    agent_profile, reference_profile : Profile
+        Profiles of ``agent_text`` and ``reference_text`` (token character offsets).
+    agent_text, reference_text : str
+        The compared texts (a notebook's joined code cells, a log's code block).
+    agent_path, reference_path : str, optional
+        Paths recorded on the spans (default: the profiles' paths).
+    agent_unit, reference_unit : audit.units.CodeUnit, optional
+        Map spans to the host file and describe notebook cells, as for Dolos fragments.
+
+    Returns
+    -------
+    tuple of Fragment
+        One per tile of the chain, in agent order; ranges are detector token indices.
+    """
+    out = []
+    for tile in evidence.tiles:
+        agent_span = Span.from_offsets(agent_text, agent_path if agent_path is not None else agent_profile.path,
+                                       agent_profile.starts[tile.agent_start], agent_profile.ends[tile.agent_stop - 1])
+        reference_span = Span.from_offsets(reference_text,
+                                           reference_path if reference_path is not None else reference_profile.path,
+                                           reference_profile.starts[tile.reference_start],
+                                           reference_profile.ends[tile.reference_stop - 1])
+        out.append(
+            Fragment(
+                agent=_host(agent_unit, agent_span),
+                reference=_host(reference_unit, reference_span),
+                agent_kgrams=range(tile.agent_start, tile.agent_stop),
+                reference_kgrams=range(tile.reference_start, tile.reference_stop),
+                length=tile.length,
+                agent_location=_describe(agent_unit, agent_span),
+                reference_location=_describe(reference_unit, reference_span),
+            )
+        )
+    out.sort(key=lambda f: (f.agent_kgrams.start, f.reference_kgrams.start))
+    return tuple(out)
 
 
 def _host(unit: Any, span: Span) -> Span:

@@ -1,0 +1,280 @@
+"""``mleaudit similarity``: Dolos-style pair figures and the copy detector from the command line.
+
+Thin click commands over :mod:`audit.similarity`: ``pairs`` prints Dolos's figures for every
+pair of the given files (the columns of Dolos's own pair output), ``compare`` scores agent files
+against reference kernels (a folder, or a corpus index) with the copy detector and says which
+pairs reach the policy threshold of ``rules/plagiarism/``. Library errors become
+:class:`audit.cli_options.InputError` (exit code 2).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+import click
+
+from audit.cli_options import InputError, rules_option
+from audit.errors import AuditError
+from audit.model import Skipped
+from audit.units import CodeUnit
+
+__all__ = ["similarity"]
+
+#: Suffixes read as code.
+CODE_SUFFIXES = (".py", ".ipynb")
+#: Column order of ``similarity pairs`` (Dolos 3.5.1's pair output).
+PAIR_COLUMNS = ("left", "right", "similarity", "totalOverlap", "longestFragment", "leftCovered", "rightCovered",
+                "leftTotal", "rightTotal")
+#: Column order of ``similarity compare``.
+COMPARE_COLUMNS = ("agent", "reference", "similarity", "agent_containment", "reference_containment",
+                   "longest_fragment", "total_overlap", "score", "flagged")
+
+
+def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
+    """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed)."""
+    from audit.similarity.corpus import MAX_REFERENCE_BYTES
+
+    if path.is_symlink():
+        return Skipped(path=shown, reason="symbolic link (not followed)")
+    size = path.stat().st_size
+    if size > MAX_REFERENCE_BYTES:
+        return Skipped(path=shown, reason=f"file too large ({size} bytes > {MAX_REFERENCE_BYTES})")
+    try:
+        # bytes decoded as they are: Dolos keeps "\r\n" and a BOM, and so must the figures
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return Skipped(path=shown, reason=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    except OSError as exc:
+        return Skipped(path=shown, reason=f"cannot read: {exc.strerror or exc}")
+    if path.suffix.lower() == ".py":
+        return CodeUnit(path=shown, language="python", text=text, source="file")
+    from audit.notebooks import NotebookError, read_notebook
+    from audit.parsing import LANGUAGES
+
+    try:
+        notebook = read_notebook(text, shown)
+    except NotebookError as exc:
+        return Skipped(path=shown, reason=str(exc))
+    if notebook.language not in LANGUAGES:
+        return Skipped(path=shown, reason=f"kernel language {notebook.language!r} has no grammar")
+    return CodeUnit(path=shown, language=notebook.language, text=notebook.text, cells=notebook.cells,
+                    source="notebook")
+
+
+def _collect(paths: Iterable[str]) -> tuple[list[CodeUnit], list[Skipped]]:
+    """Code units of the given files and folders (recursively), paths shown as given."""
+    units: list[CodeUnit] = []
+    skipped: list[Skipped] = []
+    seen: set[str] = set()
+    for given in paths:
+        root = Path(given)
+        if root.is_dir():
+            base = given.rstrip("/") or "/"
+            found = []
+            for path in sorted(root.rglob("*")):
+                relative = path.relative_to(root)
+                if any(part.startswith(".") for part in relative.parts):
+                    continue  # .git, .ipynb_checkpoints
+                if path.suffix.lower() in CODE_SUFFIXES and (path.is_file() or path.is_symlink()):
+                    found.append((path, f"{base}/{relative.as_posix()}" if base != "/" else f"/{relative.as_posix()}"))
+        elif root.is_file() or root.is_symlink():
+            if root.suffix.lower() not in CODE_SUFFIXES:
+                raise InputError(f"{given}: not a .py or .ipynb file")
+            found = [(root, given)]
+        else:
+            raise InputError(f"{given}: no such file or folder")
+        for path, shown in found:
+            if shown in seen:
+                continue
+            seen.add(shown)
+            result = _read_code(path, shown)
+            (skipped if isinstance(result, Skipped) else units).append(result)
+    return units, skipped
+
+
+def _warn_skipped(skipped: Iterable[Skipped]) -> None:
+    for item in skipped:
+        click.echo(f"skipped {item.path}: {item.reason}", err=True)
+
+
+def _tsv(rows: Iterable[Iterable[Any]]) -> None:
+    for row in rows:
+        click.echo("\t".join(str(value).replace("\t", " ").replace("\n", " ") for value in row))
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+@click.group("similarity")
+def similarity() -> None:
+    """Compare code with public kernels: Dolos's figures and the copy detector.
+
+    Example:
+
+        mleaudit similarity pairs kernels/titanic
+
+        mleaudit similarity compare runs/x/code --reference kernels/titanic
+    """
+
+
+@similarity.command("pairs")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
+              help="Output format.")
+def pairs_command(paths: tuple[str, ...], fmt: str) -> None:
+    """Dolos's figures for every pair of the given .py/.ipynb files and folders.
+
+    Columns (as in Dolos's pair output): left, right, similarity, totalOverlap,
+    longestFragment, leftCovered, rightCovered, leftTotal, rightTotal. Paths are printed as
+    given (a folder's files as FOLDER/relative/path); the left file of a pair is the one that
+    sorts first. Default options: k-grams of 23 tokens, windows of 17. Pairs are listed by
+    similarity, highest first.
+
+    Example:
+
+        mleaudit similarity pairs kernels/titanic
+
+        mleaudit similarity pairs a.py b.ipynb --format json
+    """
+    from audit.similarity import FingerprintIndex, dolos_metrics, tokenize_unit
+
+    units, skipped = _collect(paths)
+    if len(units) < 2:
+        raise InputError(f"need at least two readable .py/.ipynb files, found {len(units)}"
+                         + (f" ({len(skipped)} skipped)" if skipped else ""))
+    units.sort(key=lambda u: u.path)
+    index = FingerprintIndex()
+    try:
+        entries = [index.add_reference(tokenize_unit(unit)) for unit in units]
+    except (AuditError, KeyError) as exc:
+        raise InputError(f"cannot tokenize: {exc}") from exc
+    rows = []
+    for i, left in enumerate(entries):
+        for right in entries[i + 1:]:
+            m = dolos_metrics(left, right)
+            rows.append({
+                "left": left.path, "right": right.path, "similarity": m.similarity,
+                "totalOverlap": m.total_overlap, "longestFragment": m.longest_fragment,
+                "leftCovered": m.left_covered, "rightCovered": m.right_covered,
+                "leftTotal": m.left_total, "rightTotal": m.right_total,
+            })
+    rows.sort(key=lambda r: -r["similarity"])  # stable: ties keep file order
+    if fmt == "json":
+        _echo_json({"pairs": rows, "skipped": [s.to_dict() for s in skipped]})
+        return
+    _warn_skipped(skipped)
+    _tsv([PAIR_COLUMNS])
+    _tsv([[r["left"], r["right"], f"{r['similarity']:.6f}", *(r[c] for c in PAIR_COLUMNS[3:])] for r in rows])
+
+
+def _compare_rows(pairs, top: int | None) -> list:
+    ordered = sorted(pairs, key=lambda p: (-p.score, -p.agent_containment, p.agent_path, p.reference_path))
+    if top is None:
+        return ordered
+    kept: dict[str, int] = {}
+    rows = []
+    for pair in ordered:
+        if kept.get(pair.agent_path, 0) < top:
+            kept[pair.agent_path] = kept.get(pair.agent_path, 0) + 1
+            rows.append(pair)
+    return rows
+
+
+@similarity.command("compare")
+@click.argument("agent_paths", nargs=-1, required=True)
+@click.option("--reference", "reference_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of reference kernels (.py/.ipynb, searched recursively).")
+@click.option("--index", "index_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A corpus index built with `mleaudit corpus build` (instead of --reference).")
+@click.option("--boilerplate", "boilerplate_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="Folder of starter code that never counts as copied (repeatable; with --reference).")
+@click.option("--top", type=click.IntRange(min=1), default=None,
+              help="Keep the N highest-scoring references per agent file.")
+@click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
+              help="Output format (json adds the fragments with line spans on both sides).")
+@rules_option
+def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, index_path: Path | None,
+                    boilerplate_dirs: tuple[Path, ...], top: int | None, fmt: str, rules: Path | None) -> None:
+    """Score agent files against reference kernels with the copy detector.
+
+    One row per (agent file, reference kernel): agent, reference, similarity,
+    agent_containment, reference_containment, longest_fragment, total_overlap, score, flagged;
+    sorted by score, highest first. `score` (in [0, 1)) says how likely the agent file copied
+    code from that kernel, renamed or split up or not; `flagged` is true when it reaches the
+    threshold of the similarity rule in rules/plagiarism/ (the `audit` command applies the same
+    rule). The JSON output adds each pair's fragments with line spans on both sides (notebook
+    cell and line for .ipynb).
+
+    Example:
+
+        mleaudit similarity compare runs/x/code --reference kernels/titanic --top 5
+
+        mleaudit similarity compare solution.py --index titanic.index --format json
+    """
+    from audit.similarity import SimilarityOptions, compare, load_reference_corpus, load_score_threshold
+
+    if (reference_dir is None) == (index_path is None):
+        raise InputError("give exactly one of --reference DIR and --index INDEX")
+    if index_path is not None and boilerplate_dirs:
+        raise InputError("--boilerplate applies to --reference; an index keeps the boilerplate it was built with")
+    agents, skipped = _collect(agent_paths)
+    if not agents:
+        raise InputError("no readable .py/.ipynb agent file" + (f" ({len(skipped)} skipped)" if skipped else ""))
+    threshold = load_score_threshold(rules)
+    options = SimilarityOptions(score_threshold=threshold)
+    try:
+        if index_path is not None:
+            report = _compare_with_index(index_path, agents, options)
+        else:
+            corpus = load_reference_corpus(reference_dir)
+            if not corpus.units:
+                raise InputError(f"{reference_dir}: no readable .py/.ipynb reference kernel")
+            boilerplate: list[CodeUnit] = []
+            for folder in boilerplate_dirs:
+                boilerplate.extend(load_reference_corpus(folder).units)
+            report = compare(agents, corpus, options, boilerplate=boilerplate)
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    skipped.extend(report.skipped)
+    rows = _compare_rows(report.pairs, top)
+    if fmt == "json":
+        pairs = []
+        for pair in rows:
+            data = pair.to_dict()
+            data.update({"agent": pair.agent_path, "reference": pair.reference_path})
+            pairs.append(data)
+        _echo_json({"score_threshold": threshold, "options": report.options.to_dict(),
+                    "corpus_digest": report.corpus_digest, "pairs": pairs,
+                    "skipped": [s.to_dict() for s in skipped]})
+        return
+    _warn_skipped(skipped)
+    _tsv([COMPARE_COLUMNS])
+    _tsv([[p.agent_path, p.reference_path, f"{p.similarity:.6f}", f"{p.agent_containment:.6f}",
+           f"{p.reference_containment:.6f}", p.longest_fragment, p.total_overlap, f"{p.score:.6f}",
+           "true" if p.flagged else "false"] for p in rows])
+
+
+def _compare_with_index(index_path: Path, agents: list[CodeUnit], options):
+    """``load_corpus_index(path).compare(agents, options)``, every failure an input error."""
+    try:
+        from audit.similarity.corpus_index import load_corpus_index
+    except ImportError as exc:
+        raise InputError(f"cannot read the corpus index {index_path}: corpus indexes are not available "
+                         f"in this installation ({exc})") from exc
+    if not index_path.is_file():
+        raise InputError(f"cannot read the corpus index {index_path}: no such file")
+    try:
+        index = load_corpus_index(index_path)
+        try:
+            return index.compare(agents, options)
+        finally:
+            close = getattr(index, "close", None)
+            if callable(close):
+                close()
+    except AuditError as exc:
+        raise InputError(f"cannot read the corpus index {index_path}: {exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read the corpus index {index_path}: {exc}") from exc
