@@ -145,3 +145,5 @@ main.add_command(grade_sample)
 main.add_command(competitions_group)
 from audit.similarity.corpus_cli import corpus as corpus_group
 main.add_command(corpus_group)
+from audit.similarity.cli import similarity as similarity_group
+main.add_command(similarity_group)

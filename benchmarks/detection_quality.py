@@ -204,7 +204,8 @@ def _references(data: Path, competition: str, which: str) -> list[CodeUnit]:
     return list(load_reference_corpus(folder).units)
 
 
-def score_cases(data: Path, which: str, threshold: float) -> list[Row]:
+def score_cases(data: Path, which: str, threshold: float, competitions: set[str] | None = None) -> list[Row]:
+    """Score every (case, kernel of its competition) pair; ``competitions`` limits the cases."""
     labels = _labels(data)
     golden = _golden_similarity(data)
     truth = ContentTruth(data)
@@ -219,6 +220,8 @@ def score_cases(data: Path, which: str, threshold: float) -> list[Row]:
     rows: list[Row] = []
     options = SimilarityOptions(score_threshold=threshold)
     for competition, group in sorted(by_competition.items()):
+        if competitions is not None and competition not in competitions:
+            continue
         references = _references(data, competition, which)
         agents = [CodeUnit(path=name, language="python", text=text) for name, _, _, text in group]
         report = compare(agents, references, options)

@@ -239,6 +239,9 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
     except AuditError as exc:
         raise InputError(str(exc)) from exc
     skipped.extend(report.skipped)
+    if index_path is not None and report.pairs and not any(p.score or p.evidence_fragments for p in report.pairs):
+        click.echo(f"warning: the corpus index {index_path} returned no copy-detector scores; every pair has "
+                   "score 0 and is not flagged (compare with --reference for scores)", err=True)
     rows = _compare_rows(report.pairs, top)
     if fmt == "json":
         pairs = []

@@ -110,6 +110,7 @@ __all__ = [
     "CORPUS_INDEX_FORMAT",
     "CORPUS_INDEX_VERSION",
     "DEFAULT_MIN_CONTAINMENT",
+    "DEFAULT_TOP",
     "AddSummary",
     "CorpusIndex",
     "CorpusIndexError",
@@ -130,6 +131,10 @@ CORPUS_INDEX_VERSION = 1
 #: purpose: exact scoring then decides, and partial copies of a few cells can have an agent
 #: containment near 0.1.
 DEFAULT_MIN_CONTAINMENT = 0.05
+#: Pairs scored exactly per agent unit by :meth:`CorpusIndex.compare` unless told otherwise:
+#: structural fingerprints are generic, so on a large corpus tens of thousands of references pass
+#: any containment threshold that partial copies also pass, and scoring all of them takes minutes.
+DEFAULT_TOP = 50
 #: References per segment written by one flush of ``add``.
 SEGMENT_DOCS = 8192
 #: Tokenizer whose fingerprints the index stores (Dolos 3.5.1 node-type tokens).
@@ -1646,7 +1651,7 @@ class CorpusIndex:
         options: SimilarityOptions | None = None,
         *,
         min_containment: float = DEFAULT_MIN_CONTAINMENT,
-        top: int | None = None,
+        top: int | None = DEFAULT_TOP,
         include_corpus_skipped: bool = True,
     ) -> SimilarityReport:
         """Compare agent code with the indexed corpus: :func:`audit.similarity.compare` on the candidates.
@@ -1662,10 +1667,11 @@ class CorpusIndex:
         min_containment : float, default DEFAULT_MIN_CONTAINMENT
             Candidate threshold on ``max(agent_containment, reference_containment)``; the
             effective threshold is the larger of this and ``options.display_threshold``.
-        top : int, optional
+        top : int or None, default DEFAULT_TOP
             Score only the first ``top`` candidates per agent unit in report order (agent
-            containment known exactly before scoring), which bounds the time on corpora with
-            many near-copies. ``None`` scores every candidate.
+            containment is known exactly before scoring), which bounds the time on a large
+            corpus: the pairs are then exactly brute force's first ``top`` pairs of that unit
+            (among those above the threshold). ``None`` scores every candidate.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
