@@ -90,7 +90,8 @@ def _read_tsv(path: Path) -> list[dict[str, str]]:
 
 def _labels(data: Path) -> dict[str, str]:
     """competition/stem -> source_group ('' when independent)."""
-    return {f"{r['competition']}/{_stem(r['file'])}": r["source_group"] for r in _read_tsv(data / "notebooks" / "labels.tsv")}
+    rows = _read_tsv(data / "notebooks" / "labels.tsv")
+    return {f"{r['competition']}/{_stem(r['file'])}": r["source_group"] for r in rows}
 
 
 def _golden_similarity(data: Path) -> dict[tuple[str, str], float]:
@@ -318,7 +319,8 @@ def main() -> None:
     if not args.no_known:
         started = time.perf_counter()
         known = score_known_copies(args.data, args.references, shipped)
-        print(f"scored {len(known)} (notebook, notebook) pairs of the known copies in {time.perf_counter() - started:.1f} s")
+        print(f"scored {len(known)} (notebook, notebook) pairs of the known copies in "
+              f"{time.perf_counter() - started:.1f} s")
 
     for view in ("content", "labels"):
         mid = sum(1 for r in rows if r.content == "mid") if view == "content" else 0

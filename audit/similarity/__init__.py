@@ -344,7 +344,9 @@ def compare(
     detector: DetectionCorpus | None = None
     reference_profiles: dict[int, Profile] = {}
     if detected and any(unit.language == "python" for unit, _ in agent_entries):
-        reference_profiles = {k: profile_code(reference_entries[k][0].text, reference_entries[k][0].path) for k in detected}
+        reference_profiles = {
+            k: profile_code(reference_entries[k][0].text, reference_entries[k][0].path) for k in detected
+        }
         detector = DetectionCorpus(
             [reference_profiles[k] for k in detected],
             [profile_code(unit.text, unit.path) for unit in boilerplate if unit.language == "python"],

@@ -169,7 +169,8 @@ def test_boilerplate_never_counts_as_copied() -> None:
 def test_flagged_follows_the_threshold_option_and_keeps_dolos_figures() -> None:
     pasted = "\n".join(HOST[:10] + SLICE + HOST[10:])
     score, _ = _scores(pasted)["bravo-rush-hours.py"]
-    assert not _scores(pasted, options=SimilarityOptions(score_threshold=min(1.0, score + 1e-9)))["bravo-rush-hours.py"][1]
+    stricter = SimilarityOptions(score_threshold=min(1.0, score + 1e-9))
+    assert not _scores(pasted, options=stricter)["bravo-rush-hours.py"][1]
     report = compare([CodeUnit(path="a.py", language="python", text=pasted)], _kernels())
     index = FingerprintIndex()
     kernel = (KERNELS / "bravo-rush-hours.py").read_text(encoding="utf-8")
@@ -245,7 +246,8 @@ def test_audit_flags_the_copy_with_the_rule_threshold(tmp_path: Path) -> None:
 
 
 def _benchmark():
-    spec = importlib.util.spec_from_file_location("detection_quality", REPO_ROOT / "benchmarks" / "detection_quality.py")
+    path = REPO_ROOT / "benchmarks" / "detection_quality.py"
+    spec = importlib.util.spec_from_file_location("detection_quality", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules.setdefault(spec.name, module)  # dataclasses look their module up while it loads
     spec.loader.exec_module(module)
