@@ -147,3 +147,5 @@ from audit.similarity.corpus_cli import corpus as corpus_group
 main.add_command(corpus_group)
 from audit.similarity.cli import similarity as similarity_group
 main.add_command(similarity_group)
+from audit.batch_cli import audit_batch_command
+audit_group.add_command(audit_batch_command)

@@ -1,0 +1,382 @@
+"""Batch audits: find the runs of an MLE-bench run group (or submission JSONL) and audit them in parallel.
+
+Two sources are read, as MLE-bench writes them:
+
+- a **run group** folder ``runs/<run-group>/`` with ``metadata.json`` (``{"run_group", "created_at",
+  "runs": {<run-id>: {...}}}``, written by MLE-bench's ``run_agent.py``) and one folder per run,
+  named ``<competition-id>_<uuid>``. The order of ``runs`` is the run-group order that MLE-bench's
+  seed aggregation relies on; a folder without ``metadata.json`` whose sub-folders look like runs
+  (``submission/``, ``logs/``, ``code/`` or ``run.log``) is read in name order;
+- a **submission JSONL** as made by MLE-bench's ``experiments/make_submission.py``: one object per
+  line with ``competition_id``, ``submission_path``, ``logs_path``, ``code_path`` (each may be
+  ``null``); the run folder is the folder those paths share (``<run>/submission/submission.csv``,
+  ``<run>/logs/...``, ``<run>/code/...``).
+
+:func:`audit_batch` audits every run with :func:`audit.pipeline.run_audit` in worker processes.
+A run that cannot be audited (missing folder, unknown competition, unreadable files) becomes a
+:class:`BatchResult` with an ``error``; it never stops the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from audit.errors import AuditError
+
+__all__ = [
+    "BatchEntry",
+    "BatchOptions",
+    "BatchResult",
+    "BatchSourceError",
+    "audit_batch",
+    "discover_runs",
+    "report_file_name",
+]
+
+logger = logging.getLogger(__name__)
+
+#: Folder names that mark the parts of an MLE-bench run folder.
+RUN_PARTS = ("submission", "logs", "code")
+#: Keys of one submission JSONL line (MLE-bench's ``make_submission.py``).
+JSONL_PATH_KEYS = ("submission_path", "logs_path", "code_path")
+
+
+class BatchSourceError(AuditError):
+    """A batch source (run-group folder or submission JSONL) cannot be read."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchEntry:
+    """One run of a batch, before it is audited.
+
+    Parameters
+    ----------
+    run_id : str
+        Unique within the batch (the run folder's name, de-duplicated with ``-2``, ``-3``...).
+    run_dir : Path
+        The run folder (may not exist: the run's result then carries the error).
+    competition_id : str or None
+        From the JSONL line, the run's own metadata, or the ``<competition-id>_<uuid>`` folder
+        name; ``None`` lets :func:`audit.pipeline.run_audit` read the run's metadata.
+    listed_at : str
+        Where the source lists the run (``metadata.json runs[3]``, ``submission.jsonl:4``), for
+        error messages.
+    """
+
+    run_id: str
+    run_dir: Path
+    competition_id: str | None
+    listed_at: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchOptions:
+    """How each run of a batch is audited (the same switches as ``mleaudit audit``).
+
+    ``jobs`` is the number of worker processes (1 = audit in this process).
+    """
+
+    jobs: int = 1
+    similarity: bool = True
+    grade: bool = True
+    corpus_dir: Path | None = None
+    include_experimental: bool = False
+    competitions_root: Path | None = None
+    data_dir: Path | None = None
+    rules_root: Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class BatchResult:
+    """The outcome of auditing one run.
+
+    ``report`` is :meth:`audit.report.AuditReport.to_dict` or ``None`` when the audit failed;
+    ``error`` then says why. ``seconds`` is the wall time of that run's audit.
+    """
+
+    entry: BatchEntry
+    report: Mapping[str, Any] | None
+    error: str | None
+    seconds: float
+
+
+# -- discovering runs -----------------------------------------------------------------------------
+
+_UUID_TAIL = re.compile(r"_[0-9a-f]{8}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?$", re.IGNORECASE)
+
+
+def competition_from_run_name(name: str) -> str | None:
+    """The competition id of an MLE-bench run folder name ``<competition-id>_<uuid>``.
+
+    Returns ``None`` when the name does not end in ``_<hex uuid>`` (then the run's own metadata
+    must say which competition it is).
+    """
+    match = _UUID_TAIL.search(name)
+    if match is None or match.start() == 0:
+        return None
+    return name[: match.start()]
+
+
+def _looks_like_run(folder: Path) -> bool:
+    return any((folder / part).is_dir() for part in RUN_PARTS) or (folder / "run.log").is_file()
+
+
+def _unique_ids(entries: list[BatchEntry]) -> list[BatchEntry]:
+    seen: dict[str, int] = {}
+    unique = []
+    for entry in entries:
+        count = seen.get(entry.run_id, 0) + 1
+        seen[entry.run_id] = count
+        unique.append(entry if count == 1 else replace(entry, run_id=f"{entry.run_id}-{count}"))
+    return unique
+
+
+def _runs_of_group(folder: Path) -> list[BatchEntry]:
+    metadata_path = folder / "metadata.json"
+    if metadata_path.is_file():
+        try:
+            metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise BatchSourceError(f"{metadata_path}: not a readable JSON file ({exc})") from exc
+        runs = metadata.get("runs") if isinstance(metadata, dict) else None
+        if isinstance(runs, dict):
+            run_ids = list(runs)
+        elif isinstance(runs, list) and all(isinstance(r, str) for r in runs):
+            run_ids = list(runs)
+        else:
+            raise BatchSourceError(f"{metadata_path}: field 'runs' must be an object keyed by run id (MLE-bench's run-group metadata)")
+        return [
+            BatchEntry(run_id=str(run_id), run_dir=folder / str(run_id), competition_id=competition_from_run_name(str(run_id)),
+                       listed_at=f"{metadata_path} runs[{i}]")
+            for i, run_id in enumerate(run_ids)
+        ]
+    runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and _looks_like_run(p))
+    if not runs:
+        raise BatchSourceError(
+            f"{folder}: no metadata.json and no run folders (with submission/, logs/, code/ or run.log) inside; "
+            "to audit a single run use `mleaudit audit RUN_DIR`"
+        )
+    return [
+        BatchEntry(run_id=p.name, run_dir=p, competition_id=competition_from_run_name(p.name), listed_at=str(p))
+        for p in runs
+    ]
+
+
+def _resolve(value: str, base: Path) -> Path:
+    path = Path(value)
+    if path.is_absolute():
+        return path
+    # make_submission.py writes paths relative to where it ran; prefer the JSONL's folder when
+    # that is where the file is, else the current directory.
+    beside = base / path
+    return beside if beside.exists() or not path.exists() else path
+
+
+def _run_folder(path: Path) -> Path:
+    """The run folder of a path inside ``<run>/submission``, ``<run>/logs`` or ``<run>/code``."""
+    for parent in [path, *path.parents]:
+        if parent.name in RUN_PARTS:
+            return parent.parent
+    return path.parent
+
+
+def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BatchSourceError(f"{path}: cannot read ({exc})") from exc
+    entries = []
+    problems = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"{where}: not JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if not isinstance(record, dict):
+            problems.append(f"{where}: expected a JSON object")
+            continue
+        competition = record.get("competition_id")
+        if not isinstance(competition, str) or not competition:
+            problems.append(f"{where}: field 'competition_id' is missing or not a string")
+            continue
+        paths = []
+        for key in JSONL_PATH_KEYS:
+            value = record.get(key)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                problems.append(f"{where}: field {key!r} must be a path string or null")
+                break
+            paths.append(_resolve(value, path.parent))
+        else:
+            if not paths:
+                problems.append(f"{where}: submission_path, logs_path and code_path are all null; nothing to audit")
+                continue
+            folders = {_run_folder(p) for p in paths}
+            if len(folders) > 1:
+                listed = ", ".join(sorted(str(f) for f in folders))
+                problems.append(f"{where}: the paths point into different run folders ({listed})")
+                continue
+            folder = folders.pop()
+            entries.append(BatchEntry(run_id=folder.name or competition, run_dir=folder, competition_id=competition,
+                                      listed_at=where))
+    if problems:
+        raise BatchSourceError("; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""))
+    if not entries:
+        raise BatchSourceError(f"{path}: no runs listed")
+    return entries
+
+
+def discover_runs(source: str | os.PathLike[str]) -> list[BatchEntry]:
+    """The runs of a batch source, in source order.
+
+    Parameters
+    ----------
+    source : path
+        An MLE-bench run-group folder (with ``metadata.json``, or holding run folders) or a
+        submission JSONL file (see the module docstring).
+
+    Returns
+    -------
+    list of BatchEntry
+        Run ids are unique within the list.
+
+    Raises
+    ------
+    BatchSourceError
+        The source does not exist, is not a run group or JSONL, or lists malformed runs (every
+        bad line is named, with its line number).
+    """
+    path = Path(source)
+    if path.is_dir():
+        entries = _runs_of_group(path)
+    elif path.is_file():
+        if path.suffix.lower() not in (".jsonl", ".json"):
+            raise BatchSourceError(f"{path}: expected a run-group folder or a submission .jsonl file")
+        entries = _runs_of_jsonl(path)
+    else:
+        raise BatchSourceError(f"{path}: no such file or folder")
+    return _unique_ids(entries)
+
+
+def report_file_name(run_id: str) -> str:
+    """A safe file name ``<run-id>.json`` for a run's report (other characters become ``_``)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", run_id).lstrip(".") or "run"
+    return f"{safe}.json"
+
+
+# -- auditing -------------------------------------------------------------------------------------
+
+
+def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any] | None, str | None, float]:
+    """Audit one run; errors become a message (this runs in a worker process)."""
+    from grading.errors import GradingError
+
+    from audit.pipeline import AuditRequest, run_audit
+
+    started = time.perf_counter()
+    if not entry.run_dir.is_dir():
+        return None, f"run folder {entry.run_dir} does not exist (listed at {entry.listed_at})", 0.0
+    request = AuditRequest(
+        run_dir=entry.run_dir,
+        competition_id=entry.competition_id,
+        corpus_dir=options.corpus_dir,
+        similarity=options.similarity,
+        grade=options.grade,
+        include_experimental=options.include_experimental,
+        competitions_root=options.competitions_root,
+        data_dir=options.data_dir,
+        rules_root=options.rules_root,
+    )
+    try:
+        report = run_audit(request).to_dict()
+    except (AuditError, GradingError) as exc:
+        return None, str(exc), time.perf_counter() - started
+    except OSError as exc:
+        return None, f"{exc.filename or entry.run_dir}: {exc.strerror or exc}", time.perf_counter() - started
+    report["run"]["run_id"] = entry.run_id  # the batch's id, unique within the batch
+    return report, None, time.perf_counter() - started
+
+
+def _prepare_embedded(entries: Iterable[BatchEntry], options: BatchOptions) -> None:
+    """Prepare embedded competitions once, before workers start (they would race on it)."""
+    from grading import CompetitionRegistry, find_competitions_root, prepare_competition, resolve_data_dir
+    from grading.errors import GradingError
+
+    if not options.grade:
+        return
+    registry = CompetitionRegistry(find_competitions_root(options.competitions_root), resolve_data_dir(options.data_dir))
+    for competition_id in sorted({e.competition_id for e in entries if e.competition_id}):
+        try:
+            spec = registry.get(competition_id)
+            if not registry.is_prepared(spec.id) and not spec.raw_files:
+                prepare_competition(spec, registry)
+        except GradingError as exc:  # reported per run by the run's own audit
+            logger.debug("not preparing %s: %s", competition_id, exc)
+
+
+def audit_batch(
+    entries: list[BatchEntry],
+    options: BatchOptions = BatchOptions(),
+    progress: Callable[[BatchResult], None] | None = None,
+) -> list[BatchResult]:
+    """Audit every run of a batch, ``options.jobs`` runs at a time.
+
+    Parameters
+    ----------
+    entries : list of BatchEntry
+        From :func:`discover_runs`.
+    options : BatchOptions
+    progress : callable, optional
+        Called with each :class:`BatchResult` as soon as its run is done (completion order).
+
+    Returns
+    -------
+    list of BatchResult
+        One per entry, in the entries' order. Failed audits carry ``error``; nothing is raised
+        for a single run.
+    """
+    _prepare_embedded(entries, options)
+    results: dict[int, BatchResult] = {}
+
+    def done(index: int, outcome: tuple[dict[str, Any] | None, str | None, float]) -> None:
+        report, error, seconds = outcome
+        result = BatchResult(entry=entries[index], report=report, error=error, seconds=seconds)
+        results[index] = result
+        if progress is not None:
+            progress(result)
+
+    if options.jobs <= 1 or len(entries) <= 1:
+        for index, entry in enumerate(entries):
+            try:
+                outcome = _audit_one(entry, options)
+            except Exception as exc:  # as in a worker: one broken run must not lose the others
+                logger.debug("audit of %s crashed", entry.run_dir, exc_info=True)
+                outcome = (None, f"audit crashed: {type(exc).__name__}: {exc}", 0.0)
+            done(index, outcome)
+    else:
+        import multiprocessing
+
+        # spawn: workers start clean (no inherited threads or parser state)
+        with ProcessPoolExecutor(max_workers=options.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = {pool.submit(_audit_one, entry, options): i for i, entry in enumerate(entries)}
+            for future in as_completed(futures):
+                index = futures[future]
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # a crashed worker must not lose the other runs
+                    outcome = (None, f"audit crashed: {type(exc).__name__}: {exc}", 0.0)
+                done(index, outcome)
+    return [results[i] for i in range(len(entries))]

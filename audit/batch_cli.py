@@ -1,0 +1,139 @@
+"""``mleaudit audit batch``: audit every run of an MLE-bench run group or submission JSONL.
+
+Writes ``DIR/runs/<run-id>.json`` (one audit report per run) and ``DIR/summary.json`` (see
+:mod:`audit.batch_summary`), and prints the summary's tables on the terminal.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from audit.cli_options import InputError, competitions_option, data_dir_option, fail_on_option, rules_option
+from audit.model import Severity
+
+__all__ = ["audit_batch_command"]
+
+
+def _write_json(path: Path, data) -> None:
+    try:
+        path.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _print_summary(summary: dict, stream) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=stream, highlight=False, soft_wrap=True)
+    totals, kept = summary["totals"], summary["totals_excluding_flagged"]
+    table = Table(title="MLE-bench totals", title_justify="left")
+    table.add_column("field")
+    table.add_column("all runs", justify="right")
+    table.add_column("flagged runs disqualified", justify="right")
+    for key in totals:
+        table.add_row(key, str(totals[key]), str(kept[key]))
+    console.print(table)
+    verdicts = summary["verdicts"]
+    console.print("verdicts: " + ", ".join(f"{kind} {count}" for kind, count in verdicts.items()))
+    for label, key in (("all runs", "seeds"), ("flagged disqualified", "seeds_excluding_flagged")):
+        seeds = summary[key]
+        if seeds:
+            medal = seeds["metrics"]["any_medal_percentage"]
+            console.print(f"any medal ({label}): {medal['mean']:.1f} ± {medal['standard_error']:.1f} % "
+                          f"over {seeds['num_seeds_averaged']} seed(s) × {seeds['num_competitions_per_seed']} competition(s)")
+    if summary["rules"]:
+        rules = Table(title="Rules", title_justify="left")
+        for column in ("rule", "category", "severity", "runs", "findings"):
+            rules.add_column(column, justify="right" if column in ("runs", "findings") else "left")
+        for row in summary["rules"]:
+            rules.add_row(str(row["rule_id"]), str(row["category"]), str(row["severity"]), str(row["runs"]), str(row["findings"]))
+        console.print(rules)
+    errors = [run for run in summary["runs"] if run["error"]]
+    for run in errors:
+        console.print(f"[red]not audited[/red] {run['run_id']}: {run['error']}", markup=True)
+
+
+@click.command("batch")
+@click.argument("source", type=click.Path(path_type=Path))
+@click.option("-o", "--output-dir", "output_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder for runs/<run-id>.json and summary.json (created if missing).")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
+              help="Runs audited at once, each in its own process (default: CPU count).")
+@click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder of reference notebooks for every run (default: each competition's kernels folder).")
+@click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
+@click.option("--no-grade", is_flag=True, help="Do not grade the submissions.")
+@click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
+@competitions_option
+@data_dir_option
+@rules_option
+@fail_on_option
+def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus: Path | None, no_similarity: bool,
+                        no_grade: bool, include_experimental: bool, competitions_dir: Path | None,
+                        data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
+    """Audit every run of a run group (folder with metadata.json) or a submission JSONL.
+
+    SOURCE is an MLE-bench run-group folder (runs/<run-group>/ with metadata.json and one
+    <competition-id>_<uuid> folder per run) or a submission JSONL (competition_id,
+    submission_path, logs_path, code_path per line). Each run gets its report in
+    OUTPUT_DIR/runs/<run-id>.json; OUTPUT_DIR/summary.json holds MLE-bench's totals with and
+    without the flagged runs, mean ± SEM over seeds, pass@k, and per-rule, per-category and
+    per-competition counts. A run that cannot be audited is listed with its reason; the batch
+    goes on. Exit code 1 when some run has a finding at or above --fail-on.
+
+    Example:
+
+        mleaudit audit batch runs/2024-10-01T00-00-00-GMT_run-group_aide -j 4 -o audit-out/
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from audit.batch import BatchOptions, BatchSourceError, audit_batch, discover_runs, report_file_name
+    from audit.batch_summary import summarize_batch
+
+    try:
+        entries = discover_runs(source)
+    except BatchSourceError as exc:
+        raise InputError(str(exc)) from exc
+    if output_dir.exists() and not output_dir.is_dir():
+        raise InputError(f"{output_dir} exists and is not a folder")
+    runs_dir = output_dir / "runs"
+    try:
+        runs_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(f"cannot create {runs_dir}: {exc.strerror or exc}") from exc
+    options = BatchOptions(
+        jobs=jobs or os.cpu_count() or 1,
+        similarity=not no_similarity,
+        grade=not no_grade,
+        corpus_dir=corpus,
+        include_experimental=include_experimental,
+        competitions_root=competitions_dir,
+        data_dir=data_dir,
+        rules_root=rules,
+    )
+    with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("{task.description}"), console=None, transient=True,
+                  disable=not sys.stderr.isatty()) as progress:
+        task = progress.add_task("", total=len(entries))
+
+        def advance(result) -> None:
+            if result.report is not None:
+                _write_json(runs_dir / report_file_name(result.entry.run_id), result.report)
+            progress.update(task, advance=1, description=result.entry.run_id)
+
+        results = audit_batch(entries, options, progress=advance)
+    summary = summarize_batch(results)
+    summary = {"source": str(source), **summary}
+    _write_json(output_dir / "summary.json", summary)
+    _print_summary(summary, sys.stdout)
+    click.echo(f"{len(results)} run(s) audited; reports in {runs_dir}, summary in {output_dir / 'summary.json'}", err=True)
+    threshold = Severity.parse(fail_on)
+    worst = [Severity.parse(f["severity"]) for r in results if r.report for f in r.report.get("findings", [])]
+    if worst and max(worst) >= threshold:
+        sys.exit(1)
