@@ -92,6 +92,7 @@ class BatchOptions:
     competitions_root: Path | None = None
     data_dir: Path | None = None
     rules_root: Path | None = None
+    baseline_path: Path | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -299,6 +300,7 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
         competitions_root=options.competitions_root,
         data_dir=options.data_dir,
         rules_root=options.rules_root,
+        baseline_path=options.baseline_path,
     )
     try:
         report = run_audit(request).to_dict()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError, competitions_option, data_dir_option, fail_on_option, rules_option
+from audit.cli_options import InputError, baseline_option, competitions_option, data_dir_option, fail_on_option, rules_option
 from audit.model import Severity
 
 __all__ = ["audit_batch_command"]
@@ -70,12 +70,13 @@ def _print_summary(summary: dict, stream) -> None:
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submissions.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
+@baseline_option
 @competitions_option
 @data_dir_option
 @rules_option
 @fail_on_option
 def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus: Path | None, no_similarity: bool,
-                        no_grade: bool, include_experimental: bool, competitions_dir: Path | None,
+                        no_grade: bool, include_experimental: bool, baseline: Path | None, competitions_dir: Path | None,
                         data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
     """Audit every run of a run group (folder with metadata.json) or a submission JSONL.
 
@@ -116,7 +117,15 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
         competitions_root=competitions_dir,
         data_dir=data_dir,
         rules_root=rules,
+        baseline_path=baseline,
     )
+    if baseline is not None:
+        from audit.review import BaselineError, load_baseline
+
+        try:
+            load_baseline(baseline)  # fail once, before any run is audited
+        except BaselineError as exc:
+            raise InputError(str(exc)) from exc
     with Progress(TextColumn("auditing"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("{task.description}"), console=None, transient=True,
                   disable=not sys.stderr.isatty()) as progress:
@@ -134,6 +143,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     _print_summary(summary, sys.stdout)
     click.echo(f"{len(results)} run(s) audited; reports in {runs_dir}, summary in {output_dir / 'summary.json'}", err=True)
     threshold = Severity.parse(fail_on)
-    worst = [Severity.parse(f["severity"]) for r in results if r.report for f in r.report.get("findings", [])]
+    worst = [Severity.parse(f["severity"]) for r in results if r.report for f in r.report.get("findings", [])
+             if (f.get("review") or {}).get("decision") != "dismissed"]
     if worst and max(worst) >= threshold:
         sys.exit(1)

@@ -14,7 +14,9 @@ import click
 
 from audit import __version__
 from audit.cli_options import (
+    DefaultCommandGroup,
     InputError,
+    baseline_option,
     competitions_option,
     data_dir_option,
     fail_on_option,
@@ -30,21 +32,6 @@ from grading.cli import grade_sample, prepare
 from grading.errors import GradingError
 
 __all__ = ["main"]
-
-
-class DefaultCommandGroup(click.Group):
-    """A group that runs ``default_command`` when the first argument names no subcommand.
-
-    ``mleaudit audit RUN_DIR`` is then the same as ``mleaudit audit run RUN_DIR`` while
-    ``mleaudit audit batch …`` can still be added as a sibling command.
-    """
-
-    default_command = "run"
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
-            args = [self.default_command, *args]
-        return super().parse_args(ctx, args)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "MLEAUDIT"})
@@ -83,6 +70,7 @@ def audit_group() -> None:
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submission.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
+@baseline_option
 @competitions_option
 @data_dir_option
 @rules_option
@@ -90,7 +78,7 @@ def audit_group() -> None:
 @output_option
 @fail_on_option
 def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | None, no_similarity: bool,
-                      no_grade: bool, include_experimental: bool, competitions_dir: Path | None, data_dir: Path | None,
+                      no_grade: bool, include_experimental: bool, baseline: Path | None, competitions_dir: Path | None, data_dir: Path | None,
                       rules: Path | None, fmt: str | None, output: Path | None, fail_on: str) -> None:
     """Audit one run: grade its submission, apply the rules, compare its code with the corpus.
 
@@ -116,6 +104,7 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
         competitions_root=competitions_dir,
         data_dir=data_dir,
         rules_root=rules,
+        baseline_path=baseline,
     )
     if output is not None and not output.parent.is_dir():
         raise InputError(f"cannot write the report to {output}: folder {output.parent} does not exist")
@@ -149,3 +138,5 @@ from audit.similarity.cli import similarity as similarity_group
 main.add_command(similarity_group)
 from audit.batch_cli import audit_batch_command
 audit_group.add_command(audit_batch_command)
+from audit.review_cli import review as review_group
+main.add_command(review_group)

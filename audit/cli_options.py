@@ -15,6 +15,7 @@ from grading.cli import GradingCliError as InputError
 from grading.cli import competitions_option, data_dir_option
 
 __all__ = [
+    "DefaultCommandGroup",
     "InputError",
     "competitions_option",
     "data_dir_option",
@@ -22,6 +23,7 @@ __all__ = [
     "format_option",
     "output_option",
     "fail_on_option",
+    "baseline_option",
 ]
 
 rules_option = click.option(
@@ -59,3 +61,27 @@ fail_on_option = click.option(
     show_default=True,
     help="Exit with 1 when a finding has at least this severity.",
 )
+
+baseline_option = click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar="MLEAUDIT_BASELINE",
+    default=None,
+    help="Reviewer decisions (JSON, from `mleaudit review decide`): dismissed findings are marked and stop counting.",
+)
+
+
+class DefaultCommandGroup(click.Group):
+    """A group that runs ``default_command`` when the first argument names no subcommand.
+
+    ``mleaudit audit RUN_DIR`` is then the same as ``mleaudit audit run RUN_DIR`` while
+    ``mleaudit audit batch …`` can still be added as a sibling command. A subclass sets
+    ``default_command`` to another name.
+    """
+
+    default_command = "run"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)

@@ -245,6 +245,13 @@ class Finding:
     run_id: str = ""
     fingerprint: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    #: A reviewer's decision from a baseline file (:mod:`audit.review`), ``None`` when undecided.
+    review: Mapping[str, Any] | None = None
+
+    @property
+    def dismissed(self) -> bool:
+        """A reviewer marked this finding a false alarm (it no longer counts for the verdict)."""
+        return self.review is not None and self.review.get("decision") == "dismissed"
 
     def sort_key(self) -> tuple:
         """Deterministic order: severity desc, rule id, path, start offset."""
@@ -268,6 +275,7 @@ class Finding:
             "evidence": [e.to_dict() for e in self.evidence],
             "fingerprint": self.fingerprint,
             "metadata": dict(self.metadata),
+            **({"review": dict(self.review)} if self.review is not None else {}),
         }
 
 

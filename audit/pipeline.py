@@ -14,7 +14,7 @@ import logging
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from audit import __version__
 from audit.checks import RunContext
@@ -53,6 +53,8 @@ class AuditOptions:
         Also run rules whose status is ``experimental``.
     no_similarity_reason : str
         Why similarity is off when ``corpus_dir`` is ``None`` (shown in the report's ``meta``).
+    baseline : audit.review.Baseline or None
+        Reviewer decisions to mark on the findings (dismissed ones stop counting for the verdict).
     """
 
     corpus_dir: Path | None = None
@@ -61,6 +63,7 @@ class AuditOptions:
     top_pairs: int = 10
     include_experimental: bool = False
     no_similarity_reason: str = "no reference corpus"
+    baseline: Any = None
 
 
 def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
@@ -79,8 +82,54 @@ def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
     return picked
 
 
+#: A source text longer than this is left out of ``similarity.sources`` (the HTML view then lists
+#: the fragments without the code); 300 000 characters is about 6 000 lines of code.
+MAX_SOURCE_CHARS = 300_000
+
+
+def _source_record(text: str | None, cells: tuple = (), kind: str = "file") -> dict[str, Any]:
+    if text is None or len(text) > MAX_SOURCE_CHARS:
+        why = "unreadable" if text is None else f"{len(text)} characters, over the {MAX_SOURCE_CHARS}-character cap"
+        return {"kind": kind, "text": None, "cells": [], "omitted": why}
+    return {
+        "kind": kind,
+        "text": text,
+        "cells": [{"cell_index": c.cell_index, "start_line": c.start_line, "end_line": c.end_line} for c in cells],
+    }
+
+
+def _similarity_sources(shown: list, agents: list[CodeUnit], references: list[CodeUnit],
+                        host_text: Callable[[str], str | None] | None) -> dict[str, Any]:
+    """The texts that the fragment spans of the flagged pairs point into, for side-by-side views.
+
+    Spans of a whole file or notebook are offsets into the unit's text (a notebook's joined code
+    cells), so that text is stored with its cell map; spans of code embedded in a log point into
+    the log file, so the log's text is stored. Only flagged pairs are covered, to keep reports of
+    clean runs small.
+    """
+    by_agent = {u.path: u for u in agents}
+    by_reference = {u.path: u for u in references}
+    out: dict[str, dict[str, Any]] = {"agent": {}, "reference": {}}
+    for pair in shown:
+        if not pair.flagged:
+            continue
+        unit = by_agent.get(pair.agent_path)
+        if pair.agent_path not in out["agent"] and unit is not None:
+            if unit.origin is None:
+                out["agent"][pair.agent_path] = _source_record(unit.text, unit.cells, unit.source)
+            else:
+                text = host_text(pair.agent_path) if host_text is not None else None
+                out["agent"][pair.agent_path] = _source_record(text, (), "log")
+        ref = by_reference.get(pair.reference_path)
+        if pair.reference_path not in out["reference"] and ref is not None:
+            out["reference"][pair.reference_path] = _source_record(ref.text, ref.cells, ref.source)
+    return out
+
+
 def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
-                    score_threshold: float | None = None) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
+                    score_threshold: float | None = None,
+                    host_text: Callable[[str], str | None] | None = None,
+                    ) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
     if options.corpus_dir is None:
         return None, [], []
     references, ref_skipped = load_reference_corpus(options.corpus_dir)
@@ -104,6 +153,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         "options": result.options.to_dict(),
         "pairs": [p.to_dict() for p in shown],
         "skipped": [s.to_dict() for s in ref_skipped],
+        "sources": _similarity_sources(shown, agents, list(references), host_text),
     }
     return summary, pairs, list(ref_skipped)
 
@@ -157,7 +207,8 @@ def audit_run(
                 # The code rules skip such trees; say so, so the verdict cannot be "clean".
                 run_skipped.append(Skipped(path=where, reason=f"code rules not run: {shape}"))
 
-    similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset))
+    similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
+                                                     host_text=lambda path: _artifact_text(run, path))
     skipped: list[Skipped] = run_skipped + list(sim_skipped)
 
     answers = answers or {}
@@ -187,6 +238,10 @@ def audit_run(
         run_id=run.run_id,
         include_experimental=options.include_experimental,
     )
+    if options.baseline is not None:
+        from audit.review import apply_baseline
+
+        findings = apply_baseline(findings, options.baseline, run.run_id)
 
     counts = Counter(a.kind.value for a in run.artifacts)
     summary = RunSummary(
@@ -210,6 +265,9 @@ def audit_run(
         meta["grade_skipped"] = grade_skipped
     if options.corpus_dir is None:
         meta["similarity_skipped"] = options.no_similarity_reason
+    if options.baseline is not None:
+        decided = Counter(f.review["decision"] for f in findings if f.review is not None)
+        meta["review"] = {"decisions_in_baseline": len(options.baseline.decisions), **{k: decided[k] for k in ("confirmed", "dismissed")}}
     return AuditReport(
         run=summary,
         findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
@@ -218,7 +276,40 @@ def audit_run(
         similarity=similarity,
         skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
         meta=meta,
+        rules=_rule_descriptors(ruleset, findings),
     )
+
+
+def _artifact_text(run: Run, path: str) -> str | None:
+    artifact = next((a for a in run.artifacts if a.path == path), None)
+    if artifact is None:
+        return None
+    try:
+        return artifact.read_text()
+    except OSError:
+        return None
+
+
+def _rule_descriptors(ruleset: Ruleset, findings) -> dict[str, dict[str, Any]]:
+    """What the report says about each rule that has a finding (SARIF's reporting descriptors)."""
+    fired = {f.rule_id for f in findings}
+    out = {}
+    for rule in ruleset:
+        spec = rule.spec
+        if spec.id not in fired:
+            continue
+        out[spec.id] = {
+            "title": spec.title,
+            "category": spec.category,
+            "severity": spec.severity.label,
+            "confidence": spec.confidence.label,
+            "rationale": spec.metadata.rationale,
+            "references": list(spec.metadata.references),
+            "since": spec.metadata.since,
+            "status": spec.status.value,
+            "targets": [t.value for t in spec.targets],
+        }
+    return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,6 +330,7 @@ class AuditRequest:
     competitions_root: Path | None = None
     data_dir: Path | None = None
     rules_root: Path | None = None
+    baseline_path: Path | None = None
 
 
 def run_audit(request: AuditRequest, progress=None) -> AuditReport:
@@ -304,7 +396,13 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
                 "target_columns": spec.target_columns,
             }
         run = _with_competition(run, spec.id)
+    baseline = None
+    if request.baseline_path is not None:
+        from audit.review import load_baseline
+
+        baseline = load_baseline(request.baseline_path)
     options = AuditOptions(
+        baseline=baseline,
         corpus_dir=corpus if request.similarity else None,
         include_experimental=request.include_experimental,
         no_similarity_reason="disabled (--no-similarity)" if not request.similarity else "no reference corpus",

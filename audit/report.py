@@ -1,8 +1,9 @@
 """The audit report: one record that answers score, medal, rule violations and copying for a run.
 
 ``AuditReport.to_dict()`` is the JSON contract (top-level keys ``schema_version, meta, run, grade,
-findings, similarity, verdict, skipped``). Everything that changes between two audits of the same
-run with the same rules (timestamps, tool version) lives in ``meta`` only.
+findings, similarity, verdict, skipped, rules``), described by ``audit/schemas/report.schema.json``.
+Everything that changes between two audits of the same run with the same rules (timestamps, tool
+version) lives in ``meta`` only.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ def decide_verdict(findings: Sequence[Finding], unaudited: Sequence[Skipped] = (
     could not be audited (symlinks, files over the size cap, unreadable notebooks) is never
     clean: what was not read may hide a violation, so it goes to review.
 
+    Findings a reviewer dismissed (``Finding.dismissed``, from a baseline file) do not count.
+
     Parameters
     ----------
     findings : sequence of Finding
@@ -58,6 +61,7 @@ def decide_verdict(findings: Sequence[Finding], unaudited: Sequence[Skipped] = (
     Verdict
         ``FLAGGED`` > ``REVIEW`` > ``CLEAN``, with one reason per deciding finding rule.
     """
+    findings = [f for f in findings if not f.dismissed]
     flagged = sorted(
         {f"{f.rule_id} ({f.severity.label})" for f in findings if f.severity >= Severity.HIGH and f.confidence >= Confidence.MEDIUM}
     )
@@ -104,6 +108,9 @@ class AuditReport:
     ``grade`` is MLE-bench's competition report (plus ``error`` and ``leaderboard_source``) or
     ``None`` when the run could not be graded (the reason is in ``meta.grade_skipped``).
     ``similarity`` lists the reference notebooks most similar to the run's code, best first.
+    ``rules`` describes each rule that has a finding (``rule_id -> {title, category, severity,
+    confidence, rationale, references, since, status}``), so a report explains its findings
+    without the rules folder (SARIF ``tool.driver.rules`` is built from it).
     """
 
     run: RunSummary
@@ -113,6 +120,7 @@ class AuditReport:
     similarity: Mapping[str, Any] | None = None
     skipped: tuple[Skipped, ...] = ()
     meta: Mapping[str, Any] = field(default_factory=dict)
+    rules: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     schema_version: str = SCHEMA_VERSION
 
     def to_dict(self) -> dict[str, Any]:
@@ -125,8 +133,9 @@ class AuditReport:
             "similarity": dict(self.similarity) if self.similarity is not None else None,
             "verdict": self.verdict.to_dict(),
             "skipped": [s.to_dict() for s in self.skipped],
+            "rules": {rule_id: dict(info) for rule_id, info in sorted(self.rules.items())},
         }
 
     def max_severity(self) -> Severity | None:
-        """The highest severity among the findings, or ``None`` when there are none."""
-        return max((f.severity for f in self.findings), default=None)
+        """The highest severity among the findings not dismissed by a reviewer, or ``None``."""
+        return max((f.severity for f in self.findings if not f.dismissed), default=None)
