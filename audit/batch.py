@@ -38,6 +38,7 @@ __all__ = [
     "BatchSourceError",
     "audit_batch",
     "discover_runs",
+    "looks_like_run",
     "report_file_name",
 ]
 
@@ -126,7 +127,8 @@ def competition_from_run_name(name: str) -> str | None:
     return name[: match.start()]
 
 
-def _looks_like_run(folder: Path) -> bool:
+def looks_like_run(folder: Path) -> bool:
+    """Whether ``folder`` has the parts of an MLE-bench run folder (``submission/``, ``logs/``, ``code/`` or ``run.log``)."""
     return any((folder / part).is_dir() for part in RUN_PARTS) or (folder / "run.log").is_file()
 
 
@@ -159,7 +161,7 @@ def _runs_of_group(folder: Path) -> list[BatchEntry]:
                        listed_at=f"{metadata_path} runs[{i}]")
             for i, run_id in enumerate(run_ids)
         ]
-    runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and _looks_like_run(p))
+    runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and looks_like_run(p))
     if not runs:
         raise BatchSourceError(
             f"{folder}: no metadata.json and no run folders (with submission/, logs/, code/ or run.log) inside; "

@@ -140,3 +140,5 @@ from audit.batch_cli import audit_batch_command
 audit_group.add_command(audit_batch_command)
 from audit.review_cli import review as review_group
 main.add_command(review_group)
+from audit.contamination_cli import contamination as contamination_command
+main.add_command(contamination_command)
