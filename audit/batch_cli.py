@@ -54,9 +54,30 @@ def _print_summary(summary: dict, stream) -> None:
         for row in summary["rules"]:
             rules.add_row(str(row["rule_id"]), str(row["category"]), str(row["severity"]), str(row["runs"]), str(row["findings"]))
         console.print(rules)
+    for cluster in (summary.get("copy_clusters") or {}).get("clusters", []):
+        console.print(f"copy cluster: runs {', '.join(cluster['runs'])}"
+                      + (f" with notebooks {', '.join(cluster['notebooks'])}" if cluster["notebooks"] else ""))
     errors = [run for run in summary["runs"] if run["error"]]
     for run in errors:
         console.print(f"[red]not audited[/red] {run['run_id']}: {run['error']}", markup=True)
+
+
+def _clusters(results) -> dict:
+    """Copy clusters of the batch: each run's flagged notebook pairs and its code against the other runs'."""
+    from audit.clusters import RunCode, copy_clusters
+    from audit.errors import AuditError
+    from audit.expand import expand_run
+    from audit.run import load_run
+
+    code = []
+    for result in results:
+        if result.report is None:
+            continue
+        try:
+            code.append(RunCode(run_id=result.entry.run_id, units=expand_run(load_run(result.entry.run_dir)).code_units))
+        except AuditError:
+            continue  # its report already says what could not be read
+    return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code)
 
 
 @click.command("batch")
@@ -137,7 +158,8 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
             progress.update(task, advance=1, description=result.entry.run_id)
 
         results = audit_batch(entries, options, progress=advance)
-    summary = summarize_batch(results)
+    clusters = _clusters(results) if options.similarity else None
+    summary = summarize_batch(results, clusters=clusters)
     summary = {"source": str(source), **summary}
     _write_json(output_dir / "summary.json", summary)
     _print_summary(summary, sys.stdout)

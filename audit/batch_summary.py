@@ -18,7 +18,8 @@ the rules are taken out?". :func:`summarize_batch` answers it from the runs' aud
   unbiased estimator ``1 - C(n-c, k) / C(n, k)`` per competition of *n* runs and *c* medals (Chen
   et al., 2021, "Evaluating Large Language Models Trained on Code"), averaged over the
   competitions with ``n >= k``;
-- ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by.
+- ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by;
+- ``copy_clusters``: runs and notebooks linked by flagged similarity pairs (:mod:`audit.clusters`).
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def pass_at_k(grades: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collection[str] = ("flagged",)) -> dict[str, Any]:
+def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collection[str] = ("flagged",),
+                    clusters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Aggregate a batch's audit results (see the module docstring for each section).
 
     Parameters
@@ -149,6 +151,8 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
         From :func:`audit.batch.audit_batch`, in batch order.
     excluded_verdicts : collection of str
         Verdict kinds whose runs are disqualified in the ``*_excluding_flagged`` figures.
+    clusters : mapping, optional
+        :func:`audit.clusters.copy_clusters` of the batch, stored as ``copy_clusters``.
 
     Returns
     -------
@@ -224,5 +228,6 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
             key=lambda row: (-row["runs"], str(row["category"])),
         ),
         "competitions": sorted(competitions.values(), key=lambda row: row["competition_id"]),
+        "copy_clusters": dict(clusters) if clusters is not None else None,
         "runs": runs,
     }

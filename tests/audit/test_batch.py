@@ -174,3 +174,26 @@ def test_audit_batch_command_rejects_a_bad_source(tmp_path):
     result = CliRunner().invoke(main, ["audit", "batch", str(tmp_path / "nope"), "-o", str(tmp_path / "out")])
     assert result.exit_code == 2
     assert "no such file or folder" in result.output
+
+
+def test_copy_clusters_link_runs_copying_one_notebook_and_each_other(tmp_path):
+    from audit.clusters import RunCode, copy_clusters
+    from audit.expand import expand_run
+    from audit.pipeline import AuditRequest, run_audit
+    from audit.run import load_run
+
+    group = _run_group(tmp_path, ["copied-digits", "copied-digits", "honest-digits"])
+    reports, code = {}, []
+    for run_dir in sorted(p for p in group.iterdir() if p.is_dir()):
+        reports[run_dir.name] = run_audit(AuditRequest(run_dir=run_dir, grade=False, data_dir=tmp_path / "data")).to_dict()
+        code.append(RunCode(run_id=run_dir.name, units=expand_run(load_run(run_dir)).code_units))
+    result = copy_clusters(reports, code)
+    (cluster,) = result["clusters"]
+    copied = sorted(reports)[:2]
+    assert cluster["runs"] == copied
+    assert cluster["notebooks"] == ["digits-tree-ensembles-shape-features.ipynb"]
+    kinds = sorted(edge["kind"] for edge in cluster["edges"])
+    assert kinds == ["run-notebook", "run-notebook", "run-run"]
+    run_edge = next(edge for edge in cluster["edges"] if edge["kind"] == "run-run")
+    assert run_edge["left_file"].startswith(copied[0] + "/") and run_edge["right_file"].startswith(copied[1] + "/")
+    assert result["run_pairs_skipped"] is None

@@ -1,0 +1,152 @@
+"""Copy clusters across a batch: runs and public notebooks linked by flagged similarity pairs.
+
+One run copying a notebook is in that run's report. What a batch adds is the pattern: several
+seeds or agents copying the same notebook, or runs whose code is copied from one another. The
+graph (networkx) has a node per run and per reference notebook and an edge per similarity pair
+that reaches the policy threshold of ``rules/plagiarism/`` (``score >= threshold``, the same
+decision as in the run reports):
+
+- run — notebook edges come from each run's report (``similarity.pairs`` with ``flagged``);
+- run — run edges come from comparing the runs' Python code with each other
+  (:func:`audit.similarity.compare`, every run's distinct files against every other run's; the
+  detector's background model is the batch's own code). Pairs within one run are ignored. The
+  comparison is all-pairs, so above :data:`MAX_RUN_CODE_FILES` files it is skipped and the
+  summary says so.
+
+A cluster is a connected component with at least two runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+import networkx as nx
+
+from audit.units import CodeUnit
+
+__all__ = ["MAX_RUN_CODE_FILES", "RunCode", "copy_clusters"]
+
+#: Above this many distinct Python files over all runs, run-to-run comparison is skipped (it is
+#: quadratic in the number of files).
+MAX_RUN_CODE_FILES = 600
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunCode:
+    """A run's identity and its code units, for run-to-run comparison."""
+
+    run_id: str
+    units: tuple[CodeUnit, ...]
+
+
+def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
+    picked = []
+    for run in runs:
+        seen: set[str] = set()
+        for unit in run.units:
+            if unit.language != "python" or not unit.text.strip():
+                continue
+            digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
+            if digest in seen:
+                continue
+            seen.add(digest)
+            picked.append((run.run_id, unit))
+    return picked
+
+
+def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[dict[str, Any]], str | None]:
+    from dataclasses import replace
+
+    from audit.similarity import SimilarityOptions, compare
+
+    owned = _distinct_python(runs)
+    if len(owned) > MAX_RUN_CODE_FILES:
+        return [], f"{len(owned)} distinct Python files in the batch, over the {MAX_RUN_CODE_FILES}-file cap"
+    if len({run_id for run_id, _ in owned}) < 2:
+        return [], None
+    # Paths are made unique per run, so a pair names both runs.
+    units = [replace(unit, path=f"{run_id}/{unit.path}") for run_id, unit in owned]
+    owner = {unit.path: run_id for unit, (run_id, _) in zip(units, owned)}
+    options = SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
+    report = compare(units, units, options)
+    edges = []
+    seen = set()
+    for pair in report.pairs:
+        left, right = owner.get(pair.agent_path), owner.get(pair.reference_path)
+        if not pair.flagged or left is None or right is None or left == right:
+            continue
+        key = (min(pair.agent_path, pair.reference_path), max(pair.agent_path, pair.reference_path))
+        if key in seen:
+            continue
+        seen.add(key)
+        edges.append({"left_run": left, "right_run": right, "left_path": pair.agent_path, "right_path": pair.reference_path,
+                      "score": pair.score, "longest_fragment": pair.longest_fragment})
+    return edges, None
+
+
+def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCode] = (),
+                  score_threshold: float | None = None) -> dict[str, Any]:
+    """Connected components of runs and notebooks joined by flagged similarity pairs.
+
+    Parameters
+    ----------
+    reports : mapping
+        Run id → the run's audit report dict (its ``similarity.pairs`` give run — notebook edges).
+    runs : sequence of RunCode
+        The runs' code for run — run edges (empty: none are computed).
+    score_threshold : float, optional
+        The policy threshold on ``score``; defaults to the shipped plagiarism rule's.
+
+    Returns
+    -------
+    dict
+        ``clusters``: list of ``{"runs", "notebooks", "edges"}`` (components with at least two
+        runs, largest first; edges as ``{"kind", "left", "left_kind", "left_file", "right",
+        "right_kind", "right_file", "score", "longest_fragment"}`` with ``kind`` ``run-notebook``
+        or ``run-run`` and each side's file); ``run_pairs_skipped``: why run — run edges were not
+        computed, or ``None``.
+    """
+    if score_threshold is None:
+        from audit.similarity import load_score_threshold
+
+        score_threshold = load_score_threshold()
+    graph = nx.Graph()
+    for run_id, report in reports.items():
+        graph.add_node(("run", run_id))
+        for pair in (report.get("similarity") or {}).get("pairs", []):
+            if not pair.get("flagged"):
+                continue
+            notebook = ("notebook", str(pair.get("reference_path")))
+            graph.add_edge(("run", run_id), notebook, kind="run-notebook", files={run_id: pair.get("agent_path")},
+                           score=pair.get("score"), longest_fragment=pair.get("longest_fragment"))
+    run_edges, skipped = _run_pairs(runs, score_threshold) if runs else ([], None)
+    for edge in run_edges:
+        a, b = ("run", edge["left_run"]), ("run", edge["right_run"])
+        if graph.has_edge(a, b) and graph.edges[a, b]["score"] >= edge["score"]:
+            continue
+        graph.add_edge(a, b, kind="run-run", files={edge["left_run"]: edge["left_path"], edge["right_run"]: edge["right_path"]},
+                       score=edge["score"], longest_fragment=edge["longest_fragment"])
+    clusters = []
+    for component in nx.connected_components(graph):
+        run_nodes = sorted(name for kind, name in component if kind == "run")
+        if len(run_nodes) < 2:
+            continue
+        edges = []
+        for a, b, data in sorted(graph.subgraph(component).edges(data=True), key=lambda e: (e[0], e[1])):
+            left, right = sorted((a, b))
+            files = data["files"]
+            edges.append({
+                "kind": data["kind"],
+                "left": left[1], "left_kind": left[0], "left_file": files.get(left[1]),
+                "right": right[1], "right_kind": right[0], "right_file": files.get(right[1], right[1]),
+                "score": data["score"], "longest_fragment": data["longest_fragment"],
+            })
+        clusters.append({
+            "runs": run_nodes,
+            "notebooks": sorted(name for kind, name in component if kind == "notebook"),
+            "edges": edges,
+        })
+    clusters.sort(key=lambda c: (-len(c["runs"]), c["runs"]))
+    return {"score_threshold": score_threshold, "clusters": clusters, "run_pairs_skipped": skipped}
