@@ -1,7 +1,9 @@
 """``mleaudit audit batch``: audit every run of an MLE-bench run group or submission JSONL.
 
-Writes ``DIR/runs/<run-id>.json`` (one audit report per run) and ``DIR/summary.json`` (see
-:mod:`audit.batch_summary`), and prints the summary's tables on the terminal.
+Writes ``DIR/runs/<run-id>.json`` (one audit report per run), ``DIR/summary.json`` (see
+:mod:`audit.batch_summary`), ``DIR/summary.html`` (the summary and every run's report in one
+self-contained page) and ``DIR/results.sarif`` (one SARIF run per audited run), and prints the
+summary's tables on the terminal.
 """
 
 from __future__ import annotations
@@ -80,10 +82,24 @@ def _clusters(results) -> dict:
     return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code)
 
 
+def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
+    """``summary.html`` (summary and every run, self-contained) and ``results.sarif`` (one SARIF run per audited run)."""
+    from audit.formatters.html import render_html
+    from audit.formatters.sarif import build_sarif
+
+    reports = [r.report for r in results if r.report is not None]
+    try:
+        (output_dir / "summary.html").write_text(render_html(reports, title=f"mleaudit · batch of {len(results)} runs",
+                                                             summary=summary), encoding="utf-8")
+        (output_dir / "results.sarif").write_text(json.dumps(build_sarif(reports), indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"cannot write to {output_dir}: {exc.strerror or exc}") from exc
+
+
 @click.command("batch")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", "output_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for runs/<run-id>.json and summary.json (created if missing).")
+              help="Folder for runs/<run-id>.json, summary.json, summary.html and results.sarif (created if missing).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Runs audited at once, each in its own process (default: CPU count).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -105,8 +121,9 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     <competition-id>_<uuid> folder per run) or a submission JSONL (competition_id,
     submission_path, logs_path, code_path per line). Each run gets its report in
     OUTPUT_DIR/runs/<run-id>.json; OUTPUT_DIR/summary.json holds MLE-bench's totals with and
-    without the flagged runs, mean ± SEM over seeds, pass@k, and per-rule, per-category and
-    per-competition counts. A run that cannot be audited is listed with its reason; the batch
+    without the flagged runs, mean ± SEM over seeds, pass@k, per-rule, per-category and
+    per-competition counts and copy clusters; summary.html shows it with every run's report
+    (self-contained) and results.sarif holds every run's findings (SARIF 2.1.0). A run that cannot be audited is listed with its reason; the batch
     goes on. Exit code 1 when some run has a finding at or above --fail-on.
 
     Example:
@@ -162,6 +179,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     summary = summarize_batch(results, clusters=clusters)
     summary = {"source": str(source), **summary}
     _write_json(output_dir / "summary.json", summary)
+    _write_batch_views(output_dir, results, summary)
     _print_summary(summary, sys.stdout)
     click.echo(f"{len(results)} run(s) audited; reports in {runs_dir}, summary in {output_dir / 'summary.json'}", err=True)
     threshold = Severity.parse(fail_on)

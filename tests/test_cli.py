@@ -64,7 +64,7 @@ def test_audit_llm_example_flags_the_api_call(data_dir):
     assert grade["valid_submission"] is True
     assert grade["score"] == pytest.approx(0.975)
     assert grade["leaderboard_source"] == "reference-baselines"
-    assert set(report) == {"schema_version", "meta", "run", "grade", "findings", "similarity", "verdict", "skipped"}
+    assert set(report) == {"schema_version", "meta", "run", "grade", "findings", "similarity", "verdict", "skipped", "rules"}
     assert "Verdict: FLAGGED" in result.output
 
 

@@ -1,14 +1,19 @@
 """Output formats of an :class:`~audit.report.AuditReport`, one module each, chosen by name.
 
 A formatter is ``Callable[[AuditReport, TextIO], None]``; ``--format`` choices come from
-:data:`FORMATTERS`, so adding a format is one module and one entry here.
+:data:`FORMATTERS`, so adding a format is one module and one entry here. The markdown, SARIF and
+HTML writers render the report's JSON form (``AuditReport.to_dict()``); their ``render_*`` /
+``build_sarif`` functions also take a list of reports (batch output).
 """
 
 from __future__ import annotations
 
 from typing import Callable, TextIO
 
+from audit.formatters.html import write_html
 from audit.formatters.json import write_json
+from audit.formatters.markdown import write_markdown
+from audit.formatters.sarif import write_sarif
 from audit.formatters.text import write_text
 from audit.report import AuditReport
 
@@ -19,6 +24,9 @@ Formatter = Callable[[AuditReport, TextIO], None]
 FORMATTERS: dict[str, Formatter] = {
     "json": write_json,
     "text": write_text,
+    "markdown": write_markdown,
+    "sarif": write_sarif,
+    "html": write_html,
 }
 
 

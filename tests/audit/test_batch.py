@@ -168,6 +168,10 @@ def test_audit_batch_command_end_to_end(tmp_path):
     missing = next(run for run in summary["runs"] if run["error"])
     assert "does not exist" in missing["error"]
     assert "MLE-bench totals" in result.output
+    sarif = json.loads((out / "results.sarif").read_text())
+    assert sarif["version"] == "2.1.0" and len(sarif["runs"]) == 3
+    page = (out / "summary.html").read_text()
+    assert "Batch summary" in page and "flagged runs disqualified" in page and "does not exist" in page
 
 
 def test_audit_batch_command_rejects_a_bad_source(tmp_path):

@@ -1,0 +1,279 @@
+"""``mleaudit run`` and ``mleaudit sandbox``: run an agent in a sandbox, check the backends.
+
+Thin click commands over :func:`sandbox.runner.run_sandbox`. Sandbox, spec, grading and audit
+errors become ``Error: <message>`` with exit code 2; a run that started has its ``run.json``
+written before the error is reported. ``grading`` and ``audit`` are imported inside the
+commands (the sandbox package depends only on ``audit.run``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from sandbox.errors import SandboxError, SpecError
+from sandbox.spec import GpuRequest, NetworkPolicy, Resources, SandboxSpec, load_sandbox_spec, parse_duration, parse_size
+
+__all__ = ["run_command", "sandbox", "SandboxCliError"]
+
+
+class SandboxCliError(click.ClickException):
+    """A spec, sandbox, data or input problem: ``Error: <message>``, exit code 2."""
+
+    exit_code = 2
+
+
+def _runner(backend: str, *, keep: bool, unsafe: bool) -> Any:
+    if backend == "docker":
+        if unsafe:
+            raise SandboxCliError("--unsafe-no-sandbox only applies to --backend local")
+        from sandbox.docker import DockerRunner
+
+        return DockerRunner(keep=keep)
+    from sandbox.local import BubblewrapRunner, UnsafeLocalRunner, find_bwrap
+
+    if unsafe:
+        click.echo("WARNING: --unsafe-no-sandbox: the agent runs on this machine with no isolation", err=True)
+        return UnsafeLocalRunner()
+    try:
+        find_bwrap()
+    except SandboxError as exc:
+        raise SandboxCliError(str(exc)) from None
+    return BubblewrapRunner()
+
+
+def _convert(fn, value: Any, name: str) -> Any:
+    try:
+        return fn(value, field_name=name)
+    except SpecError as exc:
+        raise click.BadParameter(str(exc), param_hint=name) from None
+
+
+def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any) -> Any:
+    from sandbox.runner import run_sandbox
+
+    try:
+        return run_sandbox(spec, run_dir, runner=runner, validator=validator)
+    except SandboxError as exc:
+        recorded = run_dir / "run.json"
+        suffix = f"\n(recorded in {recorded})" if recorded.is_file() else ""
+        raise SandboxCliError(f"{exc}{suffix}") from None
+
+
+def _summary(result: Any) -> None:
+    click.echo(f"run dir:     {result.run_dir}")
+    click.echo(f"status:      {result.status} (exit code {result.exit_code}, {result.duration_s:.1f} s, backend {result.backend})")
+    if result.limits_hit:
+        click.echo(f"limits hit:  {', '.join(result.limits_hit)}")
+    click.echo(f"submission:  {result.submission or 'none'}")
+    click.echo(f"validation:  {result.validation.count} call(s) ({result.validation.valid} valid, {result.validation.invalid} invalid)")
+    for event in result.events:
+        click.echo(f"event:       {event['kind']}: {event.get('path', '')} {event['detail']}".replace("  ", " "))
+
+
+def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None) -> int:
+    from audit.errors import AuditError
+    from audit.formatters import get_formatter
+    from audit.model import Severity
+    from audit.pipeline import AuditRequest, run_audit
+    from grading.errors import GradingError
+
+    request = AuditRequest(run_dir=run_dir, competition_id=competition_id, competitions_root=competitions_dir, data_dir=data_dir)
+    try:
+        report = run_audit(request, progress=lambda msg: click.echo(msg, err=True))
+    except (AuditError, GradingError) as exc:
+        raise SandboxCliError(f"audit of {run_dir}: {exc}") from None
+    get_formatter("text")(report, sys.stdout)
+    worst = report.max_severity()
+    return 1 if worst is not None and worst >= Severity.HIGH else 0
+
+
+_backend_option = click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True,
+                               help="local: bubblewrap on this machine; docker: a container.")  # fmt: skip
+_keep_option = click.option("--keep", is_flag=True, help="docker: keep the container after the run (for inspection).")
+_unsafe_option = click.option("--unsafe-no-sandbox", "unsafe", is_flag=True,
+                              help="local: run the agent with NO isolation (only limits and the time limit).")  # fmt: skip
+
+
+def _competitions_option(func):
+    return click.option("--competitions", "competitions_dir", type=click.Path(file_okay=False, path_type=Path),
+                        envvar="MLEAUDIT_COMPETITIONS", default=None,
+                        help="Folder of competition folders (default: the checkout's competitions/).")(func)  # fmt: skip
+
+
+def _data_dir_option(func):
+    return click.option("--data-dir", "data_dir", type=click.Path(file_okay=False, path_type=Path),
+                        envvar="MLEAUDIT_DATA_DIR", default=None,
+                        help="Prepared data: <DIR>/<id>/prepared/{public,private} (default: the user cache dir).")(func)  # fmt: skip
+
+
+def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | None) -> Any:
+    from grading.errors import GradingError
+    from sandbox.competition import setup_competition
+
+    try:
+        return setup_competition(competition_id, competitions_root=competitions_dir, data_dir=data_dir,
+                                 progress=lambda msg: click.echo(msg, err=True))  # fmt: skip
+    except GradingError as exc:
+        raise SandboxCliError(str(exc)) from None
+
+
+@click.command("run")
+@click.option("-c", "--competition", "competition_id", required=True, metavar="ID", help="Competition id.")
+@click.option("--agent", "agent_cmd", required=True, metavar="CMD", help="The agent command, run with /bin/sh -c inside the sandbox.")
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="New or empty folder for the run (submission/, logs/, code/, run.log, run.json).")
+@click.option("--agent-dir", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The agent's files, read-only at /home/agent.")
+@click.option("--agent-id", default=None, help="Agent name recorded in run.json.")
+@_backend_option
+@click.option("--image", default=None, help="docker image (default: mleaudit/agent:local, built from images/).")
+@click.option("--gpus", default=None, metavar="all|N|IDS", help="GPUs for the agent: all, a count, or device ids (0,1).")
+@click.option("--time-limit", default=None, metavar="SECONDS", help="Wall-clock limit (seconds, or 30m, 2h).")
+@click.option("--cpus", type=float, default=None, help="CPU cores.")
+@click.option("--memory", default=None, metavar="SIZE", help="Memory limit (e.g. 4g).")
+@click.option("--shm", default=None, metavar="SIZE", help="docker: /dev/shm size (e.g. 1g).")
+@click.option("--pids", type=click.IntRange(min=1), default=None, help="Maximum number of processes.")
+@click.option("--allow-host", "allow", multiple=True, metavar="HOST",
+              help="Allow HTTP(S) to this host (repeatable; *.domain and host:port work). Default: no network.")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Extra environment variable (repeatable).")
+@click.option("--audit", "do_audit", is_flag=True, help="Audit the run dir when the run ends (exit 1 on high findings).")
+@_keep_option
+@_unsafe_option
+@_competitions_option
+@_data_dir_option
+def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: Path | None, agent_id: str | None,
+                backend: str, image: str | None, gpus: str | None, time_limit: str | None, cpus: float | None,
+                memory: str | None, shm: str | None, pids: int | None, allow: tuple[str, ...], env: tuple[str, ...],
+                do_audit: bool, keep: bool, unsafe: bool, competitions_dir: Path | None, data_dir: Path | None) -> None:
+    """Run an agent on a competition in a sandbox and write an MLE-bench run dir.
+
+    The competition's data is prepared if needed; its public files are mounted read-only at
+    /home/data, the agent writes /home/submission, /home/logs and /home/code, its files are at
+    /home/agent, and /home/validate_submission.sh checks a submission through the host's
+    validation endpoint (every call is logged). The held-out answers are never mounted.
+    Exit code 0 when the run was carried out (whatever the agent's own exit code), 1 with
+    --audit when a finding is high or critical, 2 when the run could not be carried out.
+
+    Example:
+
+        mleaudit run -c sklearn-digits --agent "python3 /home/agent/solve.py" --agent-dir agents/baseline --run-dir runs/r1 --time-limit 10m --audit
+    """
+    from sandbox.docker import DEFAULT_IMAGE
+
+    environment = {}
+    for item in env:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+        environment[name] = value
+    runner = _runner(backend, keep=keep, unsafe=unsafe)
+    setup = _setup(competition_id, competitions_dir, data_dir)
+    try:
+        spec = SandboxSpec(
+            command=("/bin/sh", "-c", agent_cmd),
+            image=(image or DEFAULT_IMAGE) if backend == "docker" else image,
+            competition_id=competition_id,
+            agent_id=agent_id,
+            data_dir=setup.public_dir,
+            agent_dir=agent_dir.absolute() if agent_dir else None,
+            hidden=setup.hidden,
+            env=environment,
+            gpus=_convert(GpuRequest.parse, gpus, "--gpus") if gpus else None,
+            resources=Resources(
+                cpus=cpus,
+                memory_bytes=_convert(parse_size, memory, "--memory") if memory else None,
+                shm_bytes=_convert(parse_size, shm, "--shm") if shm else None,
+                pids=pids,
+            ),
+            network=NetworkPolicy(allow=allow),
+            time_limit_s=_convert(parse_duration, time_limit, "--time-limit") if time_limit else None,
+        )
+    except SpecError as exc:
+        raise SandboxCliError(str(exc)) from None
+    result = _execute(spec, run_dir, runner, setup.validator)
+    _summary(result)
+    if do_audit:
+        sys.exit(_audit(result.run_dir, competition_id, competitions_dir, data_dir))
+
+
+@click.group("sandbox")
+def sandbox() -> None:
+    """Run agents from a spec file and check which sandbox backends work here.
+
+    Example:
+
+        mleaudit sandbox check
+    """
+
+
+@sandbox.command("check")
+@click.option("--image", default=None, help="docker image to look for (default: mleaudit/agent:local).")
+@click.option("--gpu-image", default=None, help="Image to run nvidia-smi in (default: --image).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def check_command(image: str | None, gpu_image: str | None, as_json: bool) -> None:
+    """Report docker reachability, GPU visibility and bubblewrap availability.
+
+    Exit code 0 when at least one sandbox backend (bubblewrap or docker with its image) works,
+    2 when none does.
+
+    Example:
+
+        mleaudit sandbox check --image mleaudit/agent:local
+    """
+    from sandbox.check import check_environment
+
+    items = check_environment(image=image, gpu_image=gpu_image)
+    if as_json:
+        click.echo(json.dumps([i.to_dict() for i in items], indent=2, sort_keys=True))
+    else:
+        for item in items:
+            mark = {True: "ok  ", False: "FAIL", None: "n/a "}[item.ok]
+            click.echo(f"{mark} {item.name:14} {item.detail}")
+    status = {i.name: i.ok for i in items}
+    if not (status.get("bubblewrap") or (status.get("docker daemon") and status.get("docker image"))):
+        sys.exit(2)
+
+
+@sandbox.command("run")
+@click.argument("spec_path", metavar="SPEC.yaml", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--run-dir", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="New or empty folder for the run.")
+@_backend_option
+@_keep_option
+@_unsafe_option
+@_competitions_option
+@_data_dir_option
+def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool, unsafe: bool,
+                        competitions_dir: Path | None, data_dir: Path | None) -> None:
+    """Run the agent a YAML spec describes (see sandbox/spec.py for the keys).
+
+    With a ``competition:`` key and no ``data:``, the competition's public data is mounted and
+    the validation endpoint served, as for ``mleaudit run``.
+
+    Example:
+
+        mleaudit sandbox run agent.yaml --run-dir runs/r2 --backend docker
+    """
+    import dataclasses
+
+    try:
+        spec = load_sandbox_spec(spec_path)
+    except SpecError as exc:
+        raise SandboxCliError(str(exc)) from None
+    if backend == "docker" and not spec.image:
+        from sandbox.docker import DEFAULT_IMAGE
+
+        spec = dataclasses.replace(spec, image=DEFAULT_IMAGE)
+    runner = _runner(backend, keep=keep, unsafe=unsafe)
+    validator = None
+    if spec.competition_id:
+        setup = _setup(spec.competition_id, competitions_dir, data_dir)
+        spec = dataclasses.replace(spec, data_dir=spec.data_dir or setup.public_dir,
+                                   hidden=tuple(dict.fromkeys(spec.hidden + setup.hidden)))  # fmt: skip
+        validator = setup.validator
+    _summary(_execute(spec, run_dir, runner, validator))

@@ -1,0 +1,36 @@
+"""Named errors of the sandbox package; the CLI maps each to a clear message and exit code 2."""
+
+from __future__ import annotations
+
+__all__ = [
+    "SandboxError",
+    "SpecError",
+    "SandboxUnavailable",
+    "ImageNotFound",
+    "GpuUnavailable",
+    "RunDirError",
+]
+
+
+class SandboxError(Exception):
+    """Base class of every error the sandbox raises; the message names the file, field or tool."""
+
+
+class SpecError(SandboxError):
+    """A sandbox spec is invalid (unknown key, wrong type, unsafe mount); all problems at once."""
+
+
+class SandboxUnavailable(SandboxError):
+    """The isolation tool is missing or cannot work here (no bubblewrap, no docker daemon)."""
+
+
+class ImageNotFound(SandboxError):
+    """The docker image is not present locally (images are built locally, never pulled)."""
+
+
+class GpuUnavailable(SandboxError):
+    """GPUs were requested but the backend has no GPU runtime or devices."""
+
+
+class RunDirError(SandboxError):
+    """The run directory cannot be used (exists and is not empty, cannot be created)."""

@@ -1,0 +1,588 @@
+"""What to run and under which limits: :class:`SandboxSpec` and the YAML form it is loaded from.
+
+A spec names the agent command, the image (docker) or none (the local bubblewrap backend), the
+public data and agent folders, extra mounts, environment, GPUs, resource limits, the network
+policy (``none`` unless an allow-list of hosts is given) and the wall-clock time limit. Host
+paths listed under ``hide`` (the competition's held-out answers) must never be reachable from
+inside the sandbox: a mount whose source lies inside one is refused, and one that contains one
+gets the hidden part covered by an empty tmpfs.
+
+YAML form (every key but ``command`` is optional; unknown keys are an error)::
+
+    command: python /home/agent/solve.py      # a string runs under /bin/sh -c; a list is argv
+    image: mleaudit/agent:local               # docker backend only
+    competition: sklearn-digits
+    agent: my-agent
+    data: /data/sklearn-digits/prepared/public  # read-only at /home/data
+    agent_dir: ./agents/baseline              # read-only at /home/agent
+    mounts: [{source: /opt/models, target: /opt/models, read_only: true}]
+    hide: [/data/sklearn-digits/prepared/private]
+    env: {OMP_NUM_THREADS: "2"}
+    gpus: all                                 # or a count (2) or device ids ["0", "1"]
+    resources: {cpus: 2, memory: 4g, shm: 1g, pids: 256}
+    network: none                             # or {allow: ["pypi.org", "*.pythonhosted.org:443"]}
+    time_limit: 2h                            # seconds, or a number with s/m/h
+    user: "1000:1000"
+    workdir: /home
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import yaml
+
+from sandbox.errors import SpecError
+
+__all__ = [
+    "AGENT_PATHS",
+    "Mount",
+    "GpuRequest",
+    "Resources",
+    "NetworkPolicy",
+    "SandboxSpec",
+    "parse_size",
+    "parse_duration",
+    "load_sandbox_spec",
+]
+
+#: The agent-facing paths every backend provides (MLE-bench's container layout).
+AGENT_PATHS = MappingProxyType(
+    {
+        "data": "/home/data",
+        "submission": "/home/submission",
+        "logs": "/home/logs",
+        "code": "/home/code",
+        "agent": "/home/agent",
+        "validate_socket": "/home/validate.sock",
+        "validate_helper": "/home/validate_submission.sh",
+        "support": "/home/.sandbox",
+    }
+)
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+_SIZE_UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhd]?)\s*$", re.IGNORECASE)
+_DURATION_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
+#: An allow-list entry: a host name or IPv4 address, ``*.`` for any sub-domain, optional port.
+_ALLOW = re.compile(r"^(\*\.)?[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:\d{1,5})?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_USER = re.compile(r"^\d+(:\d+)?$")
+_KEYS = frozenset(
+    {"command", "image", "competition", "agent", "data", "agent_dir", "mounts", "hide", "env", "gpus",
+     "resources", "network", "time_limit", "user", "workdir"}
+)  # fmt: skip
+_RESOURCE_KEYS = frozenset({"cpus", "memory", "shm", "pids"})
+_MOUNT_KEYS = frozenset({"source", "target", "read_only"})
+
+
+def parse_size(value: object, *, field_name: str = "size") -> int:
+    """Bytes from an integer or a string such as ``"512m"``, ``"4g"``, ``"1.5GiB"``.
+
+    Parameters
+    ----------
+    value : int or str
+        A byte count, or a number with a binary unit (k, m, g, t; powers of 1024).
+    field_name : str
+        Named in the error message.
+
+    Returns
+    -------
+    int
+        The size in bytes (> 0).
+
+    Raises
+    ------
+    SpecError
+        If the value is not a positive size.
+
+    Examples
+    --------
+    >>> parse_size("512m")
+    536870912
+    >>> parse_size(1024)
+    1024
+    """
+    if isinstance(value, bool):
+        raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {value!r}")
+    if isinstance(value, int):
+        number = float(value)
+    elif isinstance(value, str) and (match := _SIZE.match(value)):
+        number = float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+    else:
+        raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {value!r}")
+    if number <= 0 or not math.isfinite(number):
+        raise SpecError(f"{field_name}: must be positive, got {value!r}")
+    return int(number)
+
+
+def parse_duration(value: object, *, field_name: str = "time_limit") -> float:
+    """Seconds from a number or a string such as ``"90s"``, ``"30m"``, ``"2h"``.
+
+    Raises
+    ------
+    SpecError
+        If the value is not a positive duration.
+
+    Examples
+    --------
+    >>> parse_duration("2h")
+    7200.0
+    >>> parse_duration(1.5)
+    1.5
+    """
+    if isinstance(value, bool):
+        raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {value!r}")
+    if isinstance(value, (int, float)):
+        seconds = float(value)
+    elif isinstance(value, str) and (match := _DURATION.match(value)):
+        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
+    else:
+        raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {value!r}")
+    if seconds <= 0 or not math.isfinite(seconds):
+        raise SpecError(f"{field_name}: must be positive, got {value!r}")
+    return seconds
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Mount:
+    """A host folder or file made visible inside the sandbox.
+
+    Attributes
+    ----------
+    source : pathlib.Path
+        Absolute host path.
+    target : str
+        Absolute POSIX path inside the sandbox.
+    read_only : bool
+        Mounted read-only (the default).
+    """
+
+    source: Path
+    target: str
+    read_only: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": str(self.source), "target": self.target, "read_only": self.read_only}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GpuRequest:
+    """Which GPUs the agent gets: all of them, a count, or explicit device ids.
+
+    Attributes
+    ----------
+    count : int or None
+        Number of GPUs; ``None`` with no ``device_ids`` means all.
+    device_ids : tuple of str
+        Device indices or UUIDs (``nvidia-smi -L``); exclusive with ``count``.
+    """
+
+    count: int | None = None
+    device_ids: tuple[str, ...] = ()
+
+    @property
+    def all(self) -> bool:
+        """Whether every GPU is requested."""
+        return self.count is None and not self.device_ids
+
+    @classmethod
+    def parse(cls, value: object, *, field_name: str = "gpus") -> "GpuRequest":
+        """A request from ``"all"``, a count (``2``, ``"2"``), ids (``["0", "1"]``, ``"0,1"``) or a mapping.
+
+        Raises
+        ------
+        SpecError
+            If the value is none of those, or the count is not positive.
+
+        Examples
+        --------
+        >>> GpuRequest.parse("all").all
+        True
+        >>> GpuRequest.parse(2).count
+        2
+        >>> GpuRequest.parse("device=0,1").device_ids
+        ('0', '1')
+        """
+        if isinstance(value, Mapping):
+            unknown = set(value) - {"count", "device_ids"}
+            if unknown:
+                raise SpecError(f"{field_name}: unknown keys {sorted(unknown)}; expected count or device_ids")
+            if "device_ids" in value:
+                if "count" in value:
+                    raise SpecError(f"{field_name}: give count or device_ids, not both")
+                return cls.parse(list(value["device_ids"]), field_name=field_name)
+            return cls.parse(value.get("count", "all"), field_name=field_name)
+        if isinstance(value, bool):
+            raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {value!r}")
+        if isinstance(value, int):
+            if value <= 0:
+                raise SpecError(f"{field_name}: the GPU count must be positive, got {value}")
+            return cls(count=value)
+        if isinstance(value, (list, tuple)):
+            ids = tuple(str(v).strip() for v in value)
+            if not ids or any(not v for v in ids):
+                raise SpecError(f"{field_name}: device ids must be non-empty, got {list(value)!r}")
+            return cls(device_ids=ids)
+        if isinstance(value, str):
+            text = value.strip()
+            if text.lower() == "all":
+                return cls()
+            if text.isdigit():
+                return cls.parse(int(text), field_name=field_name)
+            if text.startswith("device="):
+                return cls.parse([v for v in text[len("device="):].split(",")], field_name=field_name)
+            if "," in text:
+                return cls.parse(text.split(","), field_name=field_name)
+        raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {value!r}")
+
+    def to_dict(self) -> dict[str, Any]:
+        if self.device_ids:
+            return {"device_ids": list(self.device_ids)}
+        return {"count": "all" if self.count is None else self.count}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resources:
+    """Resource limits; ``None`` means the backend's default (no limit).
+
+    Attributes
+    ----------
+    cpus : float or None
+        CPU cores (docker: CFS quota; local: CPU affinity to that many cores, rounded up).
+    memory_bytes : int or None
+        Memory in bytes (docker: cgroup limit with no extra swap; local: address-space rlimit
+        per process).
+    shm_bytes : int or None
+        Size of ``/dev/shm`` in bytes (docker only; the local backend shares the host's).
+    pids : int or None
+        Maximum number of processes (docker: pids cgroup; local: RLIMIT_NPROC for the sandbox user).
+    """
+
+    cpus: float | None = None
+    memory_bytes: int | None = None
+    shm_bytes: int | None = None
+    pids: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cpus": self.cpus, "memory": self.memory_bytes, "shm": self.shm_bytes, "pids": self.pids}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkPolicy:
+    """Network access: none at all, or HTTP(S) to an allow-list of hosts through a host-side proxy.
+
+    With an allow-list the sandbox still has no network interface; ``HTTP_PROXY``/``HTTPS_PROXY``
+    point at a loopback forwarder inside the sandbox that reaches the host's filtering proxy
+    through a Unix socket, so nothing but the listed hosts can be reached.
+
+    Attributes
+    ----------
+    allow : tuple of str
+        ``host``, ``host:port`` or ``*.domain[:port]`` entries; empty means no network.
+    """
+
+    allow: tuple[str, ...] = ()
+
+    @property
+    def mode(self) -> str:
+        """``"none"`` or ``"allowlist"``."""
+        return "allowlist" if self.allow else "none"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"mode": self.mode, "allow": list(self.allow)}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SandboxSpec:
+    """Everything a backend needs to run one agent.
+
+    Attributes
+    ----------
+    command : tuple of str
+        The agent's argv inside the sandbox.
+    image : str or None
+        Docker image (local tag or id); unused by the local backend.
+    competition_id, agent_id : str or None
+        Recorded in ``run.json`` (the audit reads ``competition_id`` from there).
+    data_dir : pathlib.Path or None
+        Host folder with the public competition data, read-only at ``/home/data``.
+    agent_dir : pathlib.Path or None
+        Host folder with the agent's files, read-only at ``/home/agent``.
+    mounts : tuple of Mount
+        Extra mounts.
+    hidden : tuple of pathlib.Path
+        Host paths that must stay unreachable (held-out answers).
+    env : mapping of str to str
+        Extra environment; the host environment is never passed through.
+    gpus : GpuRequest or None
+        GPUs to expose; ``None`` for none.
+    resources : Resources
+        Limits.
+    network : NetworkPolicy
+        ``none`` by default.
+    time_limit_s : float or None
+        Wall-clock limit in seconds; the sandbox is killed when it passes.
+    user : str or None
+        ``uid[:gid]`` the agent runs as (docker default ``1000:1000``; local default: the
+        calling user, or 65534 when the caller is root).
+    workdir : str
+        Working directory inside the sandbox.
+    """
+
+    command: tuple[str, ...]
+    image: str | None = None
+    competition_id: str | None = None
+    agent_id: str | None = None
+    data_dir: Path | None = None
+    agent_dir: Path | None = None
+    mounts: tuple[Mount, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    gpus: GpuRequest | None = None
+    resources: Resources = field(default_factory=Resources)
+    network: NetworkPolicy = field(default_factory=NetworkPolicy)
+    time_limit_s: float | None = None
+    user: str | None = None
+    workdir: str = "/home"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
+        problems = _check_spec(self)
+        if problems:
+            raise SpecError("invalid sandbox spec:\n  " + "\n  ".join(problems))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The spec as plain JSON data (recorded in ``run.json``)."""
+        return {
+            "command": list(self.command),
+            "image": self.image,
+            "competition": self.competition_id,
+            "agent": self.agent_id,
+            "data": str(self.data_dir) if self.data_dir else None,
+            "agent_dir": str(self.agent_dir) if self.agent_dir else None,
+            "mounts": [m.to_dict() for m in self.mounts],
+            "hide": [str(p) for p in self.hidden],
+            "env": dict(sorted(self.env.items())),
+            "gpus": self.gpus.to_dict() if self.gpus else None,
+            "resources": self.resources.to_dict(),
+            "network": self.network.to_dict(),
+            "time_limit": self.time_limit_s,
+            "user": self.user,
+            "workdir": self.workdir,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], *, source: str = "sandbox spec", base_dir: Path | None = None) -> "SandboxSpec":
+        """Build a spec from its YAML/JSON form, collecting every problem before raising.
+
+        Parameters
+        ----------
+        data : mapping
+            The keys listed in the module docstring.
+        source : str
+            Named in error messages (the spec file).
+        base_dir : pathlib.Path, optional
+            Relative host paths are resolved against it (the spec file's folder); default the
+            current directory.
+
+        Raises
+        ------
+        SpecError
+            On unknown keys, wrong types or invalid values; the message lists all of them.
+        """
+        if not isinstance(data, Mapping):
+            raise SpecError(f"{source}: expected a mapping at the top level, got {type(data).__name__}")
+        base = base_dir or Path.cwd()
+        problems: list[str] = []
+        unknown = sorted(set(map(str, data)) - _KEYS)
+        if unknown:
+            problems.append(f"unknown keys {unknown}; allowed: {sorted(_KEYS)}")
+        kwargs: dict[str, Any] = {}
+
+        def attempt(key: str, convert) -> None:
+            if key in data and data[key] is not None:
+                try:
+                    kwargs[key] = convert(data[key])
+                except SpecError as exc:
+                    problems.append(str(exc))
+
+        def host_path(value: object, name: str) -> Path:
+            if not isinstance(value, (str, os.PathLike)) or not str(value):
+                raise SpecError(f"{name}: expected a path, got {value!r}")
+            path = Path(value).expanduser()
+            return (path if path.is_absolute() else base / path).absolute()
+
+        def command(value: object) -> tuple[str, ...]:
+            if isinstance(value, str) and value.strip():
+                return ("/bin/sh", "-c", value)
+            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                return tuple(value)
+            raise SpecError(f"command: expected a non-empty string or list of strings, got {value!r}")
+
+        def text(name: str):
+            def convert(value: object) -> str:
+                if not isinstance(value, str) or not value.strip():
+                    raise SpecError(f"{name}: expected a non-empty string, got {value!r}")
+                return value.strip()
+
+            return convert
+
+        def mounts(value: object) -> tuple[Mount, ...]:
+            if not isinstance(value, list):
+                raise SpecError(f"mounts: expected a list, got {type(value).__name__}")
+            found = []
+            for i, item in enumerate(value):
+                name = f"mounts[{i}]"
+                if not isinstance(item, Mapping):
+                    raise SpecError(f"{name}: expected a mapping with source and target")
+                extra = sorted(set(map(str, item)) - _MOUNT_KEYS)
+                if extra:
+                    raise SpecError(f"{name}: unknown keys {extra}; allowed: {sorted(_MOUNT_KEYS)}")
+                if "source" not in item or "target" not in item:
+                    raise SpecError(f"{name}: needs source and target")
+                read_only = item.get("read_only", True)
+                if not isinstance(read_only, bool):
+                    raise SpecError(f"{name}.read_only: expected true or false, got {read_only!r}")
+                found.append(Mount(source=host_path(item["source"], f"{name}.source"), target=str(item["target"]), read_only=read_only))
+            return tuple(found)
+
+        def hide(value: object) -> tuple[Path, ...]:
+            if not isinstance(value, list):
+                raise SpecError(f"hide: expected a list of paths, got {type(value).__name__}")
+            return tuple(host_path(v, f"hide[{i}]") for i, v in enumerate(value))
+
+        def env(value: object) -> dict[str, str]:
+            if not isinstance(value, Mapping):
+                raise SpecError(f"env: expected a mapping of names to strings, got {type(value).__name__}")
+            out = {}
+            for key, val in value.items():
+                if isinstance(val, bool) or not isinstance(val, (str, int, float)):
+                    raise SpecError(f"env.{key}: expected a string, got {val!r}")
+                out[str(key)] = str(val)
+            return out
+
+        def resources(value: object) -> Resources:
+            if not isinstance(value, Mapping):
+                raise SpecError(f"resources: expected a mapping, got {type(value).__name__}")
+            extra = sorted(set(map(str, value)) - _RESOURCE_KEYS)
+            if extra:
+                raise SpecError(f"resources: unknown keys {extra}; allowed: {sorted(_RESOURCE_KEYS)}")
+            cpus = value.get("cpus")
+            if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):
+                raise SpecError(f"resources.cpus: expected a positive number, got {cpus!r}")
+            pids = value.get("pids")
+            if pids is not None and (isinstance(pids, bool) or not isinstance(pids, int) or pids <= 0):
+                raise SpecError(f"resources.pids: expected a positive integer, got {pids!r}")
+            return Resources(
+                cpus=float(cpus) if cpus is not None else None,
+                memory_bytes=parse_size(value["memory"], field_name="resources.memory") if value.get("memory") is not None else None,
+                shm_bytes=parse_size(value["shm"], field_name="resources.shm") if value.get("shm") is not None else None,
+                pids=pids,
+            )
+
+        def network(value: object) -> NetworkPolicy:
+            if value == "none":
+                return NetworkPolicy()
+            if isinstance(value, Mapping):
+                extra = sorted(set(map(str, value)) - {"allow", "mode"})
+                if extra:
+                    raise SpecError(f"network: unknown keys {extra}; allowed: ['allow', 'mode']")
+                allow = value.get("allow") or []
+                if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+                    raise SpecError("network.allow: expected a list of host names")
+                mode = value.get("mode", "allowlist" if allow else "none")
+                if mode not in ("none", "allowlist") or (mode == "none") != (not allow):
+                    raise SpecError(f"network.mode: {mode!r} does not fit allow={allow!r} (none: no hosts; allowlist: some)")
+                return NetworkPolicy(allow=tuple(a.strip() for a in allow))
+            raise SpecError(f"network: expected 'none' or {{allow: [hosts]}}, got {value!r}")
+
+        def user(value: object) -> str:
+            text_value = str(value)
+            if isinstance(value, bool) or not _USER.match(text_value):
+                raise SpecError(f"user: expected uid or uid:gid (numbers), got {value!r}")
+            return text_value
+
+        attempt("command", command)
+        attempt("image", text("image"))
+        attempt("competition", text("competition"))
+        attempt("agent", text("agent"))
+        attempt("data", lambda v: host_path(v, "data"))
+        attempt("agent_dir", lambda v: host_path(v, "agent_dir"))
+        attempt("mounts", mounts)
+        attempt("hide", hide)
+        attempt("env", env)
+        attempt("gpus", lambda v: GpuRequest.parse(v))
+        attempt("resources", resources)
+        attempt("network", network)
+        attempt("time_limit", lambda v: parse_duration(v))
+        attempt("user", user)
+        attempt("workdir", text("workdir"))
+        if "command" not in data:
+            problems.append("command: required")
+        if problems:
+            raise SpecError(f"{source}: invalid sandbox spec:\n  " + "\n  ".join(problems))
+        renamed = {"competition": "competition_id", "agent": "agent_id", "data": "data_dir", "hide": "hidden",
+                   "time_limit": "time_limit_s"}  # fmt: skip
+        try:
+            return cls(**{renamed.get(k, k): v for k, v in kwargs.items()})
+        except SpecError as exc:
+            raise SpecError(f"{source}: {exc}") from None
+
+
+def _check_spec(spec: SandboxSpec) -> list[str]:
+    """Every problem of a spec built in code (``from_dict`` has already checked types)."""
+    problems = []
+    if not spec.command or not all(isinstance(a, str) and a for a in spec.command):
+        problems.append("command: expected a non-empty argv of non-empty strings")
+    reserved = set(AGENT_PATHS.values())
+    for i, mount in enumerate(spec.mounts):
+        target = PurePosixPath(mount.target)
+        if not target.is_absolute() or ".." in target.parts:
+            problems.append(f"mounts[{i}].target: expected an absolute path without '..', got {mount.target!r}")
+        elif str(target) in reserved or str(target) in ("/", "/home", "/proc", "/dev", "/tmp"):
+            problems.append(f"mounts[{i}].target: {mount.target} is reserved by the sandbox")
+        if not mount.source.is_absolute():
+            problems.append(f"mounts[{i}].source: expected an absolute host path, got {mount.source}")
+    for name in spec.env:
+        if not _ENV_NAME.match(name):
+            problems.append(f"env: {name!r} is not a valid variable name")
+    for entry in spec.network.allow:
+        port = entry.partition(":")[2]
+        if not _ALLOW.match(entry) or (port and not 0 < int(port) < 65536):
+            problems.append(f"network.allow: {entry!r} is not a host name, *.domain or host:port")
+    if spec.gpus is not None and spec.gpus.count is not None and spec.gpus.count <= 0:
+        problems.append(f"gpus: the GPU count must be positive, got {spec.gpus.count}")
+    if spec.user is not None and not _USER.match(spec.user):
+        problems.append(f"user: expected uid or uid:gid (numbers), got {spec.user!r}")
+    if not PurePosixPath(spec.workdir).is_absolute():
+        problems.append(f"workdir: expected an absolute path, got {spec.workdir!r}")
+    if spec.time_limit_s is not None and not (spec.time_limit_s > 0 and math.isfinite(spec.time_limit_s)):
+        problems.append(f"time_limit: must be positive, got {spec.time_limit_s!r}")
+    return problems
+
+
+def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
+    """Read a spec from a YAML file (``yaml.safe_load``); relative paths are resolved against its folder.
+
+    Raises
+    ------
+    SpecError
+        If the file cannot be read or parsed, or the spec is invalid (the message names the file).
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SpecError(f"{path}: cannot read the sandbox spec: {exc.strerror or exc}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SpecError(f"{path}: not valid YAML: {exc}") from None
+    return SandboxSpec.from_dict(data if data is not None else {}, source=str(path), base_dir=path.parent.absolute())

@@ -1,0 +1,109 @@
+"""Fixtures for sandbox tests: a toy competition layout, agent folders, and runners.
+
+The toy layout mirrors a prepared competition: ``data/toy/prepared/public`` (what the agent may
+read) next to ``data/toy/prepared/private/answers.csv``, whose rows carry a unique token so a
+leak is detectable anywhere in a run's outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from sandbox.local import BubblewrapRunner, bwrap_works
+from sandbox.runner import SandboxResult, run_sandbox
+from sandbox.spec import SandboxSpec
+
+_BWRAP = bwrap_works()
+
+
+@dataclass
+class Toy:
+    """A toy competition on disk plus the token that marks its answers."""
+
+    root: Path
+    public: Path
+    private: Path
+    answers: Path
+    token: str
+
+    def validator(self, path: Path) -> tuple[bool, str]:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("id,label"):
+            return False, "Submission must have the columns id and label."
+        rows = text.strip().splitlines()[1:]
+        if len(rows) != 3:
+            return False, f"Submission has {len(rows)} rows; expected 3."
+        return True, "Submission is valid."
+
+
+@pytest.fixture
+def toy(tmp_path: Path) -> Toy:
+    token = f"ANSWER-{uuid.uuid4().hex}"
+    root = tmp_path / "data" / "toy" / "prepared"
+    public, private = root / "public", root / "private"
+    public.mkdir(parents=True)
+    private.mkdir()
+    (public / "train.csv").write_text("id,x,label\n1,0.5,a\n2,0.1,b\n", encoding="utf-8")
+    (public / "test.csv").write_text("id,x\n10,0.3\n11,0.9\n12,0.2\n", encoding="utf-8")
+    (public / "sample_submission.csv").write_text("id,label\n10,a\n11,a\n12,a\n", encoding="utf-8")
+    answers = private / "answers.csv"
+    answers.write_text(f"id,label\n10,{token}\n11,{token}\n12,{token}\n", encoding="utf-8")
+    # Data folders as `prepare` leaves them: readable by other users (the sandbox user differs).
+    for path in (tmp_path, tmp_path / "data", tmp_path / "data" / "toy", root, public, private):
+        path.chmod(0o755)
+    return Toy(root=root, public=public, private=private, answers=answers, token=token)
+
+
+@pytest.fixture
+def bwrap() -> BubblewrapRunner:
+    ok, why = _BWRAP
+    if not ok:
+        pytest.skip(f"bubblewrap cannot create namespaces on this machine: {why}")
+    return BubblewrapRunner()
+
+
+def write_agent(folder: Path, name: str, text: str) -> Path:
+    """Write an agent script readable by the sandbox user."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o755)
+    folder.chmod(0o755)
+    path = folder / name
+    path.write_text(text, encoding="utf-8")
+    path.chmod(0o755)
+    return path
+
+
+@pytest.fixture
+def run_agent(tmp_path: Path, toy: Toy) -> Callable[..., SandboxResult]:
+    """Run a script as the agent: ``run_agent(script_text, runner=..., name="agent.sh", **spec_fields)``."""
+    counter = iter(range(1000))
+
+    def run(script: str, *, runner: Any, name: str = "agent.sh", validator: Any = "toy", **fields: Any) -> SandboxResult:
+        n = next(counter)
+        agent_dir = tmp_path / f"agent{n}"
+        write_agent(agent_dir, name, script)
+        interpreter = "python3" if name.endswith(".py") else "/bin/sh"
+        fields.setdefault("command", (interpreter, f"/home/agent/{name}"))
+        fields.setdefault("time_limit_s", 60)
+        fields.setdefault("competition_id", "toy")
+        spec = SandboxSpec(data_dir=toy.public, agent_dir=agent_dir, hidden=(toy.private,), **fields)
+        chosen = toy.validator if validator == "toy" else validator
+        return run_sandbox(spec, tmp_path / f"run{n}", runner=runner, validator=chosen)
+
+    return run
+
+
+def leaked(result: SandboxResult, token: str) -> list[str]:
+    """Files of the run dir that contain the answers token."""
+    hits = []
+    for dirpath, _, files in os.walk(result.run_dir):
+        for name in files:
+            path = Path(dirpath) / name
+            if not path.is_symlink() and token.encode() in path.read_bytes():
+                hits.append(str(path.relative_to(result.run_dir)))
+    return hits

@@ -1,0 +1,222 @@
+"""The bubblewrap backend: layout, user, read-only mounts, environment, limits, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+
+import pytest
+
+from audit.run import load_run
+from sandbox.errors import GpuUnavailable, RunDirError, SandboxUnavailable, SpecError
+from sandbox.local import BubblewrapRunner, UnsafeLocalRunner
+from sandbox.runner import run_sandbox
+from sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
+
+from tests.sandbox.conftest import leaked
+
+LAYOUT_AGENT = """\
+set -u
+id -u > /home/code/uid.txt
+ls /home | tr '\\n' ' ' > /home/logs/home.txt
+cat /home/data/train.csv > /home/code/train-copy.csv
+echo "$SUBMISSION_DIR $COMPETITION_ID $HOME ${HOST_SECRET:-unset}" > /home/logs/env.txt
+cp /home/data/sample_submission.csv /home/submission/submission.csv
+/home/validate_submission.sh && echo "validated ok"
+printf 'id,label\\n' > /tmp/bad.csv
+/home/validate_submission.sh /tmp/bad.csv || echo "invalid as expected"
+touch /home/data/new.csv 2>/dev/null && echo "DATA WRITABLE"
+touch /home/agent/new.sh 2>/dev/null && echo "AGENT WRITABLE"
+exit 3
+"""
+
+
+def test_a_run_produces_the_mle_bench_layout(run_agent, bwrap, toy, monkeypatch):
+    monkeypatch.setenv("HOST_SECRET", "sk-do-not-leak")
+    result = run_agent(LAYOUT_AGENT, runner=bwrap)
+    run = result.run_dir
+    assert result.status == "completed" and result.exit_code == 3
+    assert sorted(p.name for p in run.iterdir()) == ["code", "logs", "run.json", "run.log", "submission"]
+    assert (run / "code" / "uid.txt").read_text().strip() != "0"
+    assert (run / "logs" / "home.txt").read_text().split() == [
+        "agent", "code", "data", "logs", "submission", "validate.sock", "validate_submission.sh"]
+    assert (run / "code" / "train-copy.csv").read_text() == (toy.public / "train.csv").read_text()
+    assert (run / "logs" / "env.txt").read_text().split() == ["/home/submission", "toy", "/tmp", "unset"]
+    log = (run / "run.log").read_text()
+    assert "validated ok" in log and "invalid as expected" in log
+    assert "WRITABLE" not in log
+    assert sorted(p.name for p in toy.public.iterdir()) == ["sample_submission.csv", "test.csv", "train.csv"]
+    record = json.loads((run / "run.json").read_text())
+    assert record["status"] == "completed" and record["exit_code"] == 3 and record["backend"] == "bubblewrap"
+    assert record["validation_calls"]["count"] == 2 and record["validation_calls"]["valid"] == 1
+    assert record["isolation"]["sandbox"] is True and "net" in record["isolation"]["namespaces"]
+    assert record["spec"]["hide"] == [str(toy.private)]
+    calls = (run / "logs" / "validation_calls.jsonl").read_text().splitlines()
+    assert [json.loads(c)["valid"] for c in calls] == [True, False]
+    loaded = load_run(run)
+    assert loaded.competition_id == "toy" and loaded.submission is not None
+    assert leaked(result, toy.token) == []
+
+
+def test_a_command_that_exits_at_once_is_recorded(run_agent, bwrap):
+    result = run_agent("exit 0", runner=bwrap)
+    assert (result.status, result.exit_code, result.submission) == ("completed", 0, None)
+    assert result.run_log.read_text() == ""
+
+
+def test_a_missing_interpreter_is_the_agents_exit_code_not_a_crash(run_agent, bwrap):
+    result = run_agent("", runner=bwrap, command=("/no/such/binary",))
+    assert result.status == "completed" and result.exit_code != 0
+    assert "/no/such/binary" in result.run_log.read_text()
+
+
+def test_the_time_limit_kills_and_is_recorded(run_agent, bwrap):
+    result = run_agent("echo started; sleep 60; echo finished", runner=bwrap, time_limit_s=1.5)
+    assert result.status == "timed_out" and result.timed_out and result.limits_hit == ("time",)
+    assert result.duration_s < 20
+    log = result.run_log.read_text()
+    assert "started" in log and "finished" not in log
+    record = json.loads(result.run_json.read_text())
+    assert record["limits_hit"] == ["time"] and record["exit_code"] is None
+    assert {"kind": "limit-hit", "detail": "the time limit stopped the agent"} in record["events"]
+
+
+def test_a_non_empty_run_dir_is_refused(tmp_path, bwrap):
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "old.txt").write_text("x")
+    with pytest.raises(RunDirError, match="not empty"):
+        run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=bwrap)
+
+
+def test_a_missing_data_dir_is_an_error_recorded_in_the_run_dir(tmp_path, bwrap):
+    spec = SandboxSpec(command=("true",), data_dir=tmp_path / "nowhere")
+    with pytest.raises(SpecError, match="nowhere"):
+        run_sandbox(spec, tmp_path / "run", runner=bwrap)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert record["status"] == "error" and "nowhere" in record["error"] and record["exit_code"] is None
+
+
+def test_a_gpu_request_without_gpus_is_an_error_recorded_in_the_run_dir(tmp_path, bwrap):
+    if any(p.startswith("nvidia") for p in os.listdir("/dev")):
+        pytest.skip("this machine has NVIDIA devices")
+    with pytest.raises(GpuUnavailable, match="no NVIDIA devices"):
+        run_sandbox(SandboxSpec(command=("true",), gpus=GpuRequest()), tmp_path / "run", runner=bwrap)
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
+
+
+def test_missing_bubblewrap_is_refused_with_a_clear_message(tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    with pytest.raises(SandboxUnavailable, match="--unsafe-no-sandbox"):
+        run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=BubblewrapRunner())
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
+
+
+def test_a_hidden_path_inside_an_extra_mount_is_covered(run_agent, bwrap, toy):
+    # Mounting the whole data tree would expose the answers; the private folder is masked.
+    script = "ls /mnt/tree/private | tr '\\n' ' '; cat /mnt/tree/private/answers.csv; ls /mnt/tree/public | wc -l"
+    result = run_agent(script, runner=bwrap, mounts=(Mount(source=toy.root, target="/mnt/tree"),))
+    assert toy.token not in result.run_log.read_text()
+    assert result.run_log.read_text().strip().endswith("3")
+    assert leaked(result, toy.token) == []
+
+
+def test_binding_the_answers_folder_is_refused(tmp_path, toy, bwrap):
+    spec = SandboxSpec(command=("true",), data_dir=toy.private, hidden=(toy.private,))
+    with pytest.raises(SpecError, match="must stay out of the sandbox"):
+        run_sandbox(spec, tmp_path / "run", runner=bwrap)
+
+
+def test_the_unsafe_runner_substitutes_host_paths(run_agent, toy):
+    spec_script = ('cp "$DATA_DIR/sample_submission.csv" "$SUBMISSION_DIR/submission.csv" && '
+                   'sh "$VALIDATE_HELPER" "$SUBMISSION_DIR/submission.csv"')
+    result = run_agent(spec_script, runner=UnsafeLocalRunner(), command=("/bin/sh", "-c", spec_script))
+    assert result.status == "completed" and result.exit_code == 0
+    assert result.submission is not None and result.validation.count == 1
+    record = json.loads(result.run_json.read_text())
+    assert record["isolation"]["sandbox"] is False and record["events"][0]["kind"] == "no-sandbox"
+
+
+def test_resource_limits_are_applied_and_recorded(run_agent, bwrap):
+    script = "import resource as r; print(r.getrlimit(r.RLIMIT_NPROC)[0], r.getrlimit(r.RLIMIT_AS)[0])"
+    result = run_agent(script, runner=bwrap, name="limits.py",
+                       resources=Resources(cpus=1, memory_bytes=512 * 1024**2, pids=100))
+    nproc, vmem = result.run_log.read_text().split()
+    assert int(vmem) == 512 * 1024**2 and int(nproc) in (100, 102)
+    rlimits = json.loads(result.run_json.read_text())["isolation"]["rlimits"]
+    assert rlimits["address_space_bytes"] == 512 * 1024**2 and len(rlimits["cpu_affinity"]) == 1
+
+
+ALLOW_LIST_AGENT = """\
+import json, os, urllib.request, urllib.error
+print("proxy", os.environ["HTTP_PROXY"])
+for url in ("http://127.0.0.1:{port}/allowed", "http://blocked.invalid/x"):
+    try:
+        with urllib.request.urlopen(url, timeout=10) as reply:
+            print("GOT", reply.status, reply.read().decode())
+    except urllib.error.HTTPError as exc:
+        print("DENIED", exc.code)
+"""
+
+
+def test_an_allow_list_reaches_only_the_listed_hosts(run_agent, bwrap):
+    import http.server
+    import threading
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200)
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            self.wfile.write(b"ok")
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        result = run_agent(ALLOW_LIST_AGENT.replace("{port}", str(port)), runner=bwrap, name="net.py",
+                           network=NetworkPolicy(allow=(f"127.0.0.1:{port}",)))
+    finally:
+        server.shutdown()
+        server.server_close()
+    log = result.run_log.read_text()
+    assert "GOT 200 ok" in log and "DENIED 403" in log, log
+    record = json.loads(result.run_json.read_text())
+    assert record["network"]["allowed"] == 1 and record["network"]["denied"] == 1
+    assert record["network"]["requests"][1]["host"] == "blocked.invalid"
+    assert any(e["kind"] == "network-denied" for e in record["events"])
+
+
+def test_a_non_root_caller_gets_a_user_namespace_and_keeps_its_uid(tmp_path, monkeypatch):
+    import sandbox.local as local
+
+    monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(local.os, "getegid", lambda: 1000)
+    runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
+    spec = SandboxSpec(command=("true",))
+    from sandbox.runner import ExecutionPlan
+
+    plan = ExecutionPlan(spec=spec, run_id="r", binds=(), masks=(), env={}, command=("true",), log_path=tmp_path / "l")
+    args, _ = runner.build_args(plan)
+    assert "--unshare-all" in args and "--cap-drop" in args and "setpriv" not in " ".join(args)
+    assert runner.sandbox_owner(spec) == (1000, 1000)
+
+
+def test_a_root_caller_switches_to_an_unprivileged_uid(tmp_path, monkeypatch):
+    import sandbox.local as local
+
+    monkeypatch.setattr(local.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(local.shutil, "which", lambda name: f"/usr/bin/{name}")
+    runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
+    spec = SandboxSpec(command=("true",), user="2000:3000")
+    from sandbox.runner import ExecutionPlan
+
+    plan = ExecutionPlan(spec=spec, run_id="r", binds=(), masks=(), env={}, command=("true",), log_path=tmp_path / "l")
+    args, _ = runner.build_args(plan)
+    tail = args[args.index("--") + 1:]
+    assert tail[:5] == ["/usr/bin/setpriv", "--reuid", "2000", "--regid", "3000"]
+    assert "--no-new-privs" in tail and "--bounding-set=-all" in tail and tail[-1] == "true"
+    assert "--unshare-net" in args and "--unshare-pid" in args
