@@ -13,8 +13,12 @@
   also become Python units located inside the bash text, so code an agent wrote through the
   shell is checked as Python.
 
-Nothing is parsed here (the rules engine parses). Files that cannot be read or decoded, and
-notebooks in languages without a grammar, go to ``skipped``; nothing aborts the expansion.
+Nothing is parsed here (the rules engine parses). Files that cannot be read, binary content,
+notebooks in languages without a grammar and the parts of logs that could not be read (a JSON
+log cut short, the event limit) go to ``skipped``; text that was read with caveats (not valid
+UTF-8) goes to ``notes``; nothing aborts the expansion. Inspect ``.eval`` archives are read
+member by member (:func:`audit.logs.inspect_eval.read_eval_archive`); their events and units
+carry the member's virtual path ``<archive>!/<member>``.
 
 Note on ``origin``: for logs whose events are decoded from JSON strings (AIDE journals,
 OpenHands events, JSONL), ``origin`` is the string literal's region in the file, but the unit
@@ -28,13 +32,17 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 
-from audit.logs import read_log
+from audit.logs import parse_log
+from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
+from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
 from audit.notebooks import NotebookError, read_notebook, split_magics
 from audit.parsing import LANGUAGES
-from audit.run import ArtifactKind, Run
+from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
 from audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = ["RunUnits", "expand_run", "heredoc_python_units"]
@@ -57,13 +65,17 @@ class RunUnits:
     log_formats : tuple of (str, str)
         ``(log path, adapter name)`` for every log that gave events, in path order.
     skipped : tuple of Skipped
-        What expansion could not read. Files skipped while loading are in ``Run.skipped``.
+        What expansion could not read (files, or parts of logs). Files skipped while loading
+        are in ``Run.skipped``.
+    notes : tuple of Skipped
+        Files read with a caveat that is no sign of anything (not valid UTF-8, UTF-16).
     """
 
     code_units: tuple[CodeUnit, ...]
     log_events: tuple[LogEvent, ...]
     log_formats: tuple[tuple[str, str], ...] = ()
     skipped: tuple[Skipped, ...] = ()
+    notes: tuple[Skipped, ...] = ()
 
     def events_of(self, path: str) -> tuple[LogEvent, ...]:
         """The events of one log, in order."""
@@ -205,6 +217,29 @@ def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
     return units
 
 
+def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, code_units, skipped) -> None:
+    """Events and code units of an Inspect ``.eval`` archive."""
+    archive = read_eval_archive(artifact.path, data)
+    for problem in archive.problems:
+        skipped.append(Skipped(path=artifact.path, reason=f"eval archive partly read: {problem}"))
+    if not archive.events:
+        return
+    log_formats.append((artifact.path, INSPECT_FORMAT))
+    log_events.extend(archive.events)
+    by_member: dict[str, list[LogEvent]] = defaultdict(list)
+    for event in archive.events:
+        by_member[event.span.path].append(event)
+    for virtual, text in archive.documents:
+        code_units.extend(_log_units(by_member[virtual], text))
+
+
+def _is_binary(text: str) -> bool:
+    if "\x00" in text:
+        return True
+    # Junk without NUL bytes decodes to mostly U+FFFD: not text worth auditing.
+    return len(text) >= 64 and text.count("\ufffd") > BINARY_INVALID_SHARE * len(text)
+
+
 def expand_run(run: Run) -> RunUnits:
     """Turn a loaded run into code units and log events.
 
@@ -223,17 +258,26 @@ def expand_run(run: Run) -> RunUnits:
     log_events: list[LogEvent] = []
     log_formats: list[tuple[str, str]] = []
     skipped: list[Skipped] = []
+    notes: list[Skipped] = []
     for artifact in run.artifacts:
         if artifact.kind not in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG):
             continue
         try:
-            text = artifact.read_text()
+            data = artifact.read_bytes()
         except OSError as exc:
             skipped.append(Skipped(path=artifact.path, reason=f"cannot read: {exc}"))
             continue
-        if "\x00" in text:
-            skipped.append(Skipped(path=artifact.path, reason="binary content (NUL bytes) in a text file"))
+        if artifact.kind is ArtifactKind.LOG and PurePosixPath(artifact.path).suffix.lower() == ".eval":
+            _archive_units(artifact, data, log_formats, log_events, code_units, skipped)
             continue
+        text, decoding = decode_text(data)
+        if _is_binary(text):
+            reason = "binary content (NUL bytes) in a text file" if "\x00" in text else (
+                f"binary content: {text.count(chr(0xFFFD))} of {len(text)} characters are not valid UTF-8")
+            skipped.append(Skipped(path=artifact.path, reason=reason))
+            continue
+        if decoding is not None:
+            notes.append(Skipped(path=artifact.path, reason=decoding))
         if artifact.kind is ArtifactKind.CODE:
             language = artifact.language or "python"
             code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))
@@ -241,19 +285,22 @@ def expand_run(run: Run) -> RunUnits:
             code_units.extend(_notebook_units(artifact.path, text, skipped))
         else:
             try:
-                log_format, events = read_log(artifact.path, text)
+                reading = parse_log(artifact.path, text)
             except Exception as exc:  # noqa: BLE001 - one hostile log must not stop the audit
                 logger.warning("%s: log not read", artifact.path, exc_info=True)
                 skipped.append(Skipped(path=artifact.path, reason=f"log not read: {type(exc).__name__}: {exc}"))
                 continue
-            if log_format is None or not events:
+            for problem in reading.problems:
+                skipped.append(Skipped(path=artifact.path, reason=f"log partly read: {problem}"))
+            if reading.log_format is None or not reading.events:
                 continue
-            log_formats.append((artifact.path, log_format))
-            log_events.extend(events)
-            code_units.extend(_log_units(events, text))
+            log_formats.append((artifact.path, reading.log_format))
+            log_events.extend(reading.events)
+            code_units.extend(_log_units(reading.events, text))
     return RunUnits(
         code_units=tuple(code_units),
         log_events=tuple(log_events),
         log_formats=tuple(log_formats),
         skipped=tuple(skipped),
+        notes=tuple(notes),
     )

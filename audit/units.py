@@ -91,6 +91,9 @@ class LogEvent:
 
     ``span`` locates ``text`` in the log file (for JSON logs: the string value's region, or the
     record's line). ``language`` is ``"bash"`` for commands and ``"python"`` for code, else ``None``.
+    ``location`` names the event's place in a structured log, JSON-path style
+    (``samples[0].messages[5].tool_calls[0]``, ``[12].args.command``); empty for plain text,
+    where the span's line says it.
     """
 
     index: int
@@ -99,3 +102,4 @@ class LogEvent:
     span: Span
     language: str | None = None
     role: str = ""
+    location: str = ""

@@ -5,16 +5,25 @@ Formats, tried in this order by :func:`detect_log_format`:
 ==============  ==========================================================================
 ``aide``        AIDE ``journal.json`` (:mod:`audit.logs.aide`)
 ``openhands``   OpenHands/CodeAct JSON event lists (:mod:`audit.logs.openhands`)
+``inspect``     Inspect eval logs, JSON (:mod:`audit.logs.inspect_eval`; ``.eval`` archives are
+                read by :func:`audit.logs.inspect_eval.read_eval_archive`)
 ``assistants``  OpenAI Assistants message dumps, as DSBench saves them (:mod:`audit.logs.assistants`)
 ``jsonl``       generic JSONL event streams (:mod:`audit.logs.jsonl`)
+``json``        any other JSON document: scaffold state, reviews (:mod:`audit.logs.jsondoc`)
 ``runlog``      MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
+``pylogging``   Python ``logging`` records, e.g. AutoKaggle's run log (:mod:`audit.logs.pylogging`)
 ``steplog``     scaffold step logs, THOUGHT/ACTION/OBSERVATION (:mod:`audit.logs.steplog`)
 ``text``        plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
 ==============  ==========================================================================
 
+Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
+than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
+:func:`parse_log` says what was not read in :attr:`LogReading.problems`; nothing raises.
+
 Adding a format: a module with ``NAME``, ``detect(path, text) -> bool`` and
-``read_events(path, text) -> list[LogEvent]``, an entry in :data:`ADAPTERS` ahead of ``text``,
-and a fixture under ``tests/fixtures/runs_loading/logs/``.
+``read_events(path, text, notes=None) -> list[LogEvent]`` (events collected in an
+:class:`~audit.logs.common.EventList`; sentences on unread parts appended to ``notes``), an entry
+in :data:`ADAPTERS` ahead of ``text``, and a fixture under ``tests/fixtures/logs/``.
 """
 
 from __future__ import annotations
@@ -23,30 +32,65 @@ import logging
 from dataclasses import dataclass
 from typing import Callable
 
-from audit.logs import aide, assistants, jsonl, openhands, runlog, steplog
+from audit.logs import aide, assistants, inspect_eval, jsondoc, jsonl, openhands, pylogging, runlog, steplog
 from audit.logs import text as plain_text
+from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached
 from audit.units import LogEvent, LogEventKind
 
-__all__ = ["ADAPTERS", "LogAdapter", "LogEvent", "LogEventKind", "detect_log_format", "read_log", "read_log_events"]
+__all__ = [
+    "ADAPTERS",
+    "MAX_LOG_EVENTS",
+    "LogAdapter",
+    "LogEvent",
+    "LogEventKind",
+    "LogReading",
+    "detect_log_format",
+    "parse_log",
+    "read_log",
+    "read_log_events",
+]
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LogAdapter:
-    """One log format: its name, a detector and a reader (both take ``(path, text)``)."""
+    """One log format: its name, a detector ``(path, text)`` and a reader ``(path, text, notes=)``."""
 
     name: str
     detect: Callable[[str, str], bool]
-    read: Callable[[str, str], list[LogEvent]]
+    read: Callable[..., list[LogEvent]]
 
 
 #: Adapters in detection order; structured formats first, plain text last as the fallback.
 ADAPTERS: tuple[LogAdapter, ...] = tuple(
     LogAdapter(name=module.NAME, detect=module.detect, read=module.read_events)
-    for module in (aide, openhands, assistants, jsonl, runlog, steplog, plain_text)
+    for module in (aide, openhands, inspect_eval, assistants, jsonl, jsondoc, runlog, pylogging, steplog, plain_text)
 )
 _BY_NAME = {adapter.name: adapter for adapter in ADAPTERS}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LogReading:
+    """What reading one log gave.
+
+    Attributes
+    ----------
+    path : str
+        The log's POSIX path relative to the run root.
+    log_format : str or None
+        The adapter that produced the events; ``None`` for empty or binary text.
+    events : tuple of LogEvent
+        In file order, ``index`` from 0.
+    problems : tuple of str
+        Parts of the log that were not read, one sentence each naming where (a JSON document
+        cut short, unreadable JSONL lines, the event limit); empty when all was read.
+    """
+
+    path: str
+    log_format: str | None
+    events: tuple[LogEvent, ...]
+    problems: tuple[str, ...] = ()
 
 
 def detect_log_format(path: str, text: str) -> str | None:
@@ -76,8 +120,52 @@ def detect_log_format(path: str, text: str) -> str | None:
     return None
 
 
+def _read_capped(adapter: LogAdapter, path: str, text: str, notes: list[str]) -> list[LogEvent]:
+    """Run an adapter; past the event limit keep the events read so far and say where it stopped."""
+    try:
+        return list(adapter.read(path, text, notes=notes))
+    except EventLimitReached as exc:
+        stop = exc.event.span
+        notes.append(
+            f"event limit of {exc.limit} reached at line {stop.start_line} of {text.count(chr(10)) + 1}; "
+            "the rest of the log was not read"
+        )
+        return list(exc.events)
+
+
+def parse_log(path: str, text: str) -> LogReading:
+    """Detect a log's format and read it, saying what could not be read.
+
+    A structured reader that fails outright falls back to the plain-text reader (nothing is
+    lost: every line of the file is then read as text).
+
+    Parameters
+    ----------
+    path : str
+        The log's POSIX path relative to the run root; it goes on every event's span.
+    text : str
+        The whole file text (untrusted; only parsed).
+
+    Returns
+    -------
+    LogReading
+        The adapter's name, its events and the problems met (see :class:`LogReading`).
+    """
+    detected = detect_log_format(path, text)
+    if detected is None:
+        return LogReading(path=path, log_format=None, events=())
+    notes: list[str] = []
+    try:
+        events = _read_capped(_BY_NAME[detected], path, text, notes)
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        logger.info("%s: read as plain text, the %s reader failed: %s", path, detected, exc)
+        detected, notes = plain_text.NAME, []
+        events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
+    return LogReading(path=path, log_format=detected, events=tuple(events), problems=tuple(notes))
+
+
 def read_log(path: str, text: str) -> tuple[str | None, list[LogEvent]]:
-    """Detect a log's format and read it; a structured reader that fails falls back to text.
+    """Detect a log's format and read it (:func:`parse_log` without the problems).
 
     Parameters
     ----------
@@ -92,14 +180,8 @@ def read_log(path: str, text: str) -> tuple[str | None, list[LogEvent]]:
         The adapter that produced the events (``None`` for empty or binary text, with no
         events) and the events in file order, ``index`` from 0.
     """
-    detected = detect_log_format(path, text)
-    if detected is None:
-        return None, []
-    try:
-        return detected, _BY_NAME[detected].read(path, text)
-    except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        logger.info("%s: read as plain text, the %s reader failed: %s", path, detected, exc)
-        return plain_text.NAME, plain_text.read_events(path, text)
+    reading = parse_log(path, text)
+    return reading.log_format, list(reading.events)
 
 
 def read_log_events(path: str, text: str, log_format: str | None = None) -> list[LogEvent]:
@@ -118,7 +200,8 @@ def read_log_events(path: str, text: str, log_format: str | None = None) -> list
     Returns
     -------
     list of LogEvent
-        In file order, ``index`` from 0; empty for empty or binary text.
+        In file order, ``index`` from 0; empty for empty or binary text; at most
+        :data:`MAX_LOG_EVENTS`.
 
     Raises
     ------
@@ -130,5 +213,5 @@ def read_log_events(path: str, text: str, log_format: str | None = None) -> list
     if log_format is not None:
         if log_format not in _BY_NAME:
             raise KeyError(f"unknown log format {log_format!r}; known: {', '.join(_BY_NAME)}")
-        return _BY_NAME[log_format].read(path, text)
+        return _read_capped(_BY_NAME[log_format], path, text, [])
     return read_log(path, text)[1]

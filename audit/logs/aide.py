@@ -9,17 +9,20 @@ Spans: each event points at the region inside the quotes of its JSON string valu
 output list, from the first chunk to the last), found with the JSON decoder so the region is
 exact. The text is the decoded string, so escapes (``\\n``, ``\\"``) make it differ from the
 raw region; a value without escapes round-trips exactly. When a region cannot be located the
-span falls back to the first line of the node's record.
+span falls back to the first line of the node's record. ``location`` is the node's place in
+the journal (``[3].code``, ``nodes[3].code``).
+
+A journal cut short (a run killed while AIDE wrote it) is read up to the break: the complete
+nodes, and the complete fields of the node being written; the break is reported.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import SpanMaker, json_array_regions, json_member_regions, string_content
+from audit.logs.common import EventList, SpanMaker, json_members_partial, json_value_regions, load_json, string_content
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "journal_nodes"]
@@ -55,30 +58,23 @@ def detect(path: str, text: str) -> bool:
         return False
     if PurePosixPath(path).suffix.lower() not in (".json", ""):
         return False
-    try:
-        return journal_nodes(json.loads(text)) is not None
-    except ValueError:
-        return False
+    return journal_nodes(load_json(text)[0]) is not None
 
 
 def _node_regions(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each dict node record in the file; empty when they cannot be located."""
+    """``(start, end)`` of each dict node record in the file (up to a break, if any)."""
     start = len(text) - len(text.lstrip())
-    try:
-        if text[start : start + 1] == "[":
-            items = json_array_regions(text, start)
-        else:
-            members = json_member_regions(text, start)
-            if "nodes" not in members:
-                return []
-            items = json_array_regions(text, members["nodes"][0])
-    except ValueError as exc:
-        logger.debug("node records not located: %s", exc)
-        return []
+    if text[start : start + 1] == "[":
+        items, _ = json_value_regions(text, start)
+    else:
+        members = json_members_partial(text, start)
+        if "nodes" not in members:
+            return []
+        items, _ = json_value_regions(text, members["nodes"][0])
     return [(s, e) for s, e, value in items if isinstance(value, dict)]
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of an AIDE journal, node by node in file order.
 
     Parameters
@@ -86,7 +82,9 @@ def read_events(path: str, text: str) -> list[LogEvent]:
     path : str
         The journal's POSIX path relative to the run root.
     text : str
-        The journal's JSON text.
+        The journal's JSON text; a journal cut short is read up to the break.
+    notes : list of str, optional
+        Receives a sentence on what was not read (where the JSON broke).
 
     Returns
     -------
@@ -99,22 +97,19 @@ def read_events(path: str, text: str) -> list[LogEvent]:
     ValueError
         If the text is not JSON or not an AIDE journal.
     """
-    nodes = journal_nodes(json.loads(text))
+    data, broke = load_json(text)
+    nodes = journal_nodes(data)
     if nodes is None:
         raise ValueError(f"{path}: not an AIDE journal (no nodes with code)")
+    prefix = "nodes" if isinstance(data, dict) else ""
     spans = SpanMaker(text, path)
     regions = _node_regions(text)
     if len(regions) != len(nodes):
         regions = []
-    events: list[LogEvent] = []
+    events = EventList()
     for number, node in enumerate(nodes):
         region = regions[number] if regions else None
-        members: dict[str, tuple[int, int]] = {}
-        if region is not None:
-            try:
-                members = json_member_regions(text, region[0])
-            except ValueError:
-                members = {}
+        members = json_members_partial(text, region[0]) if region is not None else {}
         for key, kind, language, role in _FIELDS:
             value = node.get(key)
             if isinstance(value, list):
@@ -132,7 +127,10 @@ def read_events(path: str, text: str) -> list[LogEvent]:
                 span = spans.line_span(region[0])
             else:
                 span = spans.line_span(0)
-            events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role))
+            events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
+                                   location=f"{prefix}[{number}].{key}"))
+    if broke is not None and notes is not None:
+        notes.append(f"JSON cut short or damaged at {broke.describe()}; read {len(nodes)} node(s) up to there")
     return events
 
 
@@ -143,10 +141,7 @@ def _value_span(text: str, region: tuple[int, int] | None) -> tuple[int, int] | 
         return content
     if text[region[0]] != "[":
         return None
-    try:
-        items = json_array_regions(text, region[0])
-    except ValueError:
-        return None
+    items, _ = json_value_regions(text, region[0])
     strings = [string_content(text, (s, e)) for s, e, v in items if isinstance(v, str)]
     strings = [s for s in strings if s is not None]
     if not strings:

@@ -19,7 +19,7 @@ import json
 import re
 from itertools import accumulate
 
-from audit.logs.common import SpanMaker, json_member_regions, string_content
+from audit.logs.common import EventList, SpanMaker, json_member_regions, string_content
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -57,7 +57,7 @@ def _messages(dump: str) -> list[tuple[int, int, str, str]]:
     return found
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """MESSAGE events, one per text block, in file order (see the module docstring).
 
     Parameters
@@ -66,6 +66,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         The dump's POSIX path relative to the run root.
     text : str
         The whole file text.
+    notes : list of str, optional
+        Unused.
 
     Returns
     -------
@@ -78,11 +80,11 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         If the JSON summary is malformed.
     """
     spans = SpanMaker(text, path)
+    events = EventList()
     if text.lstrip().startswith(_PAGE):
-        return [
-            LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=spans.span(start, end), role=role)
-            for i, (start, end, body, role) in enumerate(_messages(text))
-        ]
+        for i, (start, end, body, role) in enumerate(_messages(text)):
+            events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=spans.span(start, end), role=role))
+        return events
     data = json.loads(text)
     dump = data.get("response") if isinstance(data, dict) else None
     if not isinstance(dump, str):
@@ -94,7 +96,6 @@ def read_events(path: str, text: str) -> list[LogEvent]:
     if json.dumps(dump)[1:-1] == text[region[0] : region[1]]:
         # Raw offset of each decoded character: the lengths of its JSON escapes, summed.
         offsets = list(accumulate((len(json.dumps(ch)) - 2 for ch in dump), initial=region[0]))
-    events = []
     for i, (start, end, body, role) in enumerate(_messages(dump)):
         span = spans.span(offsets[start], offsets[end]) if offsets is not None else spans.span(*region)
         events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=span, role=role))

@@ -5,6 +5,11 @@ point back into that text. Logs can be large (tens of MB, hundreds of thousands 
 spans are built from a precomputed line index instead of counting newlines for every event,
 and JSON logs are located with the standard decoder's ``raw_decode`` so a string value's
 region in the file is exact without a second JSON parser.
+
+Untrusted logs are often cut short (a run killed mid-write) or damaged. :func:`load_json` reads
+what parses of such a JSON document and says where it broke, and :class:`EventList` stops an
+adapter once a log has given :data:`MAX_LOG_EVENTS` events, so one huge log cannot exhaust
+memory.
 """
 
 from __future__ import annotations
@@ -12,11 +17,63 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from audit.model import Span
+from audit.units import LogEvent
 
-__all__ = ["SpanMaker", "json_array_regions", "json_member_regions", "string_content", "guess_code_language"]
+__all__ = [
+    "MAX_LOG_EVENTS",
+    "EventList",
+    "EventLimitReached",
+    "JsonBreak",
+    "SpanMaker",
+    "guess_code_language",
+    "json_array_regions",
+    "json_member_regions",
+    "load_json",
+    "string_content",
+]
+
+#: The most events one log gives; an adapter stops at the next one and the rest of the log is
+#: reported as not read. 100 000 events is far more than real runs produce (the longest real
+#: logs give a few thousand) and keeps a log's events within a few hundred MB.
+MAX_LOG_EVENTS = 100_000
+
+
+class EventLimitReached(Exception):
+    """Raised by :meth:`EventList.append` for the first event past :data:`MAX_LOG_EVENTS`.
+
+    ``event`` is the refused event (its span says where reading stopped), ``events`` the list
+    with the events kept and ``limit`` the cap.
+    """
+
+    def __init__(self, event: LogEvent, events: "EventList") -> None:
+        super().__init__(f"over {events.limit} events")
+        self.event = event
+        self.events = events
+        self.limit = events.limit
+
+
+class EventList(list):
+    """A list of events that refuses to grow past :data:`MAX_LOG_EVENTS` (read when created).
+
+    Adapters collect their events in one; :func:`audit.logs.parse_log` catches
+    :class:`EventLimitReached` and keeps the events gathered so far.
+    """
+
+    __slots__ = ("limit",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.limit = MAX_LOG_EVENTS
+
+    def append(self, event: LogEvent) -> None:  # noqa: D102 - list.append with a cap
+        if len(self) >= self.limit:
+            raise EventLimitReached(event, self)
+        super().append(event)
 
 
 class SpanMaker:
@@ -137,6 +194,192 @@ def json_member_regions(text: str, start: int) -> dict[str, tuple[int, int]]:
             return members
         if sep != ",":
             raise ValueError(f"expected ',' or '}}' at offset {pos}")
+        pos = _skip_ws(text, pos + 1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class JsonBreak:
+    """Where a JSON document stops parsing: ``offset`` (0-based character offset), ``line`` and
+    ``column`` (1-based) and the decoder's ``message``."""
+
+    offset: int
+    line: int
+    column: int
+    message: str
+
+    def describe(self) -> str:
+        """``"line 3, column 7: Unterminated string"``, for reports."""
+        return f"line {self.line}, column {self.column}: {self.message}"
+
+
+#: Containers nested deeper than this are not salvaged (hostile input); real logs nest < 20 deep.
+MAX_SALVAGE_DEPTH = 64
+
+
+def _json_break(text: str, offset: int, message: str) -> JsonBreak:
+    offset = max(0, min(offset, len(text)))
+    line = text.count("\n", 0, offset) + 1
+    column = offset - (text.rfind("\n", 0, offset) + 1) + 1
+    return JsonBreak(offset=offset, line=line, column=column, message=message)
+
+
+def _decode_error(text: str, pos: int, exc: Exception) -> JsonBreak:
+    if isinstance(exc, json.JSONDecodeError):
+        return _json_break(text, exc.pos, exc.msg)
+    return _json_break(text, pos, "nesting too deep" if isinstance(exc, RecursionError) else str(exc))
+
+
+def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBreak | None]:
+    """The value at ``pos``: ``(value, end, None)`` when complete, else ``(partial, None, break)``.
+
+    A broken array keeps its complete elements and a broken object its complete members; the
+    broken element (or member value) is kept too when it is itself a salvageable container.
+    ``partial`` is ``None`` when nothing at ``pos`` could be read.
+    """
+    try:
+        value, end = _DECODER.raw_decode(text, pos)
+        return value, end, None
+    except (ValueError, RecursionError) as exc:
+        failure = _decode_error(text, pos, exc)
+    opener = text[pos : pos + 1]
+    if opener not in ("[", "{") or depth >= MAX_SALVAGE_DEPTH:
+        return None, None, failure
+    container: Any = [] if opener == "[" else {}
+    closer = "]" if opener == "[" else "}"
+    cursor = _skip_ws(text, pos + 1)
+    if text[cursor : cursor + 1] == closer:  # pragma: no cover - raw_decode would have succeeded
+        return container, cursor + 1, None
+    while True:
+        key = None
+        if opener == "{":
+            try:
+                key, cursor = _DECODER.raw_decode(text, cursor)
+            except (ValueError, RecursionError) as exc:
+                return container, None, _decode_error(text, cursor, exc)
+            if not isinstance(key, str):
+                return container, None, _json_break(text, cursor, "object key is not a string")
+            cursor = _skip_ws(text, cursor)
+            if text[cursor : cursor + 1] != ":":
+                return container, None, _json_break(text, cursor, "Expecting ':' delimiter")
+            cursor = _skip_ws(text, cursor + 1)
+        value, end, broke = _salvage(text, cursor, depth + 1)
+        if broke is not None:
+            if value is not None:
+                if opener == "[":
+                    container.append(value)
+                else:
+                    container.setdefault(key, value)
+            return container, None, broke
+        if opener == "[":
+            container.append(value)
+        else:
+            container.setdefault(key, value)
+        cursor = _skip_ws(text, end)
+        sep = text[cursor : cursor + 1]
+        if sep == closer:  # pragma: no cover - raw_decode would have succeeded
+            return container, cursor + 1, None
+        if sep != ",":
+            message = "Expecting ',' delimiter" if sep else "Unexpected end of data"
+            return container, None, _json_break(text, cursor, message)
+        cursor = _skip_ws(text, cursor + 1)
+
+
+@lru_cache(maxsize=2)
+def load_json(text: str) -> tuple[Any, JsonBreak | None]:
+    """Parse a JSON document, keeping what parses when it is cut short or damaged.
+
+    Several adapters try the same file in turn, so the last two results are cached (the text
+    is the key; the returned value must not be modified; two bound the memory held).
+
+    Parameters
+    ----------
+    text : str
+        The whole file text.
+
+    Returns
+    -------
+    (value, JsonBreak or None)
+        The document and ``None`` when it is well-formed. Otherwise the containers read up to
+        the break (complete elements and members, plus the broken one when it is itself a
+        container) and where it broke; ``value`` is ``None`` when the text does not start
+        with a JSON value. Text after a complete top-level value is reported as a break
+        ("Extra data") with the value kept.
+
+    Examples
+    --------
+    >>> load_json('[{"a": 1}, {"b": "x')
+    ([{'a': 1}, {}], JsonBreak(offset=17, line=1, column=18, message='Unterminated string starting at'))
+    """
+    start = _skip_ws(text, 0)
+    value, end, broke = _salvage(text, start, 0)
+    if broke is None and end is not None and _skip_ws(text, end) != len(text):
+        broke = _json_break(text, _skip_ws(text, end), "Extra data")
+    return value, broke
+
+
+def json_value_regions(text: str, start: int) -> tuple[list[tuple[int, int, Any]], bool]:
+    """Like :func:`json_array_regions`, but stops at a broken element instead of raising.
+
+    Returns
+    -------
+    (list of (start, end, value), bool)
+        The regions of the elements read, and whether the array was complete. A broken
+        element that is a container is included with ``end`` at the end of the text and its
+        salvaged value (the same value :func:`load_json` keeps).
+    """
+    if text[start : start + 1] != "[":
+        return [], False
+    regions: list[tuple[int, int, Any]] = []
+    pos = _skip_ws(text, start + 1)
+    if text[pos : pos + 1] == "]":
+        return regions, True
+    while True:
+        value, end, broke = _salvage(text, pos, 1)
+        if broke is not None:
+            if value is not None:
+                regions.append((pos, len(text), value))
+            return regions, False
+        regions.append((pos, end, value))
+        pos = _skip_ws(text, end)
+        sep = text[pos : pos + 1]
+        if sep == "]":
+            return regions, True
+        if sep != ",":
+            return regions, False
+        pos = _skip_ws(text, pos + 1)
+
+
+def json_members_partial(text: str, start: int) -> dict[str, tuple[int, int]]:
+    """Like :func:`json_member_regions`, but returns the members read before a break.
+
+    A member whose value is a broken container is included with its region running to the
+    end of the text; a member whose value is a broken scalar is left out.
+    """
+    members: dict[str, tuple[int, int]] = {}
+    if text[start : start + 1] != "{":
+        return members
+    pos = _skip_ws(text, start + 1)
+    if text[pos : pos + 1] == "}":
+        return members
+    while True:
+        try:
+            key, pos = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return members
+        pos = _skip_ws(text, pos)
+        if not isinstance(key, str) or text[pos : pos + 1] != ":":
+            return members
+        value_start = _skip_ws(text, pos + 1)
+        value, value_end, broke = _salvage(text, value_start, 1)
+        if broke is not None:
+            if value is not None:
+                members.setdefault(key, (value_start, len(text)))
+            return members
+        members.setdefault(key, (value_start, value_end))
+        pos = _skip_ws(text, value_end)
+        sep = text[pos : pos + 1]
+        if sep != ",":
+            return members
         pos = _skip_ws(text, pos + 1)
 
 

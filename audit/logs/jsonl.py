@@ -9,8 +9,10 @@ the OpenAI shape (``tool_calls[].function.arguments``, a JSON string) and the An
 hold ``cmd``/``command``, CODE when they hold ``code``, else TOOL_CALL. A record with role
 ``tool`` (or ``function``) is OUTPUT unless its type says otherwise.
 
-Lines that are not JSON objects are skipped and logged, never fatal. Every event's span is
-its record's line (the text is decoded from JSON, so it is not a verbatim slice of the file).
+Lines that are not JSON objects (a record cut short when the run was killed, junk) are
+skipped, never fatal, and reported with their line numbers. Every event's span is its record's
+line (the text is decoded from JSON, so it is not a verbatim slice of the file); ``location``
+is ``line N``.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import SpanMaker, guess_code_language
+from audit.logs.common import EventList, SpanMaker, guess_code_language
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -179,7 +181,11 @@ def _record_events(record: dict[str, Any]) -> list[tuple[LogEventKind, str, str 
     return found
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+#: How many unreadable line numbers a note lists before it only counts them.
+_LISTED_LINES = 5
+
+
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of a JSONL stream, in line order.
 
     Parameters
@@ -188,6 +194,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         The log's POSIX path relative to the run root.
     text : str
         The whole file text.
+    notes : list of str, optional
+        Receives one sentence listing the lines that are not JSON objects, if any.
 
     Returns
     -------
@@ -197,7 +205,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         (or ``source``).
     """
     spans = SpanMaker(text, path)
-    events: list[LogEvent] = []
+    events = EventList()
+    unread: list[int] = []
     pos = 0
     line_no = 0
     while pos <= len(text):
@@ -210,15 +219,26 @@ def read_events(path: str, text: str) -> list[LogEvent]:
                 record = json.loads(line)
             except ValueError as exc:
                 logger.info("%s:%d: skipping a line that is not JSON (%s)", path, line_no, exc)
+                unread.append(line_no)
+                record = None
+            except RecursionError:
+                logger.info("%s:%d: skipping a line nested too deep", path, line_no)
+                unread.append(line_no)
                 record = None
             if isinstance(record, dict):
                 stripped_end = pos + len(line.rstrip())
                 span = spans.span(pos, stripped_end)
                 for kind, body, language, role in _record_events(record):
                     events.append(
-                        LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role)
+                        LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
+                                 location=f"line {line_no}")
                     )
             elif record is not None:
                 logger.info("%s:%d: skipping a JSON %s (not an object)", path, line_no, type(record).__name__)
+                unread.append(line_no)
         pos = end + 1
+    if unread and notes is not None:
+        listed = ", ".join(str(n) for n in unread[:_LISTED_LINES])
+        more = f" and {len(unread) - _LISTED_LINES} more" if len(unread) > _LISTED_LINES else ""
+        notes.append(f"{len(unread)} line(s) not read, not a JSON object (cut short or damaged): line {listed}{more}")
     return events

@@ -10,7 +10,9 @@ Observations (``"observation"`` key) give OUTPUT from ``content``. ``role`` is t
 ``{"events": [...]}`` wrappers are accepted.
 
 Spans point inside the quotes of the JSON string the text was decoded from (exact region;
-escapes make the raw text differ), falling back to the first line of the event's record.
+escapes make the raw text differ), falling back to the first line of the event's record;
+``location`` is the record's place in the list and the field (``[12].args.command``). A list
+cut short is read up to the break, which is reported.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import SpanMaker, json_array_regions, json_member_regions, string_content
+from audit.logs.common import EventList, SpanMaker, json_members_partial, json_value_regions, load_json, string_content
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -54,26 +56,21 @@ def detect(path: str, text: str) -> bool:
         return False
     if PurePosixPath(path).suffix.lower() not in (".json", ""):
         return False
-    try:
-        found = _event_list(json.loads(text))
-    except ValueError:
-        return False
+    found = _event_list(load_json(text)[0])
     return found is not None and _is_event_list(found[0])
 
 
 def _regions(text: str, wrapper: str | None) -> list[tuple[int, int, Any]]:
     start = len(text) - len(text.lstrip())
-    try:
-        if wrapper is None:
-            return json_array_regions(text, start)
-        members = json_member_regions(text, start)
-        return json_array_regions(text, members[wrapper][0])
-    except (ValueError, KeyError) as exc:
-        logger.debug("event records not located: %s", exc)
+    if wrapper is None:
+        return json_value_regions(text, start)[0]
+    members = json_members_partial(text, start)
+    if wrapper not in members:
         return []
+    return json_value_regions(text, members[wrapper][0])[0]
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of an OpenHands event list, in file order (see the module docstring).
 
     Parameters
@@ -81,7 +78,9 @@ def read_events(path: str, text: str) -> list[LogEvent]:
     path : str
         The log's POSIX path relative to the run root.
     text : str
-        The file's JSON text.
+        The file's JSON text; a list cut short is read up to the break.
+    notes : list of str, optional
+        Receives a sentence on what was not read (where the JSON broke).
 
     Returns
     -------
@@ -93,15 +92,17 @@ def read_events(path: str, text: str) -> list[LogEvent]:
     ValueError
         If the text is not JSON or not an event list.
     """
-    found = _event_list(json.loads(text))
+    data, broke = load_json(text)
+    found = _event_list(data)
     if found is None or not _is_event_list(found[0]):
         raise ValueError(f"{path}: not an OpenHands event list")
     items, wrapper = found
+    prefix = wrapper or ""
     spans = SpanMaker(text, path)
     regions = _regions(text, wrapper)
     if len(regions) != len(items):
         regions = []
-    events: list[LogEvent] = []
+    events = EventList()
 
     for number, item in enumerate(items):
         if not isinstance(item, dict):
@@ -110,47 +111,48 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         members: dict[str, tuple[int, int]] = {}
         args_members: dict[str, tuple[int, int]] = {}
         if regions:
-            try:
-                members = json_member_regions(text, record_start)
-                if "args" in members and text[members["args"][0]] == "{":
-                    args_members = json_member_regions(text, members["args"][0])
-            except ValueError:
-                members, args_members = {}, {}
+            members = json_members_partial(text, record_start)
+            if "args" in members and text[members["args"][0]] == "{":
+                args_members = json_members_partial(text, members["args"][0])
         role = item.get("source") if isinstance(item.get("source"), str) else ""
+        where = f"{prefix}[{number}]"
 
-        def emit(kind: LogEventKind, body: Any, region: tuple[int, int] | None, language: str | None = None) -> None:
+        def emit(kind: LogEventKind, body: Any, region: tuple[int, int] | None, language: str | None = None,
+                 field: str = "") -> None:
             if not isinstance(body, str) or not body.strip():
                 return
             located = string_content(text, region)
             span = spans.span(*located) if located is not None else spans.line_span(record_start)
-            events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role))
+            events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
+                                   location=f"{where}.{field}" if field else where))
 
         args = item.get("args") if isinstance(item.get("args"), dict) else {}
         action = item.get("action")
         if isinstance(action, str):
             if action not in ("message", "finish"):
-                emit(LogEventKind.MESSAGE, args.get("thought"), args_members.get("thought"))
+                emit(LogEventKind.MESSAGE, args.get("thought"), args_members.get("thought"), field="args.thought")
             if action == "run":
-                emit(LogEventKind.COMMAND, args.get("command"), args_members.get("command"), "bash")
+                emit(LogEventKind.COMMAND, args.get("command"), args_members.get("command"), "bash", "args.command")
             elif action == "run_ipython":
-                emit(LogEventKind.CODE, args.get("code"), args_members.get("code"), "python")
+                emit(LogEventKind.CODE, args.get("code"), args_members.get("code"), "python", "args.code")
             elif action == "write":
                 target = str(args.get("path", ""))
                 suffix = PurePosixPath(target).suffix.lower()
                 language = {".py": "python", ".sh": "bash", ".bash": "bash"}.get(suffix)
                 kind = LogEventKind.CODE if language else LogEventKind.TOOL_CALL
-                emit(kind, args.get("content"), args_members.get("content"), language)
+                emit(kind, args.get("content"), args_members.get("content"), language, "args.content")
             elif action == "message":
-                body = args.get("content") if isinstance(args.get("content"), str) else item.get("message")
-                region = args_members.get("content") if isinstance(args.get("content"), str) else members.get("message")
-                emit(LogEventKind.MESSAGE, body, region)
+                if isinstance(args.get("content"), str):
+                    emit(LogEventKind.MESSAGE, args["content"], args_members.get("content"), field="args.content")
+                else:
+                    emit(LogEventKind.MESSAGE, item.get("message"), members.get("message"), field="message")
             elif action == "finish":
                 keys = ("final_thought", "thought", "outputs")
                 key = next((k for k in keys if isinstance(args.get(k), str) and args[k].strip()), None)
                 if key is not None:
-                    emit(LogEventKind.MESSAGE, args[key], args_members.get(key))
+                    emit(LogEventKind.MESSAGE, args[key], args_members.get(key), field=f"args.{key}")
                 else:
-                    emit(LogEventKind.MESSAGE, item.get("message"), members.get("message"))
+                    emit(LogEventKind.MESSAGE, item.get("message"), members.get("message"), field="message")
             elif "args" in members:
                 # Unknown tools: the args object exactly as written, so the span round-trips.
                 start, end = members["args"]
@@ -161,10 +163,13 @@ def read_events(path: str, text: str) -> list[LogEvent]:
                         text=text[start:end],
                         span=spans.span(start, end),
                         role=role,
+                        location=f"{where}.args",
                     )
                 )
             else:
-                emit(LogEventKind.TOOL_CALL, json.dumps(args, sort_keys=True), None)
+                emit(LogEventKind.TOOL_CALL, json.dumps(args, sort_keys=True), None, field="args")
         elif "observation" in item:
-            emit(LogEventKind.OUTPUT, item.get("content"), members.get("content"))
+            emit(LogEventKind.OUTPUT, item.get("content"), members.get("content"), field="content")
+    if broke is not None and notes is not None:
+        notes.append(f"JSON cut short or damaged at {broke.describe()}; read {len(items)} event record(s) up to there")
     return events

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from audit.logs.common import SpanMaker
+from audit.logs.common import EventList, SpanMaker
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -28,7 +28,7 @@ def detect(path: str, text: str) -> bool:
     return len(lines) >= 3 and sum(1 for line in lines if _LINE.match(line)) >= 3
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """One OUTPUT event per prefixed line (continuation lines included), in file order.
 
     Parameters
@@ -37,6 +37,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         The log's POSIX path relative to the run root.
     text : str
         The whole file text.
+    notes : list of str, optional
+        Unused (every line of a text log is read).
 
     Returns
     -------
@@ -44,7 +46,7 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         Indexed from 0; ``role`` is ``"container"`` or ``"host"``; text equals the span's slice.
     """
     spans = SpanMaker(text, path)
-    events: list[LogEvent] = []
+    events = EventList()
     matches = list(_LINE.finditer(text))
     lead_end = matches[0].start() if matches else len(text)
     if text[:lead_end].strip():

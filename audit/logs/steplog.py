@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from audit.logs.common import SpanMaker
+from audit.logs.common import EventList, SpanMaker
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -61,7 +61,7 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _read_react(text: str, spans: SpanMaker) -> list[LogEvent]:
-    events: list[LogEvent] = []
+    events = EventList()
 
     def add(kind: LogEventKind, start: int, end: int, language: str | None = None, role: str = "") -> None:
         start, end = _trim(text, start, end)
@@ -103,7 +103,7 @@ def _read_react(text: str, spans: SpanMaker) -> list[LogEvent]:
 
 
 def _read_fields(text: str, spans: SpanMaker) -> list[LogEvent]:
-    events: list[LogEvent] = []
+    events = EventList()
     # Field labels and ``Step N`` headers both end the value before them.
     boundaries = sorted(
         [(m.start(), m.end(), m.group(1)) for m in _FIELD.finditer(text)]
@@ -145,7 +145,7 @@ def _read_fields(text: str, spans: SpanMaker) -> list[LogEvent]:
     return events
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of a scaffold step log, in file order (see the module docstring).
 
     Parameters
@@ -154,6 +154,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         The log's POSIX path relative to the run root.
     text : str
         The whole file text.
+    notes : list of str, optional
+        Unused (every line of a text log is read).
 
     Returns
     -------

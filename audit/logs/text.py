@@ -17,7 +17,8 @@ What becomes an event:
 - everything else, split into paragraphs at blank lines: MESSAGE until the first command or
   code event and OUTPUT from then on (plain text cannot tell a program's output from the
   agent's prose once commands run; output blocks contain blank lines too), and OUTPUT
-  throughout in files named like program output (``*output*``, ``stdout``, ``*.out``).
+  throughout in files named like program output (``*output*``, ``stdout``, ``*.out``, and
+  ``*preview*`` such as AutoKaggle's ``data_preview.txt``, the head of the data files).
 
 Spans point exactly at the event text in the file (for ``>>>`` blocks of several lines the
 span covers the block, prompts included).
@@ -28,7 +29,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from audit.logs.common import SHELL_WORDS, SpanMaker, guess_code_language
+from audit.logs.common import SHELL_WORDS, EventList, SpanMaker, guess_code_language
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -60,7 +61,7 @@ _LOOKS_PYTHON = re.compile(
     r"|print\(|[A-Za-z_][\w.]*[ \t]*=[ \t]*[\w.]+\()",
     re.MULTILINE,
 )
-_OUTPUT_NAME = re.compile(r"(?:output|stdout|stderr|\.out$|\.err$)", re.IGNORECASE)
+_OUTPUT_NAME = re.compile(r"(?:output|stdout|stderr|preview|\.out$|\.err$)", re.IGNORECASE)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
@@ -90,7 +91,7 @@ class _Builder:
     def __init__(self, spans: SpanMaker, plain_kind: LogEventKind | None) -> None:
         self.spans = spans
         self.text = spans.text
-        self.events: list[LogEvent] = []
+        self.events = EventList()
         self.plain_kind = plain_kind
         self.after_exec = False
 
@@ -186,7 +187,7 @@ def _scan_lines(builder: _Builder, start: int, end: int) -> None:
     builder.plain(plain_from, min(pos, end))
 
 
-def read_events(path: str, text: str) -> list[LogEvent]:
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of a plain-text transcript, in file order (see the module docstring).
 
     Parameters
@@ -195,6 +196,8 @@ def read_events(path: str, text: str) -> list[LogEvent]:
         The log's POSIX path relative to the run root (goes on every span).
     text : str
         The whole file text.
+    notes : list of str, optional
+        Unused (every line of a text log is read).
 
     Returns
     -------

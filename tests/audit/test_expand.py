@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -132,10 +134,10 @@ def test_bare_folder_units():
     ]
     assert dict(units.log_formats) == {
         "phase_eda/eda_output.txt": "text",
-        "phase_model/review.json": "text",
+        "phase_model/review.json": "json",
         "plan.md": "text",
     }
-    assert units.skipped == ()
+    assert units.skipped == () and units.notes == ()
 
 
 def test_broken_and_foreign_notebooks_are_skipped():
@@ -219,3 +221,91 @@ def test_real_violation_evidence_is_reachable():
     assert "localhost:5000/validate" in texts("case-09", "python")  # probe.py written by a heredoc
     assert "sudo" in texts("case-01", "bash")
     assert "openai" in texts("case-05", "python").lower()
+
+
+# --- AutoKaggle runs, Inspect archives and bad input --------------------------------------
+
+
+def test_autokaggle_run_units_and_events():
+    run = load_run(FIXTURES / "autokaggle_run")
+    units = expand_run(run)
+    assert run.layout == "autokaggle" and units.skipped == () and units.notes == ()
+    assert [(u.path, u.source) for u in units.code_units] == [
+        ("model_build_predict/model_build_predict_code.py", "file"),
+        ("pre_eda/pre_eda_code.py", "file"),
+        ("pre_eda/pre_eda_run_code.py", "file"),
+    ]
+    formats = dict(units.log_formats)
+    assert formats["spaceship_titanic.log"] == "pylogging"
+    assert formats["pre_eda/review.json"] == formats["understand_background/review.json"] == "json"
+    assert formats["pre_eda/markdown_plan.txt"] == formats["competition_info.txt"] == "text"
+    kinds = {path: {e.kind for e in units.events_of(path)} for path in formats}
+    # What the phases printed, and the data previews the scaffold wrote, are program output.
+    for path in ("pre_eda/pre_eda_output.txt", "pre_eda/data_preview.txt",
+                 "model_build_predict/model_build_predict_output.txt", "spaceship_titanic.log"):
+        assert kinds[path] == {LogEventKind.OUTPUT}, path
+    assert kinds["pre_eda/review.json"] == {LogEventKind.MESSAGE}
+
+
+def test_eval_archive_in_a_run(tmp_path):
+    log = json.loads((FIXTURES.parent / "logs" / "inspect_eval.json").read_text())
+    with zipfile.ZipFile(tmp_path / "task.eval", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({key: log[key] for key in ("version", "status", "eval")}))
+        archive.writestr("samples/spaceship-titanic_epoch_1.json", json.dumps(log["samples"][0], indent=2))
+    units = expand_run(load_run(tmp_path))
+    member = "task.eval!/samples/spaceship-titanic_epoch_1.json"
+    assert units.log_formats == (("task.eval", "inspect"),)
+    assert {e.span.path for e in units.log_events} == {member}
+    assert [(u.language, u.text) for u in units.code_units if u.source == "log"][:2] == [
+        ("bash", "ls -la /home/data && head -3 /home/data/train.csv"),
+        ("python", log["samples"][0]["messages"][4]["tool_calls"][0]["arguments"]["file_text"]),
+    ]
+    assert {u.path for u in units.code_units} == {member}
+    _parse_all(units)
+
+
+def test_bad_input_is_read_or_listed(tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "latin1.log").write_bytes("$ echo caf\u00e9\n".encode("latin-1"))
+    (logs / "junk.log").write_bytes(bytes(range(128, 256)) * 8)
+    (logs / "cut.jsonl").write_text('{"type": "command", "content": "ls"}\n{"type": "command", "cont')
+    (logs / "journal.json").write_text('[{"plan": "p", "code": "import os\\nprint(1)"}, {"plan": "q", "code": "x = ')
+    units = expand_run(load_run(tmp_path))
+    assert [(n.path, n.reason) for n in units.notes] == [
+        ("logs/latin1.log", "not valid UTF-8: 1 byte(s) replaced with U+FFFD, the first at byte 10"),
+    ]
+    reasons = {s.path: s.reason for s in units.skipped}
+    assert reasons == {
+        "logs/cut.jsonl": "log partly read: 1 line(s) not read, not a JSON object (cut short or damaged): line 2",
+        "logs/journal.json": "log partly read: JSON cut short or damaged at line 1, column 70: Unterminated string "
+                             "starting at; read 2 node(s) up to there",
+        "logs/junk.log": "binary content: 1024 of 1024 characters are not valid UTF-8",
+    }
+    assert [u.text for u in units.code_units] == ["ls", "import os\nprint(1)", "echo caf\ufffd"]
+
+
+def test_audit_finishes_on_bad_input_and_says_what_it_skipped(tmp_path):
+    from audit.pipeline import audit_run
+    from audit.rules.loader import find_rules_root, load_ruleset
+
+    outside = tmp_path / "private"
+    outside.mkdir()
+    (outside / "answers.csv").write_text("id,label\n1,0\n")
+    run_dir = tmp_path / "run"
+    (run_dir / "logs").mkdir(parents=True)
+    (run_dir / "logs" / "agent.log").write_bytes(b"$ ls /home/data\n\xff\n")
+    (run_dir / "logs" / "trajectory.jsonl").write_text('{"type": "command", "content": "ls"}\n{"type": "comm')
+    (run_dir / "logs" / "answers.csv").symlink_to(outside / "answers.csv")
+    report = audit_run(load_run(run_dir), ruleset=load_ruleset([find_rules_root(None)]))
+    skipped = {(s.path, s.reason.split(":")[0]) for s in report.skipped}
+    assert skipped == {
+        ("logs/agent.log", "not valid UTF-8"),
+        ("logs/answers.csv", "symbolic link (not followed)"),
+        ("logs/trajectory.jsonl", "log partly read"),
+        ("submission/submission.csv", "no submission file (looked for submission/submission.csv, submission.csv, "
+                                      "working/submission.csv)"),
+    }
+    # What was not read keeps the run from a clean verdict; the notes alone would not.
+    assert report.verdict.kind.value == "review"
+    assert report.verdict.reasons[-1] == "incomplete audit: 2 run file(s) not read (see skipped)"

@@ -1,39 +1,50 @@
-"""Tests for the log adapters in ``audit.logs``: detection, events, and spans that round-trip."""
+"""Tests for the log adapters in ``audit.logs``: detection, events, spans that round-trip, and
+logs that are cut short, damaged, huge or packed in archives."""
 
 from __future__ import annotations
 
 import ast
+import io
 import json
 import random
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from audit.logs import ADAPTERS, detect_log_format, read_log, read_log_events
-from audit.logs.common import SpanMaker, guess_code_language, json_member_regions
+from audit.logs import ADAPTERS, detect_log_format, parse_log, read_log, read_log_events
+from audit.logs import common, inspect_eval
+from audit.logs.common import SpanMaker, guess_code_language, json_member_regions, load_json
+from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Span
 from audit.run import ArtifactKind, load_run
 from audit.units import LogEventKind as K
 from tests.conftest import shared_path
 
-LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading" / "logs"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+LOGS = FIXTURES / "runs_loading" / "logs"
+NEW_LOGS = FIXTURES / "logs"
 
-#: fixture file -> the adapter that must claim it
+#: fixture file (relative to tests/fixtures) -> the adapter that must claim it
 FIXTURE_FORMATS = {
-    "transcript.txt": "text",
-    "trajectory.jsonl": "jsonl",
-    "journal.json": "aide",
-    "events.json": "openhands",
-    "agent.log": "steplog",
-    "mlab.log": "steplog",
-    "run.log": "runlog",
-    "run_message.txt": "assistants",
-    "run_summary.json": "assistants",
+    "runs_loading/logs/transcript.txt": "text",
+    "runs_loading/logs/trajectory.jsonl": "jsonl",
+    "runs_loading/logs/journal.json": "aide",
+    "runs_loading/logs/events.json": "openhands",
+    "runs_loading/logs/agent.log": "steplog",
+    "runs_loading/logs/mlab.log": "steplog",
+    "runs_loading/logs/run.log": "runlog",
+    "runs_loading/logs/run_message.txt": "assistants",
+    "runs_loading/logs/run_summary.json": "assistants",
+    "logs/inspect_eval.json": "inspect",
+    "logs/autokaggle.log": "pylogging",
+    "logs/review.json": "json",
 }
 
 
 def _events(name: str):
-    text = (LOGS / name).read_text(encoding="utf-8")
+    folder = NEW_LOGS if (NEW_LOGS / name).exists() else LOGS
+    text = (folder / name).read_text(encoding="utf-8")
     return text, read_log_events(f"logs/{name}", text)
 
 
@@ -46,13 +57,13 @@ def assert_round_trip(log_format: str, text: str, event) -> None:
     span = event.span
     raw = text[span.start_byte : span.end_byte]
     assert Span.from_offsets(text, span.path, span.start_byte, span.end_byte) == span
-    if log_format in ("text", "steplog", "runlog"):
+    if log_format in ("text", "steplog", "runlog", "pylogging"):
         if event.kind is K.CODE and raw.count("\n") and raw != event.text:
             # A ``>>>`` block: the prompts of continuation lines are dropped from the text.
             assert [line.lstrip(". ") for line in raw.split("\n")] == [line.lstrip() for line in event.text.split("\n")]
         else:
             assert raw == event.text
-    elif log_format in ("aide", "openhands"):
+    elif log_format in ("aide", "openhands", "inspect", "json"):
         if raw == event.text:
             return
         try:
@@ -76,12 +87,14 @@ def assert_round_trip(log_format: str, text: str, event) -> None:
         raise AssertionError(f"no round-trip rule for {log_format}")
 
 
-@pytest.mark.parametrize("name", sorted(FIXTURE_FORMATS))
-def test_fixture_detection_and_round_trip(name):
-    text = (LOGS / name).read_text(encoding="utf-8")
-    assert detect_log_format(f"logs/{name}", text) == FIXTURE_FORMATS[name]
-    log_format, events = read_log(f"logs/{name}", text)
-    assert log_format == FIXTURE_FORMATS[name]
+@pytest.mark.parametrize("fixture", sorted(FIXTURE_FORMATS))
+def test_fixture_detection_and_round_trip(fixture):
+    text = (FIXTURES / fixture).read_text(encoding="utf-8")
+    name = Path(fixture).name
+    assert detect_log_format(f"logs/{name}", text) == FIXTURE_FORMATS[fixture]
+    reading = parse_log(f"logs/{name}", text)
+    log_format, events = reading.log_format, reading.events
+    assert log_format == FIXTURE_FORMATS[fixture]
     assert events, name
     assert [e.index for e in events] == list(range(len(events)))
     for event in events:
@@ -270,21 +283,29 @@ def test_assistants_dump_and_summary_agree():
 
 
 @pytest.mark.parametrize(
-    ("path", "text"),
+    ("path", "text", "expected_format", "problem"),
     [
-        ("logs/deep.json", "[" * 50_000 + "]" * 50_000),
-        ("logs/journal.json", '[{"code": "x", "plan": 1'),
-        ("logs/events.json", '{"history": [{"action": "run", "args": {}}], "x": '),
-        ("logs/x.jsonl", "\n\n{broken\n"),
-        ("logs/bin.log", "abc\x00def"),
-        ("logs/empty.log", "  \n"),
+        ("logs/deep.json", "[" * 50_000 + "]" * 50_000, "text", None),
+        ("logs/journal.json", '[{"code": "x", "plan": 1', "aide", "JSON cut short or damaged at line 1, column 25"),
+        ("logs/events.json", '{"history": [{"action": "run", "args": {}}], "x": ', "openhands", "JSON cut short"),
+        ("logs/x.jsonl", "\n\n{broken\n", "jsonl", "1 line(s) not read, not a JSON object (cut short or damaged): line 3"),
+        ("logs/bin.log", "abc\x00def", None, None),
+        ("logs/empty.log", "  \n", None, None),
+        ("logs/junk.json", "{]" * 1000, "text", None),
+        ("logs/prefix.json", '{"a": "x"}\n' + "free text after it\n" * 50, "text", None),
     ],
+    ids=["deep", "journal-cut", "events-cut", "jsonl-broken", "nul", "blank", "junk", "json-then-text"],
 )
-def test_hostile_logs_never_raise(path, text):
-    log_format, events = read_log(path, text)
-    assert log_format in (None, "text", "jsonl")
-    for event in events:
-        assert text[event.span.start_byte : event.span.end_byte] == event.text or log_format == "jsonl"
+def test_hostile_logs_never_raise(path, text, expected_format, problem):
+    reading = parse_log(path, text)
+    assert reading.log_format == expected_format
+    if problem is None:
+        assert reading.problems == ()
+    else:
+        assert reading.problems and reading.problems[0].startswith(problem)
+    for event in reading.events:
+        raw = text[event.span.start_byte : event.span.end_byte]
+        assert raw == event.text or json.loads('"' + raw + '"') == event.text or expected_format == "jsonl"
 
 
 def test_binary_and_empty_have_no_format():
@@ -366,3 +387,244 @@ def test_real_logs_read_and_round_trip():
             assert seen[f"{case}/{path}"] == adapter, (case, path)
     dsbench = {k: v for k, v in seen.items() if k.startswith("dsbench/")}
     assert dsbench and set(dsbench.values()) == {"assistants"}
+    # AutoKaggle: the run log is Python logging records, the reviewers' verdicts JSON state.
+    for run_dir in sorted(p for p in shared_path("runs", "autokaggle").iterdir() if p.is_dir()):
+        logs = {k.split("/", 1)[1]: v for k, v in seen.items() if k.startswith(f"{run_dir.name}/")}
+        assert [v for k, v in logs.items() if "/" not in k and k.endswith(".log")] == ["pylogging"], run_dir
+        assert {v for k, v in logs.items() if k.endswith("review.json")} == {"json"}, run_dir
+
+
+# --- Inspect eval logs --------------------------------------------------------------------
+
+
+def test_inspect_json_events():
+    text, events = _events("inspect_eval.json")
+    summary = [(e.kind, e.language, e.role, e.location) for e in events]
+    assert summary == [
+        (K.MESSAGE, None, "system", "samples[0].messages[0].content"),
+        (K.MESSAGE, None, "user", "samples[0].messages[1].content"),
+        (K.MESSAGE, None, "assistant", "samples[0].messages[2].content"),
+        (K.COMMAND, "bash", "assistant", "samples[0].messages[2].tool_calls[0]"),
+        (K.OUTPUT, None, "tool", "samples[0].messages[3].content"),
+        (K.MESSAGE, None, "assistant", "samples[0].messages[4].content[0]"),
+        (K.MESSAGE, None, "assistant", "samples[0].messages[4].content[1]"),
+        (K.CODE, "python", "assistant", "samples[0].messages[4].tool_calls[0]"),
+        (K.OUTPUT, None, "tool", "samples[0].messages[5].content"),
+        (K.COMMAND, "bash", "assistant", "samples[0].messages[6].tool_calls[0]"),
+        (K.CODE, "python", "assistant", "samples[0].messages[6].tool_calls[1]"),
+        (K.OUTPUT, None, "tool", "samples[0].messages[8].content"),
+        (K.COMMAND, "bash", "assistant", "samples[0].messages[9].tool_calls[0]"),
+        (K.OUTPUT, None, "tool", "samples[0].messages[10].error"),
+        (K.MESSAGE, None, "assistant", "samples[0].messages[11].content"),
+        (K.TOOL_CALL, None, "assistant", "samples[0].messages[11].tool_calls[0]"),
+    ]
+    assert events[3].text == "ls -la /home/data && head -3 /home/data/train.csv"
+    assert events[9].text == "cd /home/code && python train.py"
+    # The command's span is the "cmd" string in the file, on the line that holds it.
+    line = text.splitlines()[events[3].span.start_line - 1]
+    assert line.strip().startswith('"cmd": "ls -la /home/data')
+    # The editor's file_text is the code written to train.py.
+    assert events[7].text.startswith("import pandas as pd\nfrom sklearn.ensemble import")
+    # An attachment://<id> content is resolved; its span points at the attachment's value.
+    assert events[4].text.startswith("total 1204\n")
+    attachments_line = text[: events[4].span.start_byte].rfind('"attachments"')
+    assert attachments_line != -1
+    assert json.loads(events[15].text) == {"answer": "submission written to /home/submission/submission.csv"}
+
+
+def _eval_archive(samples: dict[str, str], *, header: bool = True, extra: dict[str, bytes] | None = None) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        if header:
+            archive.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}))
+        for name, body in samples.items():
+            archive.writestr(name, body)
+        for name, body in (extra or {}).items():
+            archive.writestr(name, body)
+    return buffer.getvalue()
+
+
+def _fixture_sample() -> str:
+    log = json.loads((NEW_LOGS / "inspect_eval.json").read_text())
+    return json.dumps(log["samples"][0], indent=2)
+
+
+def test_eval_archive_samples_become_events():
+    sample = _fixture_sample()
+    data = _eval_archive({"samples/spaceship-titanic_epoch_1.json": sample, "samples/other_epoch_1.json": sample},
+                         extra={"_journal/start.json": b"{}", "samples/../../escape.json": b"{}"})
+    archive = read_eval_archive("logs/run.eval", data)
+    assert archive.problems == ()
+    paths = [path for path, _ in archive.documents]
+    assert paths == ["logs/run.eval!/samples/spaceship-titanic_epoch_1.json", "logs/run.eval!/samples/other_epoch_1.json"]
+    assert [e.index for e in archive.events] == list(range(32))
+    commands = [e for e in archive.events if e.kind is K.COMMAND]
+    assert [c.location for c in commands[:3]] == ["messages[2].tool_calls[0]", "messages[6].tool_calls[0]",
+                                                 "messages[9].tool_calls[0]"]
+    texts = dict(archive.documents)
+    for event in archive.events:
+        raw = texts[event.span.path][event.span.start_byte : event.span.end_byte]
+        assert raw == event.text or json.loads('"' + raw + '"') == event.text
+
+
+def test_eval_archive_limits(monkeypatch):
+    sample = _fixture_sample()
+    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", len(sample.encode()) - 1)
+    data = _eval_archive({"samples/a_epoch_1.json": sample, "samples/b_epoch_1.json": "{}"})
+    archive = read_eval_archive("run.eval", data)
+    assert archive.problems == (
+        f"samples/a_epoch_1.json: {len(sample.encode())} bytes inflated is over the {len(sample.encode()) - 1}-byte "
+        "member limit; not read",
+    )
+    assert [p for p, _ in archive.documents] == ["run.eval!/samples/b_epoch_1.json"]
+
+    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", 10**9)
+    monkeypatch.setattr(inspect_eval, "MAX_ARCHIVE_BYTES", len(sample.encode()) + 5)
+    data = _eval_archive({f"samples/{n}_epoch_1.json": sample for n in "abc"})
+    archive = read_eval_archive("run.eval", data)
+    assert len(archive.documents) == 1
+    assert archive.problems == (f"samples/b_epoch_1.json and 1 later sample(s) not read: over the "
+                                f"{len(sample.encode()) + 5}-byte archive limit",)
+
+    monkeypatch.setattr(inspect_eval, "MAX_ARCHIVE_MEMBERS", 2)
+    archive = read_eval_archive("run.eval", _eval_archive({f"samples/{n}_epoch_1.json": "{}" for n in "abc"}))
+    assert archive.problems[0] == "4 archive entries; only the first 2 were looked at"
+
+
+def test_eval_archive_that_lies_about_its_sizes(monkeypatch):
+    # A member whose directory entry claims a small size but that inflates past the limit.
+    body = json.dumps({"messages": [{"role": "user", "content": "x" * 5000}]})
+    data = bytearray(_eval_archive({"samples/a_epoch_1.json": body}))
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("samples/a_epoch_1.json")
+    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", 1000)
+    fake = (100).to_bytes(4, "little")
+    # Patch the uncompressed size in both the local header (offset 22) and the central directory.
+    data[info.header_offset + 22 : info.header_offset + 26] = fake
+    central = bytes(data).rfind(b"PK\x01\x02")
+    data[central + 24 : central + 28] = fake
+    archive = read_eval_archive("run.eval", bytes(data))
+    assert archive.events == ()
+    assert len(archive.problems) == 1 and archive.problems[0].startswith("samples/a_epoch_1.json: not read (")
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (b"PK\x03\x04 not really a zip", "not a readable zip archive: "),
+        (b"", "not a readable zip archive: "),
+        (None, "not an Inspect eval archive (no header.json or samples/)"),
+    ],
+    ids=["junk", "empty", "other-zip"],
+)
+def test_eval_archive_that_is_not_one(data, problem):
+    if data is None:
+        data = _eval_archive({}, header=False, extra={"readme.txt": b"hello"})
+    archive = read_eval_archive("run.eval", data)
+    assert archive.events == () and archive.problems[0].startswith(problem)
+
+
+def test_eval_logs_without_samples_say_so():
+    header = {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "results": {}}
+    reading = parse_log("logs/header.json", json.dumps(header))
+    assert (reading.log_format, reading.events) == ("inspect", ())
+    assert reading.problems == ("no samples in the eval log (a header-only log): the agent's messages are not in it",)
+    archive = read_eval_archive("run.eval", _eval_archive({}))
+    assert archive.problems == ("no samples/*.json in the archive: the agent's messages are not in it",)
+
+
+def test_eval_archive_damaged_sample_is_read_up_to_the_break():
+    sample = _fixture_sample()
+    cut = sample[: sample.index('"call_run"')]
+    archive = read_eval_archive("run.eval", _eval_archive({"samples/a_epoch_1.json": cut}))
+    assert [e.location for e in archive.events][-1] == "messages[5].content"
+    assert len(archive.problems) == 1
+    assert archive.problems[0].startswith("samples/a_epoch_1.json: JSON cut short or damaged at line ")
+
+
+# --- logs cut short, damaged, or too long -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "fixture",
+    ["logs/inspect_eval.json", "runs_loading/logs/journal.json", "runs_loading/logs/events.json", "logs/review.json"],
+)
+def test_json_logs_cut_anywhere_read_a_prefix_of_the_events(fixture):
+    text = (FIXTURES / fixture).read_text()
+    full = parse_log("logs/x.json", text)
+    assert full.problems == ()
+    rng = random.Random(fixture)
+    # Cut past the middle: a document that breaks earlier is read as plain text instead.
+    for cut in sorted(rng.sample(range(len(text) // 2 + 1, len(text) - 2), 25)):
+        reading = parse_log("logs/x.json", text[:cut])
+        assert reading.log_format == full.log_format, cut
+        assert len(reading.problems) == 1 and reading.problems[0].startswith("JSON cut short or damaged at line ")
+        # What was read is what the whole log says, up to the break (the last event may be a
+        # string cut short, or missing). Attachments come after the messages, so a cut log
+        # keeps the attachment:// reference instead of the text.
+        kept = [(e.kind, e.location) for e in reading.events]
+        whole = [(e.kind, e.location) for e in full.events]
+        assert kept[:-1] == whole[: len(kept) - 1], cut
+        for event in reading.events[:-1]:
+            assert event.text == full.events[event.index].text or event.text.startswith("attachment://")
+
+
+def test_jsonl_cut_mid_record_reports_the_line():
+    text = (LOGS / "trajectory.jsonl").read_text()
+    lines = text.splitlines(keepends=True)
+    cut = "".join(lines[:5]) + lines[5][: len(lines[5]) // 2]
+    reading = parse_log("logs/trajectory.jsonl", cut)
+    assert reading.problems == (
+        "2 line(s) not read, not a JSON object (cut short or damaged): line 3, 6",
+    )
+    assert [e.location for e in reading.events] == ["line 1", "line 2", "line 4", "line 5"]
+
+
+def test_event_limit_keeps_the_first_events(monkeypatch):
+    monkeypatch.setattr(common, "MAX_LOG_EVENTS", 10)
+    text = "".join(f"$ echo {n}\n" for n in range(50))
+    reading = parse_log("logs/agent.log", text)
+    assert [e.text for e in reading.events] == [f"echo {n}" for n in range(10)]
+    assert reading.problems == ("event limit of 10 reached at line 11 of 51; the rest of the log was not read",)
+    assert len(read_log_events("logs/agent.log", text, "text")) == 10
+
+
+def test_load_json_salvages_nested_containers():
+    value, broke = load_json('{"a": [1, 2, {"b": "c", "d": [3, 4')
+    assert value == {"a": [1, 2, {"b": "c", "d": [3, 4]}]}
+    assert (broke.line, broke.column) == (1, 35)
+    assert load_json('  {"a": 1}  ') == ({"a": 1}, None)
+    value, broke = load_json('{"a": 1}\n{"b": 2}')
+    assert value == {"a": 1} and broke.message == "Extra data" and broke.line == 2
+
+
+# --- AutoKaggle logs and JSON state ------------------------------------------------------
+
+
+def test_pylogging_records():
+    _, events = _events("autokaggle.log")
+    assert [(e.role, e.span.start_line) for e in events] == [
+        ("root", 1), ("root", 2), ("agent_base", 3), ("agent_base", 4), ("agents.developer", 5),
+        ("agents.developer", 6), ("tools.debug", 10), ("agents.developer", 11), ("tools.unit_test", 12),
+    ]
+    assert {e.kind for e in events} == {K.OUTPUT}
+    assert events[5].text.endswith("FileNotFoundError: [Errno 2] No such file or directory: 'train.csv'")
+
+
+def test_json_document_values():
+    _, events = _events("review.json")
+    assert [(e.kind, e.location, e.text) for e in events] == [
+        (K.MESSAGE, "final_suggestion['agent developer']",
+         '1. Keep the "Cabin" split into deck/num/side.\n2. Log the shapes after each step.'),
+        (K.MESSAGE, "history[0].text", "The plan covers missing values and outliers."),
+    ]
+    events = read_log_events("state.json", '{"steps": [{"cmd": "ls -la", "code": "import os", "output": "ok"}]}')
+    assert [(e.kind, e.language, e.location) for e in events] == [
+        (K.COMMAND, "bash", "steps[0].cmd"), (K.CODE, "python", "steps[0].code"), (K.OUTPUT, None, "steps[0].output"),
+    ]
+
+
+def test_locations_of_aide_and_openhands_events():
+    _, events = _events("journal.json")
+    assert [e.location for e in events[:4]] == ["[0].plan", "[0].code", "[0].term_out", "[0].analysis"]
+    _, events = _events("events.json")
+    assert events[2].location.endswith(".args.command") and events[2].kind is K.COMMAND

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+import tracemalloc
+
 from audit.errors import RunLayoutError
-from audit.run import Artifact, ArtifactKind, RunLayout, classify_path, load_run
+from audit.run import Artifact, ArtifactKind, RunLayout, classify_path, decode_text, detect_layout, load_run
 from tests.conftest import shared_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading"
@@ -141,10 +143,106 @@ def test_hidden_and_cache_dirs_are_not_entered(tmp_path):
 def test_size_cap(tmp_path, monkeypatch):
     monkeypatch.setattr(RunLayout, "MAX_FILE_BYTES", 10)
     _write(tmp_path, "small.py", "x = 1\n")
+    _write(tmp_path, "big.py", "y = 1234567\n")
+    _write(tmp_path, "logs/run.eval", "z" * 11)
     _write(tmp_path, "logs/big.log", "y" * 11)
     run = load_run(tmp_path)
-    assert [a.path for a in run.artifacts] == ["small.py"]
-    assert [(s.path, s.reason) for s in run.skipped] == [("logs/big.log", "11 bytes is over the 10-byte cap")]
+    # Text logs are read up to MAX_LOG_BYTES whatever MAX_FILE_BYTES says; archives are not.
+    assert [a.path for a in run.artifacts] == ["logs/big.log", "small.py"]
+    assert [(s.path, s.reason) for s in run.skipped] == [
+        ("big.py", "12 bytes is over the 10-byte cap"),
+        ("logs/run.eval", "11 bytes is over the 10-byte cap"),
+    ]
+
+
+def test_log_over_the_log_cap_is_read_in_part(tmp_path, monkeypatch):
+    monkeypatch.setattr(RunLayout, "MAX_LOG_BYTES", 25)
+    text = "".join(f"line {n}\n" for n in range(10))  # 7 bytes a line
+    _write(tmp_path, "logs/agent.log", text)
+    run = load_run(tmp_path)
+    (log,) = run.artifacts
+    assert (log.size, log.truncated, log.read_size) == (70, True, 21)
+    assert log.read_text() == "line 0\nline 1\nline 2\n"
+    assert log.sha256 == hashlib.sha256(text[:21].encode()).hexdigest()
+    assert [(s.path, s.reason) for s in run.skipped] == [
+        ("logs/agent.log", "log of 70 bytes: only the first 21 bytes (3 lines) were read, the 25-byte log cap; "
+                           "the rest was not audited"),
+    ]
+
+
+def test_a_1gb_log_is_never_read_whole(tmp_path):
+    # A sparse 1 GiB log: real text first, then a hole the file system does not store.
+    path = tmp_path / "logs" / "agent.log"
+    path.parent.mkdir()
+    line = b"2025-01-01 00:00:00,000 - agent - INFO - step done, loss 0.1234\n"
+    with path.open("wb") as handle:
+        handle.write(line * ((RunLayout.MAX_LOG_BYTES // len(line)) + 1000))
+        handle.truncate(1 << 30)
+    tracemalloc.start()
+    try:
+        run = load_run(tmp_path)
+        text = run.artifacts[0].read_text()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert run.artifacts[0].size == 1 << 30 and run.artifacts[0].truncated
+    assert len(text) <= RunLayout.MAX_LOG_BYTES and text.endswith("\n") and "\x00" not in text
+    assert peak < 4 * RunLayout.MAX_LOG_BYTES
+    assert run.skipped[0].reason.startswith(f"log of {1 << 30} bytes: only the first ")
+
+
+def test_submission_missing_is_noted_not_skipped(tmp_path):
+    _write(tmp_path, "code/train.py")
+    run = load_run(tmp_path)
+    assert run.submission is None and run.skipped == ()
+    assert [(n.path, n.reason) for n in run.notes] == [
+        ("submission/submission.csv", "no submission file (looked for submission/submission.csv, submission.csv, "
+                                      "working/submission.csv): submission checks and grading not run"),
+    ]
+    # A symlinked submission is skipped (never followed), not "missing".
+    (tmp_path / "submission").mkdir()
+    (tmp_path / "submission" / "submission.csv").symlink_to(tmp_path / "code" / "train.py")
+    run = load_run(tmp_path)
+    assert run.notes == () and [s.path for s in run.skipped] == ["submission/submission.csv"]
+
+
+def test_symlink_leaving_the_run_dir_inside_a_subfolder(tmp_path):
+    outside = tmp_path / "private"
+    _write(outside, "test.csv", "id,label\n1,0\n")
+    run_dir = tmp_path / "run"
+    _write(run_dir, "logs/agent.log", "$ ls\n")
+    (run_dir / "logs" / "answers.csv").symlink_to(outside / "test.csv")
+    (run_dir / "logs" / "up").symlink_to(tmp_path, target_is_directory=True)
+    run = load_run(run_dir)
+    assert [a.path for a in run.artifacts] == ["logs/agent.log"]
+    assert {(s.path, s.reason) for s in run.skipped} == {
+        ("logs/answers.csv", "symbolic link (not followed)"),
+        ("logs/up", "symbolic link (not followed)"),
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "text", "note"),
+    [
+        (b"plain", "plain", None),
+        (b"\xef\xbb\xbf{\"a\": 1}", '{"a": 1}', None),
+        ("h\u00e9".encode("utf-16"), "h\u00e9", "UTF-16 text (decoded as such)"),
+        (b"ok \xff\xfe\xfd \xef\xbf\xbd", "ok \ufffd\ufffd\ufffd \ufffd",
+         "not valid UTF-8: 3 byte(s) replaced with U+FFFD, the first at byte 3"),
+    ],
+    ids=["utf8", "utf8-bom", "utf16", "latin1-bytes"],
+)
+def test_decode_text(data, text, note):
+    assert decode_text(data) == (text, note)
+
+
+def test_layouts():
+    assert load_run(FIXTURES / "mlebench_run").layout == "mlebench"
+    assert load_run(FIXTURES / "aide_output").layout == "aide"
+    assert load_run(FIXTURES / "bare_folder").layout == "folder"
+    assert load_run(FIXTURES / "autokaggle_run").layout == "autokaggle"
+    assert load_run(FIXTURES / "mlebench_run" / "code" / "train.py").layout == "file"
+    assert detect_layout(set()) == "folder"
 
 
 def test_read_text_refuses_a_file_swapped_for_a_symlink(tmp_path):
@@ -180,6 +278,7 @@ def test_run_json_wins_over_metadata_json(tmp_path):
         ("a.sh", ArtifactKind.CODE, "bash"),
         ("nb.ipynb", ArtifactKind.NOTEBOOK, None),
         ("logs/x.jsonl", ArtifactKind.LOG, None),
+        ("logs/2025-03-14_task.eval", ArtifactKind.LOG, None),
         ("notes.MD", ArtifactKind.LOG, None),
         ("metadata.json", ArtifactKind.OTHER, None),
         ("logs/metadata.json", ArtifactKind.LOG, None),
@@ -198,7 +297,8 @@ def test_real_autokaggle_runs():
         assert run.submission is not None and run.submission.path == "submission.csv", run_dir
         kinds = {a.kind for a in run.artifacts}
         assert {ArtifactKind.CODE, ArtifactKind.LOG, ArtifactKind.SUBMISSION} <= kinds, run_dir
-        assert run.skipped == (), run_dir
+        assert run.skipped == () and run.notes == (), run_dir
+        assert run.layout == "autokaggle", run_dir
 
 
 def test_real_violation_cases():
@@ -207,7 +307,10 @@ def test_real_violation_cases():
         run = load_run(case)
         assert run.run_id == case.name
         assert any(a.path.startswith("logs/") for a in run.artifacts), case
+        assert run.layout == "mlebench", case
         if (case / "submission" / "submission.csv").exists():
             assert run.submission is not None and run.submission.path == "submission/submission.csv"
+            assert run.notes == ()
         else:
             assert run.submission is None
+            assert [n.path for n in run.notes] == ["submission/submission.csv"]

@@ -1,0 +1,131 @@
+"""Any other JSON document: scaffold state, reviewer verdicts, plans saved as JSON.
+
+Multi-agent scaffolds keep their state as JSON files next to the code (AutoKaggle's per-phase
+``review.json`` holds the reviewer's suggestions and scores). Such a document is not a
+transcript, but the text it holds is what the agents wrote, so every string value becomes one
+event, in document order: values under ``code``/``source`` keys are CODE (language guessed),
+``cmd``/``command`` COMMAND, ``output``/``stdout``/``stderr``/``observation``/``result`` OUTPUT,
+everything else MESSAGE. Numbers, booleans, blank strings and the values of ``id``/``type``/
+``role`` keys (labels, not text) give no event. A document cut short is read up to the break,
+which is reported.
+
+Spans point inside the quotes of each string value (exact; escapes make the raw region
+longer than the text); ``location`` is the value's JSON path (``final_suggestion["agent
+developer"]``, ``[3].text``).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+from typing import Any
+
+from audit.logs.common import EventList, SpanMaker, guess_code_language, json_members_partial, json_value_regions, load_json, string_content
+from audit.units import LogEvent, LogEventKind
+
+__all__ = ["NAME", "detect", "read_events"]
+
+NAME = "json"
+
+_KEY_KINDS = {
+    "code": LogEventKind.CODE, "source": LogEventKind.CODE,
+    "cmd": LogEventKind.COMMAND, "command": LogEventKind.COMMAND,
+    "output": LogEventKind.OUTPUT, "stdout": LogEventKind.OUTPUT, "stderr": LogEventKind.OUTPUT,
+    "observation": LogEventKind.OUTPUT, "result": LogEventKind.OUTPUT,
+}  # fmt: skip
+_PLAIN_KEY = re.compile(r"^[A-Za-z_]\w*$")
+#: Keys whose string values label a record rather than carry text.
+_LABEL_KEYS = frozenset({"id", "type", "role"})
+#: Containers nested deeper than this are not walked (the values stay unread and are reported).
+MAX_WALK_DEPTH = 48
+
+
+def detect(path: str, text: str) -> bool:
+    """A ``.json`` file (or one without suffix) holding a JSON object or array.
+
+    A document that breaks before half of the text, or gives nothing before its break, is left
+    to the plain-text reader, which reads every line.
+    """
+    if text.lstrip()[:1] not in ("{", "["):
+        return False
+    if PurePosixPath(path).suffix.lower() not in (".json", ""):
+        return False
+    value, broke = load_json(text)
+    if not isinstance(value, (dict, list)):
+        return False
+    return broke is None or (bool(value) and broke.offset * 2 >= len(text))
+
+
+def _key_path(parent: str, key: str) -> str:
+    if _PLAIN_KEY.match(key):
+        return f"{parent}.{key}" if parent else key
+    return f"{parent}[{key!r}]" if parent else f"[{key!r}]"
+
+
+def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
+    """One event per non-blank string value, in document order (see the module docstring).
+
+    Parameters
+    ----------
+    path : str
+        The document's POSIX path relative to the run root.
+    text : str
+        The JSON text; a document cut short is read up to the break.
+    notes : list of str, optional
+        Receives a sentence on what was not read (where the JSON broke, values nested too deep).
+
+    Returns
+    -------
+    list of LogEvent
+        Indexed from 0; ``location`` is each value's JSON path.
+
+    Raises
+    ------
+    ValueError
+        If the text is not a JSON object or array.
+    """
+    value, broke = load_json(text)
+    if not isinstance(value, (dict, list)):
+        raise ValueError(f"{path}: not a JSON object or array")
+    spans = SpanMaker(text, path)
+    events = EventList()
+    too_deep: list[str] = []
+
+    def walk(start: int, end: int, item: Any, where: str, key: str, depth: int) -> None:
+        if isinstance(item, str):
+            if not item.strip() or key.lower() in _LABEL_KEYS:
+                return
+            kind = _KEY_KINDS.get(key.lower(), LogEventKind.MESSAGE)
+            language = None
+            if kind is LogEventKind.CODE:
+                language = guess_code_language(item)
+            elif kind is LogEventKind.COMMAND:
+                language = "bash"
+            located = string_content(text, (start, end))
+            span = spans.span(*located) if located is not None else spans.line_span(start)
+            events.append(LogEvent(index=len(events), kind=kind, text=item, span=span, language=language,
+                                   location=where or "$"))
+            return
+        if not isinstance(item, (dict, list)) or not item:
+            return
+        if depth >= MAX_WALK_DEPTH:
+            too_deep.append(where or "$")
+            return
+        if isinstance(item, dict):
+            members = json_members_partial(text, start)
+            for name, child in item.items():
+                region = members.get(name)
+                if region is not None:
+                    walk(region[0], region[1], child, _key_path(where, name), name, depth + 1)
+        else:
+            for number, (child_start, child_end, child) in enumerate(json_value_regions(text, start)[0]):
+                walk(child_start, child_end, child, f"{where}[{number}]", key, depth + 1)
+
+    walk(len(text) - len(text.lstrip()), len(text), value, "", "", 0)
+    if notes is not None:
+        if broke is not None:
+            notes.append(f"JSON cut short or damaged at {broke.describe()}; read up to there")
+        if too_deep:
+            first = too_deep[0] if len(too_deep[0]) <= 80 else too_deep[0][:77] + "..."
+            notes.append(f"values nested over {MAX_WALK_DEPTH} deep not read (first at {first})")
+    return events
