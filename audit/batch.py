@@ -325,7 +325,7 @@ def _prepare_embedded(entries: Iterable[BatchEntry], options: BatchOptions) -> N
     for competition_id in sorted({e.competition_id for e in entries if e.competition_id}):
         try:
             spec = registry.get(competition_id)
-            if not registry.is_prepared(spec.id) and not spec.raw_files:
+            if not registry.is_prepared(spec.id) and spec.is_embedded:
                 prepare_competition(spec, registry)
         except GradingError as exc:  # reported per run by the run's own audit
             logger.debug("not preparing %s: %s", competition_id, exc)

@@ -28,7 +28,7 @@ from audit.errors import AuditError
 from audit.formatters import FORMATTERS, get_formatter
 from audit.model import Severity
 from grading.cli import competitions as competitions_group
-from grading.cli import grade_sample, prepare
+from grading.cli import grade, grade_sample, kernels, prepare
 from grading.errors import GradingError
 
 __all__ = ["main"]
@@ -130,15 +130,23 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
 
 
 main.add_command(prepare)
+main.add_command(grade)
 main.add_command(grade_sample)
+main.add_command(kernels)
 main.add_command(competitions_group)
 from audit.similarity.corpus_cli import corpus as corpus_group
 main.add_command(corpus_group)
 from audit.similarity.cli import similarity as similarity_group
 main.add_command(similarity_group)
+from audit.rules.cli import rules as rules_group
+main.add_command(rules_group)
 from audit.batch_cli import audit_batch_command
 audit_group.add_command(audit_batch_command)
 from audit.review_cli import review as review_group
 main.add_command(review_group)
 from audit.contamination_cli import contamination as contamination_command
 main.add_command(contamination_command)
+from sandbox.cli import run_command as sandbox_run_command
+from sandbox.cli import sandbox as sandbox_group
+main.add_command(sandbox_run_command)
+main.add_command(sandbox_group)

@@ -22,9 +22,10 @@ from audit.expand import expand_run
 from audit.model import Skipped
 from audit.parsing import parse
 from audit.report import AuditReport, RunSummary, decide_verdict
-from audit.rules.engine import evaluate_rules
+from audit.rules.engine import evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.rules.matchers import pathological_tree
+from audit.rules.policy import RulePolicy
 from audit.run import Run, RunLayout
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from audit.units import CodeUnit
@@ -46,9 +47,14 @@ class AuditOptions:
     boilerplate_dirs : tuple of Path
         Starter code whose fingerprints are ignored (copydetect's boilerplate).
     similarity : SimilarityOptions
-        k-gram length, window and thresholds.
+        k-gram length, window and thresholds. Unless set, ``max_pairs`` is ``top_pairs`` (only
+        the listed pairs get fragments) and ``max_fragments_per_pair`` is
+        :data:`REPORT_FRAGMENTS_PER_PAIR`; ``max_pairs_per_agent`` is raised to ``top_pairs``.
     top_pairs : int
-        How many (agent file, reference) pairs the report lists, best first.
+        How many (agent file, reference) pairs the report lists, in report order (agent
+        containment, descending); every flagged pair is listed as well.
+    similarity_jobs : int
+        Worker processes for the comparison (:func:`audit.similarity.compare`'s ``jobs``).
     include_experimental : bool
         Also run rules whose status is ``experimental``.
     no_similarity_reason : str
@@ -61,6 +67,7 @@ class AuditOptions:
     boilerplate_dirs: tuple[Path, ...] = ()
     similarity: SimilarityOptions = field(default_factory=SimilarityOptions)
     top_pairs: int = 10
+    similarity_jobs: int = 1
     include_experimental: bool = False
     no_similarity_reason: str = "no reference corpus"
     baseline: Any = None
@@ -126,6 +133,12 @@ def _similarity_sources(shown: list, agents: list[CodeUnit], references: list[Co
     return out
 
 
+#: Dolos fragments listed per pair in a report (the longest; the figures count them all). Kernels
+#: of one competition share hundreds of one-k-gram fragments per pair, which would otherwise make
+#: up most of a report; the rules show the five longest as evidence.
+REPORT_FRAGMENTS_PER_PAIR = 50
+
+
 def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
                     score_threshold: float | None = None,
                     host_text: Callable[[str], str | None] | None = None,
@@ -142,7 +155,22 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     if score_threshold is not None:
         # `flagged` must mean what the similarity rule decides: the rule's own `score` bound.
         similarity_options = replace(similarity_options, score_threshold=score_threshold)
-    result = compare(agents, references, similarity_options, boilerplate=boilerplate)
+    # Only the pairs the report lists get full pair reports: the top `top_pairs` in report order
+    # and every flagged pair. Each agent file keeps its top pairs by containment first, so the
+    # run's top `top_pairs` are exact when max_pairs_per_agent >= top_pairs.
+    cap = similarity_options.max_pairs_per_agent
+    similarity_options = replace(
+        similarity_options,
+        max_pairs=options.top_pairs if similarity_options.max_pairs is None else similarity_options.max_pairs,
+        max_pairs_per_agent=None if cap is None else max(cap, options.top_pairs),
+        max_fragments_per_pair=(REPORT_FRAGMENTS_PER_PAIR if similarity_options.max_fragments_per_pair is None
+                                else similarity_options.max_fragments_per_pair),
+    )
+    if not references and agents:
+        reason = "no readable reference notebook (.py/.ipynb): code not compared with public kernels"
+        ref_skipped = (*ref_skipped, Skipped(path=str(options.corpus_dir), reason=reason))
+    result = compare(agents, references, similarity_options, boilerplate=boilerplate, jobs=options.similarity_jobs)
+    # The similarity rules see the pairs the comparison keeps (the listed ones).
     pairs = list(result.pairs)
     # The report lists the top pairs in report order, plus every flagged pair past them.
     shown = pairs[: options.top_pairs] + [p for p in pairs[options.top_pairs:] if p.flagged]
@@ -166,6 +194,7 @@ def audit_run(
     grade: dict[str, Any] | None = None,
     grade_skipped: str | None = None,
     answers: dict[str, Any] | None = None,
+    policy: RulePolicy | None = None,
 ) -> AuditReport:
     """Audit one run.
 
@@ -185,6 +214,10 @@ def audit_run(
     answers : dict, optional
         Held-out answers for run-level checks: keys ``answers_path``, ``sample_submission_path``,
         ``id_column``, ``target_columns``. They are read on the host, never given to the agent.
+    policy : RulePolicy, optional
+        The competition's audit policy (``audit:`` of its config): label-leak columns for the
+        rules' ``terms`` filters and ``allow_urls``; allowlisted matches go to
+        ``meta["allowlisted"]`` instead of the findings.
 
     Returns
     -------
@@ -209,7 +242,8 @@ def audit_run(
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
                                                      host_text=lambda path: _artifact_text(run, path))
-    skipped: list[Skipped] = run_skipped + list(sim_skipped)
+    # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
+    skipped: list[Skipped] = run_skipped + list(sim_skipped) + list(run.notes) + list(expanded.notes)
 
     answers = answers or {}
     context = RunContext(
@@ -228,7 +262,7 @@ def audit_run(
             files.append((artifact.path, artifact.read_text()))
         except OSError as exc:
             logger.info("not scanning %s: %s", artifact.path, exc)
-    findings = evaluate_rules(
+    evaluation = evaluate_ruleset(
         ruleset,
         code_units=expanded.code_units,
         log_events=expanded.log_events,
@@ -237,7 +271,11 @@ def audit_run(
         pairs=pairs,
         run_id=run.run_id,
         include_experimental=options.include_experimental,
+        policy=policy,
     )
+    findings = list(evaluation.findings)
+    # Inputs the run-level checks could not read (listed, not counted against the verdict).
+    skipped.extend(item for item in context.skipped if item not in skipped)
     if options.baseline is not None:
         from audit.review import apply_baseline
 
@@ -265,6 +303,13 @@ def audit_run(
         meta["grade_skipped"] = grade_skipped
     if options.corpus_dir is None:
         meta["similarity_skipped"] = options.no_similarity_reason
+    if evaluation.allowlisted:
+        # Dropped by the competition's allow_urls, listed so that a reviewer still sees them.
+        meta["allowlisted"] = [
+            {"rule_id": f.rule_id, "path": f.evidence[0].span.path, "line": f.evidence[0].span.start_line,
+             "message": f.message, "allowed_by": f.metadata.get("allowlisted_by"), "fingerprint": f.fingerprint}
+            for f in evaluation.allowlisted
+        ]
     if options.baseline is not None:
         decided = Counter(f.review["decision"] for f in findings if f.review is not None)
         meta["review"] = {"decisions_in_baseline": len(options.baseline.decisions), **{k: decided[k] for k in ("confirmed", "dismissed")}}
@@ -367,15 +412,17 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     grade = None
     grade_skipped = None
     answers: dict[str, Any] = {}
+    policy = None
     corpus = request.corpus_dir
     if competition_id is None:
         grade_skipped = "no competition id (pass --competition or add competition_id to the run's metadata)"
     else:
         registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
         spec = registry.get(competition_id)
+        policy = RulePolicy.from_mapping(spec.audit, competition_id=spec.id)
         if corpus is None and spec.kernels_path.is_dir():
             corpus = spec.kernels_path
-        if not registry.is_prepared(spec.id) and not spec.raw_files:
+        if not registry.is_prepared(spec.id) and spec.is_embedded:
             say(f"preparing embedded competition {spec.id} in {registry.data_dir}")
             prepare_competition(spec, registry)
         if not request.grade:
@@ -409,7 +456,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     )
     if options.corpus_dir is not None:
         say(f"comparing code with the notebooks in {options.corpus_dir}")
-    return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers)
+    return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers,
+                     policy=policy)
 
 
 def _unread_submission(run: Run) -> Skipped | None:

@@ -11,10 +11,11 @@ Printed figures:
 
 - build throughput (notebooks/s) and the build's peak memory (parent process and largest worker);
 - query latency of one agent run, measured in a fresh process: retrieval alone
-  (``CorpusIndex.candidates`` at containment 0.3) and full exact reports (``CorpusIndex.compare``
-  with each ``--tops`` value), cold (first query, index just opened) and warm (median and max over
-  the runs), the number of candidates at containment 0.3 and 0.05, and the query process's peak
-  memory;
+  (``CorpusIndex.candidates`` at containment 0.3) and full exact reports with the copy detector's
+  scores (``CorpusIndex.compare`` with each ``--tops`` value), cold (first query, index just
+  opened) and warm (median and max over the runs), with the number of flagged pairs; the same
+  queries without the copy detector, for its share; the number of candidates at containment 0.3
+  and 0.05, and the query process's peak memory;
 - recall against brute force for pairs with agent containment >= 0.3: a uniform sample of
   ``--sample`` references is re-read from disk and fingerprinted from scratch, every agent file
   is compared with each of them (Dolos figures from :func:`audit.similarity.dolos_metrics`), and
@@ -51,6 +52,7 @@ from audit.model import Skipped  # noqa: E402
 from audit.notebooks import read_notebook  # noqa: E402
 from audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
 from audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
+from audit.similarity import corpus_index as corpus_index_module  # noqa: E402
 from audit.similarity.corpus_index import build_corpus_index, load_corpus_index  # noqa: E402
 from audit.similarity.tokenize import tokenize_text  # noqa: E402
 from audit.units import CodeUnit  # noqa: E402
@@ -156,23 +158,38 @@ def phase_query(args: argparse.Namespace) -> None:
     index = load_corpus_index(args.workdir / "corpus.index")
     opened = time.perf_counter() - started
     full: dict[int, list[float]] = {top: [] for top in args.tops}
+    flagged: dict[int, int] = {top: 0 for top in args.tops}
     retrieval, counts = [], []
     for run in runs:
         for top in args.tops:
             start = time.perf_counter()
-            index.compare(run, top=top)
+            report = index.compare(run, top=top)
             full[top].append(time.perf_counter() - start)
+            flagged[top] += sum(p.flagged for p in report.pairs)
         start = time.perf_counter()
         found = [index.candidates(unit, min_containment=0.3) for unit in run]
         retrieval.append(time.perf_counter() - start)
         counts.extend(len(f) for f in found)
         counts_005 = [len(index.candidates(unit, min_containment=0.05)) for unit in run]
         counts[-len(run):] = [(c3, c5) for c3, c5 in zip(counts[-len(run):], counts_005)]
+    # The same queries without the copy detector (Dolos's figures only), for its share of the time.
+    without: list[float] = []
+    evidence = corpus_index_module._DetectorQuery.evidence
+    corpus_index_module._DetectorQuery.evidence = lambda self, agent, doc, mask: None
+    try:
+        for run in runs:
+            start = time.perf_counter()
+            index.compare(run, top=args.tops[0])
+            without.append(time.perf_counter() - start)
+    finally:
+        corpus_index_module._DetectorQuery.evidence = evidence
     index.close()
     print(json.dumps({
         "open_s": opened,
         "compare": {str(top): {"cold_s": times[0], "warm_median_s": statistics.median(times[1:] or times),
-                               "warm_max_s": max(times[1:] or times)} for top, times in full.items()},
+                               "warm_max_s": max(times[1:] or times), "flagged": flagged[top]}
+                    for top, times in full.items()},
+        "without_detector_median_s": statistics.median(without),
         "retrieval_run_median_s": statistics.median(retrieval),
         "retrieval_run_max_s": max(retrieval),
         "candidates_03_median": statistics.median(c[0] for c in counts),
@@ -291,8 +308,11 @@ def main() -> None:
         print(f"         retrieval only (candidates >= 0.3 for the 3 files): median {q['retrieval_run_median_s']:.3f} s, "
               f"max {q['retrieval_run_max_s']:.3f} s")
         for top, figures in q["compare"].items():
-            print(f"         compare(run, top={top}) with exact pair reports: cold {figures['cold_s']:.3f} s, "
-                  f"warm median {figures['warm_median_s']:.3f} s, max {figures['warm_max_s']:.3f} s")
+            print(f"         compare(run, top={top}) with exact pair reports and copy scores: cold "
+                  f"{figures['cold_s']:.3f} s, warm median {figures['warm_median_s']:.3f} s, max "
+                  f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs")
+        print(f"         the same with top={args.tops[0]} without the copy detector: median "
+              f"{q['without_detector_median_s']:.3f} s")
         print(f"         candidates per file: >= 0.3 median {q['candidates_03_median']:.0f} (max "
               f"{q['candidates_03_max']}), >= 0.05 median {q['candidates_005_median']:.0f} (max {q['candidates_005_max']})")
         start = time.perf_counter()

@@ -3,8 +3,9 @@
 Installs ``@dodona/dolos-lib@3.5.1`` with npm into a temporary folder (the tree-sitter parsers are
 built with ``npm rebuild --nodedir=/usr``), writes a small Node.js runner there, and computes all
 pairs over the ``.py`` files of ``similarity-golden`` twice: with Dolos (default options, language
-python) and with this engine (``tokenize_text`` → ``FingerprintIndex`` → ``dolos_metrics``, the
-public path). Two groupings are measured:
+python) and with this engine, on the path of ``mleaudit similarity pairs``
+(:func:`~audit.similarity.allpairs.fingerprint_texts` → :func:`~audit.similarity.allpairs.all_pair_metrics`).
+Two groupings are measured:
 
 - ``per-competition``: every pair within each competition, as the golden ``dolos_pairs.tsv`` files
   hold them (one analysis per competition, all competitions in one process);
@@ -13,8 +14,16 @@ public path). Two groupings are measured:
 Each side runs as its own subprocess, so both timings include interpreter / runtime start-up,
 module loading and reading the files; npm's install is not timed. Wall time is the subprocess's
 elapsed time (best of ``--repeat`` runs); peak memory is the largest resident set size the kernel
-recorded for the process (``wait4``'s ``ru_maxrss``, worst of the runs), cross-checked by sampling
-the resident memory of the whole process tree. Both sides are single-process.
+recorded for the process (``wait4``'s ``ru_maxrss``, worst of the runs), or the largest memory of
+the whole process tree seen by sampling (proportional set sizes, so that pages shared by forked
+worker processes count once), whichever is larger. Dolos runs in one process; the engine runs once per
+``--jobs`` entry, with that many processes (1 = single-process), and prints where its time went
+(a stage table: CPU seconds of the process and its workers, and wall seconds, of the best run).
+CPU time is reported next to wall time because it does not depend on how busy the machine is.
+
+The engine subprocess may write Python bytecode caches (under a temporary ``PYTHONPYCACHEPREFIX``,
+never into the checkout) even where ``PYTHONDONTWRITEBYTECODE`` is set, as an installed package
+has them: the first run fills the cache and the best-of-``--repeat`` figure is a run that uses it.
 
 The pairs come out in the same orientation on both sides (files are analysed in sorted path
 order, left = earlier file) and are compared field by field: ``similarity`` as the same
@@ -84,49 +93,62 @@ class Unavailable(Exception):
 # -- the engine side (runs in a subprocess: ``dolos_speed.py --engine MANIFEST``) -----------------
 
 
-def _tokenize_path(path: str):
-    from audit.similarity import tokenize_text
-
+def _read(path: str) -> str:
     with open(path, "rb") as handle:
-        text = handle.read().decode("utf-8", errors="replace")  # as Node's Buffer.toString()
-    return tokenize_text(text, "python", path)
+        return handle.read().decode("utf-8", errors="replace")  # as Node's Buffer.toString()
 
 
 def engine_main(manifest_path: str, jobs: int) -> None:
     """Compute every pair of every group of the manifest with this engine; print them as TSV.
 
-    With ``jobs > 1`` the files are tokenized by that many forked worker processes while this
-    process indexes them as they arrive; fingerprints and pairs are computed here.
+    The path of ``mleaudit similarity pairs``: :func:`fingerprint_texts` (parse, Dolos tokens,
+    winnowing) and :func:`all_pair_metrics`, both in ``jobs`` processes. Stage times (CPU
+    seconds of this process and its workers, and wall seconds) go to stderr.
     """
-    started = time.perf_counter()
+    started, started_cpu = time.perf_counter(), _cpu()
+    stages: dict[str, list[float]] = {}
+
+    def lap(name: str, since: tuple[float, float]) -> tuple[float, float]:
+        now = (time.perf_counter(), _cpu())
+        total = stages.setdefault(name, [0.0, 0.0])
+        total[0] += now[0] - since[0]
+        total[1] += now[1] - since[1]
+        return now
+
     if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
         sys.path.insert(0, str(REPO_ROOT))
-    from audit.similarity import FingerprintIndex, dolos_metrics
+    from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts
 
+    mark = lap("import", (started, started_cpu))
     with open(manifest_path, encoding="utf-8") as handle:
         groups = json.load(handle)["groups"]
-    pool = None
-    if jobs > 1:
-        import multiprocessing
-
-        pool = multiprocessing.get_context("fork").Pool(jobs)
+    texts = [(_read(path), "python") for group in groups for path in group]
+    mark = lap("read", mark)
+    # every file of every group in one go (one set of worker processes), Dolos's defaults:
+    # k = 23, window 17
+    fingerprints = iter(fingerprint_texts(texts, jobs=jobs))
+    mark = lap("tokenize + fingerprint", mark)
     out = []
     for group in groups:
-        index = FingerprintIndex()  # Dolos's defaults: k = 23, window 17, nothing ignored
-        tokenized = pool.imap(_tokenize_path, group, chunksize=2) if pool else map(_tokenize_path, group)
-        entries = [index.add_reference(file) for file in tokenized]
-        for i, left in enumerate(entries):
-            for right in entries[i + 1 :]:
-                m = dolos_metrics(left, right)
-                out.append(
-                    f"{left.path}\t{right.path}\t{m.similarity!r}\t{m.total_overlap}\t{m.longest_fragment}\t"
-                    f"{m.left_covered}\t{m.right_covered}\t{m.left_total}\t{m.right_total}"
-                )
-    if pool:
-        pool.close()
-        pool.join()
+        table = all_pair_metrics([next(fingerprints) for _ in group], jobs=jobs)
+        mark = lap("pairs", mark)
+        columns = (table.left.tolist(), table.right.tolist(), table.similarity.tolist(),
+                   table.total_overlap.tolist(), table.longest_fragment.tolist(), table.left_covered.tolist(),
+                   table.right_covered.tolist(), table.left_total.tolist(), table.right_total.tolist())
+        out.extend(f"{group[l]}\t{group[r]}\t{s!r}\t{o}\t{f}\t{lc}\t{rc}\t{lt}\t{rt}"
+                   for l, r, s, o, f, lc, rc, lt, rt in zip(*columns))
+        mark = lap("output", mark)
     sys.stdout.write("\n".join(out) + "\n")
+    lap("output", mark)
+    for name, (wall, cpu) in stages.items():
+        sys.stderr.write(f"stage\t{name}\t{wall:.4f}\t{cpu:.4f}\n")
     sys.stderr.write(f"inner wall {time.perf_counter() - started:.3f} s\n")
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have ended (the worker processes)."""
+    own = os.times()
+    return own.user + own.system + own.children_user + own.children_system
 
 
 # -- measuring ------------------------------------------------------------------------------------
@@ -138,8 +160,9 @@ class Measurement:
 
     ``wall_s``: elapsed seconds; ``cpu_s``: user + system CPU seconds of the process and the
     children it waited for; ``maxrss_kib``: the kernel's peak resident set size of the process
-    (``wait4``); ``tree_peak_kib``: the largest sum of resident memory over the process and its
-    descendants seen by sampling (counts pages shared after a fork once per process).
+    (``wait4``); ``tree_peak_kib``: the largest sum of memory over the process and its
+    descendants seen by sampling: proportional set sizes where the kernel reports them (a page
+    shared by the processes of a fork counts once in all), else resident set sizes.
     """
 
     wall_s: float
@@ -157,14 +180,26 @@ class Measurement:
 _PAGE_KIB = os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+def _memory_kib(pid: int) -> int:
+    """Proportional set size of a process (``smaps_rollup``), else its resident set size."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * _PAGE_KIB
+
+
 def _tree_rss_kib(root: int) -> int:
-    """Resident memory of ``root`` and its descendants, from /proc (0 when gone)."""
+    """Memory of ``root`` and its descendants, from /proc (0 when gone; see :func:`_memory_kib`)."""
     total, todo = 0, [root]
     while todo:
         pid = todo.pop()
         try:
-            with open(f"/proc/{pid}/statm", encoding="ascii") as handle:
-                total += int(handle.read().split()[1]) * _PAGE_KIB
+            total += _memory_kib(pid)
             for task in os.listdir(f"/proc/{pid}/task"):
                 with open(f"/proc/{pid}/task/{task}/children", encoding="ascii") as handle:
                     todo.extend(int(child) for child in handle.read().split())
@@ -173,13 +208,13 @@ def _tree_rss_kib(root: int) -> int:
     return total
 
 
-def measure(command: list[str], cwd: Path) -> Measurement:
+def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> Measurement:
     """Run ``command`` to completion; its output goes to temporary files, not pipes, so that
     reading it costs the child nothing. A thread samples the process tree's memory every 20 ms
     (a few small /proc reads, so the sampling barely competes with the child for the CPUs)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
-        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err)
+        process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env=env)
         peak = 0
         done = threading.Event()
 
@@ -309,6 +344,18 @@ def _mib(kib: int) -> str:
     return f"{kib / 1024:7.1f} MiB"
 
 
+def print_stages(side: str, run: Measurement) -> None:
+    """The engine's stage table (from its stderr): wall and CPU seconds per stage."""
+    rows = [line.split("\t")[1:] for line in run.stderr.splitlines() if line.startswith("stage\t")]
+    if not rows:
+        return
+    print(f"  {side}, stages of the fastest run (CPU includes worker processes):")
+    for name, wall, cpu in rows:
+        print(f"    {name:24} wall {float(wall):6.3f} s  cpu {float(cpu):6.3f} s")
+    start_up = run.wall_s - sum(float(wall) for _, wall, _ in rows)
+    print(f"    {'interpreter start-up':24} wall {start_up:6.3f} s  (subprocess wall minus the stages)")
+
+
 def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: int, jobs: list[int]) -> bool:
     """Measure Dolos and the engine (once per entry of ``jobs``) on one grouping; print the
     figures and whether every pair is identical. Returns True when all pairs are identical."""
@@ -322,9 +369,11 @@ def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: in
         side = "engine" if count == 1 else f"engine, {count} processes"
         commands[side] = [sys.executable, str(Path(__file__).resolve()), "--engine", str(manifest), "--jobs", str(count)]
     runs: dict[str, list[Measurement]] = {side: [] for side in commands}
+    engine_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    engine_env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
     for _ in range(repeat):
         for side, command in commands.items():  # interleaved, so drifting machine load hits every side
-            runs[side].append(measure(command, golden))
+            runs[side].append(measure(command, golden, None if side == "dolos" else engine_env))
 
     print(f"\n== {mode}: {n_files} files in {len(groups)} group(s), {n_pairs} pairs; best of {repeat} runs ==")
     wall = {side: min(m.wall_s for m in ms) for side, ms in runs.items()}
@@ -335,7 +384,9 @@ def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: in
         walls = ", ".join(f"{m.wall_s:.2f}" for m in ms)
         print(f"{side:{width}}  wall {wall[side]:7.3f} s  cpu {cpu[side]:7.3f} s  peak memory {_mib(peak[side])}"
               f"  (wall of each run: {walls}; kernel peak RSS {_mib(max(m.maxrss_kib for m in ms))}, "
-              f"sampled process tree {_mib(max(m.tree_peak_kib for m in ms))})")
+              f"sampled process tree (PSS) {_mib(max(m.tree_peak_kib for m in ms))})")
+    for side in list(commands)[1:]:
+        print_stages(side, min(runs[side], key=lambda m: m.wall_s))
     ok = True
     theirs = parse_pairs(runs["dolos"][-1].stdout)
     for side in list(commands)[1:]:
@@ -368,7 +419,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best wall time is reported")
     parser.add_argument("--dolos-dir", type=Path, help="install Dolos here and keep it (default: a temporary folder)")
     parser.add_argument("--jobs", type=int, nargs="+", default=[1],
-                        help="engine runs to measure, by number of tokenizing processes (e.g. --jobs 1 2)")
+                        help="engine runs to measure, by number of processes (e.g. --jobs 1 2)")
     parser.add_argument("--engine", metavar="MANIFEST", help=argparse.SUPPRESS)  # the engine-side subprocess
     args = parser.parse_args()
     if any(count < 1 for count in args.jobs):

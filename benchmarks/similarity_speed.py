@@ -2,7 +2,8 @@
 
 Prints, per stage: tokenizing (tree-sitter parse + Dolos tokens), fingerprinting (hash, roll,
 winnow), Dolos pair figures for every pair of each competition (as Dolos's all-pairs analysis
-does), and full ``compare`` reports (containment and fragments) of every file against every
+does) one pair at a time and all at once (``fingerprint_texts`` + ``all_pair_metrics``, the path
+of ``mleaudit similarity pairs``), and full ``compare`` reports (containment and fragments) of every file against every
 file of its competition, one call per competition. Also times one file of about 1,000 lines on its own.
 
 Usage: ``python benchmarks/similarity_speed.py [--data ../shared/data] [--repeat 3]``
@@ -20,7 +21,15 @@ if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO_ROOT))
 
 import audit.parsing  # noqa: E402
-from audit.similarity import FingerprintIndex, compare, dolos_metrics, fingerprint_tokens, tokenize_text  # noqa: E402
+from audit.similarity import (  # noqa: E402
+    FingerprintIndex,
+    SimilarityOptions,
+    compare,
+    dolos_metrics,
+    fingerprint_tokens,
+    tokenize_text,
+)
+from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts  # noqa: E402
 from audit.units import CodeUnit  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -92,6 +101,30 @@ def main() -> None:
     t_pairs = _best(pair_times)
     print(f"dolos pairs: {n_pairs / t_pairs:8.1f} pairs/s (index + all pairs, tokens reused; {t_pairs:.2f} s)")
 
+    # the all-pairs path (``similarity pairs``): fingerprint hashes only, then every pair at once
+    hash_times, fingerprints = [], []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        fingerprints = fingerprint_texts([(text, "python") for _, text in texts])
+        hash_times.append(time.perf_counter() - start)
+    t_hash = _best(hash_times)
+    print(f"fingerprint_texts: {len(texts) / t_hash:8.1f} files/s  {n_lines / t_hash:10.0f} lines/s  "
+          f"(parse, tokens and winnowing without token records; {t_hash:.2f} s)")
+    by_key = {key: f for (key, _), f in zip(texts, fingerprints)}
+    batch_times, all_times = [], []
+    for _ in range(args.repeat):
+        start = time.perf_counter()
+        for items in corpus.values():
+            all_pair_metrics([by_key[key] for key, _ in items])
+        batch_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        all_pair_metrics(fingerprints)
+        all_times.append(time.perf_counter() - start)
+    t_batch, t_all = _best(batch_times), _best(all_times)
+    n_all = len(texts) * (len(texts) - 1) // 2
+    print(f"all pairs:   {n_pairs / t_batch:8.1f} pairs/s (all_pair_metrics per competition; {t_batch:.2f} s); "
+          f"{n_all / t_all:8.1f} pairs/s (all {len(texts)} files at once, {n_all} pairs; {t_all:.2f} s)")
+
     compare_times = []
     n_reports = 0
     for _ in range(args.repeat):
@@ -102,7 +135,7 @@ def main() -> None:
             # one call per competition, every file as agent and as reference (self-pairs too),
             # the way one run's code files are compared with a corpus in a single call
             units = [CodeUnit(path=key, language="python", text=text) for key, text in items]
-            n_reports += len(compare(units, units).pairs)
+            n_reports += len(compare(units, units, SimilarityOptions(max_pairs_per_agent=None)).pairs)
         compare_times.append(time.perf_counter() - start)
     t_cmp = _best(compare_times)
     print(f"compare:     {n_reports / t_cmp:8.1f} pair reports/s (tokenize + index + containment + fragments; "

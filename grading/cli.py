@@ -1,9 +1,13 @@
-"""Click commands for competitions: prepare data, grade one submission, list and show.
+"""Click commands for competitions: prepare data, grade, list and show, fetch notebooks.
 
-These are plain commands and one ``competitions`` group; the root ``mleaudit`` group
-registers them. Each command resolves its folders (``--competitions``, ``--data-dir`` or
-their environment variables), calls the library, and prints. Errors of the grading package
-become :class:`GradingCliError` (exit code 2) with the library's message and no traceback.
+The MLE-bench commands keep MLE-bench's names and options: ``prepare (-c ID | --lite | --all |
+-l FILE)``, ``grade --submission JSONL --output-dir DIR``, ``grade-sample CSV ID``; next to
+them are the ``competitions`` group (``list [--split S]``, ``show ID``) and the ``kernels``
+group (``fetch ID --top N -o DIR``, which needs the optional ``kaggle`` package). The root
+``mleaudit`` group registers them. Each command resolves its folders (``--competitions``,
+``--data-dir`` or their environment variables), calls the library, and prints. Errors of the
+grading package become :class:`GradingCliError` (exit code 2) with the library's message and
+no traceback.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from grading.grade import grade_submission
 from grading.leaderboard import load_leaderboard
 from grading.medals import medal_thresholds
 from grading.paths import COMPETITIONS_ENV, DATA_DIR_ENV, find_competitions_root, resolve_data_dir
-from grading.prepare import prepare_competition
+from grading.prepare import prepare_competition, prepare_competitions, verification_text
 from grading.registry import CompetitionRegistry
 
 __all__ = [
@@ -29,8 +33,10 @@ __all__ = [
     "competitions_option",
     "data_dir_option",
     "prepare",
+    "grade",
     "grade_sample",
     "competitions",
+    "kernels",
 ]
 
 
@@ -90,35 +96,167 @@ def _dump(data: Any) -> str:
     return json.dumps(data, sort_keys=True, indent=2)
 
 
+def _read_id_list(path: Path) -> list[str]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GradingCliError(f"--list {path}: cannot be read ({exc})") from None
+    ids = [line.strip() for line in lines if line.strip() and not line.strip().startswith("#")]
+    if not ids:
+        raise GradingCliError(f"--list {path}: no competition ids in the file")
+    return ids
+
+
+def _single_raw_dir(raw: Path, competition_id: str, needed: tuple[str, ...]) -> Path:
+    """``--raw`` for one competition: its own folder, or a folder of per-competition folders."""
+    nested = raw / competition_id
+    if needed and nested.is_dir() and not all((raw / name).is_file() for name in needed):
+        return nested
+    return raw
+
+
 @click.command("prepare")
-@click.option("-c", "--competition", "competition_id", required=True, metavar="ID", help="Competition id.")
+@click.option("-c", "--competition", "competition_id", default=None, metavar="ID", help="Prepare one competition.")
+@click.option("--lite", is_flag=True, help="Prepare MLE-bench Lite (the low-complexity split).")
+@click.option("-a", "--all", "all_", is_flag=True, help="Prepare every competition.")
+@click.option(
+    "-l", "--list", "list_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Prepare the competitions listed in FILE, one id a line.",
+)
 @click.option(
     "--raw",
     type=click.Path(exists=True, file_okay=False, path_type=Path),
     default=None,
-    help="Folder with the original Kaggle files (default: <data-dir>/<id>/raw; not needed for sklearn-*).",
+    help="Original Kaggle files: the competition's folder with -c, else a folder of <id>/ folders "
+    "(default: <data-dir>/<id>/raw; not needed for sklearn-*).",
 )
+@click.option("--download", is_flag=True, help="Download missing Kaggle files first (needs the kaggle extra and credentials).")
 @click.option("--force", is_flag=True, help="Rebuild even if the data is already prepared.")
+@click.option(
+    "--no-verify", "no_verify", is_flag=True,
+    help="Do not enforce checksums.yaml (for raw files that differ from Kaggle's originals).",
+)
 @data_dir_option
 @competitions_option
 @_with_registry
-def prepare(registry: CompetitionRegistry, competition_id: str, raw: Path | None, force: bool) -> None:
-    """Prepare a competition's public/private split in the data dir.
+def prepare(
+    registry: CompetitionRegistry,
+    competition_id: str | None,
+    lite: bool,
+    all_: bool,
+    list_file: Path | None,
+    raw: Path | None,
+    download: bool,
+    force: bool,
+    no_verify: bool,
+) -> None:
+    """Prepare competitions' public/private splits in the data dir.
 
-    Splits the original data into the public files an agent sees and the private answers
-    used for grading, and checks them against the competition's checksums.yaml.
+    Splits the original data into the public files an agent sees and the private answers used
+    for grading, and checks them against each competition's checksums.yaml. Give exactly one of
+    -c, --lite, --all or -l. With several competitions, one that cannot be prepared (no prepare
+    function, raw files absent) is reported and the others go on; the exit code is 2 if any
+    preparation failed (e.g. a checksum mismatch), else 0.
 
     Example:
 
     \b
         mleaudit prepare -c sklearn-digits
         mleaudit prepare -c spaceship-titanic --raw ~/kaggle/spaceship-titanic
+        mleaudit prepare --lite --raw ~/kaggle --data-dir ~/mle-data
+        mleaudit prepare -c leaf-classification --download
     """
-    spec = registry.get(competition_id)
-    result = prepare_competition(spec, registry, raw=raw, force=force)
-    state = "already prepared" if result.reused else "prepared"
-    check = "checksums verified" if result.verified else "no checksums recorded"
-    click.echo(f"{spec.id}: {state} in {result.public_dir.parent} ({check})")
+    chosen = [bool(competition_id), lite, all_, list_file is not None]
+    if sum(chosen) != 1:
+        raise click.UsageError("give exactly one of -c ID, --lite, --all or -l FILE")
+    client = None
+    if download:
+        from grading.kaggle import connect_kaggle
+
+        client = connect_kaggle()
+    if competition_id:
+        spec = registry.get(competition_id)
+        raw_dir = _single_raw_dir(raw, spec.id, spec.raw_files) if raw is not None else None
+        if client is not None and raw_dir is None and spec.prepare is not None and spec.raw_files:
+            from grading.prepare import download_raw
+
+            if force or not registry.is_prepared(spec.id):
+                raw_dir = download_raw(spec, registry, client, verify=not no_verify)
+        if client is not None:
+            _download_missing_leaderboard(client, spec)
+        result = prepare_competition(spec, registry, raw=raw_dir, force=force, verify=not no_verify)
+        state = "already prepared" if result.reused else "prepared"
+        click.echo(f"{spec.id}: {state} in {result.public_dir.parent} ({verification_text(spec, result)})")
+        return
+    if lite:
+        ids = registry.ids_in_split("lite")
+    elif all_:
+        ids = registry.ids()
+    else:
+        ids = _read_id_list(list_file)
+    specs = [registry.get(cid) for cid in ids]
+    if client is not None:
+        for spec in specs:
+            _download_missing_leaderboard(client, spec)
+    outcomes = prepare_competitions(specs, registry, raw_root=raw, force=force, verify=not no_verify, client=client)
+    counts: dict[str, int] = {}
+    for outcome in outcomes:
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        message = outcome.message if outcome.message.startswith(outcome.competition_id) else f"{outcome.competition_id}: {outcome.message}"
+        click.echo(f"[{outcome.status}] {message}")
+    summary = ", ".join(f"{counts.get(k, 0)} {k}" for k in ("prepared", "reused", "skipped", "failed"))
+    click.echo(f"{len(outcomes)} competitions: {summary}")
+    if counts.get("failed"):
+        click.get_current_context().exit(2)
+
+
+def _download_missing_leaderboard(client: Any, spec: Any) -> None:
+    """Fetch a leaderboard the competition folder lacks (never overwrites a snapshot)."""
+    if spec.leaderboard_path.is_file():
+        return
+    board = client.leaderboard(spec.id)
+    board.to_csv(spec.leaderboard_path, index=False, lineterminator="\n")
+    click.echo(f"{spec.id}: leaderboard written to {spec.leaderboard_path} ({len(board)} teams); "
+               "set leaderboard.source and note in its config.yaml", err=True)
+
+
+@click.command("grade")
+@click.option(
+    "--submission", "submission", required=True, type=click.Path(dir_okay=False, path_type=Path),
+    help="JSONL of submissions: one {competition_id, submission_path} object a line.",
+)
+@click.option(
+    "--output-dir", "output_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="Folder for <timestamp>_grading_report.json.",
+)
+@data_dir_option
+@competitions_option
+@_with_registry
+def grade(registry: CompetitionRegistry, submission: Path, output_dir: Path) -> None:
+    """Grade a submission JSONL and write MLE-bench's aggregate grading report.
+
+    The report has MLE-bench's totals (total_runs, total_valid_submissions, total_medals,
+    total_gold_medals ...) and one report per submission under competition_reports. A
+    competition that is unknown or not prepared is graded as no valid submission, with the
+    reason in its report's `error`; the batch goes on. The totals are printed.
+
+    Example:
+
+    \b
+        mleaudit grade --submission runs/submission.jsonl --output-dir grades/
+    """
+    from grading.batch import grade_jsonl
+
+    try:
+        target, aggregate = grade_jsonl(submission, registry, output_dir)
+    except OSError as exc:
+        raise GradingCliError(f"cannot write the report to {output_dir}: {exc.strerror or exc}") from None
+    totals = {k: v for k, v in aggregate.items() if k != "competition_reports"}
+    click.echo(json.dumps(totals, indent=2))
+    invalid = sum(not r["valid_submission"] for r in aggregate["competition_reports"])
+    click.echo(f"report written to {target}", err=True)
+    if invalid:
+        click.echo(f"{invalid} submission(s) missing, invalid or not graded: see 'error' in their reports", err=True)
 
 
 @click.command("grade-sample")
@@ -157,19 +295,25 @@ def competitions() -> None:
 
 
 @competitions.command("list")
+@click.option(
+    "--split", "split", default=None, metavar="NAME",
+    help="Only this MLE-bench split: lite (= low), low, medium, high, dev, split75, systemcard.",
+)
 @data_dir_option
 @competitions_option
 @_with_registry
-def list_competitions(registry: CompetitionRegistry) -> None:
+def list_competitions(registry: CompetitionRegistry, split: str | None) -> None:
     """List competitions: id, metric, direction, leaderboard source and size, prepared or not.
 
     Example:
 
     \b
         mleaudit competitions list --data-dir ~/mle-data
+        mleaudit competitions list --split lite
     """
+    ids = registry.ids_in_split(split) if split is not None else registry.ids()
     rows = [("ID", "METRIC", "BETTER", "LEADERBOARD", "TEAMS", "PREPARED")]
-    for spec in registry.specs():
+    for spec in (registry.get(cid) for cid in ids):
         teams = str(load_leaderboard(spec.leaderboard_path).n_teams) if spec.leaderboard_path.is_file() else "-"
         rows.append(
             (
@@ -200,11 +344,66 @@ def show_competition(registry: CompetitionRegistry, competition_id: str) -> None
         mleaudit competitions show sklearn-diabetes
     """
     spec = registry.get(competition_id)
-    leaderboard = load_leaderboard(spec.leaderboard_path)
     info = spec.to_dict()
-    info["leaderboard_teams"] = leaderboard.n_teams
-    info["medal_thresholds"] = medal_thresholds(leaderboard, spec.metric.higher_is_better).to_dict()
+    if spec.has_leaderboard:
+        leaderboard = load_leaderboard(spec.leaderboard_path)
+        info["leaderboard_teams"] = leaderboard.n_teams
+        info["medal_thresholds"] = medal_thresholds(leaderboard, spec.metric.higher_is_better).to_dict()
+    else:
+        info["leaderboard_teams"] = None
+        info["medal_thresholds"] = None
     info["prepared"] = registry.is_prepared(spec.id)
     info["public_dir"] = str(registry.public_dir(spec.id))
     info["private_dir"] = str(registry.private_dir(spec.id))
     click.echo(_dump(info))
+
+
+@click.group("kernels")
+def kernels() -> None:
+    """Fetch the public Kaggle notebooks of a competition as a reference corpus.
+
+    Needs the optional kaggle package (pip install 'mleaudit[kaggle]') and Kaggle credentials.
+
+    Example:
+
+    \b
+        mleaudit kernels fetch spaceship-titanic --top 20 -o corpus/spaceship-titanic
+    """
+
+
+@kernels.command("fetch")
+@click.argument("competition_id", metavar="ID")
+@click.option("--top", type=click.IntRange(min=1), default=50, show_default=True, help="How many notebooks, most voted first.")
+@click.option(
+    "-o", "--output", "output", required=True, type=click.Path(file_okay=False, path_type=Path),
+    help="Corpus folder: receives <owner>/<slug>.<ext> files and kernels.txt.",
+)
+@data_dir_option
+@competitions_option
+@_with_registry
+def fetch_kernels(registry: CompetitionRegistry, competition_id: str, top: int, output: Path) -> None:
+    """Download the top public notebooks of a competition into a corpus folder.
+
+    The notebooks are saved as <owner>/<slug>.ipynb (or .py, .r ...), the layout whose reference
+    ids are Kaggle's owner/slug, with a kernels.txt manifest of what was saved. Pass the folder to
+    `mleaudit audit --corpus`, or save it as competitions/<id>/kernels to make it the default
+    corpus. Without the kaggle package, credentials or network it fails at once (exit 2).
+
+    Example:
+
+    \b
+        mleaudit kernels fetch leaf-classification --top 10 -o corpus/leaf
+    """
+    from grading.kaggle import connect_kaggle, fetch_top_kernels
+
+    spec = registry.get(competition_id)
+    client = connect_kaggle()
+    try:
+        fetched = fetch_top_kernels(client, spec.id, output, top=top)
+    except OSError as exc:
+        raise GradingCliError(f"cannot write to {output}: {exc.strerror or exc}") from None
+    for ref, reason in fetched.failed.items():
+        click.echo(f"{ref}: not saved: {reason}", err=True)
+    click.echo(f"{spec.id}: {len(fetched.saved)} notebook(s) saved in {output} (kernels.txt lists them)")
+    if not fetched.saved:
+        raise GradingCliError(f"no notebook of {spec.id} could be saved")

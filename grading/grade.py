@@ -18,19 +18,24 @@ import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
+
+import pandas as pd
 
 from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission
 from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
+from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
 from grading.spec import CompetitionSpec
-from grading.validation import check_submission, read_answers, read_submission
+from grading.validation import answer_arrays, check_frames, read_answers, read_submission, scoring_options
 
 __all__ = [
     "SCORE_DECIMALS",
     "GradeReport",
     "grade_submission",
     "score_submission",
+    "score_frames",
+    "score_csv",
     "validate_submission",
     "grade_totals",
     "summarize_grades",
@@ -202,12 +207,154 @@ def score_submission(
     return _score(Path(submission_path), spec, _answers_or_raise(spec, Path(data_dir)))
 
 
+def _resolve(metric: Metric | str) -> Metric:
+    if isinstance(metric, Metric):
+        return metric
+    try:
+        return METRICS[metric]
+    except KeyError:
+        raise ConfigError(f"unknown metric {metric!r}") from None
+
+
+def score_frames(
+    submission: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    metric: Metric | str,
+    id_column: str | Sequence[str],
+    target_columns: Sequence[str],
+    params: Mapping[str, Any] | None = None,
+) -> float:
+    """Validate a submission table, align it with the answers by id, and score it.
+
+    This is the whole scoring path after the files are read: scoring parameters
+    (:data:`grading.metrics.SCORING_PARAMS`) choose the id columns and the scored rows,
+    :func:`grading.validation.check_frames` checks every value, and the metric runs on
+    aligned arrays (array metrics) or aligned frames (frame metrics).
+
+    Parameters
+    ----------
+    submission : pandas.DataFrame
+        As read by :func:`grading.validation.read_submission` (ids as text).
+    answers : pandas.DataFrame
+        As read by :func:`grading.validation.read_answers`.
+    metric : Metric or str
+        A registry entry or its name (a function name or an MLE-bench label).
+    id_column : str or sequence of str
+        The competition's id column(s).
+    target_columns : sequence of str
+        Predicted columns.
+    params : mapping, optional
+        ``metric.params`` of the competition config.
+
+    Returns
+    -------
+    float
+        The metric's score, unrounded; finite. Its direction is ``metric.higher_is_better``.
+
+    Raises
+    ------
+    InvalidSubmission
+        If the submission fails validation, a metric cannot parse a cell, or the score is
+        not finite.
+    ConfigError
+        If the parameters are malformed, or the answers do not fit the metric.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> answers = pd.DataFrame({"id": ["a", "b", "c"], "y": [1.0, 2.0, 3.0]})
+    >>> sub = pd.DataFrame({"id": ["c", "a", "b"], "y": [3.0, 1.0, 4.0]})
+    >>> round(score_frames(sub, answers, metric="root-mean-squared-error", id_column="id", target_columns=["y"]), 4)
+    1.1547
+    """
+    metric = _resolve(metric)
+    options, own_params = scoring_options(metric, id_column=id_column, target_columns=target_columns, params=params)
+    aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
+    try:
+        if metric.frame:
+            score = metric.fn(
+                aligned_answers,
+                aligned,
+                id_columns=options.id_columns,
+                target_columns=options.target_columns,
+                **own_params,
+            )
+        else:
+            y_true, y_pred = answer_arrays(aligned_answers, aligned, metric=metric, target_columns=options.target_columns)
+            score = metric.fn(y_true, y_pred, **own_params)
+    except PredictionError as exc:
+        column = options.target_columns[exc.column]
+        raise InvalidSubmission(
+            f"Submission column {column!r} has {exc.problem} at {describe_row(aligned, exc.position)}."
+        ) from None
+    score = float(score)
+    if not math.isfinite(score):
+        raise InvalidSubmission(f"the metric returned {score!r} for this submission")
+    return score
+
+
+def _text_columns(metric: Metric, columns: Sequence[str]) -> list[str]:
+    return list(columns) if metric.target_kind is TargetKind.TEXT else []
+
+
+def score_csv(
+    submission_path: str | os.PathLike[str],
+    answers_path: str | os.PathLike[str],
+    *,
+    metric: Metric | str,
+    id_column: str | Sequence[str],
+    target_columns: Sequence[str],
+    params: Mapping[str, Any] | None = None,
+) -> float:
+    """Read a submission and an answers CSV and score them with :func:`score_frames`.
+
+    Id columns (and the target columns of text metrics) are read verbatim as text in both
+    files, so ids and label lists keep their exact spelling.
+
+    Parameters
+    ----------
+    submission_path, answers_path : path-like
+        The two CSV files.
+    metric, id_column, target_columns, params
+        As for :func:`score_frames`.
+
+    Returns
+    -------
+    float
+        The unrounded score.
+
+    Raises
+    ------
+    InvalidSubmission
+        If the submission cannot be read, fails validation or cannot be scored.
+    ConfigError
+        If the answers file is unreadable or does not fit the metric.
+    """
+    metric = _resolve(metric)
+    options, _ = scoring_options(metric, id_column=id_column, target_columns=target_columns, params=params)
+    answers = read_answers(
+        answers_path,
+        id_column=options.id_columns,
+        target_columns=list(options.answer_target_columns) if metric.targets_in_answers else [],
+        text_columns=_text_columns(metric, options.answer_target_columns),
+        # check_frames finds repeated answer ids in the same hash pass that matches the ids.
+        unique_ids=False,
+    )
+    submission = read_submission(
+        submission_path, id_column=options.id_columns, text_columns=_text_columns(metric, options.target_columns)
+    )
+    return score_frames(
+        submission, answers, metric=metric, id_column=id_column, target_columns=target_columns, params=params
+    )
+
+
 def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> float:
     """Validate and score; raise InvalidSubmission for anything the submitter must fix."""
-    answers = read_answers(answers_path, id_column=spec.id_column, target_columns=spec.target_columns)
-    submission = read_submission(submission_path, id_column=spec.id_column)
     grader = spec.metric.grader
     if grader is not None:
+        answers = read_answers(answers_path, id_column=spec.id_column, target_columns=spec.target_columns)
+        submission = read_submission(submission_path, id_column=spec.id_column)
         try:
             score = grader(submission, answers)
         except InvalidSubmission:
@@ -215,22 +362,21 @@ def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> 
         except Exception as exc:  # noqa: BLE001 - a custom grader's failure must not crash a batch
             logger.warning("grader of %s failed on %s", spec.id, submission_path, exc_info=True)
             raise InvalidSubmission(f"the grader could not score the submission: {exc!r}") from exc
-    else:
-        metric = spec.metric.metric
-        if metric is None:  # unreachable for specs built by load_competition_spec
-            raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
-        y_true, y_pred = check_submission(
-            submission,
-            answers,
-            id_column=spec.id_column,
-            target_columns=spec.target_columns,
-            target_kind=metric.target_kind,
-        )
-        score = metric(y_true, y_pred, **spec.metric.params)
-    score = float(score)
-    if not math.isfinite(score):
-        raise InvalidSubmission(f"the metric returned {score!r} for this submission")
-    return score
+        score = float(score)
+        if not math.isfinite(score):
+            raise InvalidSubmission(f"the metric returned {score!r} for this submission")
+        return score
+    metric = spec.metric.metric
+    if metric is None:  # unreachable for specs built by load_competition_spec
+        raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
+    return score_csv(
+        submission_path,
+        answers_path,
+        metric=metric,
+        id_column=spec.id_column,
+        target_columns=spec.target_columns,
+        params=spec.metric.params,
+    )
 
 
 def _answers_or_raise(spec: CompetitionSpec, data_dir: Path) -> Path:

@@ -2,7 +2,9 @@
 
 A :class:`CompetitionRegistry` pairs a competitions root (``competitions/<id>/config.yaml``)
 with a prepared-data dir (``<data>/<id>/prepared/{public,private}``), loads specs lazily and
-caches them, and says whether a competition's data has been prepared.
+caches them, says whether a competition's data has been prepared, and selects competitions by
+MLE-bench split (each config lists its splits; ``lite`` is another name for ``low``, the
+22 low-complexity competitions of MLE-bench Lite).
 """
 
 from __future__ import annotations
@@ -15,9 +17,23 @@ from grading import paths
 from grading.errors import CompetitionNotFound
 from grading.spec import CONFIG_FILE, CompetitionSpec, load_competition_spec
 
-__all__ = ["CompetitionRegistry"]
+__all__ = ["SPLIT_ALIASES", "canonical_split", "CompetitionRegistry"]
 
 logger = logging.getLogger(__name__)
+
+#: Other names of MLE-bench splits: MLE-bench Lite is the low-complexity split.
+SPLIT_ALIASES = {"lite": "low"}
+
+
+def canonical_split(name: str) -> str:
+    """The split name configs use for ``name`` (``lite`` → ``low``; others unchanged).
+
+    Examples
+    --------
+    >>> canonical_split("lite"), canonical_split("split75")
+    ('low', 'split75')
+    """
+    return SPLIT_ALIASES.get(name, name)
 
 
 class CompetitionRegistry:
@@ -80,6 +96,28 @@ class CompetitionRegistry:
     def specs(self) -> list[CompetitionSpec]:
         """Every competition's spec, sorted by id."""
         return [self.get(cid) for cid in self.ids()]
+
+    def split_names(self) -> list[str]:
+        """Every split some competition's config names, sorted."""
+        return sorted({split for spec in self.specs() for split in spec.splits})
+
+    def ids_in_split(self, split: str) -> list[str]:
+        """Ids of the competitions whose config lists ``split`` (or its alias), sorted.
+
+        Raises
+        ------
+        CompetitionNotFound
+            If no competition belongs to that split; the message lists the known splits.
+        """
+        name = canonical_split(split)
+        ids = [spec.id for spec in self.specs() if name in spec.splits]
+        if not ids:
+            known = self.split_names()
+            aliases = ", ".join(f"{alias} (= {target})" for alias, target in SPLIT_ALIASES.items())
+            raise CompetitionNotFound(
+                f"No competition in split {split!r}. Known splits: {', '.join(known) or 'none'}; also {aliases}."
+            )
+        return ids
 
     def public_dir(self, competition_id: str) -> Path:
         """``<data>/<id>/prepared/public``."""

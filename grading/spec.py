@@ -23,7 +23,15 @@ the prepared-data dir, exactly as in MLE-bench configs (``<id>/prepared/private/
     leaderboard: {path: leaderboard.csv, source: kaggle, note: ...}
     prepare: prepare.py:prepare
     kernels: kernels                      # reference-notebook folder, relative to the folder
-    audit: {allow_urls: [], public_data_dirs: [], boilerplate: []}
+    kernels_list: kernels.txt             # optional: top public notebooks, one owner/slug a line
+    awards_medals: true                   # optional: whether Kaggle awarded medals (default true)
+    competition_type: simple              # optional: simple, or code (Kaggle's notebook-only entries)
+    splits: [low, split75]                # optional: MLE-bench splits the competition belongs to
+    audit:                                # audit policy (see rules/README.md, "Competition policy")
+      allow_urls: [download.pytorch.org]  # hosts or host/path prefixes whose downloads are allowed
+      label_leak_columns: []              # test-data columns known to leak the label
+      public_data_dirs: [/home/data]
+      boilerplate: []
 """
 
 from __future__ import annotations
@@ -48,22 +56,40 @@ __all__ = [
     "CHECKSUMS_FILE",
     "CONFIG_SCHEMA",
     "LEADERBOARD_SOURCES",
+    "COMPETITION_TYPES",
     "AUDIT_POLICY_KEYS",
     "MetricSpec",
     "CompetitionSpec",
     "load_competition_spec",
     "load_checksums",
+    "load_kernel_refs",
 ]
 
 logger = logging.getLogger(__name__)
 
 CONFIG_FILE = "config.yaml"
 CHECKSUMS_FILE = "checksums.yaml"
-#: Where a leaderboard's scores come from: Kaggle's final private leaderboard, or baselines
-#: trained by ``scripts/make_reference_leaderboard.py`` for competitions that never ran on Kaggle.
-LEADERBOARD_SOURCES = ("kaggle", "reference-baselines")
-#: Keys of a competition's audit policy (lists of strings, default empty).
-AUDIT_POLICY_KEYS = ("allow_urls", "public_data_dirs", "boilerplate")
+#: Where a leaderboard's scores come from: Kaggle's final private leaderboard, baselines trained
+#: by ``scripts/make_reference_leaderboard.py`` for competitions that never ran on Kaggle, or
+#: ``unavailable`` when no snapshot could be had (the note says why; no medals can be awarded).
+LEADERBOARD_SOURCES = ("kaggle", "reference-baselines", "unavailable")
+#: Kaggle's kinds of competition: ``simple`` (upload a CSV) or ``code`` (entries are notebooks
+#: run by Kaggle, often with limits on run time and internet access).
+COMPETITION_TYPES = ("simple", "code")
+#: Keys of a competition's audit policy (lists of strings, default empty): ``allow_urls``
+#: (hosts or ``host/path`` prefixes, optionally with a scheme, whose downloads the external-resource
+#: and llm-api rules accept), ``public_data_dirs``, ``boilerplate`` (starter code for similarity)
+#: and ``label_leak_columns`` (test-data columns known to leak the label, read by the generic
+#: label-leak rules).
+AUDIT_POLICY_KEYS = ("allow_urls", "public_data_dirs", "boilerplate", "label_leak_columns")
+#: An ``allow_urls`` entry: a host with a dot (and an optional port and path), optionally with a
+#: scheme. A bare word cannot be an entry: it would allow nothing, or everything.
+_ALLOW_URL = {
+    "type": "string",
+    "pattern": r"^(?:[A-Za-z][A-Za-z0-9+.-]*://)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+(?::[0-9]{1,5})?(?:/[^\s]*)?$",
+}
+#: A column name: no blanks around it, one line.
+_COLUMN = {"type": "string", "pattern": r"^\S(?:[^\n]*\S)?$"}
 
 _STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
 _CALLABLE_REF = {"type": "string", "pattern": r"^[A-Za-z0-9_.\-]+\.py:[A-Za-z_][A-Za-z0-9_]*$"}
@@ -75,7 +101,8 @@ CONFIG_SCHEMA: Mapping[str, Any] = {
     "additionalProperties": False,
     "required": ["id", "name", "metric", "id_column", "target_columns", "dataset", "leaderboard", "kernels"],
     "properties": {
-        "id": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9\-]*$"},
+        # Kaggle slugs are lower-case except a few early ones (AI4Code).
+        "id": {"type": "string", "pattern": r"^[A-Za-z0-9][A-Za-z0-9\-]*$"},
         "name": {"type": "string", "minLength": 1},
         "description": {"type": "string"},
         "metric": {
@@ -113,15 +140,29 @@ CONFIG_SCHEMA: Mapping[str, Any] = {
         },
         "prepare": _CALLABLE_REF,
         "kernels": {"type": "string", "minLength": 1},
+        "kernels_list": {"type": "string", "minLength": 1},
+        "awards_medals": {"type": "boolean"},
+        "competition_type": {"enum": list(COMPETITION_TYPES)},
+        "splits": {
+            "type": "array",
+            "items": {"type": "string", "pattern": r"^[a-z0-9][a-z0-9\-]*$"},
+            "uniqueItems": True,
+        },
         "audit": {
             "type": "object",
             "additionalProperties": False,
-            "properties": {key: _STRING_LIST for key in AUDIT_POLICY_KEYS},
+            "properties": {
+                **{key: _STRING_LIST for key in AUDIT_POLICY_KEYS},
+                "allow_urls": {"type": "array", "items": _ALLOW_URL, "uniqueItems": True},
+                "label_leak_columns": {"type": "array", "items": _COLUMN, "uniqueItems": True},
+            },
         },
     },
 }
 
 _MD5 = re.compile(r"^[0-9a-f]{32}$")
+#: A Kaggle notebook reference, ``owner/slug``.
+_KERNEL_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -186,12 +227,24 @@ class CompetitionSpec:
         One of :data:`LEADERBOARD_SOURCES`.
     kernels_dir : str
         Reference-notebook folder, relative to ``root``.
+    kernel_refs : tuple of str
+        Top public notebooks of the competition as ``owner/slug``, from ``kernels_list``
+        (empty when the config names no list).
+    awards_medals : bool
+        Whether Kaggle awarded medals in this competition (MLE-bench's flag; grades still
+        report the medal a score would have earned).
+    competition_type : str
+        One of :data:`COMPETITION_TYPES`, or empty when not declared.
+    splits : tuple of str
+        MLE-bench splits the competition belongs to (``low``, ``medium``, ``high``, ``dev``,
+        ``split75`` ...).
     prepare : callable, optional
         ``prepare(raw, public, private)`` from ``prepare.py``.
     checksums : dict, optional
         ``{"public": {file: md5}, "private": {...}, "raw": {...}}`` from checksums.yaml.
     audit : dict
-        Audit policy: ``allow_urls``, ``public_data_dirs``, ``boilerplate`` (tuples of str).
+        Audit policy: ``allow_urls``, ``public_data_dirs``, ``boilerplate``,
+        ``label_leak_columns`` (tuples of str; every key of :data:`AUDIT_POLICY_KEYS` is present).
     description : str
         Optional free text.
     leaderboard_note : str
@@ -210,6 +263,10 @@ class CompetitionSpec:
     leaderboard_path: Path
     leaderboard_source: str
     kernels_dir: str
+    kernel_refs: tuple[str, ...] = ()
+    awards_medals: bool = True
+    competition_type: str = ""
+    splits: tuple[str, ...] = ()
     prepare: Callable[..., None] | None = None
     checksums: Mapping[str, Mapping[str, str]] | None = None
     audit: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -225,6 +282,16 @@ class CompetitionSpec:
     def kernels_path(self) -> Path:
         """Absolute reference-notebook folder (it may not exist)."""
         return self.root / self.kernels_dir
+
+    @property
+    def is_embedded(self) -> bool:
+        """Whether ``prepare`` needs no Kaggle files (its data ships inside a package)."""
+        return self.prepare is not None and not self.raw_files
+
+    @property
+    def has_leaderboard(self) -> bool:
+        """Whether a leaderboard snapshot is declared available (medals can be awarded)."""
+        return self.leaderboard_source != "unavailable"
 
     def answers_path(self, data_dir: Path) -> Path:
         """Where the private answers live under ``data_dir``."""
@@ -256,6 +323,10 @@ class CompetitionSpec:
             "leaderboard_source": self.leaderboard_source,
             "leaderboard_note": self.leaderboard_note,
             "kernels_dir": self.kernels_dir,
+            "kernel_refs": list(self.kernel_refs),
+            "awards_medals": self.awards_medals,
+            "competition_type": self.competition_type,
+            "splits": list(self.splits),
             "has_prepare": self.prepare is not None,
             "has_checksums": self.checksums is not None,
             "audit": {key: list(value) for key, value in self.audit.items()},
@@ -361,6 +432,45 @@ def load_checksums(path: Path) -> dict[str, dict[str, str]]:
     return result
 
 
+def load_kernel_refs(path: Path) -> tuple[str, ...]:
+    """Read a kernels list: one Kaggle notebook ``owner/slug`` a line.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        A text file; blank lines and lines starting with ``#`` are skipped. A full notebook URL
+        is not accepted: the list holds references, as ``kaggle kernels pull`` takes them.
+
+    Returns
+    -------
+    tuple of str
+        The references in file order (most voted first in the shipped lists).
+
+    Raises
+    ------
+    ConfigError
+        If the file cannot be read, or a line is not ``owner/slug`` or repeats an earlier one
+        (the message names the file and the 1-based line).
+    """
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    refs: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        ref = line.strip()
+        if not ref or ref.startswith("#"):
+            continue
+        if not _KERNEL_REF.match(ref):
+            raise ConfigError(f"{path}: line {number}: {ref[:80]!r} is not a notebook reference 'owner/slug'")
+        if ref in refs:
+            raise ConfigError(f"{path}: line {number}: {ref!r} is listed twice")
+        refs.append(ref)
+    return tuple(refs)
+
+
 def load_competition_spec(directory: str | Path) -> CompetitionSpec:
     """Read and validate one competition folder.
 
@@ -449,6 +559,12 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         _check_parameters(prepare, ["raw", "public", "private"], config=config, field_name="prepare")
 
     kernels_dir = _check_relative(data["kernels"], config=config, field_name="kernels")
+    kernel_refs: tuple[str, ...] = ()
+    if "kernels_list" in data:
+        kernels_list = root / _check_relative(data["kernels_list"], config=config, field_name="kernels_list")
+        if not kernels_list.is_file():
+            raise ConfigError(f"{config}: field 'kernels_list': {kernels_list} does not exist")
+        kernel_refs = load_kernel_refs(kernels_list)
     checksums_path = root / CHECKSUMS_FILE
     checksums = load_checksums(checksums_path) if checksums_path.is_file() else None
     audit_data = data.get("audit", {})
@@ -467,6 +583,10 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         leaderboard_path=leaderboard_path,
         leaderboard_source=board["source"],
         kernels_dir=kernels_dir,
+        kernel_refs=kernel_refs,
+        awards_medals=data.get("awards_medals", True),
+        competition_type=data.get("competition_type", ""),
+        splits=tuple(data.get("splits", [])),
         prepare=prepare,
         checksums=checksums,
         audit=audit,

@@ -4,41 +4,54 @@ Every check raises :class:`~grading.errors.InvalidSubmission` with a message tha
 column, the row and the id at fault, so an agent (or a reviewer) can fix the file. Rows are
 counted from 1 over data rows, header excluded, in the order of the submission file. Ids are
 compared as the exact text in the CSV (``"0001_01"`` and ``"1"`` stay text), as Kaggle
-matches submission rows to the answer key.
+matches submission rows to the answer key; a row may be identified by several id columns
+together (``tripId`` and ``UnixTimeMillis``), shown as a tuple.
 
 Messages never contain answer values: the validation endpoint that agents may call echoes
 them, and the held-out answers must not leak through it. Ids and column names are public
 (they are in the public test file and sample submission), so they may appear.
+
+The checks are vectorised (pandas hash indexes, numpy masks) so a million-row submission is
+validated in a fraction of the time pandas needs to read it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from grading.errors import ConfigError, InvalidSubmission
-from grading.metrics import TargetKind
+from grading.metrics import SCORING_PARAMS, Metric, TargetKind
 
 __all__ = [
     "read_csv",
     "read_submission",
     "read_answers",
+    "ScoringOptions",
+    "scoring_options",
     "check_columns",
     "check_ids",
     "check_no_missing",
     "check_numeric",
     "check_probabilities",
+    "check_value_range",
+    "check_row_sums",
+    "check_frames",
     "check_submission",
 ]
 
 logger = logging.getLogger(__name__)
 
 _PANDAS_VERSION = tuple(int(p) for p in pd.__version__.split(".")[:2] if p.isdigit())
+# Joins the parts of a composite id into one hashable key; a control character no CSV id holds.
+_KEY_SEPARATOR = "\x1f"
 
 
 def read_csv(path: str | os.PathLike[str], **kwargs) -> pd.DataFrame:
@@ -57,20 +70,35 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-def read_submission(path: str | os.PathLike[str], *, id_column: str | None = None) -> pd.DataFrame:
+def _as_tuple(columns: str | Sequence[str] | None) -> tuple[str, ...]:
+    if columns is None:
+        return ()
+    if isinstance(columns, str):
+        return (columns,)
+    return tuple(columns)
+
+
+def read_submission(
+    path: str | os.PathLike[str],
+    *,
+    id_column: str | Sequence[str] | None = None,
+    text_columns: Sequence[str] = (),
+) -> pd.DataFrame:
     """Read a submission CSV.
 
     Parameters
     ----------
     path : path-like
         The submission file.
-    id_column : str, optional
-        Read this column as text so ids keep their exact spelling (leading zeros, ``"1.0"``).
+    id_column : str or sequence of str, optional
+        Read these columns as text so ids keep their exact spelling (leading zeros, ``"1.0"``).
+    text_columns : sequence of str
+        Other columns to read verbatim as text (label lists, masks, sentences).
 
     Returns
     -------
     pandas.DataFrame
-        One row per data row of the file; the id column as text, other columns as pandas
+        One row per data row of the file; id and text columns as text, other columns as pandas
         infers them (the same inference MLE-bench's grader sees).
 
     Raises
@@ -86,7 +114,8 @@ def read_submission(path: str | os.PathLike[str], *, id_column: str | None = Non
         raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}") from None
     if len(head) < 65536 and not head.strip():
         raise InvalidSubmission(f"Submission file '{path}' is empty.")
-    dtype = {id_column: str} if id_column else None
+    text = [*_as_tuple(id_column), *text_columns]
+    dtype = {c: str for c in text} or None
     try:
         frame = read_csv(path, dtype=dtype)
     except pd.errors.EmptyDataError:
@@ -96,22 +125,33 @@ def read_submission(path: str | os.PathLike[str], *, id_column: str | None = Non
     return frame
 
 
-def read_answers(path: str | os.PathLike[str], *, id_column: str, target_columns: Sequence[str]) -> pd.DataFrame:
+def read_answers(
+    path: str | os.PathLike[str],
+    *,
+    id_column: str | Sequence[str],
+    target_columns: Sequence[str],
+    text_columns: Sequence[str] = (),
+    unique_ids: bool = True,
+) -> pd.DataFrame:
     """Read a competition's private answers file.
 
     Parameters
     ----------
     path : path-like
         The answers CSV (``<data>/<id>/prepared/private/...``).
-    id_column : str
+    id_column : str or sequence of str
         Read as text, like the submission's.
     target_columns : sequence of str
         Columns that must be present.
+    text_columns : sequence of str
+        Other columns to read verbatim as text.
+    unique_ids : bool
+        Whether each id must appear once (false for answer files with one row per box).
 
     Returns
     -------
     pandas.DataFrame
-        With at least ``[id_column, *target_columns]``.
+        With at least ``[*id_columns, *target_columns]``.
 
     Raises
     ------
@@ -120,18 +160,21 @@ def read_answers(path: str | os.PathLike[str], *, id_column: str, target_columns
         answer key itself is broken, which is not the submission's fault.
     """
     path = Path(path)
+    id_columns = _as_tuple(id_column)
     try:
-        frame = read_csv(path, dtype={id_column: str})
+        frame = read_csv(path, dtype={c: str for c in (*id_columns, *text_columns)})
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"answers file {path}: cannot be read: {_first_line(exc)}") from None
-    missing = [c for c in [id_column, *target_columns] if c not in frame.columns]
+    missing = [c for c in [*id_columns, *target_columns] if c not in frame.columns]
     if missing:
         raise ConfigError(f"answers file {path}: missing column(s) {_quote_list(missing)}")
-    ids = frame[id_column]
-    if ids.isna().any():
-        raise ConfigError(f"answers file {path}: empty id at row {int(np.flatnonzero(ids.isna().to_numpy())[0]) + 1}")
-    if ids.duplicated().any():
-        raise ConfigError(f"answers file {path}: repeated id {ids[ids.duplicated()].iloc[0]!r}")
+    keys = _id_keys(frame, id_columns)
+    if keys.isna().any():
+        raise ConfigError(f"answers file {path}: empty id at row {int(np.flatnonzero(keys.isna().to_numpy())[0]) + 1}")
+    if unique_ids:
+        repeated = keys.duplicated()
+        if repeated.any():
+            raise ConfigError(f"answers file {path}: repeated id {_show_key(keys[repeated].iloc[0], len(id_columns))}")
     return frame
 
 
@@ -143,15 +186,174 @@ def _plural(word: str, n: int) -> str:
     return word if n == 1 else word + "s"
 
 
-def check_columns(submission: pd.DataFrame, *, id_column: str, target_columns: Sequence[str]) -> None:
-    """Check the submission has exactly the id column and the target columns.
+def _id_keys(frame: pd.DataFrame, id_columns: Sequence[str]) -> pd.Series:
+    """One text key per row: the id, or the id columns joined.
+
+    A single id is missing when its cell is empty. A composite id is missing only when all its
+    parts are: an empty part (a comment without a date) is the empty text.
+    """
+    first = frame[id_columns[0]]
+    if len(id_columns) == 1:
+        if not (pd.api.types.is_string_dtype(first.dtype) and not pd.api.types.is_object_dtype(first.dtype)):
+            first = first.astype(str).where(first.notna())
+        return first.reset_index(drop=True)
+    parts = [frame[c] for c in id_columns]
+    texts = [part.astype(str).where(part.notna(), "") for part in parts]
+    keys = texts[0].str.cat(texts[1:], sep=_KEY_SEPARATOR)
+    all_missing = np.logical_and.reduce([part.isna().to_numpy() for part in parts])
+    return keys.where(~all_missing).reset_index(drop=True)
+
+
+def _show_key(key: str, n_parts: int) -> str:
+    return repr(str(key)) if n_parts == 1 else repr(tuple(str(key).split(_KEY_SEPARATOR)))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ScoringOptions:
+    """How the scoring path matches and filters rows before a metric runs.
+
+    Built by :func:`scoring_options` from a metric, the competition's columns and the
+    ``metric.params`` of its config (see :data:`grading.metrics.SCORING_PARAMS`).
+
+    Attributes
+    ----------
+    id_columns : tuple of str
+        Columns that together identify a row.
+    target_columns : tuple of str
+        Predicted columns, as named in the submission.
+    answer_columns : mapping
+        ``{target column: answers column}`` for targets the answers name differently.
+    unscored_columns : tuple of str
+        Columns the submission must have that are not scored.
+    extra_ids : str
+        ``"error"`` or ``"ignore"`` for submission ids that are not test ids.
+    row_mask : tuple of (str, object), optional
+        Only answer rows whose column equals the value are scored.
+    value_range : tuple of (float, float), optional
+        Closed range numeric predictions must lie in.
+    row_sum_tolerance : float, optional
+        Several probability columns must sum to 1 within this.
+    """
+
+    id_columns: tuple[str, ...]
+    target_columns: tuple[str, ...]
+    answer_columns: Mapping[str, str] = field(default_factory=dict)
+    unscored_columns: tuple[str, ...] = ()
+    extra_ids: str = "error"
+    row_mask: tuple[str, Any] | None = None
+    value_range: tuple[float, float] | None = None
+    row_sum_tolerance: float | None = None
+
+    @property
+    def answer_target_columns(self) -> tuple[str, ...]:
+        """The targets as the answer file names them."""
+        return tuple(self.answer_columns.get(c, c) for c in self.target_columns)
+
+
+def _string_list(value: Any, name: str, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: metric parameter {name!r} must be a list of column names")
+    return tuple(value)
+
+
+def scoring_options(
+    metric: Metric,
+    *,
+    id_column: str | Sequence[str],
+    target_columns: Sequence[str],
+    params: Mapping[str, Any] | None = None,
+) -> tuple[ScoringOptions, dict[str, Any]]:
+    """Split a metric's parameters into scoring options and the function's own parameters.
+
+    Parameters
+    ----------
+    metric : Metric
+        The registry entry; its ``defaults`` apply unless ``params`` overrides them.
+    id_column : str or sequence of str
+        The competition's id column(s); the ``id_columns`` parameter replaces them.
+    target_columns : sequence of str
+        The competition's predicted columns.
+    params : mapping, optional
+        ``metric.params`` from the competition config.
+
+    Returns
+    -------
+    options : ScoringOptions
+    own_params : dict
+        What remains, passed to the scoring function.
+
+    Raises
+    ------
+    ConfigError
+        If a scoring parameter has the wrong shape or a parameter is unknown.
+    """
+    where = f"metric {metric.name!r}"
+    merged = {**metric.defaults, **(params or {})}
+    unknown = sorted(set(merged) - set(metric.param_names))
+    if unknown:
+        raise ConfigError(f"{where}: unknown parameter(s) {_quote_list(unknown)} (it takes: {', '.join(metric.param_names)})")
+    scoring = {k: merged.pop(k) for k in SCORING_PARAMS if k in merged}
+    id_columns = _as_tuple(id_column)
+    if "id_columns" in scoring:
+        id_columns = _string_list(scoring["id_columns"], "id_columns", where)
+        if not id_columns:
+            raise ConfigError(f"{where}: metric parameter 'id_columns' must name at least one column")
+    answer_columns = scoring.get("answer_columns", {})
+    if not isinstance(answer_columns, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in answer_columns.items()
+    ):
+        raise ConfigError(f"{where}: metric parameter 'answer_columns' must map target columns to answer columns")
+    extra_ids = scoring.get("extra_ids", "error")
+    if extra_ids not in ("error", "ignore"):
+        raise ConfigError(f"{where}: metric parameter 'extra_ids' must be 'error' or 'ignore', not {extra_ids!r}")
+    row_mask = None
+    if "row_mask" in scoring:
+        mask = scoring["row_mask"]
+        if not isinstance(mask, Mapping) or set(mask) != {"column", "equals"} or not isinstance(mask["column"], str):
+            raise ConfigError(f"{where}: metric parameter 'row_mask' must be {{column: <answers column>, equals: <value>}}")
+        row_mask = (mask["column"], mask["equals"])
+    value_range = None
+    if "value_range" in scoring:
+        bounds = scoring["value_range"]
+        if (
+            not isinstance(bounds, (list, tuple))
+            or len(bounds) != 2
+            or not all(isinstance(b, (int, float)) and not isinstance(b, bool) for b in bounds)
+            or bounds[0] > bounds[1]
+        ):
+            raise ConfigError(f"{where}: metric parameter 'value_range' must be [low, high] with low <= high")
+        value_range = (float(bounds[0]), float(bounds[1]))
+    tolerance = scoring.get("row_sum_tolerance")
+    if tolerance is not None and (not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or tolerance < 0):
+        raise ConfigError(f"{where}: metric parameter 'row_sum_tolerance' must be a number >= 0")
+    options = ScoringOptions(
+        id_columns=id_columns,
+        target_columns=tuple(target_columns),
+        answer_columns=dict(answer_columns),
+        unscored_columns=_string_list(scoring.get("unscored_columns", []), "unscored_columns", where),
+        extra_ids=extra_ids,
+        row_mask=row_mask,
+        value_range=value_range,
+        row_sum_tolerance=None if tolerance is None else float(tolerance),
+    )
+    return options, merged
+
+
+def check_columns(
+    submission: pd.DataFrame,
+    *,
+    id_column: str | Sequence[str],
+    target_columns: Sequence[str],
+    unscored_columns: Sequence[str] = (),
+) -> None:
+    """Check the submission has exactly the id, target (and unscored) columns.
 
     Raises
     ------
     InvalidSubmission
         Naming the missing columns, or else the unexpected ones, and the expected set.
     """
-    expected = [id_column, *target_columns]
+    expected = [*_as_tuple(id_column), *target_columns, *unscored_columns]
     columns = [str(c) for c in submission.columns]
     if not columns:
         raise InvalidSubmission("Submission has no columns.")
@@ -174,18 +376,41 @@ def check_columns(submission: pd.DataFrame, *, id_column: str, target_columns: S
         seen.add(c)
 
 
-def check_ids(submission_ids: pd.Series, answer_ids: pd.Series) -> np.ndarray:
+def _key_values(ids: pd.Series | pd.DataFrame) -> tuple[np.ndarray, int]:
+    """Id keys as an object array (missing ids as NaN) and the number of id columns."""
+    if isinstance(ids, pd.DataFrame):
+        return _id_keys(ids, list(ids.columns)).to_numpy(dtype=object), ids.shape[1]
+    if pd.api.types.is_string_dtype(ids.dtype) and not pd.api.types.is_object_dtype(ids.dtype):
+        return ids.to_numpy(dtype=object), 1
+    return ids.astype(str).where(ids.notna()).to_numpy(dtype=object), 1
+
+
+def _encode(answer_keys: np.ndarray, submission_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Integer codes of both id lists from one hash pass (missing ids get -1), and the distinct keys."""
+    codes, uniques = pd.factorize(np.concatenate([answer_keys, submission_keys]))
+    return codes[: len(answer_keys)], codes[len(answer_keys) :], np.asarray(uniques, dtype=object)
+
+
+def check_ids(
+    submission_ids: pd.Series | pd.DataFrame,
+    answer_ids: pd.Series | pd.DataFrame,
+    *,
+    extra_ids: str = "error",
+) -> np.ndarray:
     """Check the submission has each test id exactly once.
 
     Parameters
     ----------
-    submission_ids, answer_ids : pandas.Series of str
-        The id columns, in file order.
+    submission_ids, answer_ids : pandas.Series or pandas.DataFrame
+        The id column (or id columns, for composite ids), in file order. Repeated answer ids
+        (answer files with one row per box) are matched once, in order of first appearance.
+    extra_ids : {"error", "ignore"}
+        Whether submission rows with ids that are not test ids are an error or dropped.
 
     Returns
     -------
     numpy.ndarray of int
-        For each answer row, the position of its row in the submission (a permutation), so
+        For each distinct answer id, the position of its row in the submission, so
         ``submission.iloc[order]`` is aligned with the answers.
 
     Raises
@@ -194,42 +419,68 @@ def check_ids(submission_ids: pd.Series, answer_ids: pd.Series) -> np.ndarray:
         For an empty id, a repeated id (both rows named), an id that is not a test id, or a
         row count that differs from the test set (the first missing id named).
     """
-    sub = submission_ids.reset_index(drop=True)
-    ans = answer_ids.reset_index(drop=True).astype(str)
-    empty = np.flatnonzero(sub.isna().to_numpy())
+    sub, n_parts = _key_values(submission_ids)
+    ans, _ = _key_values(answer_ids)
+    n_sub = len(sub)
+    empty = np.flatnonzero(pd.isna(sub))
     if empty.size:
         raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.")
-    sub = sub.astype(str)
-    first_row: dict[str, int] = {}
-    for row, value in enumerate(sub.tolist()):
-        if value in first_row:
-            raise InvalidSubmission(f"Submission repeats id {value!r} at rows {first_row[value] + 1} and {row + 1}.")
-        first_row[value] = row
-    answer_set = set(ans.tolist())
-    unknown = [row for row, value in enumerate(sub.tolist()) if value not in answer_set]
-    if unknown:
+    if n_sub == len(ans) and n_sub and (sub == ans).all():
+        # The usual case: rows in the order of the test set. The submission repeats an id only
+        # if the answers do, and those are checked when the answers are read.
+        return np.arange(n_sub, dtype=np.intp)
+    ans_codes, sub_codes, uniques = _encode(ans, sub)
+    n_codes = len(uniques)
+    first_row = np.full(n_codes, n_sub, dtype=np.int64)
+    np.minimum.at(first_row, sub_codes, np.arange(n_sub))
+    repeated = np.flatnonzero(first_row[sub_codes] != np.arange(n_sub))
+    if repeated.size:
+        row = int(repeated[0])
+        first = int(first_row[sub_codes[row]])
+        raise InvalidSubmission(f"Submission repeats id {_show_key(sub[row], n_parts)} at rows {first + 1} and {row + 1}.")
+    # Distinct answer ids in order of first appearance.
+    _, first_answer = np.unique(ans_codes, return_index=True)
+    ans_distinct = ans_codes[np.sort(first_answer)]
+    known = np.zeros(n_codes, dtype=bool)
+    known[ans_distinct] = True
+    unknown = ~known[sub_codes]
+    if unknown.any() and extra_ids != "ignore":
         # The totals tell a reviewer at once whether a few ids are off or the whole file was
         # made for another test set (e.g. Kaggle's own test.csv instead of the prepared split).
+        row = int(np.flatnonzero(unknown)[0])
         raise InvalidSubmission(
-            f"Submission has id {sub.iloc[unknown[0]]!r} at row {unknown[0] + 1}, which is not a test id "
-            f"({len(unknown)} of its {len(sub)} {_plural('row', len(sub))} have ids outside the "
-            f"{len(ans)} test ids)."
+            f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
+            f"({int(unknown.sum())} of its {n_sub} {_plural('row', n_sub)} have ids outside the "
+            f"{len(ans_distinct)} test ids)."
         )
-    if len(sub) != len(ans):
+    order = np.where(first_row[ans_distinct] < n_sub, first_row[ans_distinct], -1)
+    missing = np.flatnonzero(order < 0)
+    if missing.size:
+        first_missing = int(missing[0])
+        missing_id = _show_key(uniques[ans_distinct[first_missing]], n_parts)
+        if extra_ids == "ignore":
+            raise InvalidSubmission(
+                f"Submission has no row for id {missing_id} (row {first_missing + 1} "
+                f"of the test set); {missing.size} of the {len(ans_distinct)} test ids are missing."
+            )
         # No repeats and no unknown ids, so the submission is short: name what it lacks.
-        missing_row = next(i for i, value in enumerate(ans.tolist()) if value not in first_row)
         raise InvalidSubmission(
-            f"Submission has {len(sub)} {_plural('row', len(sub))}; expected {len(ans)} (one per test id). "
-            f"First missing id: {ans.iloc[missing_row]!r} (row {missing_row + 1} of the test set)."
+            f"Submission has {n_sub} {_plural('row', n_sub)}; expected {len(ans_distinct)} (one per test id). "
+            f"First missing id: {missing_id} (row {first_missing + 1} of the test set)."
         )
-    return np.array([first_row[value] for value in ans.tolist()], dtype=np.intp)
+    return order.astype(np.intp)
 
 
-def _describe_row(row: int, ids: pd.Series) -> str:
-    return f"row {row + 1} (id {str(ids.iloc[row])!r})"
+def _describe_row(row: int, ids: pd.Series | pd.DataFrame) -> str:
+    if isinstance(ids, pd.DataFrame):
+        parts = tuple(str(ids[c].iloc[row]) for c in ids.columns)
+        shown = repr(parts[0]) if len(parts) == 1 else repr(parts)
+    else:
+        shown = repr(str(ids.iloc[row]))
+    return f"row {row + 1} (id {shown})"
 
 
-def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series) -> None:
+def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
     """Check a target column has no empty cells.
 
     Raises
@@ -244,7 +495,7 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series) -> None:
         )
 
 
-def check_numeric(values: pd.Series, *, column: str, ids: pd.Series) -> np.ndarray:
+def check_numeric(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> np.ndarray:
     """Check a target column holds finite numbers and return them as floats.
 
     Raises
@@ -254,22 +505,23 @@ def check_numeric(values: pd.Series, *, column: str, ids: pd.Series) -> np.ndarr
         or is infinite, with its row and id.
     """
     values = values.reset_index(drop=True)
-    # Booleans convert to 0/1 silently, but True/False is a label, not a prediction of a number.
-    if pd.api.types.is_bool_dtype(values.dtype):
-        is_bool = np.ones(len(values), dtype=bool)
-    elif pd.api.types.is_numeric_dtype(values.dtype):
-        is_bool = np.zeros(len(values), dtype=bool)
+    if pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype):
+        floats = values.to_numpy(dtype=float)
     else:
-        is_bool = values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
-    numbers = pd.to_numeric(values.where(~is_bool), errors="coerce")
-    not_numbers = np.flatnonzero((numbers.isna().to_numpy() & values.notna().to_numpy()) | is_bool)
-    if not_numbers.size:
-        bad = int(not_numbers[0])
-        raise InvalidSubmission(
-            f"Submission column {column!r} has a non-numeric value {str(values.iloc[bad])!r} at "
-            f"{_describe_row(bad, ids)}; expected a number."
-        )
-    floats = numbers.to_numpy(dtype=float)
+        # Booleans convert to 0/1 silently, but True/False is a label, not a prediction of a number.
+        if pd.api.types.is_bool_dtype(values.dtype):
+            is_bool = np.ones(len(values), dtype=bool)
+        else:
+            is_bool = values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
+        numbers = pd.to_numeric(values.where(~is_bool), errors="coerce")
+        not_numbers = np.flatnonzero((numbers.isna().to_numpy() & values.notna().to_numpy()) | is_bool)
+        if not_numbers.size:
+            bad = int(not_numbers[0])
+            raise InvalidSubmission(
+                f"Submission column {column!r} has a non-numeric value {str(values.iloc[bad])!r} at "
+                f"{_describe_row(bad, ids)}; expected a number."
+            )
+        floats = numbers.to_numpy(dtype=float)
     infinite = np.flatnonzero(~np.isfinite(floats))
     if infinite.size:
         row = int(infinite[0])
@@ -279,7 +531,7 @@ def check_numeric(values: pd.Series, *, column: str, ids: pd.Series) -> np.ndarr
     return floats
 
 
-def check_probabilities(values: np.ndarray, *, column: str, ids: pd.Series) -> None:
+def check_probabilities(values: np.ndarray, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
     """Check numbers lie in [0, 1].
 
     Raises
@@ -296,11 +548,213 @@ def check_probabilities(values: np.ndarray, *, column: str, ids: pd.Series) -> N
         )
 
 
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def check_value_range(values: np.ndarray, *, column: str, ids: pd.Series | pd.DataFrame, low: float, high: float) -> None:
+    """Check numbers lie in the closed range ``[low, high]``.
+
+    Raises
+    ------
+    InvalidSubmission
+        Naming the first value outside the range, with its row and id.
+    """
+    outside = np.flatnonzero((values < low) | (values > high))
+    if outside.size:
+        row = int(outside[0])
+        raise InvalidSubmission(
+            f"Submission column {column!r} has {float(values[row])!r} at {_describe_row(row, ids)}, "
+            f"outside [{_number(low)}, {_number(high)}]."
+        )
+
+
+def check_row_sums(
+    values: Sequence[np.ndarray], *, columns: Sequence[str], ids: pd.Series | pd.DataFrame, tolerance: float
+) -> None:
+    """Check each row of class probabilities sums to 1.
+
+    Parameters
+    ----------
+    values : sequence of numpy.ndarray
+        One array per class column, in submission order.
+    columns : sequence of str
+        The class columns, for the message.
+    tolerance : float
+        Largest accepted ``|row sum - 1|``.
+
+    Raises
+    ------
+    InvalidSubmission
+        Naming the first row whose probabilities do not sum to 1.
+    """
+    sums = np.zeros(len(values[0]) if len(values) else 0)
+    for column in values:
+        sums += column
+    off = np.flatnonzero(np.abs(sums - 1.0) > tolerance)
+    if off.size:
+        row = int(off[0])
+        raise InvalidSubmission(
+            f"Submission probabilities in columns {_quote_list(columns)} sum to {float(sums[row])!r} at "
+            f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g})."
+        )
+
+
+def _map_answer_columns(answers: pd.DataFrame, options: ScoringOptions) -> pd.DataFrame:
+    if not options.answer_columns:
+        return answers
+    answers = answers.copy()
+    for target, source in options.answer_columns.items():
+        if source not in answers.columns:
+            raise ConfigError(f"the answers have no column {source!r} (mapped to target {target!r} by answer_columns)")
+        if target in answers.columns and target != source:
+            raise ConfigError(f"the answers already have a column {target!r}; answer_columns cannot map {source!r} onto it")
+        answers[target] = answers[source]
+    return answers
+
+
+def check_frames(
+    submission: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    metric: Metric,
+    options: ScoringOptions,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Validate a submission against the answer key and align both tables by id.
+
+    Checks run in this order, and the first failure is raised: columns (missing, then
+    unexpected, then repeated); ids (empty, repeated, unknown, then row count); then per target
+    column: missing values (unless the metric reads empty cells as empty text), and for numeric
+    and probability targets non-numbers, non-finite values, values outside [0, 1] (probability
+    targets) or outside ``value_range``; finally row sums (``row_sum_tolerance``). Then the
+    ``row_mask`` keeps the scored answer rows.
+
+    Parameters
+    ----------
+    submission : pandas.DataFrame
+        As read by :func:`read_submission`.
+    answers : pandas.DataFrame
+        As read by :func:`read_answers`.
+    metric : Metric
+        Says what the target values must be.
+    options : ScoringOptions
+        Columns, id matching and filters (:func:`scoring_options`).
+
+    Returns
+    -------
+    answers : pandas.DataFrame
+        Every answer column, a fresh index; targets under their submission names. For answer
+        files with one row per box, all rows (the metric groups them).
+    submission : pandas.DataFrame
+        The id, target and unscored columns, one row per distinct answer id in answer order;
+        numeric targets as float, text targets with empty cells as ``""`` when allowed. Its
+        index is each row's 0-based position in the submission file, and
+        ``attrs["id_columns"]`` names the id columns.
+
+    Raises
+    ------
+    InvalidSubmission
+        With a message naming the column, row and id at fault.
+    ConfigError
+        If the answers lack a mapped column or the row mask's column.
+    """
+    id_columns, targets = list(options.id_columns), list(options.target_columns)
+    answers = _map_answer_columns(answers, options)
+    absent = [c for c in targets if c not in answers.columns]
+    if absent and metric.targets_in_answers:
+        raise ConfigError(f"the answers have no column(s) {_quote_list(absent)}")
+    check_columns(submission, id_column=id_columns, target_columns=targets, unscored_columns=options.unscored_columns)
+    submission = submission.reset_index(drop=True)
+    ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
+    answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]
+    order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+    if len(order) != len(answers) and not metric.repeated_answer_ids:
+        repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
+        row = int(np.flatnonzero(repeated.to_numpy())[0])
+        raise ConfigError(f"the answers repeat an id at row {row + 1}")
+    floats: dict[str, np.ndarray] = {}
+    replaced: dict[str, Any] = {}
+    kind = metric.target_kind
+    for column in targets:
+        values = submission[column]
+        if kind is TargetKind.TEXT and metric.allow_missing:
+            if values.isna().any():
+                replaced[column] = values.astype(object).where(values.notna(), "")
+            continue
+        check_no_missing(values, column=column, ids=ids)
+        if kind in (TargetKind.LABEL, TargetKind.TEXT):
+            continue
+        numbers = check_numeric(values, column=column, ids=ids)
+        if kind is TargetKind.PROBABILITY:
+            check_probabilities(numbers, column=column, ids=ids)
+        if options.value_range is not None:
+            check_value_range(numbers, column=column, ids=ids, low=options.value_range[0], high=options.value_range[1])
+        floats[column] = numbers
+        if values.dtype != np.float64:
+            replaced[column] = numbers
+    if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
+        check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
+    aligned = submission[[*id_columns, *targets, *options.unscored_columns]]
+    if replaced:
+        aligned = aligned.assign(**replaced)
+    # Answer order; the index keeps each row's 0-based position in the file. Rows already in
+    # answer order (the usual case) are not copied.
+    if len(order) == len(aligned) and np.array_equal(order, np.arange(len(order))):
+        aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
+    else:
+        aligned = aligned.take(order).set_axis(pd.Index(order, name="row"), axis=0)
+    aligned.attrs["id_columns"] = id_columns
+    answers = answers.reset_index(drop=True)
+    if options.row_mask is not None:
+        column, value = options.row_mask
+        if column not in answers.columns:
+            raise ConfigError(f"row_mask: the answers have no column {column!r}")
+        keep = (answers[column] == value).to_numpy()
+        if metric.repeated_answer_ids:
+            raise ConfigError("row_mask cannot filter an answer file with several rows per id")
+        answers = answers[keep].reset_index(drop=True)
+        aligned = aligned[keep]
+    return answers, aligned
+
+
+def answer_arrays(
+    answers: pd.DataFrame, submission: pd.DataFrame, *, metric: Metric, target_columns: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Turn aligned frames into the ``(y_true, y_pred)`` arrays an array metric takes.
+
+    Returns
+    -------
+    y_true, y_pred : numpy.ndarray
+        Shape ``(n_rows,)`` for one target column, ``(n_rows, n_targets)`` for several; floats
+        for numeric and probability targets, the parsed values otherwise.
+
+    Raises
+    ------
+    ConfigError
+        If an answer column of a numeric metric holds something that is not a number.
+    """
+    numeric = metric.target_kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY)
+    columns = list(target_columns)
+    truth = answers[columns]
+    if numeric:
+        if not all(pd.api.types.is_numeric_dtype(t) for t in truth.dtypes):
+            try:
+                truth = truth.apply(pd.to_numeric)
+            except (ValueError, TypeError):
+                raise ConfigError(f"answers columns {_quote_list(columns)} hold values that are not numbers") from None
+        y_true, y_pred = truth.to_numpy(dtype=float), submission[columns].to_numpy(dtype=float)
+    else:
+        y_true, y_pred = truth.to_numpy(), submission[columns].to_numpy()
+    if len(columns) == 1:
+        return y_true[:, 0], y_pred[:, 0]
+    return y_true, y_pred
+
+
 def check_submission(
     submission: pd.DataFrame,
     answers: pd.DataFrame,
     *,
-    id_column: str,
+    id_column: str | Sequence[str],
     target_columns: Sequence[str],
     target_kind: TargetKind = TargetKind.LABEL,
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -318,8 +772,8 @@ def check_submission(
         column read as text (:func:`read_submission`).
     answers : pandas.DataFrame
         Columns including ``[id_column, *target_columns]``; the id column read as text.
-    id_column : str
-        Name of the id column.
+    id_column : str or sequence of str
+        Name of the id column (or the columns of a composite id).
     target_columns : sequence of str
         Names of the predicted columns.
     target_kind : TargetKind
@@ -345,26 +799,7 @@ def check_submission(
     >>> check_submission(sub, answers, id_column="id", target_columns=["y"])
     (array([1, 0]), array([1, 0]))
     """
-    target_columns = list(target_columns)
-    check_columns(submission, id_column=id_column, target_columns=target_columns)
-    submission = submission.reset_index(drop=True)
-    ids = submission[id_column]
-    order = check_ids(ids, answers[id_column])
-    true_cols: list[np.ndarray] = []
-    pred_cols: list[np.ndarray] = []
-    for column in target_columns:
-        values = submission[column]
-        check_no_missing(values, column=column, ids=ids)
-        if target_kind is TargetKind.LABEL:
-            pred = values.to_numpy()
-            truth = answers[column].to_numpy()
-        else:
-            pred = check_numeric(values, column=column, ids=ids)
-            if target_kind is TargetKind.PROBABILITY:
-                check_probabilities(pred, column=column, ids=ids)
-            truth = pd.to_numeric(answers[column]).to_numpy(dtype=float)
-        pred_cols.append(pred[order])
-        true_cols.append(truth)
-    if len(target_columns) == 1:
-        return true_cols[0], pred_cols[0]
-    return np.column_stack(true_cols), np.column_stack(pred_cols)
+    metric = Metric(name="check", fn=lambda y_true, y_pred: math.nan, higher_is_better=True, target_kind=target_kind, best=math.nan)
+    options = ScoringOptions(id_columns=_as_tuple(id_column), target_columns=tuple(target_columns))
+    aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
+    return answer_arrays(aligned_answers, aligned, metric=metric, target_columns=target_columns)

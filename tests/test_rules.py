@@ -28,7 +28,7 @@ def validator():
 def test_rules_exist_for_every_category_folder():
     folders = sorted(p.name for p in RULES_ROOT.iterdir() if p.is_dir())
     assert folders == sorted({p.parent.name for p in RULE_FILES})
-    assert len(RULE_FILES) >= 9
+    assert len(RULE_FILES) >= 20
 
 
 def test_ruleset_loads_with_a_stable_digest(ruleset):

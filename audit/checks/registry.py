@@ -6,10 +6,11 @@ the package that imports them (no import cycle); ``audit.checks`` re-exports eve
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
+from audit.model import Skipped
 from audit.rules.match import Match
 from audit.units import CodeUnit, LogEvent
 
@@ -41,6 +42,13 @@ class RunContext:
         The run's code (files, notebook code, code from logs).
     log_events : tuple of LogEvent
         The run's log events in order.
+    skipped : list of Skipped
+        Filled by checks (through :meth:`skip`) with the inputs they could not read: an
+        unreadable submission, a sample submission over the size cap. The pipeline lists them
+        under the report's ``skipped``; they do not change the verdict by themselves.
+    memo : dict
+        Scratch space shared by the checks of one run, so that several rules built on one
+        analysis run it once (see :meth:`memoize`).
     """
 
     root: Path
@@ -51,6 +59,20 @@ class RunContext:
     target_columns: tuple[str, ...] = ()
     code_units: tuple[CodeUnit, ...] = ()
     log_events: tuple[LogEvent, ...] = ()
+    skipped: list[Skipped] = field(default_factory=list, compare=False, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def skip(self, path: str, reason: str) -> None:
+        """Record that ``path`` (relative to the run root, or a file name) could not be used."""
+        item = Skipped(path=path, reason=reason)
+        if item not in self.skipped:
+            self.skipped.append(item)
+
+    def memoize(self, key: str, compute: Callable[[], Any]) -> Any:
+        """``compute()`` once per context and ``key``; later calls return the stored value."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return self.memo[key]
 
     def relative(self, path: Path) -> str:
         """``path`` as a POSIX string relative to ``root``, or its name when it lies outside."""

@@ -5,6 +5,10 @@
 cell for cell cannot come from a model trained on the public split. Values are compared as
 numbers when both sides parse as numbers (absolute tolerance ``atol``) and otherwise as
 stripped strings, with ``True``/``False`` compared case-insensitively.
+
+Both files are read with the caps of :mod:`audit.checks.tables`; a file that cannot be read is
+listed in the report's ``skipped`` (for the answers, without the parser's message, so nothing of
+their content can leak). The finding carries counts only, never a value.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from audit.checks.registry import RunContext, check
+from audit.checks.tables import CsvReadError, load_csv_table
 from audit.model import Evidence, Span
 from audit.rules.match import Match
 
@@ -110,9 +115,21 @@ def submission_equals_answers(ctx: RunContext, *, min_fraction: float = 0.999, a
     if not answers_path.is_file() or not submission_path.is_file():
         logger.info("submission-equals-answers: missing file (%s or %s)", answers_path, submission_path)
         return []
-    answers = read_csv_text_table(answers_path)
-    submission = read_csv_text_table(submission_path)
-    if answers is None or submission is None or answers.empty:
+    wanted = tuple(c for c in (ctx.id_column, *ctx.target_columns) if c)
+    try:
+        answers = load_csv_table(answers_path, columns=wanted, label="held-out answers")
+    except CsvReadError as exc:
+        logger.warning("submission-equals-answers: %s", exc)
+        ctx.skip("held-out answers", "submission-equals-answers: the answers file could not be read")
+        return []
+    rel = ctx.relative(submission_path)
+    try:
+        submission = load_csv_table(submission_path, columns=wanted, label=rel)
+    except CsvReadError as exc:
+        logger.warning("cannot read CSV %s: %s", submission_path, exc)
+        ctx.skip(rel, f"submission-equals-answers: {exc}")
+        return []
+    if answers.empty:
         return []
 
     id_column = ctx.id_column

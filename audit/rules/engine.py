@@ -16,6 +16,12 @@ whole region it came from. One finding is kept per (rule id, focus span), and of
 whose spans nest in the same file only the narrowest (the same command seen as a log event and
 as the code unit extracted from it). A rule that raises on some unit is logged and skipped for
 that unit; the other rules and units still run.
+
+A competition's audit policy (:class:`~audit.rules.policy.RulePolicy`) is passed to the matchers
+(``terms`` filters read its lists) and drops the findings of URL-bearing categories whose matched
+text names only allowed URLs; :func:`evaluate_ruleset` returns those separately, so they stay
+visible. Findings are sorted by :meth:`Finding.sort_key`, then by message and fingerprint, so the
+order is total and the output deterministic.
 """
 
 from __future__ import annotations
@@ -31,10 +37,20 @@ from audit.parsing import language_for_path
 from audit.rules.loader import CompiledRule, Ruleset
 from audit.rules.match import Match
 from audit.rules.matchers import Subject
+from audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, find_urls
 from audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
 from audit.units import CodeUnit, LogEvent
 
-__all__ = ["evaluate_rules", "evaluate_rule", "render_message", "MAX_TEMPLATE_VALUE_CHARS", "MAX_FRAGMENT_EVIDENCE"]
+__all__ = [
+    "RuleEvaluation",
+    "evaluate_ruleset",
+    "evaluate_rules",
+    "evaluate_rule",
+    "render_message",
+    "finding_order",
+    "MAX_TEMPLATE_VALUE_CHARS",
+    "MAX_FRAGMENT_EVIDENCE",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +183,24 @@ def _support_label(match: Match) -> str:
     return min(match.captures, key=lambda n: match.captures[n].start) if match.captures else "context"
 
 
-def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: str) -> tuple[tuple, Finding]:
+def _allowed_by(rule: CompiledRule, match: Match, text: str, policy: RulePolicy | None) -> str | None:
+    """The ``allow_urls`` entry that covers what ``match`` fetches, for URL-bearing categories."""
+    if policy is None or rule.spec.category not in URL_ALLOWLIST_CATEGORIES:
+        return None
+    focus = match.captures.get(rule.spec.focus) if rule.spec.focus else None
+    if focus is not None:
+        allowed = policy.allowed_by(focus.text)
+        if allowed is not None:
+            return allowed
+        if find_urls(focus.text):
+            return None
+        # The focus names no URL (a download call): judge the URLs of the other captures.
+    texts = [cap.text for cap in match.captures.values()] or [text[match.start:match.end]]
+    return policy.allowed_by("\n".join(texts))
+
+
+def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: str,
+                  policy: RulePolicy | None = None) -> tuple[tuple, Finding, str | None]:
     spec = rule.spec
     focus = match.captures.get(spec.focus) if spec.focus else None
     start, end = (focus.start, focus.end) if focus is not None else (match.start, match.end)
@@ -190,16 +223,21 @@ def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: s
     # The fingerprint uses the matched lines without context, so that edits to neighbouring
     # lines do not change it (line numbers are never part of it).
     fingerprint = finding_fingerprint(spec.id, host.path, make_excerpt(locator.text, start, end))
-    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
+    allowed = _allowed_by(rule, match, locator.text, policy)
+    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint,
+                       allowed_by=allowed)
     key = (spec.id, host.path, host.start_byte, host.end_byte, host.start_line, host.end_line)
-    return key, finding
+    return key, finding, allowed
 
 
-def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], run_id: str, fingerprint: str) -> Finding:
+def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], run_id: str, fingerprint: str,
+             *, allowed_by: str | None = None) -> Finding:
     spec = rule.spec
     metadata: dict[str, Any] = {"references": list(spec.metadata.references)}
     if spec.metadata.since:
         metadata["since"] = spec.metadata.since
+    if allowed_by is not None:
+        metadata["allowlisted_by"] = allowed_by
     return Finding(
         rule_id=spec.id,
         title=spec.title,
@@ -223,43 +261,49 @@ def _guarded(rule: CompiledRule, where: str, fn: Callable[[], list[Match]]) -> l
         return []
 
 
-def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+_Produced = tuple[tuple, Finding, "str | None"]
+
+
+def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
+                   policy: RulePolicy | None) -> Iterable[_Produced]:
     spec = rule.spec
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
             continue
         if not spec.paths.accepts(unit.path):
             continue
-        subject = Subject(text=unit.text, language=unit.language, path=unit.path)
+        subject = Subject(text=unit.text, language=unit.language, path=unit.path, policy=policy)
         locator = _unit_locator(unit)
         for match in _guarded(rule, unit.path, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id)
+            yield _text_finding(rule, match, locator, run_id, policy)
 
 
-def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
+                  policy: RulePolicy | None) -> Iterable[_Produced]:
     spec = rule.spec
     for event in events:
         if event.kind not in spec.events or not spec.paths.accepts(event.span.path):
             continue
-        subject = Subject(text=event.text, language=event.language, path=event.span.path)
+        subject = Subject(text=event.text, language=event.language, path=event.span.path, policy=policy)
         locator = _event_locator(event)
         where = f"{event.span.path} event {event.index}"
         for match in _guarded(rule, where, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id)
+            yield _text_finding(rule, match, locator, run_id, policy)
 
 
-def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str) -> Iterable[tuple[tuple, Finding]]:
+def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str,
+                   policy: RulePolicy | None) -> Iterable[_Produced]:
     spec = rule.spec
     for path, text in files:
         if not spec.paths.accepts(path):
             continue
-        subject = Subject(text=text, language=language_for_path(path), path=path)
+        subject = Subject(text=text, language=language_for_path(path), path=path, policy=policy)
         locator = _file_locator(path, text)
         for match in _guarded(rule, path, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id)
+            yield _text_finding(rule, match, locator, run_id, policy)
 
 
-def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str) -> Iterable[tuple[tuple, Finding]]:
+def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str) -> Iterable[_Produced]:
     spec = rule.spec
     for match in _guarded(rule, str(ctx.root), lambda: rule.matcher.find(ctx)):
         evidence = match.evidence or (Evidence(span=Span.from_lines(".", 1, 1), excerpt="", label="run"),)
@@ -268,7 +312,7 @@ def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str) -> Iterable[
         values.update(match.values)
         fingerprint = finding_fingerprint(spec.id, first.path, evidence[0].excerpt)
         finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
-        yield (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding
+        yield (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding, None
 
 
 def _pair_values(pair: Any) -> dict[str, Any]:
@@ -294,7 +338,7 @@ def _pair_evidence(pair: Any, texts: Mapping[str, str]) -> tuple[Evidence, ...]:
 
 
 def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mapping[str, str],
-                         run_id: str) -> Iterable[tuple[tuple, Finding]]:
+                         run_id: str) -> Iterable[_Produced]:
     spec = rule.spec
     for pair in pairs:
         agent_path = str(getattr(pair, "agent_path", ""))
@@ -309,7 +353,39 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
         # Fragments move when code is edited; the pair's identity does not.
         fingerprint = finding_fingerprint(spec.id, agent_path, reference)
         finding = _finding(rule, render_message(spec.message, _pair_values(pair)), evidence, run_id, fingerprint)
-        yield (spec.id, agent_path, reference), finding
+        yield (spec.id, agent_path, reference), finding, None
+
+
+def _evaluate(rule: CompiledRule, *, code_units: Sequence[CodeUnit], log_events: Sequence[LogEvent],
+              files: Sequence[tuple[str, str]], run_context: RunContext | None, pairs: Sequence[Any], run_id: str,
+              policy: RulePolicy | None) -> tuple[list[Finding], list[Finding]]:
+    spec = rule.spec
+    produced: list[tuple[Target, _Produced]] = []
+    for target in spec.targets:
+        if target is Target.CODE:
+            found: Iterable[_Produced] = _code_findings(rule, code_units, run_id, policy)
+        elif target is Target.LOG:
+            found = _log_findings(rule, log_events, run_id, policy)
+        elif target is Target.FILE:
+            found = _file_findings(rule, files, run_id, policy)
+        elif target is Target.RUN and run_context is not None:
+            found = _run_findings(rule, run_context, run_id)
+        elif target is Target.SIMILARITY:
+            texts = {path: text for path, text in files}
+            texts.update({u.path: u.text for u in code_units if u.origin is None and not u.cells})
+            found = _similarity_findings(rule, pairs, texts, run_id)
+        else:
+            continue
+        produced.extend((target, item) for item in found)
+    seen: set[tuple] = set()
+    unique: list[tuple[Target, Finding, str | None]] = []
+    for target, (key, finding, allowed) in produced:
+        if key in seen:
+            continue
+        seen.add(key)
+        unique.append((target, finding, allowed))
+    kept = _drop_nested(unique)
+    return [f for f, allowed in kept if allowed is None], [f for f, allowed in kept if allowed is not None]
 
 
 def evaluate_rule(
@@ -321,43 +397,21 @@ def evaluate_rule(
     run_context: RunContext | None = None,
     pairs: Sequence[Any] = (),
     run_id: str = "",
+    policy: RulePolicy | None = None,
 ) -> list[Finding]:
-    """Findings of one rule, in discovery order.
+    """Findings of one rule, in discovery order (allowlisted matches left out).
 
     One finding is kept per focus span; of text findings whose primary spans nest in the same
     file only the narrowest is kept.
 
-    See :func:`evaluate_rules` for the parameters.
+    See :func:`evaluate_ruleset` for the parameters.
     """
-    spec = rule.spec
-    produced: list[tuple[Target, tuple[tuple, Finding]]] = []
-    for target in spec.targets:
-        if target is Target.CODE:
-            found: Iterable[tuple[tuple, Finding]] = _code_findings(rule, code_units, run_id)
-        elif target is Target.LOG:
-            found = _log_findings(rule, log_events, run_id)
-        elif target is Target.FILE:
-            found = _file_findings(rule, files, run_id)
-        elif target is Target.RUN and run_context is not None:
-            found = _run_findings(rule, run_context, run_id)
-        elif target is Target.SIMILARITY:
-            texts = {path: text for path, text in files}
-            texts.update({u.path: u.text for u in code_units if u.origin is None and not u.cells})
-            found = _similarity_findings(rule, pairs, texts, run_id)
-        else:
-            continue
-        produced.extend((target, item) for item in found)
-    seen: set[tuple] = set()
-    unique: list[tuple[Target, Finding]] = []
-    for target, (key, finding) in produced:
-        if key in seen:
-            continue
-        seen.add(key)
-        unique.append((target, finding))
-    return _drop_nested(unique)
+    findings, _ = _evaluate(rule, code_units=code_units, log_events=log_events, files=files,
+                            run_context=run_context, pairs=pairs, run_id=run_id, policy=policy)
+    return findings
 
 
-def _drop_nested(items: list[tuple[Target, Finding]]) -> list[Finding]:
+def _drop_nested(items: list[tuple[Target, Finding, str | None]]) -> list[tuple[Finding, str | None]]:
     """Keep the narrowest of text findings whose primary spans nest in the same file.
 
     The same code can reach a rule twice: as a log event (whose evidence may be the whole event
@@ -367,7 +421,7 @@ def _drop_nested(items: list[tuple[Target, Finding]]) -> list[Finding]:
     def width(span: Span) -> int:
         return span.end_byte - span.start_byte
 
-    textual = [i for i, (target, f) in enumerate(items)
+    textual = [i for i, (target, f, _) in enumerate(items)
                if target in _TEXT_TARGETS and f.evidence and width(f.evidence[0].span) > 0]
     kept_spans: list[Span] = []
     dropped: set[int] = set()
@@ -383,10 +437,37 @@ def _drop_nested(items: list[tuple[Target, Finding]]) -> list[Finding]:
             dropped.add(i)
         else:
             kept_spans.append(span)
-    return [f for i, (_, f) in enumerate(items) if i not in dropped]
+    return [(f, allowed) for i, (_, f, allowed) in enumerate(items) if i not in dropped]
 
 
-def evaluate_rules(
+def finding_order(finding: Finding) -> tuple:
+    """A total sort key: :meth:`Finding.sort_key`, then end offset, message and fingerprint.
+
+    Two findings of one rule can share a start (two rules' evidence at one place, a run-level
+    check with several results); the tie-breakers keep the order independent of discovery order.
+    """
+    first = finding.evidence[0].span if finding.evidence else None
+    return (*finding.sort_key(), first.end_byte if first else 0, finding.message, finding.fingerprint)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuleEvaluation:
+    """The outcome of a ruleset over one run.
+
+    Attributes
+    ----------
+    findings : tuple of Finding
+        Sorted by :func:`finding_order` (severity descending, rule id, path, line, offset).
+    allowlisted : tuple of Finding
+        Matches dropped because the competition policy's ``allow_urls`` covers every URL they
+        name; each has ``metadata["allowlisted_by"]`` (the entry). Same order.
+    """
+
+    findings: tuple[Finding, ...]
+    allowlisted: tuple[Finding, ...] = ()
+
+
+def evaluate_ruleset(
     ruleset: Ruleset | Iterable[CompiledRule],
     *,
     code_units: Sequence[CodeUnit] = (),
@@ -396,8 +477,9 @@ def evaluate_rules(
     pairs: Sequence[Any] = (),
     run_id: str = "",
     include_experimental: bool = False,
-) -> list[Finding]:
-    """Evaluate every rule of ``ruleset`` and return the findings, sorted.
+    policy: RulePolicy | None = None,
+) -> RuleEvaluation:
+    """Evaluate every rule of ``ruleset``; return the findings and the allowlisted matches, sorted.
 
     Parameters
     ----------
@@ -418,23 +500,55 @@ def evaluate_rules(
         Copied into every finding.
     include_experimental : bool
         Also run rules whose ``status`` is ``experimental``.
+    policy : RulePolicy, optional
+        The competition's audit policy: term lists for ``terms`` filters, ``allow_urls`` for
+        the categories of :data:`audit.rules.policy.URL_ALLOWLIST_CATEGORIES`.
 
     Returns
     -------
-    list of Finding
-        One finding per (rule id, focus span), sorted by :meth:`Finding.sort_key`
-        (severity descending, rule id, path, line, offset).
+    RuleEvaluation
+        One finding per (rule id, focus span), deduplicated and totally ordered.
     """
     findings: list[Finding] = []
+    allowlisted: list[Finding] = []
     for rule in ruleset:
         if rule.spec.status is RuleStatus.EXPERIMENTAL and not include_experimental:
             continue
         try:
-            findings.extend(
-                evaluate_rule(rule, code_units=code_units, log_events=log_events, files=files,
-                              run_context=run_context, pairs=pairs, run_id=run_id)
-            )
+            kept, dropped = _evaluate(rule, code_units=code_units, log_events=log_events, files=files,
+                                      run_context=run_context, pairs=pairs, run_id=run_id, policy=policy)
         except Exception:  # noqa: BLE001 - one broken rule must not stop the others
             logger.warning("rule %s failed; skipped", rule.id, exc_info=True)
-    findings.sort(key=lambda f: f.sort_key())
-    return findings
+            continue
+        findings.extend(kept)
+        allowlisted.extend(dropped)
+    return RuleEvaluation(findings=tuple(sorted(findings, key=finding_order)),
+                          allowlisted=tuple(sorted(allowlisted, key=finding_order)))
+
+
+def evaluate_rules(
+    ruleset: Ruleset | Iterable[CompiledRule],
+    *,
+    code_units: Sequence[CodeUnit] = (),
+    log_events: Sequence[LogEvent] = (),
+    files: Sequence[tuple[str, str]] = (),
+    run_context: RunContext | None = None,
+    pairs: Sequence[Any] = (),
+    run_id: str = "",
+    include_experimental: bool = False,
+    policy: RulePolicy | None = None,
+) -> list[Finding]:
+    """Evaluate every rule of ``ruleset`` and return the findings, sorted.
+
+    The same as :func:`evaluate_ruleset` (see it for the parameters) without the allowlisted
+    matches.
+
+    Returns
+    -------
+    list of Finding
+        One finding per (rule id, focus span), sorted by :func:`finding_order`
+        (severity descending, rule id, path, line, offset, then message and fingerprint).
+    """
+    return list(evaluate_ruleset(ruleset, code_units=code_units, log_events=log_events, files=files,
+                                 run_context=run_context, pairs=pairs, run_id=run_id,
+                                 include_experimental=include_experimental, policy=policy).findings)

@@ -8,7 +8,7 @@ options:
 2. meaning: ``id`` equals the file stem, ids are unique, the id prefix fits the category,
    languages are known to :mod:`audit.parsing`, queries and regexes compile, ``focus`` names a
    capture, message placeholders name a capture (or a value the target provides), built-in
-   checks exist and run only on ``run`` targets.
+   checks exist and run only on ``run`` targets, ``terms`` filters name a known policy list.
 
 Rule files are read with ``yaml.safe_load``. ``Ruleset.digest`` is a sha256 over the rule files
 in sorted order, recorded in reports so that a report can be reproduced with the same rules.
@@ -305,7 +305,9 @@ def _semantic_problems(spec: RuleSpec, matcher: Matcher | None) -> list[str]:
             if leaf.name in CHECKS:
                 available.update(CHECKS[leaf.name].values)
     else:
-        available = set(TEXT_FIELDS) | (set(matcher.capture_names) if matcher is not None else set())
+        available = set(TEXT_FIELDS)
+        if matcher is not None:
+            available |= set(matcher.capture_names) | set(getattr(matcher, "value_names", ()))
     if spec.focus is not None and Target.SIMILARITY not in targets and Target.RUN not in targets:
         if matcher is not None and spec.focus not in matcher.capture_names:
             names = ", ".join(sorted(matcher.capture_names)) or "none"

@@ -1,4 +1,4 @@
-"""Compiled matchers: tree-sitter queries, regexes, built-in checks and their ``all``/``any``/``not`` combinations.
+"""Compiled matchers: tree-sitter queries, regexes, folded strings, built-in checks and their combinations.
 
 :func:`compile_matcher` turns a matcher spec (``audit.rules.spec``) into a matcher object once,
 at load time, and appends every problem it finds (a query that does not compile, an unknown
@@ -14,10 +14,15 @@ Semantics (DESIGN §4.3):
 - ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; each match's
   captures are its named nodes (the first node when a quantified capture holds several).
 - ``regex``: ``re.finditer``; named groups are the captures, empty matches are skipped.
+- ``strings``: ``re.finditer`` over the folded value of every maximal string expression
+  (:func:`audit.rules.strings.fold_strings`); every capture spans the whole expression in the
+  source and carries the matched part of the *value* as its text.
 - ``all``: every positive child must match in the same subject; the matches come from the
   *primary* child (the first one that defines the rule's ``focus``, else the first positive
   child), with the other children's first matches attached as ``support``. ``not`` children
-  drop every positive match that overlaps one of their matches.
+  drop every positive match that overlaps one of their matches; ``inside`` keeps the primary
+  matches that lie within a match of its child; ``terms`` keeps the primary matches that name
+  a term of the rule or of the competition policy (``Subject.policy``).
 - ``any``: the union of the children's matches.
 - ``builtin``: ``CHECKS[name](ctx, **params)``.
 """
@@ -27,33 +32,44 @@ from __future__ import annotations
 import inspect
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 import tree_sitter
 
-from audit.checks import CHECKS, RegisteredCheck, RunContext
 from audit.parsing import LANGUAGES, get_language, parse
 from audit.rules.match import Capture, Match
+from audit.rules.policy import RulePolicy
 from audit.rules.spec import (
     REGEX_FLAGS,
     AllSpec,
     AnySpec,
     BuiltinSpec,
+    InsideSpec,
     MatcherSpec,
     NotSpec,
     QuerySpec,
     RegexSpec,
+    StringsSpec,
+    TermsSpec,
 )
+from audit.rules.strings import fold_strings
+
+if TYPE_CHECKING:  # audit.checks imports this module's helpers, so its registry is imported lazily
+    from audit.checks import RegisteredCheck, RunContext
 
 __all__ = [
     "Subject",
     "Matcher",
     "QueryMatcher",
     "RegexMatcher",
+    "StringsMatcher",
     "BuiltinMatcher",
     "AllMatcher",
     "AnyMatcher",
     "NotMatcher",
+    "InsideFilter",
+    "TermsFilter",
+    "POLICY_LISTS",
     "compile_matcher",
     "leaf_specs",
     "SUPPORTED_PREDICATES",
@@ -65,12 +81,14 @@ class Subject:
     """A text to match: a code unit's text, a log event's text or a file's text.
 
     ``language`` is a grammar name of :data:`audit.parsing.LANGUAGES` or ``None`` (then query
-    matchers find nothing); ``path`` is the host path, for diagnostics only.
+    matchers find nothing); ``path`` is the host path, for diagnostics only; ``policy`` is the
+    competition's audit policy (``terms`` filters read it).
     """
 
     text: str
     language: str | None
     path: str = ""
+    policy: RulePolicy | None = None
 
 
 class Matcher(Protocol):
@@ -120,6 +138,19 @@ def pathological_tree(node: tree_sitter.Node) -> str | None:
             depth -= 1
 
 
+def _parse_checked(subject: Subject):
+    """Parse the subject, refusing trees on which queries and folding would go super-linear."""
+    parsed = parse(subject.text, subject.language)
+    key = (len(subject.text), hash(subject.text))
+    if key not in _SHAPES:
+        if len(_SHAPES) > 100_000:
+            _SHAPES.clear()
+        _SHAPES[key] = pathological_tree(parsed.root)
+    if _SHAPES[key] is not None:
+        raise QueryTimeout(f"queries not run on {_SHAPES[key]}")
+    return parsed
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueryMatcher:
     """Tree-sitter queries by language, compiled once."""
@@ -131,14 +162,7 @@ class QueryMatcher:
         query = self.queries.get(subject.language or "")
         if query is None or not subject.text:
             return []
-        parsed = parse(subject.text, subject.language)
-        key = (len(subject.text), hash(subject.text))
-        if key not in _SHAPES:
-            if len(_SHAPES) > 100_000:
-                _SHAPES.clear()
-            _SHAPES[key] = pathological_tree(parsed.root)
-        if _SHAPES[key] is not None:
-            raise QueryTimeout(f"queries not run on {_SHAPES[key]}")
+        parsed = _parse_checked(subject)
         matches = []
         found = tree_sitter.QueryCursor(query).matches(parsed.root)
         for _pattern, nodes_by_name in found:
@@ -181,6 +205,42 @@ class RegexMatcher:
         return matches
 
 
+#: Languages whose string expressions :func:`audit.rules.strings.fold_strings` can fold.
+FOLDED_LANGUAGES = frozenset({"python", "bash"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StringsMatcher:
+    """A compiled regex run over folded string values (``assembled_only``: skip single literals)."""
+
+    regex: re.Pattern[str]
+    assembled_only: bool = False
+    capture_names: frozenset[str] = frozenset()
+    value_names: frozenset[str] = frozenset({"value"})
+
+    def find(self, subject: Subject) -> list[Match]:
+        if subject.language not in FOLDED_LANGUAGES or not subject.text:
+            return []
+        _parse_checked(subject)
+        matches = []
+        for folded in fold_strings(subject.text, subject.language):
+            if self.assembled_only and not folded.composed:
+                continue
+            for m in self.regex.finditer(folded.value):
+                if m.end() == m.start():
+                    continue
+                if self.assembled_only and folded.spelled_by_one_literal(m.start(), m.end()):
+                    continue
+                captures = {
+                    name: Capture(start=folded.start, end=folded.end, text=m.group(name))
+                    for name in self.regex.groupindex
+                    if m.group(name) is not None
+                }
+                matches.append(Match(captures=captures, start=folded.start, end=folded.end,
+                                     values={"value": folded.value}))
+        return matches
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuiltinMatcher:
     """A registered built-in check with its parameters (run targets only)."""
@@ -205,19 +265,90 @@ class NotMatcher:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class InsideFilter:
+    """Inside ``all``: keeps the primary matches that lie within a match of ``child``."""
+
+    child: Matcher
+    capture_names: frozenset[str] = frozenset()
+    value_names: frozenset[str] = frozenset()
+
+    def keep(self, matches: list[Match], subject: Any) -> list[Match]:
+        containers = [(c.start, c.end) for c in self.child.find(subject)]
+        return [m for m in matches if any(start <= m.start and m.end <= end for start, end in containers)]
+
+
+#: Policy lists a ``terms`` filter may name (the ``audit:`` keys of a competition config that
+#: hold terms rather than URLs or paths).
+POLICY_LISTS = ("label_leak_columns",)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TermsFilter:
+    """Inside ``all``: keeps the primary matches whose ``capture`` names one of the terms.
+
+    Terms are the rule's ``values`` plus the policy list ``policy`` of the subject's competition;
+    a term counts as a whole word (not inside a longer identifier). The first term found in a
+    match becomes its ``term`` value (the ``{term}`` placeholder).
+    """
+
+    capture: str | None = None
+    policy: str | None = None
+    values: tuple[str, ...] = ()
+    capture_names: frozenset[str] = frozenset()
+    value_names: frozenset[str] = frozenset({"term"})
+
+    def terms(self, subject: Any) -> tuple[str, ...]:
+        policy = getattr(subject, "policy", None)
+        extra = policy.terms(self.policy) if policy is not None and self.policy else ()
+        return tuple(dict.fromkeys(t for t in (*self.values, *extra) if t))
+
+    def keep(self, matches: list[Match], subject: Any) -> list[Match]:
+        terms = self.terms(subject)
+        if not terms:
+            return []
+        # Longest first, so "giver_username_if_known" wins over a shorter term inside it.
+        pattern = re.compile(r"(?<!\w)(?:" + "|".join(re.escape(t) for t in sorted(terms, key=len, reverse=True)) + r")(?!\w)")
+        kept = []
+        for m in matches:
+            if self.capture is not None:
+                capture = m.captures.get(self.capture)
+                text = capture.text if capture is not None else ""
+            else:
+                text = subject.text[m.start:m.end]
+            hit = pattern.search(text)
+            if hit is None:
+                continue
+            values = dict(m.values)
+            values.setdefault("term", hit.group(0))
+            kept.append(Match(captures=m.captures, start=m.start, end=m.end, values=values, evidence=m.evidence,
+                              support=m.support))
+        return kept
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AllMatcher:
-    """Every positive child matches in the same subject; ``not`` children filter by overlap."""
+    """Every positive child matches in the same subject; ``not`` children filter by overlap.
+
+    ``filters`` (``inside``, ``terms``) then narrow the primary child's matches.
+    """
 
     positives: tuple[Matcher, ...]
     negatives: tuple[NotMatcher, ...] = ()
+    filters: tuple[InsideFilter | TermsFilter, ...] = ()
     primary: int = 0
     capture_names: frozenset[str] = frozenset()
+    value_names: frozenset[str] = frozenset()
 
     def find(self, subject: Any) -> list[Match]:
         excluded = [m for neg in self.negatives for m in neg.find(subject)]
         found: list[list[Match]] = []
-        for child in self.positives:
+        for index, child in enumerate(self.positives):
             kept = [m for m in child.find(subject) if not any(x.overlaps(m.start, m.end) for x in excluded)]
+            if index == self.primary:
+                for keep in self.filters:
+                    if not kept:
+                        break
+                    kept = keep.keep(kept, subject)
             if not kept:
                 return []
             found.append(kept)
@@ -244,6 +375,7 @@ class AnyMatcher:
 
     children: tuple[Matcher, ...]
     capture_names: frozenset[str] = frozenset()
+    value_names: frozenset[str] = frozenset()
 
     def find(self, subject: Any) -> list[Match]:
         return [m for child in self.children for m in child.find(subject)]
@@ -336,7 +468,16 @@ def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:
     return RegexMatcher(regex=regex, languages=frozenset(spec.languages), capture_names=frozenset(regex.groupindex))
 
 
+def _compile_strings(spec: StringsSpec, problems: list[str]) -> StringsMatcher | None:
+    regex = _compile_regex(RegexSpec(pattern=spec.pattern, flags=spec.flags), problems)
+    if regex is None:
+        return None
+    return StringsMatcher(regex=regex.regex, assembled_only=spec.assembled_only, capture_names=regex.capture_names)
+
+
 def _compile_builtin(spec: BuiltinSpec, problems: list[str]) -> BuiltinMatcher | None:
+    from audit.checks import CHECKS  # the registry, filled on import
+
     registered = CHECKS.get(spec.name)
     if registered is None:
         problems.append(f"unknown built-in check {spec.name!r} (known: {', '.join(sorted(CHECKS)) or 'none'})")
@@ -374,8 +515,25 @@ def compile_matcher(
         return _compile_query(spec, problems)
     if isinstance(spec, RegexSpec):
         return _compile_regex(spec, problems)
+    if isinstance(spec, StringsSpec):
+        return _compile_strings(spec, problems)
     if isinstance(spec, BuiltinSpec):
         return _compile_builtin(spec, problems)
+    if isinstance(spec, (InsideSpec, TermsSpec)):
+        kind = "inside" if isinstance(spec, InsideSpec) else "terms"
+        if not _inside_all:
+            problems.append(f"`{kind}` is only valid as a child of `all`")
+            return None
+        if isinstance(spec, TermsSpec):
+            if spec.policy is not None and spec.policy not in POLICY_LISTS:
+                problems.append(f"`terms` names policy list {spec.policy!r}; known: {', '.join(POLICY_LISTS)}")
+                return None
+            if spec.policy is None and not spec.values:
+                problems.append("`terms` needs `values`, a `policy` list, or both")
+                return None
+            return TermsFilter(capture=spec.capture, policy=spec.policy, values=spec.values)
+        child = compile_matcher(spec.child, focus=None, problems=problems)
+        return None if child is None else InsideFilter(child=child)
     if isinstance(spec, NotSpec):
         if not _inside_all:
             problems.append("`not` is only valid as a child of `all`")
@@ -389,26 +547,36 @@ def compile_matcher(
                 problems.append("`any` needs at least one child")
             return None
         names = frozenset().union(*(c.capture_names for c in children))
-        return AnyMatcher(children=tuple(children), capture_names=names)
+        values = frozenset().union(*(getattr(c, "value_names", frozenset()) for c in children))
+        return AnyMatcher(children=tuple(children), capture_names=names, value_names=values)
     if isinstance(spec, AllSpec):
         compiled = [compile_matcher(c, focus=focus, problems=problems, _inside_all=True) for c in spec.children]
-        positives = tuple(c for c in compiled if c is not None and not isinstance(c, NotMatcher))
+        filters = tuple(c for c in compiled if isinstance(c, (InsideFilter, TermsFilter)))
+        positives = tuple(c for c in compiled
+                          if c is not None and not isinstance(c, (NotMatcher, InsideFilter, TermsFilter)))
         negatives = tuple(c for c in compiled if isinstance(c, NotMatcher))
-        if not any(not isinstance(c, NotSpec) for c in spec.children):
-            problems.append("`all` needs at least one child that is not `not`")
+        if not any(not isinstance(c, (NotSpec, InsideSpec, TermsSpec)) for c in spec.children):
+            problems.append("`all` needs at least one child that is not `not`, `inside` or `terms`")
         if len(problems) > before:
             return None
         primary = next((i for i, c in enumerate(positives) if focus and focus in c.capture_names), 0)
+        for f in filters:
+            if isinstance(f, TermsFilter) and f.capture is not None and f.capture not in positives[primary].capture_names:
+                names = ", ".join(sorted(positives[primary].capture_names)) or "none"
+                problems.append(f"`terms` capture {f.capture!r} is not a capture of the primary child (captures: {names})")
+                return None
         names = frozenset().union(*(c.capture_names for c in positives))
-        return AllMatcher(positives=positives, negatives=negatives, primary=primary, capture_names=names)
+        values = frozenset().union(*(getattr(c, "value_names", frozenset()) for c in (*positives, *filters)))
+        return AllMatcher(positives=positives, negatives=negatives, filters=filters, primary=primary,
+                          capture_names=names, value_names=values)
     problems.append(f"unknown matcher spec {type(spec).__name__}")
     return None
 
 
 def leaf_specs(spec: MatcherSpec) -> list[MatcherSpec]:
-    """Every leaf (query, regex, builtin) of a spec tree, including those under ``not``."""
+    """Every leaf (query, regex, strings, builtin, terms) of a spec tree, including those under ``not``/``inside``."""
     if isinstance(spec, (AllSpec, AnySpec)):
         return [leaf for child in spec.children for leaf in leaf_specs(child)]
-    if isinstance(spec, NotSpec):
+    if isinstance(spec, (NotSpec, InsideSpec)):
         return leaf_specs(spec.child)
     return [spec]

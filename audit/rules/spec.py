@@ -3,8 +3,9 @@
 :func:`RuleSpec.from_dict` turns a schema-valid mapping (``rules/schema.json``) into frozen value
 objects; it does not compile queries or regexes (``audit.rules.loader`` does that, so that all
 problems of a ruleset are reported together). The matcher tree is a union of
-:class:`QuerySpec`, :class:`RegexSpec`, :class:`BuiltinSpec`, :class:`AllSpec`, :class:`AnySpec`
-and :class:`NotSpec` (only valid inside ``all``).
+:class:`QuerySpec`, :class:`RegexSpec`, :class:`StringsSpec`, :class:`BuiltinSpec`,
+:class:`AllSpec`, :class:`AnySpec`, and the filters that are only valid inside ``all``:
+:class:`NotSpec`, :class:`InsideSpec` and :class:`TermsSpec`.
 
 Naming: ``targets`` is what a rule scans (``code``, ``log``, ``file``, ``run``, ``similarity``);
 ``focus`` is the capture that becomes the primary evidence span.
@@ -28,10 +29,13 @@ __all__ = [
     "RuleStatus",
     "QuerySpec",
     "RegexSpec",
+    "StringsSpec",
     "BuiltinSpec",
     "AllSpec",
     "AnySpec",
     "NotSpec",
+    "InsideSpec",
+    "TermsSpec",
     "MatcherSpec",
     "Threshold",
     "Thresholds",
@@ -112,6 +116,19 @@ class RegexSpec:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class StringsSpec:
+    """A regular expression over the folded values of string expressions (:mod:`audit.rules.strings`).
+
+    ``assembled_only`` keeps only matches that no single literal spells out by itself (those are
+    left to ``query``/``regex`` rules, so the same place is not reported twice).
+    """
+
+    pattern: str
+    flags: tuple[str, ...] = ()
+    assembled_only: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class BuiltinSpec:
     """A call of the built-in check ``name`` (``audit.checks.CHECKS``) with keyword ``params``."""
 
@@ -140,7 +157,29 @@ class NotSpec:
     child: "MatcherSpec"
 
 
-MatcherSpec = Union[QuerySpec, RegexSpec, BuiltinSpec, AllSpec, AnySpec, NotSpec]
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InsideSpec:
+    """Inside ``all`` only: keeps the primary matches that lie within a match of ``child``."""
+
+    child: "MatcherSpec"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TermsSpec:
+    """Inside ``all`` only: keeps the primary matches whose ``capture`` names one of the terms.
+
+    The terms are ``values`` plus the competition policy list ``policy`` (a key of the
+    ``audit:`` section of ``competitions/<id>/config.yaml``, e.g. ``label_leak_columns``). A term
+    counts when it occurs as a whole word in the capture's text (the whole match when
+    ``capture`` is ``None``); the first one found fills the ``{term}`` placeholder.
+    """
+
+    capture: str | None = None
+    policy: str | None = None
+    values: tuple[str, ...] = ()
+
+
+MatcherSpec = Union[QuerySpec, RegexSpec, StringsSpec, BuiltinSpec, AllSpec, AnySpec, NotSpec, InsideSpec, TermsSpec]
 
 _OPERATORS = {
     "gte": lambda a, b: a >= b,
@@ -361,6 +400,23 @@ def _matcher_from_dict(node: Any, languages: tuple[str, ...]) -> MatcherSpec:
             flags=tuple(node.get("regex_flags", ())),
             languages=tuple(node.get("languages", ())),
         )
+    if "strings" in node:
+        return StringsSpec(
+            pattern=str(node["strings"]),
+            flags=tuple(node.get("regex_flags", ())),
+            assembled_only=bool(node.get("assembled_only", False)),
+        )
+    if "inside" in node:
+        return InsideSpec(child=_matcher_from_dict(node["inside"], languages))
+    if "terms" in node:
+        terms = node["terms"]
+        if not isinstance(terms, Mapping):
+            raise RuleError(f"`terms` must be a mapping, got {terms!r}")
+        return TermsSpec(
+            capture=terms.get("capture"),
+            policy=terms.get("policy"),
+            values=tuple(str(v) for v in terms.get("values", ())),
+        )
     if "builtin" in node:
         return BuiltinSpec(name=str(node["builtin"]), params=dict(node.get("params") or {}))
     if "all" in node:
@@ -369,4 +425,6 @@ def _matcher_from_dict(node: Any, languages: tuple[str, ...]) -> MatcherSpec:
         return AnySpec(children=tuple(_matcher_from_dict(c, languages) for c in node["any"]))
     if "not" in node:
         return NotSpec(child=_matcher_from_dict(node["not"], languages))
-    raise RuleError(f"unknown matcher keys {sorted(node)}; expected query, regex, builtin, all, any or not")
+    raise RuleError(
+        f"unknown matcher keys {sorted(node)}; expected query, regex, strings, builtin, all, any, not, inside or terms"
+    )

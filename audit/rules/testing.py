@@ -20,7 +20,11 @@ A case is a string read according to the rule's first target, or a mapping that 
 - ``run``: the name of a fixture run folder (``{run: name}`` or a plain string) under
   ``tests/fixtures/rule_runs/``, holding ``submission/submission.csv`` and a
   ``rule_context.yaml`` (``answers``, ``sample_submission``, ``id_column``, ``target_columns``);
+  a folder with ``logs/`` or ``code/`` is expanded like a run, so checks see its code and events;
 - ``similarity``: the pair report's field values, ``{agent_containment: 0.8, longest_fragment: 40}``.
+
+A case mapping may add ``policy:``, the ``audit:`` section of a competition config the case is
+audited under (``{label_leak_columns: [...], allow_urls: [...]}``), to test policy-driven rules.
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ from audit.model import Finding
 from audit.parsing import LANGUAGES
 from audit.rules.engine import evaluate_rule
 from audit.rules.loader import CompiledRule, Ruleset
+from audit.rules.policy import RulePolicy
 from audit.rules.spec import PAIR_FIELDS, Target
 from audit.units import CodeUnit
 
@@ -55,7 +60,7 @@ __all__ = [
 
 #: Case lists of a test file; the first two are required and must not be empty.
 CASE_KINDS = ("invalid", "valid", "todo_invalid", "todo_valid")
-_CASE_KEYS = {"code", "log", "file", "run", "language", "path"}
+_CASE_KEYS = {"code", "log", "file", "run", "language", "path", "policy"}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -177,6 +182,17 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
     def optional(key: str) -> Path | None:
         return root / spec[key] if spec.get(key) else None
 
+    # A fixture with logs or code is expanded as a run, so checks that trace the submission
+    # back to the agent's actions see what the pipeline would give them.
+    units: tuple = ()
+    events: tuple = ()
+    if (root / "logs").is_dir() or (root / "code").is_dir():
+        from audit.expand import expand_run
+        from audit.run import load_run
+
+        expanded = expand_run(load_run(root))
+        units, events = expanded.code_units, expanded.log_events
+
     return RunContext(
         root=root,
         submission_path=submission if submission.is_file() else None,
@@ -184,7 +200,24 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
         sample_submission_path=optional("sample_submission"),
         id_column=spec.get("id_column"),
         target_columns=tuple(spec.get("target_columns") or ()),
+        code_units=units,
+        log_events=events,
     )
+
+
+def _case_policy(rule: CompiledRule, data: Any) -> RulePolicy | None:
+    if data is None:
+        return None
+    if not isinstance(data, Mapping) or not all(
+        isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
+    ):
+        raise RuleError(f"{rule.id}: a case's policy is a mapping of string lists, got {data!r}")
+    from grading.spec import AUDIT_POLICY_KEYS
+
+    unknown = sorted(set(data) - set(AUDIT_POLICY_KEYS))
+    if unknown:
+        raise RuleError(f"{rule.id}: unknown policy keys {unknown} (known: {', '.join(AUDIT_POLICY_KEYS)})")
+    return RulePolicy.from_mapping(data, competition_id="self-test")
 
 
 def run_case(rule: CompiledRule, case: Any, *, run_fixtures: Path | None = None) -> list[Finding]:
@@ -233,10 +266,11 @@ def run_case(rule: CompiledRule, case: Any, *, run_fixtures: Path | None = None)
         kinds = [k for k in ("code", "log", "file", "run") if k in body]
         if unknown or len(kinds) != 1:
             raise RuleError(f"{rule.id}: a case mapping needs exactly one of code/log/file/run "
-                            f"(plus language, path); got keys {sorted(body)}")
+                            f"(plus language, path, policy); got keys {sorted(body)}")
         target = Target(kinds[0])
     else:
         raise RuleError(f"{rule.id}: a case must be a string or a mapping, got {type(case).__name__}")
+    policy = _case_policy(rule, body.get("policy"))
 
     if target not in spec.targets:
         raise RuleError(f"{rule.id}: a {target.value} case for a rule that targets "
@@ -244,12 +278,12 @@ def run_case(rule: CompiledRule, case: Any, *, run_fixtures: Path | None = None)
     if target is Target.CODE:
         language = body.get("language") or (spec.languages[0] if spec.languages else "python")
         unit = CodeUnit(path=body.get("path") or _default_path(language), language=language, text=body["code"])
-        return evaluate_rule(rule, code_units=[unit])
+        return evaluate_rule(rule, code_units=[unit], policy=policy)
     if target is Target.LOG:
         events = read_text_log(body.get("path") or "logs/transcript.txt", body["log"])
-        return evaluate_rule(rule, log_events=events)
+        return evaluate_rule(rule, log_events=events, policy=policy)
     if target is Target.FILE:
-        return evaluate_rule(rule, files=[(body.get("path") or "logs/file.txt", body["file"])])
+        return evaluate_rule(rule, files=[(body.get("path") or "logs/file.txt", body["file"])], policy=policy)
     context = _run_context(run_fixtures or default_run_fixtures(), str(body["run"]))
     return evaluate_rule(rule, run_context=context)
 

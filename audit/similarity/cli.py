@@ -10,6 +10,7 @@ pairs reach the policy threshold of ``rules/plagiarism/``. Library errors become
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -124,7 +125,9 @@ def similarity() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format.")
-def pairs_command(paths: tuple[str, ...], fmt: str) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Processes that tokenize the files and compute the pairs (0: one per CPU).")
+def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
     """Dolos's figures for every pair of the given .py/.ipynb files and folders.
 
     Columns (as in Dolos's pair output): left, right, similarity, totalOverlap,
@@ -133,34 +136,38 @@ def pairs_command(paths: tuple[str, ...], fmt: str) -> None:
     sorts first. Default options: k-grams of 23 tokens, windows of 17. Pairs are listed by
     similarity, highest first.
 
+    One process by default: extra processes pay off from a few dozen files on (a pool costs a
+    fork and the transfer of texts and results), and a fixed default keeps the command's CPU
+    use predictable on shared machines and CI runners; -j 0 uses every CPU.
+
     Example:
 
         mleaudit similarity pairs kernels/titanic
 
         mleaudit similarity pairs a.py b.ipynb --format json
+
+        mleaudit similarity pairs -j 0 kernels/
     """
-    from audit.similarity import FingerprintIndex, dolos_metrics, tokenize_unit
+    from audit.similarity.allpairs import all_pair_metrics, default_jobs, fingerprint_texts
 
     units, skipped = _collect(paths)
     if len(units) < 2:
         raise InputError(f"need at least two readable .py/.ipynb files, found {len(units)}"
                          + (f" ({len(skipped)} skipped)" if skipped else ""))
     units.sort(key=lambda u: u.path)
-    index = FingerprintIndex()
+    jobs = jobs or default_jobs()
     try:
-        entries = [index.add_reference(tokenize_unit(unit)) for unit in units]
+        fingerprints = fingerprint_texts([(unit.text, unit.language) for unit in units], jobs=jobs)
     except (AuditError, KeyError) as exc:
         raise InputError(f"cannot tokenize: {exc}") from exc
-    rows = []
-    for i, left in enumerate(entries):
-        for right in entries[i + 1:]:
-            m = dolos_metrics(left, right)
-            rows.append({
-                "left": left.path, "right": right.path, "similarity": m.similarity,
-                "totalOverlap": m.total_overlap, "longestFragment": m.longest_fragment,
-                "leftCovered": m.left_covered, "rightCovered": m.right_covered,
-                "leftTotal": m.left_total, "rightTotal": m.right_total,
-            })
+    table = all_pair_metrics(fingerprints, jobs=jobs)
+    rows = [
+        {"left": units[r["left"]].path, "right": units[r["right"]].path, "similarity": r["similarity"],
+         "totalOverlap": r["total_overlap"], "longestFragment": r["longest_fragment"],
+         "leftCovered": r["left_covered"], "rightCovered": r["right_covered"],
+         "leftTotal": r["left_total"], "rightTotal": r["right_total"]}
+        for r in table.rows()
+    ]
     rows.sort(key=lambda r: -r["similarity"])  # stable: ties keep file order
     if fmt == "json":
         _echo_json({"pairs": rows, "skipped": [s.to_dict() for s in skipped]})
@@ -168,6 +175,20 @@ def pairs_command(paths: tuple[str, ...], fmt: str) -> None:
     _warn_skipped(skipped)
     _tsv([PAIR_COLUMNS])
     _tsv([[r["left"], r["right"], f"{r['similarity']:.6f}", *(r[c] for c in PAIR_COLUMNS[3:])] for r in rows])
+
+
+def _cpus() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def _reasons(skipped: list[Skipped] | tuple[Skipped, ...], shown: int = 5) -> str:
+    """`` (N skipped: path: reason; ...)`` for an error message, or ``""``."""
+    if not skipped:
+        return ""
+    listed = "; ".join(f"{s.path}: {s.reason}" for s in skipped[:shown])
+    more = f"; and {len(skipped) - shown} more" if len(skipped) > shown else ""
+    return f" ({len(skipped)} skipped: {listed}{more})"
 
 
 def _compare_rows(pairs, top: int | None) -> list:
@@ -192,17 +213,26 @@ def _compare_rows(pairs, top: int | None) -> list:
 @click.option("--boilerplate", "boilerplate_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
               help="Folder of starter code that never counts as copied (repeatable; with --reference).")
 @click.option("--top", type=click.IntRange(min=1), default=None,
-              help="Keep the N highest-scoring references per agent file.")
+              help="Keep the N highest-scoring references per agent file. Without it, each agent file "
+                   "lists the pairs the comparison keeps: its 10 highest-scoring references, its 10 of "
+                   "highest agent containment, and every flagged one.")
+@click.option("--all", "all_pairs", is_flag=True,
+              help="List every (agent file, reference) pair (slow and large on big corpora; not with --top).")
+@click.option("-j", "--jobs", "compare_jobs", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Processes that score the agent files (0: one per CPU).")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format (json adds the fragments with line spans on both sides).")
 @rules_option
 def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, index_path: Path | None,
-                    boilerplate_dirs: tuple[Path, ...], top: int | None, fmt: str, rules: Path | None) -> None:
+                    boilerplate_dirs: tuple[Path, ...], top: int | None, all_pairs: bool, compare_jobs: int,
+                    fmt: str, rules: Path | None) -> None:
     """Score agent files against reference kernels with the copy detector.
 
     One row per (agent file, reference kernel): agent, reference, similarity,
     agent_containment, reference_containment, longest_fragment, total_overlap, score, flagged;
-    sorted by score, highest first. `score` (in [0, 1)) says how likely the agent file copied
+    sorted by score, highest first; per agent file, the 10 highest-scoring references, the 10
+    of highest agent containment and every flagged one (--top N: the N highest-scoring; --all:
+    every reference). `score` (in [0, 1)) says how likely the agent file copied
     code from that kernel, renamed or split up or not; `flagged` is true when it reaches the
     threshold of the similarity rule in rules/plagiarism/ (the `audit` command applies the same
     rule). The JSON output adds each pair's fragments with line spans on both sides (notebook
@@ -213,29 +243,49 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
         mleaudit similarity compare runs/x/code --reference kernels/titanic --top 5
 
         mleaudit similarity compare solution.py --index titanic.index --format json
+
+        mleaudit similarity compare runs/x/code --reference kernels/ -j 0
     """
-    from audit.similarity import SimilarityOptions, compare, load_reference_corpus, load_score_threshold
+    from audit.similarity import (
+        DEFAULT_MAX_PAIRS_PER_AGENT,
+        SimilarityOptions,
+        compare,
+        load_reference_corpus,
+        load_score_threshold,
+    )
 
     if (reference_dir is None) == (index_path is None):
         raise InputError("give exactly one of --reference DIR and --index INDEX")
     if index_path is not None and boilerplate_dirs:
         raise InputError("--boilerplate applies to --reference; an index keeps the boilerplate it was built with")
+    if top is not None and all_pairs:
+        raise InputError("give at most one of --top N and --all")
     agents, skipped = _collect(agent_paths)
+    # An empty file has no code to compare: say so rather than list pairs of zeros.
+    skipped.extend(Skipped(path=u.path, reason="empty file (no code)") for u in agents if not u.text.strip())
+    agents = [u for u in agents if u.text.strip()]
     if not agents:
-        raise InputError("no readable .py/.ipynb agent file" + (f" ({len(skipped)} skipped)" if skipped else ""))
-    threshold = load_score_threshold(rules)
-    options = SimilarityOptions(score_threshold=threshold)
-    try:
-        if index_path is not None:
-            report = _compare_with_index(index_path, agents, options)
-        else:
+        raise InputError("no readable .py/.ipynb agent file" + _reasons(skipped))
+    corpus = None
+    boilerplate: list[CodeUnit] = []
+    if reference_dir is not None:
+        # Read the inputs before the rules, so that a wrong folder is reported at once.
+        try:
             corpus = load_reference_corpus(reference_dir)
-            if not corpus.units:
-                raise InputError(f"{reference_dir}: no readable .py/.ipynb reference kernel")
-            boilerplate: list[CodeUnit] = []
             for folder in boilerplate_dirs:
                 boilerplate.extend(load_reference_corpus(folder).units)
-            report = compare(agents, corpus, options, boilerplate=boilerplate)
+        except AuditError as exc:
+            raise InputError(str(exc)) from exc
+        if not corpus.units:
+            raise InputError(f"{reference_dir}: no readable .py/.ipynb reference kernel" + _reasons(corpus.skipped))
+    threshold = load_score_threshold(rules)
+    options = SimilarityOptions(score_threshold=threshold,
+                                max_pairs_per_agent=None if all_pairs else (top or DEFAULT_MAX_PAIRS_PER_AGENT))
+    try:
+        if corpus is None:
+            report = _compare_with_index(index_path, agents, options)
+        else:
+            report = compare(agents, corpus, options, boilerplate=boilerplate, jobs=compare_jobs or _cpus())
     except AuditError as exc:
         raise InputError(str(exc)) from exc
     skipped.extend(report.skipped)

@@ -178,6 +178,7 @@ def info_command(index_path: Path, fmt: str, list_skipped: bool) -> None:
         f"references:     {info.references} ({', '.join(info.languages) or 'none'})",
         f"skipped files:  {info.skipped}",
         f"segments:       {info.segments}",
+        f"n-grams:        {info.ngrams} (copy detector background)",
         f"k-gram length:  {info.options['kgram_length']}, window {info.options['kgrams_in_window']}",
         f"tokenizer:      {info.fingerprint_scheme.get('tokenizer', '')} ({grammars})",
         f"roots:          {', '.join(info.roots) or '-'}",

@@ -18,11 +18,25 @@ needs, and answers a query in two steps:
    (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
    what brute force reports for that pair.
 
-Not computed here: the copy detector's ``score``/``flagged``/``evidence_fragments``
-(:mod:`audit.similarity.detect`). Its background model is an n-gram model of the *whole*
-reference corpus with each pair's reference and near-duplicates left out, and it reads lexical
-tokens the index does not store; pairs from :meth:`CorpusIndex.compare` carry ``score`` 0.0 and
-``flagged`` False, like pairs the detector did not run on.
+The copy detector (:mod:`audit.similarity.detect`) runs on the same candidates and gives the
+same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
+background model is an n-gram model of the *whole* corpus with each pair's reference and its
+near-duplicates left out, and every figure it needs is a sum over files, so the index stores
+(format version 2):
+
+- per Python reference, its detector *profile* (lexical token ids, their offsets and prior
+  bits; :func:`_encode_profile`);
+- the corpus's n-gram table: each token n-gram's document frequency and each context's total
+  and number of distinct continuations (tables ``ngrams`` and ``contexts``), kept exact by
+  ``add`` (new files added, replaced and removed files subtracted);
+- each reference's sampled 8-grams as postings under their own code, so a reference's
+  near-duplicates are found from the postings at query time (and so always match the corpus as
+  it is now); each segment's statistics keep the sample sizes.
+
+A query fetches the table rows its agent files read, then subtracts the reference's and its
+near-duplicates' profiles (:class:`audit.similarity.detect.AgentQuery`), exactly as
+:class:`audit.similarity.detect.DetectionCorpus` does over the same files. A version-1 index has
+none of this and is refused with a message to rebuild it.
 
 Why not MinHash LSH. Candidate retrieval by MinHash LSH (datasketch ``MinHashLSH``) thresholds
 the Jaccard index, which is low when a small agent file sits inside a big notebook (a 300-k-gram
@@ -35,9 +49,10 @@ must also be built in one go (no incremental add). The inverted index is exact, 
 incrementally, and its retrieval (one pass over the postings of the agent's hashes) is cheaper
 than scoring the ensemble's candidates; so no MinHash signature is stored.
 
-What is stored per reference (a *record*): the fingerprint hashes and k-gram positions in
-document order, for each fingerprint the character offsets of its k-gram's region (start of its
-first token, end of its last), the text's line starts and the notebook cell map. Fragment spans
+What is stored per reference for Dolos's figures (a *record*): the fingerprint hashes and
+k-gram positions in document order, for each fingerprint the character offsets of its k-gram's
+region (start of its first token, end of its last), the text's line starts and the notebook
+cell map. Fragment spans
 and "cell 3, line 2" locations are computed from these without the source text, so a query never
 re-reads or re-tokenizes a reference. For the rare file whose token regions are not in document
 order (trees recovered from syntax errors can be), the full token offsets are stored too. Also
@@ -48,14 +63,16 @@ Storage. By default the index is one SQLite file (a safe format: nothing in it i
 unpickled; numeric arrays are little-endian int32 blobs, zlib-compressed records with a size cap
 on decompression, and every record is checked when read). With a Redis URL the data lives in
 Redis through datasketch's storage layer (``datasketch.storage.ordered_storage`` with a
-``storage_config`` of type ``redis``), so several machines can share and extend one index; the
-local file then only holds the format version and where the data is. The file records the
+``storage_config`` of type ``redis``), so several machines can share and extend one index (the
+n-gram table is four Redis hashes, changed with atomic increments); the local file then only
+holds the format version and where the data is. The file records the
 format version, the k-gram length and window, and the grammar versions; opening it with other
 options or another grammar version is an error that says so.
 
 Incremental add. ``add`` writes its references in *segments* of up to ``SEGMENT_DOCS``: their
-records and, per hash, one postings entry for the segment. A changed file's old entry is removed from its segment's postings
-(so document frequencies stay exact) and the new one is written. Re-adding an unchanged file is a
+records and, per hash, one postings entry for the segment. A changed file's old entry is
+removed from its segment's postings and its n-grams from the table (so document frequencies
+stay exact) and the new one is written. Re-adding an unchanged file is a
 no-op. Concurrent ``add`` calls on a Redis index may add different files; two writers changing the
 same file at once are not supported.
 
@@ -75,11 +92,10 @@ import sqlite3
 import time
 import uuid
 import zlib
-from collections import deque
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from importlib import metadata
-from itertools import repeat
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 from urllib.parse import quote, urlsplit
@@ -100,10 +116,21 @@ from audit.similarity.corpus import (
     reference_id,
     reference_sort_key,
 )
+from audit.similarity.detect import (
+    PROFILE_SCHEME,
+    AgentQuery,
+    Evidence,
+    NgramTable,
+    Profile,
+    boilerplate_mask,
+    near_duplicate_members,
+    profile_code,
+    reference_evidence,
+)
 from audit.similarity.index import FingerprintIndex, IndexedFile, Role
 from audit.similarity.pairs import PairReport, pair_report
-from audit.similarity.tokenize import TokenizedFile, line_starts, tokenize_text
-from audit.similarity.winnow import HASH_MOD, Fingerprint, fingerprint_tokens
+from audit.similarity.tokenize import TokenizedFile, tokenize_text
+from audit.similarity.winnow import HASH_MOD, fingerprint_tokens
 from audit.units import CellRange, CodeUnit
 
 __all__ = [
@@ -126,7 +153,8 @@ logger = logging.getLogger(__name__)
 #: Value of the ``format`` meta entry: what the file is.
 CORPUS_INDEX_FORMAT = "mleaudit-corpus-index"
 #: Bumped whenever the stored layout changes; other versions are refused with a message.
-CORPUS_INDEX_VERSION = 1
+#: Version 2 added what the copy detector needs (profiles, n-gram tables, near-duplicate samples).
+CORPUS_INDEX_VERSION = 2
 #: Candidates need ``max(agent_containment, reference_containment)`` at least this high. Low on
 #: purpose: exact scoring then decides, and partial copies of a few cells can have an agent
 #: containment near 0.1.
@@ -142,6 +170,17 @@ TOKENIZER_SCHEME = "dolos-3.5.1-node-types"
 
 #: Posting keys are ``hash + code * _KEY_STRIDE`` with the language's code (hashes < 2**25).
 _KEY_STRIDE = 1 << 25
+#: Posting keys of the detector's sampled 8-grams (25-bit values) use this code, past any
+#: language's, so the near-duplicates of a reference are found from the postings.
+_SAMPLE_CODE = 1 << 10
+_PROFILE_MAGIC = b"MLDP\x01"
+#: n-gram rows collected from added files before they are written (about 16 bytes each).
+_GRAM_BUFFER = 2_000_000
+#: Token-only profiles kept between queries of one open index (about 50 kB each with their
+#: n-gram sets).
+_TOKEN_PROFILE_CACHE = 1024
+#: Sampled 8-gram postings kept between queries of one open index.
+_SAMPLE_HOLDER_CACHE = 65536
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _RECORD_MAGIC = b"MLCR\x01"
 #: A record never decompresses past this (a hostile index cannot exhaust memory).
@@ -162,6 +201,13 @@ _SQLITE_TABLES = {
     ),
     "segments": "CREATE TABLE segments (id INTEGER PRIMARY KEY, stats BLOB NOT NULL)",
     "skipped": "CREATE TABLE skipped (path TEXT PRIMARY KEY, reason TEXT NOT NULL)",
+    "profiles": "CREATE TABLE profiles (id INTEGER PRIMARY KEY, profile BLOB NOT NULL)",
+    "ngrams": (
+        "CREATE TABLE ngrams (key INTEGER PRIMARY KEY, df INTEGER NOT NULL, context INTEGER NOT NULL) WITHOUT ROWID"
+    ),
+    "contexts": (
+        "CREATE TABLE contexts (key INTEGER PRIMARY KEY, total INTEGER NOT NULL, kinds INTEGER NOT NULL) WITHOUT ROWID"
+    ),
 }
 
 
@@ -417,15 +463,91 @@ def _unpack_posting(blob: bytes, where: str) -> _Posting:
     return _Posting(token=blob, docs=blob[5 : 5 + size], counts=blob[5 + size :], wide=blob[0] == 4)
 
 
-def _encode_stats(docs: np.ndarray, countable: np.ndarray) -> bytes:
-    return np.asarray(docs, dtype="<i4").tobytes() + np.asarray(countable, dtype="<i4").tobytes()
+def _encode_stats(docs: np.ndarray, countable: np.ndarray, samples: np.ndarray) -> bytes:
+    """A segment's statistics: reference ids, countable fingerprints, sampled 8-grams."""
+    return b"".join(np.asarray(a, dtype="<i4").tobytes() for a in (docs, countable, samples))
 
 
-def _decode_stats(blob: bytes, where: str) -> tuple[np.ndarray, np.ndarray]:
-    if len(blob) % 8:
+def _decode_stats(blob: bytes, where: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if len(blob) % 12:
         raise CorpusIndexError(f"{where}: corrupt segment statistics")
-    n = len(blob) // 8
-    return np.frombuffer(blob, dtype="<i4", count=n), np.frombuffer(blob, dtype="<i4", count=n, offset=4 * n)
+    n = len(blob) // 12
+    return tuple(np.frombuffer(blob, dtype="<i4", count=n, offset=4 * n * i) for i in range(3))  # type: ignore[return-value]
+
+
+def _encode_profile(profile: Profile, chars: int) -> bytes:
+    """A reference's detector profile: its token vocabulary (ids and prior bits), the tokens as
+    indices into it, their offsets (starts as deltas, lengths) and the text's length;
+    little-endian arrays, zlib-compressed."""
+    ids = np.array(profile.ids, dtype=np.int64)
+    vocabulary, tokens = np.unique(ids, return_inverse=True)
+    starts = np.asarray(profile.starts, dtype=np.int64)
+    lengths = np.asarray(profile.ends, dtype=np.int64) - starts
+    priors = np.array([profile.priors[int(v)] for v in vocabulary.tolist()], dtype="<f8")
+    head = json.dumps({"n": int(ids.size), "vocabulary": int(vocabulary.size), "chars": int(chars)},
+                      sort_keys=True).encode()
+    parts = [len(head).to_bytes(4, "little"), head, vocabulary.astype("<i8").tobytes(), priors.tobytes(),
+             _i32(tokens), _i32(_delta(starts)), _i32(lengths)]
+    return _PROFILE_MAGIC + zlib.compress(b"".join(parts), 1)
+
+
+def _decode_profile(blob: bytes, path: str, where: str, *, tokens_only: bool = False) -> tuple[Profile, int]:
+    """A stored profile and the length of its text; any inconsistency is a
+    :class:`CorpusIndexError` naming ``where``. With ``tokens_only`` the profile has its token
+    ids but no offsets or priors (all a left-out file contributes to a background)."""
+
+    def bad(what: str) -> CorpusIndexError:
+        return CorpusIndexError(f"{where}: corrupt detector profile ({what})")
+
+    if not isinstance(blob, (bytes, bytearray, memoryview)) or bytes(blob[: len(_PROFILE_MAGIC)]) != _PROFILE_MAGIC:
+        raise bad("unknown layout")
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(bytes(blob[len(_PROFILE_MAGIC):]), _MAX_RECORD_BYTES)
+        if inflater.unconsumed_tail:
+            raise bad(f"more than {_MAX_RECORD_BYTES} bytes once decompressed")
+    except zlib.error as exc:
+        raise bad(f"zlib: {exc}") from exc
+    if len(raw) < 4:
+        raise bad("truncated header")
+    head_len = int.from_bytes(raw[:4], "little")
+    try:
+        header = json.loads(raw[4 : 4 + head_len])
+        n, size, chars = (int(header[k]) for k in ("n", "vocabulary", "chars"))
+    except (ValueError, KeyError, TypeError) as exc:
+        raise bad(f"header: {exc}") from exc
+    if min(n, size, chars) < 0 or 4 + head_len + 16 * size + 12 * n != len(raw):
+        raise bad("array lengths do not match the header")
+    offset = 4 + head_len
+    vocabulary = np.frombuffer(raw, dtype="<i8", count=size, offset=offset)
+    priors = np.frombuffer(raw, dtype="<f8", count=size, offset=offset + 8 * size)
+    offset += 16 * size
+    tokens, start_deltas, lengths = (
+        np.frombuffer(raw, dtype="<i4", count=n, offset=offset + 4 * n * i).astype(np.int64) for i in range(3))
+    starts = np.cumsum(start_deltas)
+    if n and (tokens.min() < 0 or tokens.max() >= size):
+        raise bad("token outside the vocabulary")
+    if n and (starts[0] < 0 or np.any(start_deltas[1:] < 0) or lengths.min() < 1 or starts[-1] + lengths[-1] > chars):
+        raise bad("token offsets")
+    if size and (vocabulary.min() < 0 or not np.all(np.isfinite(priors)) or priors.min() < 0):
+        raise bad("vocabulary")
+    ids = vocabulary[tokens]
+    if tokens_only:
+        return Profile(path=path, ids=tuple(ids.tolist()), starts=(), ends=(), priors={},
+                       _cache={"ids": ids.astype(np.uint64)}), chars
+    profile = Profile(path=path, ids=tuple(ids.tolist()), starts=tuple(starts.tolist()),
+                      ends=tuple((starts + lengths).tolist()), priors=dict(zip(vocabulary.tolist(), priors.tolist())))
+    return profile, chars
+
+
+def _line_skeleton(lines: Sequence[int], chars: int) -> str:
+    """A text of ``chars`` spaces with a newline before each line start: offsets into it give
+    the same lines and columns as offsets into the real text (which the index does not keep)."""
+    skeleton = bytearray(b" " * chars)
+    for start in lines[1:]:
+        if 0 < start <= chars:
+            skeleton[start - 1] = 10
+    return skeleton.decode("ascii")
 
 
 def _text_sha256(text: str) -> str:
@@ -439,6 +561,12 @@ def _grammar_versions() -> dict[str, str]:
     return versions
 
 
+def _fingerprint_scheme() -> dict[str, Any]:
+    """What stored fingerprints and detector data depend on: an index made under another scheme
+    must be rebuilt."""
+    return {"tokenizer": TOKENIZER_SCHEME, "grammars": _grammar_versions(), "detector": PROFILE_SCHEME}
+
+
 def _dist_version(dist: str) -> str:
     try:
         return metadata.version(dist)
@@ -449,9 +577,21 @@ def _dist_version(dist: str) -> str:
 # -- fingerprinting one reference (runs in worker processes) ------------------------------------
 
 #: What a worker returns: ("indexed", key, sha256, text_sha256, language, n_fingerprints, record,
-#: unique hashes (int64 bytes), their counts (int64 bytes)), ("unchanged", key) or
-#: ("skipped", key, reason).
+#: unique hashes (int64 bytes), their counts (int64 bytes), detector data), ("unchanged", key) or
+#: ("skipped", key, reason). The detector data of a Python reference is (profile record, its
+#: distinct n-gram keys and their context keys (int64 bytes), its sampled 8-grams (int64
+#: bytes)); other languages have None.
 _Result = tuple
+
+
+def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, bytes, bytes] | None:
+    """What the copy detector stores of one reference (Python only; it lexes Python)."""
+    if unit.language != "python":
+        return None
+    profile = profile_code(unit.text, key)
+    grams, contexts = profile.grams()
+    return (_encode_profile(profile, len(unit.text)), grams.astype(np.int64).tobytes(),
+            contexts.astype(np.int64).tobytes(), profile.sample().astype(np.int64).tobytes())
 
 
 def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray, int]:
@@ -463,11 +603,9 @@ def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray
     kgram_starts = [f.start for f in fingerprints]
     starts, ends = tokens.starts, tokens.ends
     # The tokenizer already knows whether its regions are in document order and where lines
-    # start; ask it rather than redo the work on every reference (fall back when it does not say).
-    ordered = getattr(tokens, "_ordered", None)
-    if ordered is None:
-        ordered = bool(np.all(np.diff(np.asarray(starts)) >= 0) and np.all(np.diff(np.asarray(ends)) >= 0))
-    lines = getattr(tokens, "_lines", None) or line_starts(unit.text)
+    # start; ask it rather than redo the work on every reference.
+    ordered = tokens.ordered_regions
+    lines = tokens.line_offsets
     record = _encode_record(
         language=unit.language,
         source=unit.source,
@@ -500,12 +638,13 @@ def _index_file(task: tuple) -> _Result:
         return ("skipped", key, unit.reason)
     try:
         record, hashes, n = _fingerprint_unit(unit, k, w)
+        detector = _detector_data(unit, key)
     except Exception as exc:  # noqa: BLE001 - one hostile file must not stop a corpus build
         logger.warning("cannot fingerprint %s: %s", key, exc)
         return ("skipped", key, f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
     unique, counts = np.unique(hashes, return_counts=True)
     return ("indexed", key, sha, _text_sha256(unit.text), unit.language, n, record,
-            unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes())
+            unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes(), detector)
 
 
 # -- storage backends --------------------------------------------------------------------------
@@ -515,7 +654,10 @@ class _Backend(Protocol):
     """Where an index's data lives (:class:`_SQLiteBackend`, :class:`_RedisBackend`).
 
     Counters (``allocate``) hand out reference and segment ids; ``begin``/``commit`` bracket
-    one flush of ``add`` (a transaction in SQLite, nothing in Redis).
+    one flush of ``add`` (a transaction in SQLite, nothing in Redis). ``apply_grams`` adds
+    document-frequency changes to the n-gram table and keeps each context's total and number of
+    distinct continuations; ``gram_rows``/``context_rows`` return the rows found for the asked
+    keys (absent keys are left out).
     """
 
     def read_meta(self, key: str) -> Any: ...
@@ -536,6 +678,12 @@ class _Backend(Protocol):
     def set_skipped(self, items: Mapping[str, str]) -> None: ...
     def remove_skipped(self, paths: Iterable[str]) -> None: ...
     def skipped(self) -> list[tuple[str, str]]: ...
+    def write_profiles(self, rows: Sequence[tuple[int, bytes]]) -> None: ...
+    def profiles(self, ids: Sequence[int]) -> dict[int, bytes]: ...
+    def apply_grams(self, keys: np.ndarray, contexts: np.ndarray, deltas: np.ndarray) -> None: ...
+    def gram_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+    def context_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
+    def count_grams(self) -> int: ...
     def begin(self) -> None: ...
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
@@ -645,6 +793,61 @@ class _SQLiteBackend(_Backend):
 
     def delete_docs(self, rows: Sequence[tuple[int, str]]) -> None:
         self.db.executemany("DELETE FROM docs WHERE id = ?", [(doc,) for doc, _ in rows])
+        self.db.executemany("DELETE FROM profiles WHERE id = ?", [(doc,) for doc, _ in rows])
+
+    def write_profiles(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        self.db.executemany("INSERT INTO profiles(id, profile) VALUES (?, ?)", list(rows))
+
+    def profiles(self, ids: Sequence[int]) -> dict[int, bytes]:
+        found = {}
+        for chunk in _chunks(list(ids)):
+            marks = ",".join("?" * len(chunk))
+            found.update(self.db.execute(f"SELECT id, profile FROM profiles WHERE id IN ({marks})", tuple(chunk)))
+        return found
+
+    def apply_grams(self, keys: np.ndarray, contexts: np.ndarray, deltas: np.ndarray) -> None:
+        db = self.db
+        db.execute("CREATE TEMP TABLE IF NOT EXISTS gram_delta "
+                   "(key INTEGER PRIMARY KEY, delta INTEGER NOT NULL, context INTEGER NOT NULL) WITHOUT ROWID")
+        db.execute("DELETE FROM temp.gram_delta")
+        db.executemany("INSERT INTO temp.gram_delta(key, delta, context) VALUES (?, ?, ?)",
+                       zip(keys.tolist(), deltas.tolist(), contexts.tolist()))
+        # A context gains a kind when a new n-gram appears and loses one when an n-gram's last
+        # file goes: decided against the table before it changes.
+        db.execute(
+            "INSERT INTO contexts(key, total, kinds) "
+            "SELECT d.context, SUM(d.delta), SUM(CASE WHEN n.df IS NULL AND d.delta > 0 THEN 1 "
+            "WHEN n.df IS NOT NULL AND n.df + d.delta <= 0 THEN -1 ELSE 0 END) "
+            "FROM temp.gram_delta d LEFT JOIN ngrams n ON n.key = d.key WHERE true GROUP BY d.context "
+            "ON CONFLICT(key) DO UPDATE SET total = total + excluded.total, kinds = kinds + excluded.kinds"
+        )
+        db.execute("INSERT INTO ngrams(key, df, context) SELECT key, delta, context FROM temp.gram_delta WHERE true "
+                   "ON CONFLICT(key) DO UPDATE SET df = df + excluded.df")
+        if (deltas < 0).any():
+            db.execute("DELETE FROM ngrams WHERE df <= 0 AND key IN (SELECT key FROM temp.gram_delta WHERE delta < 0)")
+            db.execute("DELETE FROM contexts WHERE total <= 0 AND key IN "
+                       "(SELECT context FROM temp.gram_delta WHERE delta < 0)")
+        db.execute("DELETE FROM temp.gram_delta")
+
+    def gram_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        found: list[tuple[int, int]] = []
+        for chunk in _chunks(np.asarray(keys, dtype=np.int64).tolist()):
+            marks = ",".join("?" * len(chunk))
+            found.extend(self.db.execute(f"SELECT key, df FROM ngrams WHERE key IN ({marks})", tuple(chunk)))
+        rows = np.array(sorted(found), dtype=np.int64).reshape(-1, 2)
+        return rows[:, 0], rows[:, 1]
+
+    def context_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        found: list[tuple[int, int, int]] = []
+        for chunk in _chunks(np.asarray(keys, dtype=np.int64).tolist()):
+            marks = ",".join("?" * len(chunk))
+            found.extend(self.db.execute(f"SELECT key, total, kinds FROM contexts WHERE key IN ({marks})",
+                                         tuple(chunk)))
+        rows = np.array(sorted(found), dtype=np.int64).reshape(-1, 3)
+        return rows[:, 0], rows[:, 1], rows[:, 2]
+
+    def count_grams(self) -> int:
+        return int(self.db.execute("SELECT COUNT(*) FROM ngrams").fetchone()[0])
 
     def set_skipped(self, items: Mapping[str, str]) -> None:
         self.db.executemany("INSERT OR REPLACE INTO skipped(path, reason) VALUES (?, ?)", list(items.items()))
@@ -710,6 +913,7 @@ class _RedisBackend(_Backend):
         self._post = ordered_storage(config, name=prefix + b":post")
         self._segs = ordered_storage(config, name=prefix + b":segs")
         self._skip = ordered_storage(config, name=prefix + b":skipped")
+        self._prof = ordered_storage(config, name=prefix + b":profiles")
         # Counters need an atomic increment and list items a removal by value, which
         # datasketch's storages do not offer (its ``remove_val`` calls ``lrem`` with the
         # arguments of redis-py 2); the client is built from the same parameters.
@@ -815,6 +1019,85 @@ class _RedisBackend(_Backend):
         if rows:
             self._docs.remove(*[str(doc) for doc, _ in rows])
             self._paths.remove(*[path for _, path in rows])
+            self._prof.remove(*[str(doc) for doc, _ in rows])
+
+    def write_profiles(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        for doc, blob in rows:
+            self._prof.insert(str(doc), blob, buffer=True)
+        self._prof.empty_buffer()
+
+    def profiles(self, ids: Sequence[int]) -> dict[int, bytes]:
+        found = {}
+        ids = list(ids)
+        for chunk in _chunks(ids, 5000):
+            for doc, values in zip(chunk, self._prof.getmany(*[str(d) for d in chunk])):
+                if values:
+                    found[doc] = values[-1]
+        return found
+
+    # The n-gram table lives in four Redis hashes (field: the key's 8 bytes): document
+    # frequency and context of each n-gram, total and kinds of each context.
+    def _hash(self, name: str) -> bytes:
+        return self.prefix + b":" + name.encode()
+
+    @staticmethod
+    def _fields(keys: np.ndarray) -> list[bytes]:
+        raw = np.asarray(keys, dtype="<i8").tobytes()
+        return [raw[i : i + 8] for i in range(0, len(raw), 8)]
+
+    def apply_grams(self, keys: np.ndarray, contexts: np.ndarray, deltas: np.ndarray) -> None:
+        fields = self._fields(keys)
+        after = []
+        for start in range(0, len(fields), 10000):
+            pipe = self._client.pipeline(transaction=False)
+            for field, delta in zip(fields[start : start + 10000], deltas[start : start + 10000].tolist()):
+                pipe.hincrby(self._hash("df"), field, delta)
+            after.extend(int(v) for v in pipe.execute())
+        after_array = np.array(after, dtype=np.int64)
+        born = (after_array == deltas) & (deltas > 0)
+        gone = after_array <= 0
+        change = born.astype(np.int64) - gone.astype(np.int64)
+        pipe = self._client.pipeline(transaction=False)
+        for i in np.flatnonzero(born).tolist():
+            pipe.hset(self._hash("ctx"), fields[i], int(contexts[i]))
+        for i in np.flatnonzero(gone).tolist():
+            pipe.hdel(self._hash("df"), fields[i])
+            pipe.hdel(self._hash("ctx"), fields[i])
+        context_keys, inverse = np.unique(contexts, return_inverse=True)
+        totals = np.bincount(inverse, weights=deltas, minlength=context_keys.size).astype(np.int64)
+        kinds = np.bincount(inverse, weights=change, minlength=context_keys.size).astype(np.int64)
+        for field, total, kind in zip(self._fields(context_keys), totals.tolist(), kinds.tolist()):
+            if total:
+                pipe.hincrby(self._hash("total"), field, total)
+            if kind:
+                pipe.hincrby(self._hash("kinds"), field, kind)
+        pipe.execute()
+
+    def _values(self, name: str, keys: np.ndarray) -> list:
+        fields = self._fields(keys)
+        values: list = []
+        for start in range(0, len(fields), 10000):
+            chunk = fields[start : start + 10000]
+            if chunk:
+                values.extend(self._client.hmget(self._hash(name), chunk))
+        return values
+
+    def gram_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        values = self._values("df", keys)
+        present = np.array([v is not None and int(v) > 0 for v in values], dtype=bool)
+        counts = np.array([int(v) if v is not None else 0 for v in values], dtype=np.int64)
+        return keys[present], counts[present] if counts.size else counts
+
+    def context_rows(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        keys = np.unique(np.asarray(keys, dtype=np.int64))
+        totals = np.array([int(v) if v is not None else 0 for v in self._values("total", keys)], dtype=np.int64)
+        kinds = np.array([int(v) if v is not None else 0 for v in self._values("kinds", keys)], dtype=np.int64)
+        present = (totals > 0) | (kinds > 0)
+        return keys[present], totals[present], kinds[present]
+
+    def count_grams(self) -> int:
+        return int(self._client.hlen(self._hash("df")))
 
     def set_skipped(self, items: Mapping[str, str]) -> None:
         for path, reason in items.items():
@@ -967,6 +1250,8 @@ class CorpusIndexInfo:
     created_at, updated_at, tool_version : str
     size_bytes : int or None
         Size of the index file (SQLite storage only).
+    ngrams : int
+        Rows of the copy detector's n-gram table (distinct token n-grams of the corpus).
     """
 
     path: str
@@ -985,6 +1270,7 @@ class CorpusIndexInfo:
     updated_at: str
     tool_version: str
     size_bytes: int | None
+    ngrams: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -1004,42 +1290,8 @@ class CorpusIndexInfo:
             "updated_at": self.updated_at,
             "tool_version": self.tool_version,
             "size_bytes": self.size_bytes,
+            "ngrams": self.ngrams,
         }
-
-
-_FINGERPRINT_SLOTS = tuple(getattr(Fingerprint, name).__set__ for name in ("hash", "start", "stop", "index"))
-
-
-def _fingerprints(hashes: np.ndarray, starts: np.ndarray, k: int) -> tuple[Fingerprint, ...]:
-    """``Fingerprint`` records of a stored reference, equal to the ones winnowing made.
-
-    Filled slot by slot (``object.__new__`` and the slot descriptors) rather than through the
-    frozen dataclass's ``__init__``, which sets each field with ``object.__setattr__`` and costs
-    more than the rest of loading a candidate.
-    """
-    n = len(hashes)
-    made = list(map(object.__new__, repeat(Fingerprint, n)))
-    columns = (hashes.tolist(), starts.tolist(), (starts + (k - 1)).tolist(), range(n))
-    for setter, column in zip(_FINGERPRINT_SLOTS, columns):
-        deque(map(setter, made, column), maxlen=0)
-    return tuple(made)
-
-
-def _occurrences(hashes: np.ndarray) -> dict[int, tuple[int, ...]]:
-    """Hash -> fingerprint indices where it occurs (ascending), keys in order of first occurrence,
-    as :class:`IndexedFile` holds them."""
-    if not len(hashes):
-        return {}
-    order = np.argsort(hashes, kind="stable")
-    ordered = hashes[order]
-    cuts = (np.flatnonzero(np.diff(ordered)) + 1).tolist()
-    edges = [0, *cuts, len(order)]
-    positions = order.tolist()
-    values = ordered[edges[:-1]].tolist()
-    # A stable sort puts each hash's first occurrence first in its group.
-    firsts = [positions[a] for a in edges[:-1]]
-    by_first = sorted(range(len(values)), key=firsts.__getitem__)
-    return {values[g]: tuple(positions[edges[g] : edges[g + 1]]) for g in by_first}
 
 
 def _guarded(method: Callable) -> Callable:
@@ -1063,15 +1315,17 @@ class _StoredTokens:
     """Stands in for a reference's :class:`TokenizedFile` in the pair code: it answers
     ``tokens_span`` for the k-gram bounds of stored fingerprints, from stored offsets."""
 
-    __slots__ = ("path", "language", "_spans", "_start_at", "_end_at", "_token_starts", "_token_ends")
+    __slots__ = ("path", "language", "_spans", "_start_at", "_end_at", "_token_starts", "_token_ends", "_lines",
+                 "chars", "_text")
 
     def __init__(self, path: str, record: _Record, kgram_length: int) -> None:
         self.path = path
         self.language = record.language
+        self._lines = record.lines
+        self.chars: int | None = None  # the text's length, known once the detector profile is read
+        self._text: str | None = None
         # offsets_span only needs the path and the line starts.
-        self._spans = TokenizedFile(
-            path=path, language=record.language, text="", tokens=(), starts=(), ends=(), _lines=record.lines
-        )
+        self._spans = TokenizedFile.from_arrays(path=path, language=record.language, text="", line_offsets=record.lines)
         starts = record.kgram_starts.tolist()
         self._start_at = dict(zip(starts, record.span_starts.tolist()))
         self._end_at = dict(zip((s + kgram_length - 1 for s in starts), record.span_ends.tolist()))
@@ -1089,6 +1343,130 @@ class _StoredTokens:
             except KeyError as exc:
                 raise CorpusIndexError(f"{self.path}: token {exc} is not a stored k-gram bound") from exc
         return self._spans.offsets_span(start, end)
+
+    @property
+    def text(self) -> str:
+        """A stand-in for the text with its newlines where they are (:func:`_line_skeleton`), for
+        spans made from character offsets (the detector's evidence fragments)."""
+        if self._text is None:
+            self._text = _line_skeleton(self._lines, self.chars if self.chars is not None else self._lines[-1])
+        return self._text
+
+
+class _DetectorQuery:
+    """The copy detector over an index, for one :meth:`CorpusIndex.compare` call.
+
+    The background of a pair is the whole indexed corpus with the reference and its
+    near-duplicates subtracted, as :class:`audit.similarity.detect.DetectionCorpus` makes it over
+    the same files: the n-gram table rows the agent files read are fetched once, the
+    near-duplicates of a reference are found from the sampled 8-grams' postings, and every
+    profile is read once.
+    """
+
+    def __init__(self, index: "CorpusIndex", agents: Sequence[Profile], sample_sizes: np.ndarray) -> None:
+        self._index = index
+        self._backend = index._open_backend()
+        self._sample_sizes = sample_sizes
+        self.queries = [AgentQuery(agent) for agent in agents]
+        gram_parts = [q.keys()[0] for q in self.queries]
+        context_parts = [q.keys()[1] for q in self.queries]
+        gram_keys = np.unique(np.concatenate(gram_parts)) if gram_parts else np.zeros(0, np.int64)
+        context_keys = np.unique(np.concatenate(context_parts)) if context_parts else np.zeros(0, np.int64)
+        found, counts = self._backend.gram_rows(gram_keys)
+        context_found, totals, kinds = self._backend.context_rows(context_keys)
+        self.table = NgramTable(found, counts, context_found, totals, kinds)
+        self.boilerplate = index._boilerplate_profiles()
+        self._profiles: dict[int, tuple[Profile, int] | None] = {}
+        self._left_out: dict[int, Profile] = {}
+        self._holders: dict[int, np.ndarray] = {}
+        self._members: dict[int, tuple[int, ...]] = {}
+
+    def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
+        """Profile and text length of each doc the detector reads (decoded once)."""
+        wanted = [doc for doc in docs if doc not in self._profiles]
+        if wanted:
+            blobs = self._backend.profiles(wanted)
+            names = dict(paths or {})
+            missing = [doc for doc in blobs if doc not in names]
+            if missing:
+                names.update(self._backend.paths(missing))
+            for doc in wanted:
+                blob = blobs.get(doc)
+                if blob is None:
+                    self._profiles[doc] = None
+                    continue
+                path = names.get(doc, str(doc))
+                self._profiles[doc] = _decode_profile(blob, path, f"{self._index.path}: {path}")
+        return {doc: self._profiles[doc] for doc in docs if self._profiles.get(doc) is not None}  # type: ignore[misc]
+
+    def left_out(self, docs: Sequence[int]) -> list[Profile]:
+        """Token-only profiles of the files left out of a background (full ones when read)."""
+        cache = self._index._token_profiles
+        for doc in docs:
+            if doc not in self._left_out and doc in cache:
+                self._left_out[doc] = cache[doc]
+                cache.move_to_end(doc)
+        wanted = [doc for doc in docs if doc not in self._left_out and self._profiles.get(doc) is None]
+        if wanted:
+            blobs = self._backend.profiles(wanted)
+            names = self._backend.paths(list(blobs))
+            for doc, blob in blobs.items():
+                path = names.get(doc, str(doc))
+                profile = _decode_profile(blob, path, f"{self._index.path}: {path}", tokens_only=True)[0]
+                self._left_out[doc] = cache[doc] = profile
+            while len(cache) > _TOKEN_PROFILE_CACHE:
+                cache.popitem(last=False)
+        out = []
+        for doc in docs:
+            full = self._profiles.get(doc)
+            if full is not None:
+                out.append(full[0])
+            elif doc in self._left_out:
+                out.append(self._left_out[doc])
+        return out
+
+    def _holders_of(self, values: np.ndarray) -> dict[int, np.ndarray]:
+        cache = self._index._sample_holders
+        for value in values.tolist():
+            if value not in self._holders and value in cache:
+                self._holders[value] = cache[value]
+        wanted = [v for v in values.tolist() if v not in self._holders]
+        if wanted:
+            code = _SAMPLE_CODE * _KEY_STRIDE
+            fetched = self._backend.postings([v + code for v in wanted])
+            for value in wanted:
+                entries = fetched.get(value + code, [])
+                docs = [posting.arrays(f"{self._index.path}: postings of sample {value}")[0] for posting in entries]
+                held = np.concatenate(docs).astype(np.int64) if docs else np.zeros(0, np.int64)
+                # ids past the statistics read for this query were added since; not live here
+                self._holders[value] = cache[value] = held[held < self._sample_sizes.size]
+            while len(cache) > _SAMPLE_HOLDER_CACHE:
+                cache.popitem(last=False)
+        return {v: self._holders[v] for v in values.tolist() if self._holders[v].size}
+
+    def _sample_size(self, docs: np.ndarray) -> np.ndarray:
+        inside = (docs >= 0) & (docs < self._sample_sizes.size)
+        return np.where(inside, self._sample_sizes[np.where(inside, docs, 0)], 0)
+
+    def members(self, doc: int, profile: Profile) -> tuple[int, ...]:
+        """The reference and its near-duplicates in the index."""
+        found = self._members.get(doc)
+        if found is None:
+            found = near_duplicate_members(doc, profile.sample(), self._holders_of, self._sample_size)
+            self._members[doc] = found
+        return found
+
+    def evidence(self, agent: int, doc: int, mask: bytearray | None) -> tuple[Evidence, Profile, int] | None:
+        """Evidence that agent file number ``agent`` copied from reference ``doc`` (None when the
+        detector does not read the reference)."""
+        loaded = self.profiles([doc]).get(doc)
+        if loaded is None:
+            return None
+        profile, chars = loaded
+        left_out = self.left_out(self.members(doc, profile))
+        query = self.queries[agent]
+        result = reference_evidence(query.agent, profile, self.table, left_out, mask=mask, query=query)
+        return result, profile, chars
 
 
 class _Retrieval:
@@ -1152,6 +1530,11 @@ class CorpusIndex:
         self._k = int(opts.get("kgram_length", 0))
         self._w = int(opts.get("kgrams_in_window", 0))
         self._languages: list[str] = list(self._meta.get("languages", []))
+        self._boilerplate: list[Profile] | None = None
+        # Token-only profiles of recently read references (their n-gram sets are cached on them),
+        # reused by later queries: forks of popular kernels come back in query after query.
+        self._token_profiles: OrderedDict[int, Profile] = OrderedDict()
+        self._sample_holders: OrderedDict[int, np.ndarray] = OrderedDict()
 
     # -- context management ----------------------------------------------------------------------
 
@@ -1211,6 +1594,7 @@ class CorpusIndex:
             updated_at=str(self._meta.get("updated_at", "")),
             tool_version=str(self._meta.get("tool_version", "")),
             size_bytes=size,
+            ngrams=backend.count_grams(),
         )
 
     @_guarded
@@ -1326,6 +1710,9 @@ class CorpusIndex:
             raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to add files")
         started = time.perf_counter()
         tasks, skipped, duplicates, new_roots = self._plan(paths, root)
+        # what queries cached describes the corpus before this call
+        self._token_profiles.clear()
+        self._sample_holders.clear()
         known = backend.lookup([key for _, key in tasks])
         work = [(str(file), key, max_bytes, self._k, self._w, known.get(key, (0, "", 0))[1]) for file, key in tasks]
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "removed": 0}
@@ -1333,12 +1720,32 @@ class CorpusIndex:
         gone: list[tuple[int, str, int]] = []  # (id, path, segment) of entries to remove
         newly_skipped: dict[str, str] = {s.path: s.reason for s in skipped}
 
+        # n-gram rows of added files wait here (a file's rows are about as large as its
+        # profile, so a segment's worth would not fit in memory); once the buffer is full they
+        # are written inside the transaction that the next flush commits.
+        grams: list[tuple[bytes, bytes, int]] = []
+        buffered = [0]
+        writing = [False]
+
+        def start() -> None:
+            if not writing[0]:
+                backend.begin()
+                writing[0] = True
+
+        def write_grams() -> None:
+            if grams:
+                start()
+                self._apply_grams(grams)
+                grams.clear()
+                buffered[0] = 0
+
         def flush() -> None:
-            if not pending and not gone and not newly_skipped:
+            if not pending and not gone and not newly_skipped and not grams and not writing[0]:
                 return
-            backend.begin()
+            start()
             try:
                 self._remove_docs(gone)
+                write_grams()
                 if pending:
                     self._write_segment(pending)
                 backend.remove_skipped([result[1] for result in pending])
@@ -1347,6 +1754,8 @@ class CorpusIndex:
             except BaseException:
                 backend.rollback()
                 raise
+            finally:
+                writing[0] = False
             pending.clear()
             gone.clear()
             newly_skipped.clear()
@@ -1372,7 +1781,19 @@ class CorpusIndex:
                         counts["removed"] += 1
                         gone.append((known[key][0], key, known[key][2]))
                     continue
+                detector = result[9]
+                if detector is not None:
+                    grams.append((detector[1], detector[2], 1))
+                    buffered[0] += len(detector[1]) // 8
+                    result = result[:9] + ((detector[0], b"", b"", detector[3]),)
                 pending.append(result)
+                if buffered[0] >= _GRAM_BUFFER:
+                    try:
+                        write_grams()
+                    except BaseException:
+                        backend.rollback()
+                        writing[0] = False
+                        raise
                 if key in known:
                     counts["replaced"] += 1
                     gone.append((known[key][0], key, known[key][2]))
@@ -1410,10 +1831,12 @@ class CorpusIndex:
         segment = backend.allocate("segment", 1)
         first_id = backend.allocate("doc", len(pending))
         docs = []
+        profiles = []
         key_parts, doc_parts, count_parts = [], [], []
         ids = np.arange(first_id, first_id + len(pending), dtype=np.int64)
         countable = np.zeros(len(pending), dtype=np.int64)
-        for i, (_, key, sha, text_sha, language, n, record, unique_raw, counts_raw) in enumerate(pending):
+        sampled = np.zeros(len(pending), dtype=np.int64)
+        for i, (_, key, sha, text_sha, language, n, record, unique_raw, counts_raw, detector) in enumerate(pending):
             doc = int(ids[i])
             docs.append((doc, key, sha, text_sha, language, record))
             unique = np.frombuffer(unique_raw, dtype=np.int64)
@@ -1423,6 +1846,14 @@ class CorpusIndex:
             key_parts.append(unique + self._languages.index(language) * _KEY_STRIDE)
             doc_parts.append(np.full(unique.size, doc, dtype=np.int64))
             count_parts.append(counts)
+            if detector is not None:
+                profiles.append((doc, detector[0]))
+                sample = np.frombuffer(detector[3], dtype=np.int64)
+                sampled[i] = sample.size
+                # the sample's values go into the postings under their own code (count 1 each)
+                key_parts.append(sample + _SAMPLE_CODE * _KEY_STRIDE)
+                doc_parts.append(np.full(sample.size, doc, dtype=np.int64))
+                count_parts.append(np.ones(sample.size, dtype=np.int64))
         postings: list[tuple[int, _Posting]] = []
         if key_parts:
             keys = np.concatenate(key_parts)
@@ -1434,20 +1865,44 @@ class CorpusIndex:
                 stops = np.concatenate((bounds, [keys.size]))
                 for start, stop, key in zip(starts.tolist(), stops.tolist(), keys[starts].tolist()):
                     postings.append((key, _encode_postings(docs_all[start:stop], counts_all[start:stop])))
-        backend.write_segment(segment, docs, postings, _encode_stats(ids, countable))
+        backend.write_segment(segment, docs, postings, _encode_stats(ids, countable, sampled))
+        if profiles:
+            backend.write_profiles(profiles)
+
+    def _apply_grams(self, parts: list[tuple[bytes, bytes, int]]) -> None:
+        """Add files' n-grams to the table (sign +1) or take them out (-1): ``parts`` holds each
+        file's distinct n-gram keys and context keys (int64 bytes) with its sign."""
+        if not parts:
+            return
+        keys = np.concatenate([np.frombuffer(k, dtype=np.int64) for k, _, _ in parts])
+        contexts = np.concatenate([np.frombuffer(c, dtype=np.int64) for _, c, _ in parts])
+        signs = np.concatenate([np.full(len(k) // 8, sign, dtype=np.int64) for k, _, sign in parts])
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        deltas = np.bincount(inverse, weights=signs, minlength=unique.size).astype(np.int64)
+        changed = deltas != 0
+        if changed.any():
+            self._backend.apply_grams(unique[changed], contexts[first][changed], deltas[changed])
 
     def _remove_docs(self, gone: list[tuple[int, str, int]]) -> None:
-        """Take references out of the postings and segment statistics, then delete them."""
+        """Take references out of the postings, segment statistics and n-gram table, then delete them."""
         if not gone:
             return
         backend = self._backend
         doomed = np.array(sorted(doc for doc, _, _ in gone), dtype=np.int64)
         records = backend.records([doc for doc, _, _ in gone])
+        stored_profiles = backend.profiles([doc for doc, _, _ in gone])
         keys: set[int] = set()
+        grams: list[tuple[bytes, bytes, int]] = []
         for doc, (path, blob) in records.items():
             record = _decode_record(blob, f"{self.path}: {path}", self._k)
             code = self._languages.index(record.language) * _KEY_STRIDE
             keys.update((np.unique(record.hashes) + code).tolist())
+            if doc in stored_profiles:
+                profile, _ = _decode_profile(stored_profiles[doc], path, f"{self.path}: {path}")
+                keys.update((profile.sample() + _SAMPLE_CODE * _KEY_STRIDE).tolist())
+                gram_keys, gram_contexts = profile.grams()
+                grams.append((gram_keys.tobytes(), gram_contexts.tobytes(), -1))
+        self._apply_grams(grams)
         for key, entries in backend.postings(sorted(keys)).items():
             for posting in entries:
                 docs, counts = posting.arrays(f"{self.path}: postings of {key}")
@@ -1458,9 +1913,9 @@ class CorpusIndex:
         segments = {segment for _, _, segment in gone}
         for segment, blob in backend.segment_stats():
             if segment in segments:
-                docs, countable = _decode_stats(blob, f"{self.path}: segment {segment}")
+                docs, countable, sampled = _decode_stats(blob, f"{self.path}: segment {segment}")
                 keep = ~np.isin(docs, doomed)
-                backend.replace_segment_stats(segment, _encode_stats(docs[keep], countable[keep]))
+                backend.replace_segment_stats(segment, _encode_stats(docs[keep], countable[keep], sampled[keep]))
         backend.delete_docs([(doc, path) for doc, path, _ in gone])
 
     def _finish_add(self, new_roots: list[str]) -> None:
@@ -1482,6 +1937,21 @@ class CorpusIndex:
 
     # -- querying ------------------------------------------------------------------------------
 
+    def _boilerplate_profiles(self) -> list[Profile]:
+        """Detector profiles of the Python boilerplate files (read once)."""
+        if self._boilerplate is None:
+            stored = self._open_backend().read_meta("boilerplate_profiles") or []
+            profiles = []
+            for item in stored:
+                try:
+                    blob = bytes.fromhex(str(item["profile"]))
+                    path = str(item["path"])
+                except (KeyError, TypeError, ValueError) as exc:
+                    raise CorpusIndexError(f"{self.path}: corrupt boilerplate profile ({exc})") from exc
+                profiles.append(_decode_profile(blob, path, f"{self.path}: boilerplate {path}")[0])
+            self._boilerplate = profiles
+        return self._boilerplate
+
     def _check_options(self, options: SimilarityOptions | None) -> SimilarityOptions:
         if options is None:
             return self.options
@@ -1493,20 +1963,25 @@ class CorpusIndex:
             )
         return options
 
-    def _stats(self) -> tuple[np.ndarray, int]:
-        """Countable fingerprints per reference id (total minus boilerplate occurrences), and how
-        many references there are."""
-        ids_parts, countable_parts = [], []
+    def _stats(self) -> tuple[np.ndarray, int, np.ndarray]:
+        """Countable fingerprints per reference id (total minus boilerplate occurrences; -1 for
+        ids not in use), how many references there are, and the size of each reference's
+        detector sample (0 for references the detector does not read)."""
+        ids_parts, countable_parts, sample_parts = [], [], []
         for segment, blob in self._open_backend().segment_stats():
-            ids, countable = _decode_stats(blob, f"{self.path}: segment {segment}")
+            ids, countable, sampled = _decode_stats(blob, f"{self.path}: segment {segment}")
             ids_parts.append(ids)
             countable_parts.append(countable)
+            sample_parts.append(sampled)
         if not ids_parts:
-            return np.zeros(0, dtype=np.int64), 0
+            return np.zeros(0, dtype=np.int64), 0, np.zeros(0, dtype=np.int64)
         ids = np.concatenate(ids_parts).astype(np.int64)
-        table = np.full(int(ids.max()) + 1 if ids.size else 0, -1, dtype=np.int64)
+        size = int(ids.max()) + 1 if ids.size else 0
+        table = np.full(size, -1, dtype=np.int64)
         table[ids] = np.concatenate(countable_parts)
-        return table, int(ids.size)
+        samples = np.zeros(size, dtype=np.int64)
+        samples[ids] = np.concatenate(sample_parts)
+        return table, int(ids.size), samples
 
     def _agent_entry(self, unit: CodeUnit, index: FingerprintIndex) -> IndexedFile | Skipped:
         if unit.language not in LANGUAGES and unit.language != "chars":
@@ -1520,7 +1995,7 @@ class CorpusIndex:
             return Skipped(path=unit.path, reason=f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
 
     def _retrieve(self, entry: IndexedFile, language: str, options: SimilarityOptions,
-                  stats: tuple[np.ndarray, int]) -> _Retrieval:
+                  stats: tuple[np.ndarray, int, np.ndarray]) -> _Retrieval:
         empty = _Retrieval(np.zeros(0, np.int64), np.zeros(0), self._boilerplate_set)
         hashes = np.fromiter((f.hash for f in entry.fingerprints), dtype=np.int64, count=len(entry.fingerprints))
         if hashes.size == 0 or language not in self._languages:
@@ -1531,7 +2006,7 @@ class CorpusIndex:
         fetched = self._open_backend().postings((unique[~boilerplate] + code).tolist())
         entries_of = [fetched.get(value + code, ()) if not boilerplate[i] else () for i, value in enumerate(unique.tolist())]
         frequency = np.array([sum(p.size for p in entries) for entries in entries_of], dtype=np.int64)
-        countable_table, n_references = stats
+        countable_table, n_references = stats[0], stats[1]
         common = np.zeros(unique.size, dtype=bool)
         if options.max_doc_fraction is not None:
             common = frequency > options.max_doc_fraction * n_references
@@ -1680,15 +2155,18 @@ class CorpusIndex:
         -------
         SimilarityReport
             Pairs from :func:`audit.similarity.pairs.pair_report` on the stored fingerprints:
-            every Dolos figure and fragment equals the brute-force pair. The copy detector does
-            not run (``score`` 0.0, ``flagged`` False; see the module docstring).
-            ``corpus_digest`` is the index's.
+            every Dolos figure and fragment equals the brute-force pair, and so do the copy
+            detector's ``score``, ``flagged`` (``score >= options.score_threshold``) and
+            ``evidence_fragments`` for Python pairs, whose background is the whole indexed
+            corpus (see the module docstring). A pair the detector flags is kept below
+            ``display_threshold`` when it is a candidate (brute force keeps every flagged pair;
+            the index only scores candidates). ``corpus_digest`` is the index's.
 
         Raises
         ------
         CorpusIndexError
             If the options' k-gram length or window differ from the index's, or a stored record
-            is corrupt.
+            or detector profile is corrupt.
         """
         options = self._check_options(options)
         _check_fraction("min_containment", min_containment)
@@ -1709,13 +2187,29 @@ class CorpusIndex:
             chosen.append((unit, entry, [doc for _, _, doc in ranked], retrieval.ignored))
         references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}))
         extra_ignored = self._common_hashes(references, options, stats[1])
+        # The copy detector reads Python: one profile per Python agent unit.
+        python = [i for i, (unit, _, _, _) in enumerate(chosen) if unit.language == "python"]
+        agent_profiles = {i: profile_code(chosen[i][0].text, chosen[i][0].path) for i in python}
+        detector = _DetectorQuery(self, [agent_profiles[i] for i in python], stats[2]) if python else None
+        position = {i: n for n, i in enumerate(python)}
         pairs: list[PairReport] = []
-        for unit, entry, docs, ignored in chosen:
+        for i, (unit, entry, docs, ignored) in enumerate(chosen):
             ignored = ignored | extra_ignored
+            mask = None
+            if detector is not None and i in position and detector.boilerplate:
+                mask = boilerplate_mask(agent_profiles[i], detector.boilerplate)
+            if detector is not None and i in position:
+                detector.profiles([doc for doc in docs if references[doc][1].file.language == "python"],
+                                  {doc: references[doc][0].path for doc in docs})
             for doc in docs:
                 reference_unit, reference_entry = references[doc]
                 if reference_entry.file.language != unit.language:
                     continue
+                found = detector.evidence(position[i], doc, mask) if detector is not None and i in position else None
+                evidence = reference_profile = None
+                if found is not None:
+                    evidence, reference_profile, chars = found
+                    reference_entry.file.chars = chars
                 report = pair_report(
                     entry,
                     reference_entry,
@@ -1724,8 +2218,13 @@ class CorpusIndex:
                     min_fragment_kgrams=options.min_fragment_kgrams,
                     agent_unit=unit,
                     reference_unit=reference_unit,
+                    evidence=evidence,
+                    agent_profile=agent_profiles.get(i),
+                    reference_profile=reference_profile,
+                    score_threshold=options.score_threshold,
                 )
-                if max(report.agent_containment, report.reference_containment) >= options.display_threshold:
+                # as in brute force, a flagged pair is kept whatever its containment
+                if report.flagged or max(report.agent_containment, report.reference_containment) >= options.display_threshold:
                     pairs.append(report)
         pairs.sort(key=PairReport.sort_key)
         return SimilarityReport(
@@ -1739,12 +2238,13 @@ class CorpusIndex:
         loaded = {}
         for doc, (path, blob) in self._open_backend().records(ids).items():
             record = _decode_record(blob, f"{self.path}: {path}", self._k)
-            entry = IndexedFile(
+            entry = IndexedFile.from_hashes(
                 id=doc,
                 role=Role.REFERENCE,
                 file=_StoredTokens(path, record, self._k),  # type: ignore[arg-type]
-                fingerprints=_fingerprints(record.hashes, record.kgram_starts, self._k),
-                occurrences=_occurrences(record.hashes),
+                hashes=record.hashes,
+                kgram_starts=record.kgram_starts,
+                kgram_length=self._k,
             )
             unit = CodeUnit(path=path, language=record.language, text="", cells=record.cells, source=record.source)
             loaded[doc] = (unit, entry)
@@ -1774,8 +2274,12 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _boilerplate_fingerprints(directories: Sequence[str | Path], options: SimilarityOptions) -> tuple[list[dict], list[int]]:
+def _boilerplate_fingerprints(directories: Sequence[str | Path], options: SimilarityOptions
+                              ) -> tuple[list[dict], list[int], list[dict]]:
+    """Boilerplate files: their description, their fingerprint hashes, and the detector profiles
+    of the Python ones (hex of :func:`_encode_profile`)."""
     described: list[dict] = []
+    profiles: list[dict] = []
     hashes: set[int] = set()
     for directory in directories:
         units, skipped = load_reference_corpus(directory)
@@ -1785,7 +2289,10 @@ def _boilerplate_fingerprints(directories: Sequence[str | Path], options: Simila
             tokens = tokenize_text(unit.text, unit.language, unit.path)
             hashes.update(f.hash for f in fingerprint_tokens(tokens.tokens, options.kgram_length, options.kgrams_in_window))
             described.append({"path": unit.path, "language": unit.language, "text_sha256": _text_sha256(unit.text)})
-    return described, sorted(hashes)
+            if unit.language == "python":
+                blob = _encode_profile(profile_code(unit.text, unit.path), len(unit.text))
+                profiles.append({"path": unit.path, "profile": blob.hex()})
+    return described, sorted(hashes), profiles
 
 
 def create_corpus_index(
@@ -1831,7 +2338,7 @@ def create_corpus_index(
     config = parse_storage(storage) if isinstance(storage, (str, type(None))) else dict(storage)
     if config is not None and config.get("type") != "redis":
         raise CorpusIndexError(f"storage type {config.get('type')!r} is not supported (sqlite or redis)")
-    described, hashes = _boilerplate_fingerprints(boilerplate, options)
+    described, hashes, boilerplate_profiles = _boilerplate_fingerprints(boilerplate, options)
     connection = _connect(path, create=True, writable=True)
     try:
         connection.execute("PRAGMA page_size = 8192")
@@ -1853,7 +2360,7 @@ def create_corpus_index(
 
         meta = {
             "options": {"kgram_length": options.kgram_length, "kgrams_in_window": options.kgrams_in_window},
-            "fingerprint_scheme": {"tokenizer": TOKENIZER_SCHEME, "grammars": _grammar_versions()},
+            "fingerprint_scheme": _fingerprint_scheme(),
             "languages": sorted(LANGUAGES),
             "roots": [],
             "boilerplate": described,
@@ -1867,6 +2374,7 @@ def create_corpus_index(
         backend.begin()
         backend.write_meta("index", meta)
         backend.write_meta("boilerplate_hashes", hashes)
+        backend.write_meta("boilerplate_profiles", boilerplate_profiles)
         backend.commit()
     except BaseException:
         connection.close()
@@ -1915,9 +2423,10 @@ def load_corpus_index(path: str | Path, *, writable: bool = False) -> CorpusInde
         if kind != CORPUS_INDEX_FORMAT:
             raise CorpusIndexError(f"{path}: not a corpus index (format {kind!r}, expected {CORPUS_INDEX_FORMAT!r})")
         if version != CORPUS_INDEX_VERSION:
+            why = " (version 1 holds no copy-detector data, so it could not give a copy score)" if version == 1 else ""
             raise CorpusIndexError(
-                f"{path}: corpus index format version {version}, this mleaudit reads version {CORPUS_INDEX_VERSION}; "
-                f"rebuild it with `mleaudit corpus build`"
+                f"{path}: corpus index format version {version}, this mleaudit reads version {CORPUS_INDEX_VERSION}"
+                f"{why}; rebuild the index with `mleaudit corpus build`"
             )
         if storage is None:
             _check_schema(connection, path, set(_SQLITE_TABLES))
@@ -1930,7 +2439,7 @@ def load_corpus_index(path: str | Path, *, writable: bool = False) -> CorpusInde
         if not isinstance(meta, dict) or meta.get("format_version") != CORPUS_INDEX_VERSION:
             raise CorpusIndexError(f"{path}: the index data in {_describe_storage(storage)} is missing or of another version")
         scheme = meta.get("fingerprint_scheme", {})
-        expected = {"tokenizer": TOKENIZER_SCHEME, "grammars": _grammar_versions()}
+        expected = _fingerprint_scheme()
         if scheme != expected:
             raise CorpusIndexError(
                 f"{path}: fingerprints made with {json.dumps(scheme, sort_keys=True)}, this installation makes "

@@ -15,33 +15,42 @@ surprising* the shared code is, not how much of it there is:
 2. **Tiles** (:func:`find_tiles`): maximal runs of at least :data:`MIN_TILE_TOKENS` equal
    tokens, chosen longest first and never overlapping on either side (greedy string tiling, as in
    JPlag), seeded by an index of the reference's token 6-grams.
-3. **Background model** (:class:`BackgroundModel`): how predictable each agent token is for code
+3. **Background model** (:func:`token_bits`): how predictable each agent token is for code
    written *independently* of the reference: a Witten-Bell interpolated trigram model over the
-   document frequencies of the reference corpus with the reference itself and its
-   near-duplicates (forks) left out, backed off to a prior that charges literals by length.
-   Code that many kernels of the corpus share (``train_test_split(X, y, test_size=0.2, ...)``,
-   the usual column names) costs few bits; a file path or hyperparameter set found only in the
-   reference costs many.
-4. **Evidence** (:meth:`DetectionCorpus.evidence`): tiles are chained like local alignments:
-   in the same order in both files, each reference token skipped between two tiles costing
-   :data:`GAP_BITS` (a pasted block is contiguous in the kernel; code inserted between copied
-   lines only widens gaps on the agent side, which are free). The evidence is the information
-   (bits) of the best chain.
+   document frequencies of the corpus's token n-grams (:class:`NgramTable`) with the reference
+   itself and its near-duplicates (forks) subtracted, backed off to a prior that charges
+   literals by length. Code that many kernels share (``train_test_split(X, y, test_size=0.2,
+   ...)``, the usual column names) costs few bits; a file path or hyperparameter set found only
+   in the reference costs many.
+4. **Evidence** (:meth:`DetectionCorpus.evidence`): tiles are chained like local alignments, in
+   the same order in both files. Each reference token skipped between two chained tiles costs
+   :data:`GAP_BITS` (a pasted block is contiguous in the kernel); a jump of ``g`` agent tokens
+   to the next tile costs ``2 log2(1 + g)`` bits, the length of a code for where the next copied
+   piece starts (so code inserted between copied lines costs a few bits, while a chain of short
+   generic matches scattered over a long agent file pays for every jump). The evidence is the
+   information (bits) of the best chain.
 5. **Score** (:func:`score_from_bits`): ``1 - 2 ** (-bits / 100)``, in [0, 1), higher meaning
    more likely a copy of that reference. The decision threshold is policy and lives in
    ``rules/plagiarism/`` (a similarity rule ``when: {score: {gte: X}}``);
    :data:`DEFAULT_SCORE_THRESHOLD` is the documented fallback and equals the shipped rule.
 
 The statistic has few free constants, each set by what it models rather than fitted: the
-tile floor (one short statement), the trigram order, the literal prior (about 2 bits per
-character of a string, 3.3 per digit), the near-duplicate bound (half the 8-grams), and the gap
-cost. The threshold (160 bits) was chosen on the shared partial-copy cases as the round bit
-count where the false-positive rate over unrelated (agent file, kernel) pairs falls to about
-0.5 % (half the 1 % budget, a margin for competitions it has not seen; 0.53 % measured), and
-checked with leave-one-competition-out; ``benchmarks/detection_quality.py`` prints the figures.
+tile floor (one short statement), the trigram order, the prior of unseen tokens (about 2 bits
+per character of a string, 3.3 per digit, uniform over the lexer's closed vocabulary for
+anything else), the near-duplicate bound (half the sampled 8-grams), the reference gap cost
+and the agent jump code. The threshold was chosen on the shared partial-copy cases (see
+``rules/plagiarism/plag-kernel-containment.yaml``); ``benchmarks/detection_quality.py`` prints
+the figures, with leave-one-competition-out.
+
+Everything the background needs is a sum over documents: an n-gram's document frequency, a
+context's total and its number of distinct continuations. A corpus index can therefore store
+the corpus-level :class:`NgramTable` and each document's :class:`Profile`, and derive any
+reference's leave-out background by subtraction (:mod:`audit.similarity.corpus_index`), with
+the same figures as :class:`DetectionCorpus` over the same notebooks.
 
 Naming: *bits* are ``-log2`` of a probability; a *tile* is a pair of equal token runs; the
-*evidence* of a pair is the bits of its best chain of tiles.
+*evidence* of a pair is the bits of its best chain of tiles; an n-gram's *key* is a 64-bit
+hash of its token ids (:func:`gram_keys`).
 
 References
 ----------
@@ -52,6 +61,8 @@ novel events in adaptive text compression. *IEEE Transactions on Information The
 1085-1094.
 Smith, T. F., & Waterman, M. S. (1981). Identification of common molecular subsequences.
 *Journal of Molecular Biology*, 147(1), 195-197 (local alignment, here over tiles).
+Elias, P. (1975). Universal codeword sets and representations of the integers. *IEEE
+Transactions on Information Theory*, 21(2), 194-203 (the gamma code behind the jump cost).
 """
 
 from __future__ import annotations
@@ -62,35 +73,46 @@ import keyword
 import logging
 import math
 import re
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
 
 __all__ = [
     "DEFAULT_SCORE_THRESHOLD",
+    "AgentQuery",
     "EVIDENCE_SCALE_BITS",
     "GAP_BITS",
     "MIN_TILE_TOKENS",
-    "BackgroundModel",
+    "MODEL_ORDER",
+    "PROFILE_SCHEME",
     "DetectionCorpus",
     "Evidence",
     "LexedCode",
+    "NgramTable",
     "Profile",
     "Tile",
     "bits_from_score",
+    "boilerplate_mask",
     "find_tiles",
+    "gram_keys",
+    "jump_bits",
     "lex_code",
+    "near_duplicate_members",
     "profile_code",
+    "reference_evidence",
     "score_from_bits",
     "score_threshold_from_rules",
     "load_score_threshold",
+    "token_bits",
 ]
 
 logger = logging.getLogger(__name__)
 
 #: Fallback decision threshold on ``score`` when the plagiarism rules cannot be read. It equals
-#: the bound of ``rules/plagiarism/plag-kernel-containment.yaml`` (160 bits of evidence).
-DEFAULT_SCORE_THRESHOLD = 0.67
+#: the bound of ``rules/plagiarism/plag-kernel-containment.yaml`` (143 bits of evidence).
+DEFAULT_SCORE_THRESHOLD = 0.63
 #: ``score = 1 - 2 ** (-bits / EVIDENCE_SCALE_BITS)``: 100 bits of evidence give a score of 0.5.
 EVIDENCE_SCALE_BITS = 100.0
 #: Shortest tile, in lexical tokens (``x = f(a)`` is 6 tokens).
@@ -101,18 +123,30 @@ GAP_BITS = 10.0
 #: chain short of a wholesale copy could gain).
 MAX_GAP_TOKENS = 64
 #: A seed k-gram found more often than this in one reference is a repetition (lists of strings,
-#: column-by-column code) and seeds nothing; runs through it are still found from other seeds.
+#: column-by-column code) and seeds nothing; a run through it is cut there.
 MAX_SEED_OCCURRENCES = 64
 #: Order of the background n-gram model.
 MODEL_ORDER = 3
 #: Two references are near-duplicates (forks) when this share of one's sampled 8-grams is in the other.
 NEAR_DUPLICATE_CONTAINMENT = 0.5
+#: A sampled 8-gram held by more files than this says nothing about forks (imports, read_csv).
+MAX_SAMPLE_HOLDERS = 512
+#: At most this many near-duplicates are left out of a reference's background: the closest
+#: forks. It bounds the work of a pair on a corpus where a kernel has hundreds of forks (in the
+#: shared notebooks a kernel has at most 17), where the rest of the family reads as common code.
+MAX_NEAR_DUPLICATES = 32
 #: Per-token information is capped (one token can never carry a match on its own).
 MAX_TOKEN_BITS = 40.0
+#: Key of the empty context (the context of a unigram).
+EMPTY_CONTEXT = 0
+#: What a stored profile or n-gram table depends on; a corpus index made under another scheme
+#: must be rebuilt.
+PROFILE_SCHEME = "lexical-tokens-1/priors-2/blake2b-64/splitmix64-grams/order-3/sample-8-mod-4-25bit"
 
 _SEED = MIN_TILE_TOKENS
 _NEAR_DUP_N = 8
-_NEAR_DUP_SAMPLE = 4  # keep 8-grams whose hash is 0 mod this (a fixed sample of every file)
+_SAMPLE_MODULUS = 4  # keep 8-grams whose key is 0 mod this (a fixed sample of every file)
+_SAMPLE_BITS = 25  # sampled 8-gram values are 25-bit (they share posting lists with fingerprints)
 
 _KEYWORDS = frozenset(keyword.kwlist) | {"print"}  # Python 2 notebooks use print statements
 _LEXEME = re.compile(
@@ -221,13 +255,68 @@ def _token_id(token: str) -> int:
     return value
 
 
+#: Keywords, operators and punctuation the lexer keeps, plus ``ID`` and the triple quote: the
+#: closed part of its vocabulary.
+_CLOSED_VOCABULARY = len(_KEYWORDS) + 45 + 2
+#: Prior bits of a token of the closed vocabulary: uniform over it (about 6.4 bits).
+_CLOSED_BITS = math.log2(_CLOSED_VOCABULARY)
+
+
 def _prior_bits(token: str) -> float:
-    """Bits charged to a token the background has never seen: literals by length, else 12."""
+    """Bits charged to a token the background has never seen: literals by length (about 2 bits
+    per character of a string, 3.3 per digit, plus 4), anything else uniform over the closed
+    vocabulary (so syntax alone never looks rare, even with no background at all)."""
     if token.startswith("S"):
         return 4.0 + 2.0 * (len(token) - 1)
     if token[:1].isdigit() or (token[:1] == "." and len(token) > 1):
         return 4.0 + 3.3 * len(token)
-    return 12.0
+    return _CLOSED_BITS
+
+
+# -- n-gram keys -----------------------------------------------------------------------------------
+
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser on a uint64 array (wrapping arithmetic)."""
+    x = x ^ (x >> np.uint64(30))
+    x = x * _M1
+    x = x ^ (x >> np.uint64(27))
+    x = x * _M2
+    return x ^ (x >> np.uint64(31))
+
+
+def gram_keys(ids: np.ndarray, order: int) -> list[np.ndarray]:
+    """Keys of the token n-grams ending at each position, for n = 1 .. ``order``.
+
+    Parameters
+    ----------
+    ids : ndarray of uint64
+        Token ids of a file (see :func:`profile_code`).
+    order : int
+
+    Returns
+    -------
+    list of ndarray of int64
+        ``keys[n - 1][i]`` is the key of ``ids[i - n + 1 : i + 1]``; positions ``i < n - 1``
+        hold no n-gram (their values are meaningless). The context of that n-gram is
+        ``keys[n - 2][i - 1]`` (:data:`EMPTY_CONTEXT` for a unigram). Keys are 64-bit hashes
+        (SplitMix64 over the previous order's key and the token id), the same in every process.
+    """
+    out: list[np.ndarray] = []
+    with np.errstate(over="ignore"):
+        current = _mix(ids ^ _GOLDEN)
+        out.append(current.view(np.int64))
+        for n in range(2, order + 1):
+            shifted = np.empty_like(current)
+            shifted[0] = 0
+            shifted[1:] = current[:-1]
+            current = _mix(shifted * _GOLDEN + ids + np.uint64(n))
+            out.append(current.view(np.int64))
+    return out
 
 
 # -- profiles --------------------------------------------------------------------------------------
@@ -241,7 +330,7 @@ class Profile:
     ----------
     path : str
     ids : tuple of int
-        Stable ids of the lexical tokens (see :func:`lex_code`).
+        Stable ids of the lexical tokens (see :func:`lex_code`), 63-bit.
     starts, ends : tuple of int
         Character offsets of each token in the file's text.
     priors : Mapping[int, float]
@@ -258,39 +347,87 @@ class Profile:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def seed_index(self) -> dict[tuple[int, ...], list[int]]:
-        """Token :data:`MIN_TILE_TOKENS`-gram -> positions where it starts (built once)."""
-        index = self._cache.get("seeds")
-        if index is None:
-            index = defaultdict(list)
-            ids = self.ids
-            for position in range(len(ids) - _SEED + 1):
-                index[ids[position : position + _SEED]].append(position)
-            index = dict(index)
-            self._cache["seeds"] = index
-        return index
+    def id_array(self) -> np.ndarray:
+        """The token ids as a uint64 array (built once)."""
+        array = self._cache.get("ids")
+        if array is None:
+            array = np.array(self.ids, dtype=np.uint64)
+            self._cache["ids"] = array
+        return array
 
-    def ngrams(self) -> frozenset[tuple[int, ...]]:
-        """The distinct token n-grams of orders 1 to :data:`MODEL_ORDER` (built once)."""
-        grams = self._cache.get("ngrams")
+    def prior_array(self) -> np.ndarray:
+        """Prior bits of each token, aligned with ``ids`` (built once)."""
+        array = self._cache.get("priors")
+        if array is None:
+            array = np.array([self.priors.get(i, _CLOSED_BITS) for i in self.ids], dtype=np.float64)
+            self._cache["priors"] = array
+        return array
+
+    def keys(self) -> list[np.ndarray]:
+        """:func:`gram_keys` of the file up to :data:`MODEL_ORDER` (built once)."""
+        keys = self._cache.get("keys")
+        if keys is None:
+            keys = gram_keys(self.id_array(), MODEL_ORDER) if self.ids else [np.zeros(0, np.int64)] * MODEL_ORDER
+            self._cache["keys"] = keys
+        return keys
+
+    def grams(self) -> tuple[np.ndarray, np.ndarray]:
+        """The file's distinct n-grams of orders 1 to :data:`MODEL_ORDER`: sorted keys and their
+        context keys (what the file adds to an :class:`NgramTable`)."""
+        grams = self._cache.get("grams")
         if grams is None:
-            ids = self.ids
-            found: set[tuple[int, ...]] = set()
+            keys = self.keys()
+            parts, contexts = [], []
             for n in range(1, MODEL_ORDER + 1):
-                found.update(ids[i : i + n] for i in range(len(ids) - n + 1))
-            grams = frozenset(found)
-            self._cache["ngrams"] = grams
+                if len(self.ids) < n:
+                    continue
+                parts.append(keys[n - 1][n - 1 :])
+                if n == 1:
+                    contexts.append(np.full(len(self.ids), EMPTY_CONTEXT, dtype=np.int64))
+                else:
+                    contexts.append(keys[n - 2][n - 2 : -1])
+            if parts:
+                all_keys = np.concatenate(parts)
+                all_contexts = np.concatenate(contexts)
+                unique, first = np.unique(all_keys, return_index=True)
+                grams = (unique, all_contexts[first])
+            else:
+                grams = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+            self._cache["grams"] = grams
         return grams
 
-    def sample(self) -> frozenset[int]:
-        """A fixed sample of the file's token 8-gram hashes, for near-duplicate detection."""
+    def context_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted context keys of the file's distinct n-grams and how many n-grams each has."""
+        counts = self._cache.get("contexts")
+        if counts is None:
+            counts = np.unique(self.grams()[1], return_counts=True)
+            self._cache["contexts"] = counts
+        return counts
+
+    def sample(self) -> np.ndarray:
+        """A fixed sample of the file's token 8-grams, as sorted distinct 25-bit values, for
+        near-duplicate detection (the same for a file in every process and corpus)."""
         sample = self._cache.get("sample")
         if sample is None:
-            ids = self.ids
-            hashes = (hash(ids[i : i + _NEAR_DUP_N]) for i in range(len(ids) - _NEAR_DUP_N + 1))
-            sample = frozenset(h for h in hashes if h % _NEAR_DUP_SAMPLE == 0)
+            if len(self.ids) < _NEAR_DUP_N:
+                sample = np.zeros(0, np.int64)
+            else:
+                keys = gram_keys(self.id_array(), _NEAR_DUP_N)[-1][_NEAR_DUP_N - 1 :].view(np.uint64)
+                kept = keys[keys % np.uint64(_SAMPLE_MODULUS) == 0] >> np.uint64(64 - _SAMPLE_BITS)
+                sample = np.unique(kept.astype(np.int64))
             self._cache["sample"] = sample
         return sample
+
+    def seed_keys(self) -> np.ndarray:
+        """Keys of the token :data:`MIN_TILE_TOKENS`-grams, by start position (built once)."""
+        keys = self._cache.get("seeds")
+        if keys is None:
+            if len(self.ids) < _SEED:
+                keys = np.zeros(0, np.int64)
+            else:
+                keys = gram_keys(self.id_array(), _SEED)[-1][_SEED - 1 :]
+            self._cache["seeds"] = keys
+        return keys
 
 
 def profile_code(text: str, path: str = "") -> Profile:
@@ -330,23 +467,50 @@ class Tile:
         return self.agent_stop - self.agent_start
 
 
-def _maximal_runs(agent: Profile, reference: Profile) -> list[tuple[int, int, int, int]]:
-    a, r = agent.ids, reference.ids
-    n_a, n_r = len(a), len(r)
-    index = reference.seed_index()
-    runs = []
-    for i in range(n_a - _SEED + 1):
-        positions = index.get(a[i : i + _SEED])
-        if not positions or len(positions) > MAX_SEED_OCCURRENCES:
-            continue
-        for j in positions:
-            if i and j and a[i - 1] == r[j - 1]:
-                continue  # not the start of a run: the run was (or will be) found from its start
-            stop = _SEED
-            while i + stop < n_a and j + stop < n_r and a[i + stop] == r[j + stop]:
-                stop += 1
-            runs.append((i, i + stop, j, j + stop))
-    return runs
+_ONES = b"\x01" * 4096
+
+
+def _maximal_runs(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS
+                  ) -> list[tuple[int, int, int, int, int]]:
+    """Maximal equal runs of at least ``min_tokens`` tokens, as ``(-length, a0, a1, r0, r1)``,
+    longest first (ties: by agent start, then reference start).
+
+    Seeds are the token 6-grams both files share (by key); a seed found more than
+    :data:`MAX_SEED_OCCURRENCES` times in the reference is a repetition and seeds nothing.
+    Consecutive seeds on one diagonal (the same offset between the files) make one run.
+    """
+    seeds_a, seeds_r = agent.seed_keys(), reference.seed_keys()
+    if not seeds_a.size or not seeds_r.size:
+        return []
+    order = np.argsort(seeds_r, kind="stable")
+    sorted_r = seeds_r[order]
+    low = np.searchsorted(sorted_r, seeds_a, side="left")
+    high = np.searchsorted(sorted_r, seeds_a, side="right")
+    found = high - low
+    keep = (found > 0) & (found <= MAX_SEED_OCCURRENCES)
+    if not keep.any():
+        return []
+    counts = found[keep]
+    agent_at = np.repeat(np.flatnonzero(keep), counts)
+    # position of each pair in `sorted_r`: the group's first index plus a running offset
+    firsts = np.repeat(low[keep], counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    reference_at = order[firsts + offsets]
+    diagonal = agent_at - reference_at
+    by = np.lexsort((agent_at, diagonal))
+    agent_at, diagonal = agent_at[by], diagonal[by]
+    breaks = np.flatnonzero((np.diff(diagonal) != 0) | (np.diff(agent_at) != 1)) + 1
+    starts = np.concatenate(([0], breaks))
+    stops = np.concatenate((breaks, [agent_at.size])) - 1
+    a0 = agent_at[starts]
+    a1 = agent_at[stops] + _SEED
+    r0 = a0 - diagonal[starts]
+    r1 = a1 - diagonal[starts]
+    long_enough = (a1 - a0) >= min_tokens
+    a0, a1, r0, r1 = a0[long_enough], a1[long_enough], r0[long_enough], r1[long_enough]
+    # longest first; ties by agent start, then reference start
+    by = np.lexsort((r1, r0, a1, a0, a0 - a1))
+    return list(zip((a0 - a1)[by].tolist(), a0[by].tolist(), a1[by].tolist(), r0[by].tolist(), r1[by].tolist()))
 
 
 def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
@@ -361,8 +525,9 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
     Returns
     -------
     list of Tile
-        Maximal equal runs, longest first when they compete for tokens, no token of either side
-        in two tiles; sorted by agent position.
+        Maximal equal runs, longest first when they compete for tokens (ties: the earlier in the
+        agent file, then in the reference), no token of either side in two tiles; sorted by
+        agent position.
 
     Examples
     --------
@@ -371,22 +536,30 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
     >>> [(t.agent_start, t.length) for t in find_tiles(a, r)]
     [(0, 10), (13, 8)]
     """
-    runs = [run for run in _maximal_runs(agent, reference) if run[1] - run[0] >= min_tokens]
-    heap = [(-(run[1] - run[0]), run) for run in runs]
-    heapq.heapify(heap)
-    used_a = bytearray(len(agent.ids))
-    used_r = bytearray(len(reference.ids))
+    return _greedy_tiles(_maximal_runs(agent, reference, min_tokens), len(agent.ids), len(reference.ids), min_tokens)
+
+
+def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_reference: int,
+                  min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
+    used_a = bytearray(n_agent)
+    used_r = bytearray(n_reference)
     tiles: list[Tile] = []
-    while heap:
-        _, (a0, a1, r0, r1) = heapq.heappop(heap)
-        length = a1 - a0
-        if 1 not in used_a[a0:a1] and 1 not in used_r[r0:r1]:
-            used_a[a0:a1] = b"\x01" * length
-            used_r[r0:r1] = b"\x01" * length
+    pending: list[tuple[int, int, int, int, int]] = []  # free stretches of runs, a heap
+    at, count = 0, len(runs)
+    while at < count or pending:
+        if pending and (at >= count or pending[0] < runs[at]):
+            _, a0, a1, r0, r1 = heapq.heappop(pending)
+        else:
+            _, a0, a1, r0, r1 = runs[at]
+            at += 1
+        if used_a.find(1, a0, a1) < 0 and used_r.find(1, r0, r1) < 0:
+            length = a1 - a0
+            used_a[a0:a1] = _ONES[:length] if length <= len(_ONES) else b"\x01" * length
+            used_r[r0:r1] = _ONES[:length] if length <= len(_ONES) else b"\x01" * length
             tiles.append(Tile(agent_start=a0, agent_stop=a1, reference_start=r0, reference_stop=r1))
             continue
         # Part of the run is taken by a longer tile: its free stretches compete again.
-        x = 0
+        x, length = 0, a1 - a0
         while x < length:
             if used_a[a0 + x] or used_r[r0 + x]:
                 x += 1
@@ -395,7 +568,7 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
             while y < length and not used_a[a0 + y] and not used_r[r0 + y]:
                 y += 1
             if y - x >= min_tokens:
-                heapq.heappush(heap, (-(y - x), (a0 + x, a0 + y, r0 + x, r0 + y)))
+                heapq.heappush(pending, (-(y - x), a0 + x, a0 + y, r0 + x, r0 + y))
             x = y
     tiles.sort(key=lambda t: (t.agent_start, t.reference_start))
     return tiles
@@ -404,109 +577,248 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
 # -- background model ------------------------------------------------------------------------------
 
 
-class BackgroundModel:
-    """A Witten-Bell interpolated n-gram model of the reference corpus, queried leaving files out.
+class NgramTable:
+    """Document frequencies of token n-grams over a corpus, with per-context sums.
 
-    Counts are document frequencies (how many references contain an n-gram), so one notebook
-    that repeats a block does not make it common. :meth:`bits_function` leaves a set of
-    references out of the counts, so that a reference never makes its own code look ordinary.
+    For each n-gram key: how many files contain it (its document frequency, so one notebook that
+    repeats a block does not make it common). For each context key (an n-gram one token
+    shorter, or :data:`EMPTY_CONTEXT`): the sum of the document frequencies of its continuations
+    (``total``) and how many distinct continuations it has (``kinds``). All three are sums over
+    files, which is what lets a corpus index keep them up to date and subtract any file.
 
     Parameters
     ----------
-    profiles : sequence of Profile
-        The reference corpus.
-    order : int
-        n-gram order (default :data:`MODEL_ORDER`).
+    keys, counts : ndarray of int64
+        n-gram keys (sorted, distinct) and their document frequencies.
+    context_keys, totals, kinds : ndarray of int64
+        Context keys (sorted, distinct) and their sums.
+
+    Notes
+    -----
+    A table may hold only the rows a query needs (the corpus index fetches those of one agent
+    file): lookups of absent keys answer 0, which is right when every key the query asks for was
+    fetched.
+    """
+
+    __slots__ = ("keys", "counts", "context_keys", "totals", "kinds")
+
+    def __init__(self, keys: np.ndarray, counts: np.ndarray, context_keys: np.ndarray, totals: np.ndarray,
+                 kinds: np.ndarray) -> None:
+        self.keys = np.asarray(keys, dtype=np.int64)
+        self.counts = np.asarray(counts, dtype=np.int64)
+        self.context_keys = np.asarray(context_keys, dtype=np.int64)
+        self.totals = np.asarray(totals, dtype=np.int64)
+        self.kinds = np.asarray(kinds, dtype=np.int64)
+
+    @classmethod
+    def from_profiles(cls, profiles: Sequence[Profile]) -> "NgramTable":
+        """The table of a corpus given as profiles."""
+        grams = [p.grams() for p in profiles]
+        if not grams or not sum(len(k) for k, _ in grams):
+            empty = np.zeros(0, np.int64)
+            return cls(empty, empty, empty, empty, empty)
+        keys = np.concatenate([k for k, _ in grams])
+        contexts = np.concatenate([c for _, c in grams])
+        unique, first, counts = np.unique(keys, return_index=True, return_counts=True)
+        context_of = contexts[first]
+        context_keys, inverse = np.unique(context_of, return_inverse=True)
+        totals = np.bincount(inverse, weights=counts, minlength=context_keys.size).astype(np.int64)
+        kinds = np.bincount(inverse, minlength=context_keys.size).astype(np.int64)
+        return cls(unique, counts.astype(np.int64), context_keys, totals, kinds)
+
+    @staticmethod
+    def _lookup(keys: np.ndarray, table_keys: np.ndarray, *values: np.ndarray) -> list[np.ndarray]:
+        if not table_keys.size:
+            return [np.zeros(len(keys), np.int64) for _ in values]
+        at = np.searchsorted(table_keys, keys)
+        at[at >= table_keys.size] = 0
+        found = table_keys[at] == keys
+        return [np.where(found, v[at], 0) for v in values]
+
+    def count(self, keys: np.ndarray) -> np.ndarray:
+        """Document frequency of each n-gram key (0 when absent)."""
+        return self._lookup(keys, self.keys, self.counts)[0]
+
+    def context(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``(totals, kinds)`` of each context key (0 when absent)."""
+        totals, kinds = self._lookup(keys, self.context_keys, self.totals, self.kinds)
+        return totals, kinds
+
+
+class AgentQuery:
+    """An agent file's n-gram lookups, shared by every reference it is compared with.
+
+    :func:`token_bits` reads, at each agent position and for each order, the table row of the
+    n-gram ending there and of its context, minus the left-out files' share of those rows. Both
+    are cached here: the table's rows once per table, each left-out file's share once per file.
+
+    Parameters
+    ----------
+    agent : Profile
+
+    Attributes
+    ----------
+    grams, contexts : tuple of ndarray of int64
+        ``grams[n - 1][i]``: key of the n-gram ending at position ``i``; ``contexts[n - 1][i]``:
+        key of its context (positions ``i < n - 1`` hold none).
+    """
+
+    def __init__(self, agent: Profile) -> None:
+        self.agent = agent
+        keys = agent.keys()
+        contexts = [np.full(len(agent.ids), EMPTY_CONTEXT, dtype=np.int64)]
+        for n in range(2, MODEL_ORDER + 1):
+            context = np.empty(len(agent.ids), dtype=np.int64)
+            if len(agent.ids):
+                context[0] = EMPTY_CONTEXT
+                context[1:] = keys[n - 2][:-1]
+            contexts.append(context)
+        self.grams: tuple[np.ndarray, ...] = tuple(keys)
+        self.contexts: tuple[np.ndarray, ...] = tuple(contexts)
+        self._shares: dict[int, tuple[Profile, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
+        self._rows: tuple[NgramTable, list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None = None
+
+    def keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct n-gram keys and context keys whose table rows the agent file reads (a
+        corpus index fetches exactly these)."""
+        if not len(self.agent.ids):
+            return np.zeros(0, np.int64), np.array([EMPTY_CONTEXT], np.int64)
+        return np.unique(np.concatenate(self.grams)), np.unique(np.concatenate(self.contexts))
+
+    def rows(self, table: NgramTable) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        """The table's counts, context totals and kinds at every agent position, by order."""
+        if self._rows is None or self._rows[0] is not table:
+            counts = [table.count(g) for g in self.grams]
+            contexts = [table.context(c) for c in self.contexts]
+            self._rows = (table, counts, [t for t, _ in contexts], [k for _, k in contexts])
+        return self._rows[1], self._rows[2], self._rows[3]
+
+    def share(self, profile: Profile) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+        """What one corpus file adds to the rows the agent reads: per order, 1 where it holds
+        the agent's n-gram, and its number of n-grams in the agent's context."""
+        found = self._shares.get(id(profile))
+        if found is None:
+            keys, _ = profile.grams()
+            context_keys, context_counts = profile.context_counts()
+            ones = np.ones(keys.size, np.int64)
+            grams = tuple(NgramTable._lookup(g, keys, ones)[0] for g in self.grams)
+            contexts = tuple(NgramTable._lookup(c, context_keys, context_counts)[0] for c in self.contexts)
+            found = (profile, grams, contexts)  # the profile is kept so its id stays its own
+            self._shares[id(profile)] = found
+        return found[1], found[2]
+
+    def left_out(self, members: Sequence[Profile]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """The summed :meth:`share` of ``members``."""
+        n = len(self.agent.ids)
+        grams = [np.zeros(n, np.int64) for _ in range(MODEL_ORDER)]
+        contexts = [np.zeros(n, np.int64) for _ in range(MODEL_ORDER)]
+        for member in members:
+            member_grams, member_contexts = self.share(member)
+            for k in range(MODEL_ORDER):
+                grams[k] += member_grams[k]
+                contexts[k] += member_contexts[k]
+        return grams, contexts
+
+
+def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = (), *,
+               query: AgentQuery | None = None) -> np.ndarray:
+    """Information of each agent token under the background model, in bits.
+
+    Parameters
+    ----------
+    agent : Profile
+    table : NgramTable
+        The corpus's table (or only its rows for this agent's keys, see :meth:`AgentQuery.keys`).
+    left_out : sequence of Profile
+        Files of the corpus whose contribution is subtracted (the reference and its
+        near-duplicates): their n-grams no longer count.
+    query : AgentQuery, optional
+        The agent's lookups, to share between references (made here when omitted).
+
+    Returns
+    -------
+    ndarray of float64
+        ``bits[i] = -log2 P(token i | the two tokens before it)`` in ``(0, MAX_TOKEN_BITS]``, by
+        Witten-Bell interpolation of the trigram, bigram and unigram estimates, the unigram
+        backed off to the prior of :func:`profile_code` (a literal's length) with the weight
+        Witten-Bell gives unseen tokens. A context's number of distinct continuations is the
+        corpus's (leaving files out would remove only those continuations found in no other
+        file; the difference is small and it keeps the subtraction to sums).
 
     References
     ----------
     Witten & Bell (1991), see the module docstring.
     """
+    n = len(agent.ids)
+    if not n:
+        return np.zeros(0)
+    query = query if query is not None else AgentQuery(agent)
+    own_grams, own_contexts = query.left_out(left_out)
+    counts, totals, all_kinds = query.rows(table)
+    positions = np.arange(n)
+    prior = np.exp2(-agent.prior_array())
+    probability = prior
+    for k in range(MODEL_ORDER):
+        count = counts[k] - own_grams[k]
+        total = totals[k] - own_contexts[k]
+        kinds = all_kinds[k]
+        if k == 0:
+            # Unigrams: Witten-Bell with the prior as the distribution of unseen tokens.
+            usable = (total + kinds) > 0
+            probability = np.where(usable, (count + kinds * prior) / np.maximum(total + kinds, 1), prior)
+            continue
+        usable = (positions >= k) & (total > 0) & (kinds > 0)
+        mixed = (count + kinds * probability) / np.maximum(total + kinds, 1)
+        probability = np.where(usable, mixed, probability)
+    with np.errstate(divide="ignore"):
+        bits = -np.log2(probability)
+    return np.minimum(np.where(probability > 0, bits, MAX_TOKEN_BITS), MAX_TOKEN_BITS)
 
-    def __init__(self, profiles: Sequence[Profile], order: int = MODEL_ORDER) -> None:
-        self.order = order
-        self.profiles = list(profiles)
-        counts: Counter[tuple[int, ...]] = Counter()
-        for profile in self.profiles:
-            counts.update(profile.ngrams())
-        context_totals: Counter[tuple[int, ...]] = Counter()
-        continuations: Counter[tuple[int, ...]] = Counter()
-        for gram, value in counts.items():
-            context_totals[gram[:-1]] += value
-            continuations[gram[:-1]] += 1
-        self._counts = counts
-        self._context_totals = context_totals
-        self._continuations = continuations
-        self._left_out_tables: dict[int, tuple[Counter, Counter]] = {}
 
-    def _tables(self, index: int) -> tuple[Counter, Counter]:
-        """Per context: n-grams of reference ``index``, and those found in no other reference."""
-        tables = self._left_out_tables.get(index)
-        if tables is None:
-            own: Counter[tuple[int, ...]] = Counter()
-            unique: Counter[tuple[int, ...]] = Counter()
-            for gram in self.profiles[index].ngrams():
-                own[gram[:-1]] += 1
-                if self._counts[gram] == 1:
-                    unique[gram[:-1]] += 1
-            tables = (own, unique)
-            self._left_out_tables[index] = tables
-        return tables
+# -- near-duplicates -------------------------------------------------------------------------------
 
-    def bits_function(self, leave_out: Iterable[int] = (), priors: Mapping[int, float] | None = None):
-        """A function ``bits(ids, i)``: information of token ``ids[i]`` given the tokens before it.
 
-        Parameters
-        ----------
-        leave_out : iterable of int
-            Indices (into ``profiles``) of references whose counts are removed.
-        priors : Mapping[int, float], optional
-            Prior bits per token id for tokens the corpus lacks (default 12 bits).
+def near_duplicate_members(index: int, sample: np.ndarray, holders: Callable[[np.ndarray], Mapping[int, np.ndarray]],
+                           sample_sizes: Callable[[np.ndarray], np.ndarray]) -> tuple[int, ...]:
+    """A file and the files that are near-duplicates (forks) of it.
 
-        Returns
-        -------
-        callable
-            ``bits(ids, i) -> float`` in ``(0, MAX_TOKEN_BITS]``, memoised on the n-gram.
-        """
-        left = [self.profiles[i].ngrams() for i in leave_out]
-        tables = [self._tables(i) for i in leave_out]
-        counts, totals, kinds = self._counts, self._context_totals, self._continuations
-        priors = priors or {}
-        order = self.order
-        cache: dict[tuple[int, ...], float] = {}
+    Parameters
+    ----------
+    index : int
+        The file's id.
+    sample : ndarray of int64
+        Its sorted distinct sampled 8-gram values (:meth:`Profile.sample`).
+    holders : callable
+        ``holders(values) -> {value: ids of the files whose sample holds it}``, over the whole
+        corpus (values no file holds may be left out).
+    sample_sizes : callable
+        ``sample_sizes(ids)``: how many values each of these files' samples has (an array).
 
-        def count(gram: tuple[int, ...]) -> int:
-            value = counts.get(gram, 0)
-            return value - sum(1 for grams in left if gram in grams) if value else 0
-
-        def context(h: tuple[int, ...]) -> tuple[int, int]:
-            total = totals.get(h, 0) - sum(own.get(h, 0) for own, _ in tables)
-            # Continuations seen only in left-out references disappear with them (exact for
-            # one reference left out; with a cluster, n-grams shared only inside it stay).
-            distinct = kinds.get(h, 0) - sum(unique.get(h, 0) for _, unique in tables)
-            return total, distinct
-
-        def probability(h: tuple[int, ...], token: int) -> float:
-            if not h:
-                total, _ = context(())
-                prior = 2.0 ** -priors.get(token, 12.0)
-                return (count((token,)) + prior) / (total + 1.0)
-            lower = probability(h[1:], token)
-            total, distinct = context(h)
-            if total <= 0 or distinct <= 0:
-                return lower
-            return (count(h + (token,)) + distinct * lower) / (total + distinct)
-
-        def bits(ids: Sequence[int], i: int) -> float:
-            key = tuple(ids[max(0, i - order + 1) : i + 1])
-            value = cache.get(key)
-            if value is None:
-                p = probability(key[:-1], key[-1])
-                value = MAX_TOKEN_BITS if p <= 0 else min(MAX_TOKEN_BITS, -math.log2(p))
-                cache[key] = value
-            return value
-
-        return bits
+    Returns
+    -------
+    tuple of int
+        Sorted ids: ``index`` and every file ``o`` sharing at least
+        :data:`NEAR_DUPLICATE_CONTAINMENT` of either file's sample, counting only values held by
+        2 to :data:`MAX_SAMPLE_HOLDERS` files (values in very many files say nothing about forks);
+        at most the :data:`MAX_NEAR_DUPLICATES` files sharing the most values (then the lower id).
+    """
+    if not sample.size:
+        return (index,)
+    held = [files for files in holders(sample).values() if 2 <= len(files) <= MAX_SAMPLE_HOLDERS]
+    if not held:
+        return (index,)
+    others, common = np.unique(np.concatenate(held), return_counts=True)
+    keep = others != index
+    others, common = others[keep], common[keep]
+    theirs = np.asarray(sample_sizes(others), dtype=np.int64)
+    near = (common >= NEAR_DUPLICATE_CONTAINMENT * sample.size) | (
+        (theirs > 0) & (common >= NEAR_DUPLICATE_CONTAINMENT * theirs))
+    others, common = others[near], common[near]
+    if others.size > MAX_NEAR_DUPLICATES:
+        # the closest forks: most shared sample values, then the lower id
+        order = np.lexsort((others, -common))[:MAX_NEAR_DUPLICATES]
+        others = others[order]
+    return tuple(sorted([index, *others.tolist()]))
 
 
 # -- evidence --------------------------------------------------------------------------------------
@@ -553,8 +865,8 @@ def bits_from_score(score: float) -> float:
 
     Examples
     --------
-    >>> round(bits_from_score(0.67), 1)
-    159.9
+    >>> round(bits_from_score(0.63), 1)
+    143.4
     """
     if score <= 0:
         return 0.0
@@ -563,9 +875,21 @@ def bits_from_score(score: float) -> float:
     return -EVIDENCE_SCALE_BITS * math.log2(1.0 - score)
 
 
+def jump_bits(tokens: int) -> float:
+    """Bits to say where the next copied piece starts, ``tokens`` agent tokens after the last
+    one: ``2 log2(1 + tokens)``, about the length of Elias's gamma code for the jump.
+
+    Examples
+    --------
+    >>> jump_bits(0), jump_bits(1), jump_bits(255)
+    (0.0, 2.0, 16.0)
+    """
+    return 2.0 * math.log2(1 + tokens) if tokens > 0 else 0.0
+
+
 def _best_chain(weighted: list[tuple[Tile, float]]) -> tuple[float, list[Tile]]:
     """Local alignment over tiles: chained tiles are in order on both sides; reference tokens
-    skipped between them cost :data:`GAP_BITS` each; agent-side gaps are free."""
+    skipped between them cost :data:`GAP_BITS` each, agent tokens :func:`jump_bits`."""
     weighted.sort(key=lambda item: (item[0].reference_start, item[0].agent_start))
     best: list[float] = []
     back: list[int] = []
@@ -579,7 +903,7 @@ def _best_chain(weighted: list[tuple[Tile, float]]) -> tuple[float, list[Tile]]:
             if gap > MAX_GAP_TOKENS:
                 break  # tiles never overlap in the reference: earlier ones end earlier still
             if gap >= 0 and other.agent_stop <= tile.agent_start:
-                candidate = best[j] + bits - GAP_BITS * gap
+                candidate = best[j] + bits - GAP_BITS * gap - jump_bits(tile.agent_start - other.agent_stop)
                 if candidate > value:
                     value, previous = candidate, j
             j -= 1
@@ -595,8 +919,57 @@ def _best_chain(weighted: list[tuple[Tile, float]]) -> tuple[float, list[Tile]]:
     return top, chain
 
 
+def boilerplate_mask(agent: Profile, boilerplate: Sequence[Profile]) -> bytearray:
+    """Agent tokens inside a tile shared with a boilerplate file (1) or not (0)."""
+    mask = bytearray(len(agent.ids))
+    for starter in boilerplate:
+        for tile in find_tiles(agent, starter):
+            mask[tile.agent_start : tile.agent_stop] = b"\x01" * tile.length
+    return mask
+
+
+def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, left_out: Sequence[Profile], *,
+                       mask: bytearray | None = None, query: AgentQuery | None = None) -> Evidence:
+    """Evidence that ``agent`` copied code from ``reference``, under a given background.
+
+    Parameters
+    ----------
+    agent, reference : Profile
+    table : NgramTable
+        The corpus's n-gram table (it counts ``reference`` and ``left_out``).
+    left_out : sequence of Profile
+        The reference and its near-duplicates, subtracted from ``table``.
+    mask : bytearray, optional
+        Agent tokens that carry no bits (1 = boilerplate).
+    query : AgentQuery, optional
+        The agent's lookups, shared between references.
+
+    Returns
+    -------
+    Evidence
+        ``bits`` = information of the best chain of tiles (0 when nothing is shared).
+    """
+    runs = _maximal_runs(agent, reference)
+    if not runs:
+        return Evidence(bits=0.0)
+    tiles = _greedy_tiles(runs, len(agent.ids), len(reference.ids))
+    bits = token_bits(agent, table, left_out, query=query)
+    if mask is not None and any(mask):
+        bits = np.where(np.frombuffer(bytes(mask), dtype=np.uint8) > 0, 0.0, bits)
+    cumulative = np.concatenate(([0.0], np.cumsum(bits))).tolist()
+    weighted = []
+    for tile in tiles:
+        value = cumulative[tile.agent_stop] - cumulative[tile.agent_start]
+        if value > 0:
+            weighted.append((tile, value))
+    if not weighted:
+        return Evidence(bits=0.0)
+    total, chain = _best_chain(weighted)
+    return Evidence(bits=total, tiles=tuple(chain), copied_tokens=sum(t.length for t in chain))
+
+
 class DetectionCorpus:
-    """Reference kernels prepared for the detector: profiles, background model, near-duplicates.
+    """Reference kernels prepared for the detector: profiles, n-gram table, near-duplicates.
 
     Parameters
     ----------
@@ -617,35 +990,26 @@ class DetectionCorpus:
     def __init__(self, references: Sequence[Profile], boilerplate: Sequence[Profile] = ()) -> None:
         self.references = list(references)
         self.boilerplate = list(boilerplate)
-        self.background = BackgroundModel(self.references)
+        self.table = NgramTable.from_profiles(self.references)
         self._clusters = self._near_duplicates()
 
     def _near_duplicates(self) -> list[tuple[int, ...]]:
-        """For each reference: itself and the references that are near-duplicates of it."""
         samples = [p.sample() for p in self.references]
         holders: dict[int, list[int]] = defaultdict(list)
         for index, sample in enumerate(samples):
-            for value in sample:
+            for value in sample.tolist():
                 holders[value].append(index)
-        shared: list[Counter[int]] = [Counter() for _ in samples]
-        for members in holders.values():
-            if len(members) < 2 or len(members) > 512:
-                continue  # 8-grams in very many files say nothing about forks
-            for a in members:
-                for b in members:
-                    if a != b:
-                        shared[a][b] += 1
-        clusters = []
-        for index, counts in enumerate(shared):
-            members = {index}
-            for other, common in counts.items():
-                own, theirs = len(samples[index]), len(samples[other])
-                if (own and common / own >= NEAR_DUPLICATE_CONTAINMENT) or (
-                    theirs and common / theirs >= NEAR_DUPLICATE_CONTAINMENT
-                ):
-                    members.add(other)
-            clusters.append(tuple(sorted(members)))
-        return clusters
+        arrays = {value: np.array(files, dtype=np.int64) for value, files in holders.items()}
+
+        def lookup(values: np.ndarray) -> dict[int, np.ndarray]:
+            return {v: arrays[v] for v in values.tolist() if v in arrays}
+
+        sizes = np.array([sample.size for sample in samples], dtype=np.int64)
+
+        def size(ids: np.ndarray) -> np.ndarray:
+            return sizes[ids]
+
+        return [near_duplicate_members(i, samples[i], lookup, size) for i in range(len(samples))]
 
     def near_duplicates(self, index: int) -> tuple[int, ...]:
         """Indices of reference ``index`` and its near-duplicates (left out of its background)."""
@@ -653,13 +1017,10 @@ class DetectionCorpus:
 
     def boilerplate_mask(self, agent: Profile) -> bytearray:
         """Agent tokens inside a tile shared with a boilerplate file (1) or not (0)."""
-        mask = bytearray(len(agent.ids))
-        for starter in self.boilerplate:
-            for tile in find_tiles(agent, starter):
-                mask[tile.agent_start : tile.agent_stop] = b"\x01" * tile.length
-        return mask
+        return boilerplate_mask(agent, self.boilerplate)
 
-    def evidence(self, agent: Profile, index: int, *, mask: bytearray | None = None) -> Evidence:
+    def evidence(self, agent: Profile, index: int, *, mask: bytearray | None = None,
+                 query: AgentQuery | None = None) -> Evidence:
         """Evidence that ``agent`` copied code from reference ``index``.
 
         Parameters
@@ -669,35 +1030,24 @@ class DetectionCorpus:
             Position of the reference in ``references``.
         mask : bytearray, optional
             Agent tokens to ignore (1 = boilerplate); computed from ``boilerplate`` when omitted.
+        query : AgentQuery, optional
+            The agent's lookups, shared between references (:meth:`evidence_all` passes one).
 
         Returns
         -------
         Evidence
             ``bits`` = information of the best chain of tiles (0 when nothing is shared).
         """
-        reference = self.references[index]
-        tiles = find_tiles(agent, reference)
-        if not tiles:
-            return Evidence(bits=0.0)
         if mask is None:
-            mask = self.boilerplate_mask(agent) if self.boilerplate else bytearray(len(agent.ids))
-        priors = dict(agent.priors)
-        bits_of = self.background.bits_function(self.near_duplicates(index), priors)
-        ids = agent.ids
-        weighted = []
-        for tile in tiles:
-            bits = sum(bits_of(ids, i) for i in range(tile.agent_start, tile.agent_stop) if not mask[i])
-            if bits > 0:
-                weighted.append((tile, bits))
-        if not weighted:
-            return Evidence(bits=0.0)
-        total, chain = _best_chain(weighted)
-        return Evidence(bits=total, tiles=tuple(chain), copied_tokens=sum(t.length for t in chain))
+            mask = self.boilerplate_mask(agent) if self.boilerplate else None
+        members = [self.references[i] for i in self.near_duplicates(index)]
+        return reference_evidence(agent, self.references[index], self.table, members, mask=mask, query=query)
 
     def evidence_all(self, agent: Profile) -> list[Evidence]:
         """:meth:`evidence` against every reference, in reference order."""
-        mask = self.boilerplate_mask(agent) if self.boilerplate else bytearray(len(agent.ids))
-        return [self.evidence(agent, i, mask=mask) for i in range(len(self.references))]
+        mask = self.boilerplate_mask(agent) if self.boilerplate else None
+        query = AgentQuery(agent)
+        return [self.evidence(agent, i, mask=mask, query=query) for i in range(len(self.references))]
 
 
 # -- the policy threshold ---------------------------------------------------------------------------

@@ -12,6 +12,11 @@ Files enter the index in one of three roles, as copydetect separates them and Do
   references count, so that several files of one agent run cannot mask their own matches).
 - **agent**: the audited code. Agent files never change which fingerprints are ignored.
 
+:class:`CoverageTable` holds many files' hash counts at once, so that one file can be measured
+against all of them in one pass (Dolos's covered counts for every pair of an all-pairs
+comparison). :meth:`IndexedFile.from_hashes` rebuilds an indexed file from stored fingerprint
+columns (a corpus index's references).
+
 Naming: a file's *fingerprints* are its winnowed k-gram hashes in document order, Dolos's
 "kgrams" of a file; an *occurrence* is one position of a hash in one file.
 """
@@ -22,14 +27,14 @@ import enum
 import logging
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
 from audit.similarity.tokenize import TokenizedFile
-from audit.similarity.winnow import Fingerprint, _fingerprints_at, _int_objects, _kgram_selection, hash_token
+from audit.similarity.winnow import Fingerprint, _fingerprints_at, _int_objects, _kgram_selection
 
-__all__ = ["Role", "IndexedFile", "FingerprintIndex"]
+__all__ = ["CoverageTable", "FingerprintIndex", "IndexedFile", "Role"]
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +78,86 @@ class IndexedFile:
     def hashes(self) -> frozenset[int]:
         """The distinct fingerprint hashes of the file."""
         return frozenset(self.occurrences)
+
+    def hash_counts(self, ignored: frozenset[int] | set[int] = frozenset()) -> tuple[np.ndarray, np.ndarray]:
+        """The file's distinct fingerprint hashes that are not ``ignored``, and how often each occurs.
+
+        Returns
+        -------
+        (ndarray, ndarray)
+            int64 hashes (in first-occurrence order) and their occurrence counts (>= 1).
+        """
+        kept = [(value, len(positions)) for value, positions in self.occurrences.items() if value not in ignored]
+        if not kept:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        values, counts = zip(*kept)
+        return np.array(values, dtype=np.int64), np.array(counts, dtype=np.int64)
+
+    @classmethod
+    def from_hashes(
+        cls,
+        *,
+        id: int,
+        role: Role,
+        file: TokenizedFile,
+        hashes: Sequence[int] | np.ndarray,
+        kgram_starts: Sequence[int] | np.ndarray,
+        kgram_length: int,
+    ) -> "IndexedFile":
+        """An indexed file from its winnowed fingerprints given as two columns.
+
+        What winnowing selected (or what a corpus index stored) is enough to rebuild the
+        :class:`Fingerprint` records and the occurrence map; the records equal the ones
+        :func:`~audit.similarity.winnow.fingerprint_tokens` makes.
+
+        Parameters
+        ----------
+        id : int
+            The file's id in its index (see the class attributes).
+        role : Role
+        file : TokenizedFile
+            The token stream the fingerprints index into; for a stored reference, a stand-in
+            that answers ``path``, ``language`` and ``tokens_span`` (see
+            :meth:`TokenizedFile.from_arrays`).
+        hashes : sequence of int
+            Fingerprint hashes in document order.
+        kgram_starts : sequence of int
+            Token index of each fingerprint's first token (its k-gram's index), ascending.
+        kgram_length : int
+            k, in tokens (each fingerprint covers ``start .. start + k - 1``).
+
+        Returns
+        -------
+        IndexedFile
+
+        Raises
+        ------
+        ValueError
+            If the two columns differ in length or ``kgram_length < 1``.
+
+        Examples
+        --------
+        >>> from audit.similarity.tokenize import TokenizedFile
+        >>> stand_in = TokenizedFile.from_arrays(path="k.py", language="python", text="")
+        >>> entry = IndexedFile.from_hashes(id=0, role=Role.REFERENCE, file=stand_in, hashes=[7, 9, 7],
+        ...                                 kgram_starts=[0, 4, 9], kgram_length=23)
+        >>> entry.occurrences[7], entry.fingerprints[1].stop
+        ((0, 2), 26)
+        """
+        if kgram_length < 1:
+            raise ValueError(f"{file.path}: k-gram length must be >= 1, got {kgram_length}")
+        values = np.asarray(hashes, dtype=np.int64).reshape(-1)
+        starts = np.asarray(kgram_starts, dtype=np.int64).reshape(-1)
+        if len(values) != len(starts):
+            raise ValueError(f"{file.path}: {len(values)} fingerprint hashes but {len(starts)} k-gram starts")
+        value_list = values.tolist()
+        return cls(
+            id=id,
+            role=role,
+            file=file,
+            fingerprints=tuple(_fingerprints_at(starts.tolist(), value_list, kgram_length)),
+            occurrences=_occurrences(value_list),
+        )
 
 
 def _occurrences(hashes: list[int]) -> dict[int, tuple[int, ...]]:
@@ -140,18 +225,9 @@ class FingerprintIndex:
     # -- adding files --------------------------------------------------------------------------
 
     def _add(self, file: TokenizedFile, role: Role) -> IndexedFile:
-        hashes = file._hashes
-        if hashes is None or len(hashes) != len(file.tokens):
-            hashes = np.fromiter(map(hash_token, file.tokens), dtype=np.int64, count=len(file.tokens))
-        positions, values = _kgram_selection(np.asarray(hashes, dtype=np.int64), self.kgram_length,
-                                             self.kgrams_in_window)
-        entry = IndexedFile(
-            id=len(self._files),
-            role=role,
-            file=file,
-            fingerprints=tuple(_fingerprints_at(positions, values, self.kgram_length)),
-            occurrences=_occurrences(values),
-        )
+        positions, values = _kgram_selection(file.token_hashes, self.kgram_length, self.kgrams_in_window)
+        entry = IndexedFile.from_hashes(id=len(self._files), role=role, file=file, hashes=values,
+                                        kgram_starts=positions, kgram_length=self.kgram_length)
         self._files.append(entry)
         if role is Role.REFERENCE:
             self._reference_docs.update(entry.occurrences.keys())
@@ -202,3 +278,94 @@ class FingerprintIndex:
                 ignored |= common
             self._ignored_cache = frozenset(ignored)
         return self._ignored_cache
+
+
+class CoverageTable:
+    """Many files' distinct keys with their occurrence counts, to measure one query against all.
+
+    For a query file, :meth:`shared_counts` gives in one pass over the table, for every row, the
+    query's occurrences whose key the row also has and the row's occurrences whose key the query
+    also has: Dolos's ``leftCovered`` and ``rightCovered`` of every (query, row) pair when the
+    keys are fingerprint hashes with the ignored ones left out (:meth:`IndexedFile.hash_counts`).
+    The cost is one pass over the table's entries per query, instead of one set intersection
+    per pair.
+
+    Parameters
+    ----------
+    rows : sequence of (ndarray, ndarray)
+        Per file: its distinct keys (int64, any order, no repeats) and each key's occurrence
+        count (>= 1).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> table = CoverageTable([(np.array([1, 2]), np.array([1, 3])), (np.array([9]), np.array([2]))])
+    >>> query_covered, row_covered = table.shared_counts(np.array([2, 5]), np.array([4, 1]))
+    >>> query_covered.tolist(), row_covered.tolist()
+    ([4.0, 0.0], [3.0, 0.0])
+    """
+
+    def __init__(self, rows: Sequence[tuple[np.ndarray, np.ndarray]]) -> None:
+        self.n_rows = len(rows)
+        keys = [np.asarray(k, dtype=np.int64).reshape(-1) for k, _ in rows]
+        counts = [np.asarray(c, dtype=np.float64).reshape(-1) for _, c in rows]
+        for row, (k, c) in enumerate(zip(keys, counts)):
+            if len(k) != len(c):
+                raise ValueError(f"coverage row {row}: {len(k)} keys but {len(c)} counts")
+        every = np.concatenate(keys) if keys else np.zeros(0, dtype=np.int64)
+        self._vocabulary = np.unique(every)
+        # One entry per (row, key): its row, its key's column and the row's count of the key.
+        self._entry_rows = np.repeat(np.arange(self.n_rows, dtype=np.int64), [len(k) for k in keys])
+        self._entry_columns = np.searchsorted(self._vocabulary, every)
+        self._entry_counts = np.concatenate(counts) if counts else np.zeros(0)
+        self._frequency: np.ndarray | None = None  # rows per key, built on first use
+
+    def _columns(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        if not len(self._vocabulary) or not len(keys):
+            return np.zeros(0, dtype=np.int64), np.zeros(len(keys), dtype=bool)
+        columns = np.searchsorted(self._vocabulary, keys)
+        known = columns < len(self._vocabulary)
+        known[known] = self._vocabulary[columns[known]] == keys[known]
+        return columns[known], known
+
+    def document_frequency(self, keys: np.ndarray) -> np.ndarray:
+        """How many rows hold each of ``keys`` (0 for keys no row has)."""
+        if self._frequency is None:
+            self._frequency = np.bincount(self._entry_columns, minlength=len(self._vocabulary))
+        keys = np.asarray(keys, dtype=np.int64).reshape(-1)
+        out = np.zeros(len(keys), dtype=np.int64)
+        columns, known = self._columns(keys)
+        out[known] = self._frequency[columns]
+        return out
+
+    def shared_counts(self, keys: np.ndarray, counts: np.ndarray,
+                      weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """For every row: the query's covered occurrences and the row's covered occurrences.
+
+        Parameters
+        ----------
+        keys : ndarray
+            The query's distinct keys.
+        counts : ndarray
+            Their occurrence counts in the query.
+        weights : ndarray, optional
+            A weight per query key; ``query_covered`` then sums ``count * weight``.
+
+        Returns
+        -------
+        query_covered, row_covered : ndarray of float64, shape (n_rows,)
+            Sums over the keys the query and the row share (exact integers when unweighted).
+        """
+        columns, known = self._columns(keys)
+        values = np.asarray(counts, dtype=np.float64).reshape(-1)[known]
+        if weights is not None:
+            values = values * np.asarray(weights, dtype=np.float64).reshape(-1)[known]
+        query = np.zeros(len(self._vocabulary))
+        query[columns] = values
+        present = np.zeros(len(self._vocabulary), dtype=bool)
+        present[columns] = True
+        at = self._entry_columns
+        query_covered = np.bincount(self._entry_rows, weights=query[at], minlength=self.n_rows)
+        row_covered = np.bincount(self._entry_rows, weights=self._entry_counts * present[at], minlength=self.n_rows)
+        return query_covered.astype(np.float64), row_covered.astype(np.float64)

@@ -9,7 +9,13 @@ sequences (their "kgrams") and the set S of hashes found in both and not ignored
 - ``similarity`` = ``total_overlap / (left_total + right_total)`` (ignored occurrences are taken
   out of the denominator, see :func:`dolos_metrics`);
 - ``longest_fragment``: Dolos's longest common run of shared fingerprints (see
-  :func:`longest_common_run`; computed exactly as Dolos does, quirks included).
+  :func:`longest_common_run`; computed exactly as Dolos does, quirks included). Dolos's loop
+  takes one step per pair of occurrences of a shared hash, which is quadratic in how often a
+  hash repeats (5,000 nested parentheses: 10**8 steps); past :data:`MAX_RUN_VISITS` steps the
+  same number comes from a longest common substring in ``O(n log^2 n)``.
+
+For every pair of many files at once, :func:`audit.similarity.allpairs.all_pair_metrics`
+computes the same figures with numpy.
 
 Containment, which Dolos lacks (copydetect's measure): the share of one file's fingerprint
 occurrences whose hash the other file also has, ignored hashes left out of both counts.
@@ -22,21 +28,32 @@ Fragments are Dolos's: every pair of occurrences of one shared hash (one in each
 *paired occurrence*; paired occurrences whose fingerprint indices are consecutive on both sides
 chain into a fragment; a fragment contained (on both sides) in a bigger one is dropped. Fragments
 carry no figure of Dolos's report (its ``longest_fragment`` comes from its own run count), so they
-are built with an exact containment check where Dolos uses a one-pass approximation.
+are built with an exact containment check where Dolos uses a one-pass approximation. Repetitive
+code has millions of paired occurrences; fragments are built from at most
+:data:`MAX_FRAGMENT_PAIRINGS` of them (see :func:`build_fragments`), so that a pathological file
+costs a fraction of a second, with every figure still exact.
 """
 
 from __future__ import annotations
 
+import logging
 from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any
+
+import numpy as np
 
 from audit.model import Span
 from audit.similarity.detect import DEFAULT_SCORE_THRESHOLD, Evidence, Profile
 from audit.similarity.index import IndexedFile
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
+    "MAX_FRAGMENT_PAIRINGS",
+    "MAX_RUN_VISITS",
     "DolosMetrics",
     "Fragment",
     "KgramMatch",
@@ -48,6 +65,13 @@ __all__ = [
     "longest_common_run",
     "pair_report",
 ]
+
+
+#: :func:`longest_common_run` follows Dolos's loop (one step per pair of occurrences of a shared
+#: hash) up to this many steps, then computes the same number as a longest common substring.
+MAX_RUN_VISITS = 20_000
+#: :func:`build_fragments` pairs at most this many occurrences (see its Notes).
+MAX_FRAGMENT_PAIRINGS = 100_000
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -105,16 +129,40 @@ def longest_common_run(left: list[tuple[int, int]], right: list[tuple[int, int]]
     for index, value in short:
         by_hash[value].append(index)
     longest = 0
+    visits = 0
     previous: dict[int, int] = {}
     for _, value in long:
         current: dict[int, int] = {}
-        for index in by_hash.get(value, ()):
+        indices = by_hash.get(value, ())
+        # Dolos's loop visits every (long occurrence, short occurrence) of one hash: quadratic
+        # in a hash's repetitions. Past a bound, the same number comes from a longest common
+        # substring.
+        visits += len(indices)
+        if visits > MAX_RUN_VISITS:
+            return _longest_run_by_substring(short, long)
+        for index in indices:
             run = previous.get(index - 1, 0) + 1
             current[index] = run
             if run > longest:
                 longest = run
         previous = current
     return longest
+
+
+def _longest_run_by_substring(short: list[tuple[int, int]], long: list[tuple[int, int]]) -> int:
+    """:func:`longest_common_run` as a longest common substring (exact, ``O(n log^2 n)``).
+
+    A run pairs consecutive list positions of ``long`` with consecutive fingerprint indices of
+    ``short``, so it is a common substring of ``long``'s hashes and ``short``'s fingerprint
+    sequence, in which the indices missing from ``short`` (fingerprints that are not shared)
+    hold values that match nothing.
+    """
+    from audit.similarity.allpairs import longest_common_substring
+
+    size = short[-1][0] + 1 if short else 0
+    sequence = -1 - np.arange(size, dtype=np.int64)  # distinct negative values: never equal to a hash
+    sequence[[index for index, _ in short]] = [value for _, value in short]
+    return longest_common_substring(np.array([value for _, value in long], dtype=np.int64), sequence)
 
 
 def _shared_occurrences(side: IndexedFile, shared: set[int]) -> list[tuple[int, int]]:
@@ -216,6 +264,96 @@ def _squash(runs: list[_Run]) -> list[_Run]:
     return kept
 
 
+def _pairings(left: IndexedFile, right: IndexedFile, values: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Every paired occurrence of the hashes ``values``: fingerprint indices ``(a, b)``."""
+    left_counts = np.array([len(left.occurrences[v]) for v in values], dtype=np.int64)
+    right_counts = np.array([len(right.occurrences[v]) for v in values], dtype=np.int64)
+    left_at = np.fromiter(chain.from_iterable(left.occurrences[v] for v in values), dtype=np.int64,
+                          count=int(left_counts.sum()))
+    right_at = np.fromiter(chain.from_iterable(right.occurrences[v] for v in values), dtype=np.int64,
+                           count=int(right_counts.sum()))
+    right_first = np.cumsum(right_counts) - right_counts
+    # each left occurrence pairs with every right occurrence of its hash
+    times = np.repeat(right_counts, left_counts)
+    a = np.repeat(left_at, times)
+    starts = np.repeat(np.repeat(right_first, left_counts), times)
+    within = np.arange(len(a), dtype=np.int64) - np.repeat(np.cumsum(times) - times, times)
+    return a, right_at[starts + within]
+
+
+def _diagonal_runs(a: np.ndarray, b: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Maximal runs of paired occurrences consecutive on both sides: ``(start, stop, offset)``
+    with left indices ``start..stop-1`` paired with ``start + offset..stop - 1 + offset``."""
+    offset = b - a
+    keys = (offset + size) * (size + 1) + a  # by diagonal, then by left index
+    keys.sort()
+    breaks = np.flatnonzero(np.diff(keys) != 1)
+    first = keys[np.concatenate(([0], breaks + 1))]
+    last = keys[np.append(breaks, len(keys) - 1)]
+    offsets = first // (size + 1) - size
+    return first % (size + 1), last % (size + 1) + 1, offsets
+
+
+#: At most this many runs are extended along their diagonal when the pairings are capped.
+_MAX_EXTENDED_RUNS = 1_000
+
+
+def _extend_runs(starts: np.ndarray, stops: np.ndarray, offsets: np.ndarray, left: np.ndarray, right: np.ndarray,
+                 budget: int) -> tuple[np.ndarray, np.ndarray]:
+    """Grow runs along their diagonals while the fingerprints on both sides are equal
+    (``left``/``right``: hashes, ignored ones replaced by values that never match), longest
+    runs first, comparing at most ``budget`` fingerprints in all."""
+    starts, stops = starts.copy(), stops.copy()
+    n_left, n_right = len(left), len(right)
+    for run in np.argsort(stops - starts, kind="stable")[::-1][:_MAX_EXTENDED_RUNS].tolist():
+        if budget <= 0:
+            break
+        offset = int(offsets[run])
+        for direction in (1, -1):
+            position = int(stops[run]) if direction == 1 else int(starts[run]) - 1
+            step = 8
+            while budget > 0:
+                if direction == 1:
+                    end = min(position + step, n_left, n_right - offset)
+                    if end <= position:
+                        break
+                    same = left[position:end] == right[position + offset : end + offset]
+                else:
+                    end = max(position - step, -1, -1 - offset)
+                    if end >= position:
+                        break
+                    same = (left[end + 1 : position + 1] == right[end + 1 + offset : position + 1 + offset])[::-1]
+                budget -= len(same)
+                differ = np.flatnonzero(~same)
+                if len(differ):
+                    position += direction * int(differ[0])
+                    break
+                position = end
+                step *= 2
+            if direction == 1:
+                stops[run] = position
+            else:
+                starts[run] = position + 1
+    return starts, stops
+
+
+def _merge_runs(starts: np.ndarray, stops: np.ndarray, offsets: np.ndarray) -> list[_Run]:
+    """Runs of one diagonal that overlap or touch, merged; as (left start, left stop, right
+    start, right stop)."""
+    order = np.lexsort((starts, offsets))
+    merged: list[_Run] = []
+    previous_offset = None
+    for start, stop, offset in zip(starts[order].tolist(), stops[order].tolist(), offsets[order].tolist()):
+        if merged and offset == previous_offset and start <= merged[-1][1]:
+            if stop > merged[-1][1]:
+                first = merged[-1][0]
+                merged[-1] = (first, stop, first + offset, stop + offset)
+            continue
+        merged.append((start, stop, start + offset, stop + offset))
+        previous_offset = offset
+    return merged
+
+
 def build_fragments(
     left: IndexedFile,
     right: IndexedFile,
@@ -237,27 +375,53 @@ def build_fragments(
     list of KgramMatch
         Maximal runs, consecutive on both sides, not contained in a longer run; sorted by left
         range, then right range.
+
+    Notes
+    -----
+    Every occurrence of a shared hash pairs with every other occurrence of it, so code that
+    repeats one statement thousands of times (5,000 nested parentheses: one hash at nearly
+    every fingerprint) has millions of pairings. They are capped at
+    :data:`MAX_FRAGMENT_PAIRINGS`: past it, the hashes with the most pairings are left out
+    until the rest fits (ties by hash value), and the runs of the remaining pairings are then
+    grown along their diagonals over equal fingerprints (comparing at most
+    :data:`MAX_FRAGMENT_PAIRINGS` more fingerprints, longest runs first, at most 1,000 runs),
+    which restores every fragment that also contains a rarer shared hash, such as a whole
+    copied file. A run made only of the left-out hashes is not reported then. Fragments
+    carry no figure of Dolos's report, so the cap never changes a figure
+    (:func:`dolos_metrics` counts every occurrence).
     """
     shared = (left.occurrences.keys() & right.occurrences.keys()) - ignored
     if not shared:
         return []
-    # Paired occurrences that chain lie on one diagonal (right index - left index).
-    diagonals: dict[int, list[int]] = defaultdict(list)
-    for value in shared:
-        rights = right.occurrences[value]
-        for a in left.occurrences[value]:
-            for b in rights:
-                diagonals[b - a].append(a)
-    runs: list[_Run] = []
-    for offset, starts in diagonals.items():
-        starts.sort()
-        first = previous = starts[0]
-        for a in starts[1:]:
-            if a != previous + 1:
-                runs.append((first, previous + 1, first + offset, previous + 1 + offset))
-                first = a
-            previous = a
-        runs.append((first, previous + 1, first + offset, previous + 1 + offset))
+    values = sorted(shared)
+    pairings = np.array([len(left.occurrences[v]) * len(right.occurrences[v]) for v in values], dtype=np.int64)
+    capped = int(pairings.sum()) > MAX_FRAGMENT_PAIRINGS
+    if capped:
+        # rarest first: the hashes that place a fragment; ties by hash value, for determinism
+        order = np.lexsort((np.array(values, dtype=np.int64), pairings))
+        fits = np.cumsum(pairings[order]) <= MAX_FRAGMENT_PAIRINGS
+        chosen = np.sort(order[fits])
+        logger.debug("%s x %s: %d pairings of %d shared hashes; fragments built from the %d rarest",
+                     left.path, right.path, int(pairings.sum()), len(values), len(chosen))
+        values = [values[i] for i in chosen.tolist()]
+    size = max(len(left.fingerprints), len(right.fingerprints))
+    if values:
+        starts, stops, offsets = _diagonal_runs(*_pairings(left, right, values), size)
+    else:
+        starts = stops = offsets = np.zeros(0, dtype=np.int64)
+    if capped and len(starts):
+        left_hashes = np.fromiter((f.hash for f in left.fingerprints), dtype=np.int64, count=len(left.fingerprints))
+        right_hashes = np.fromiter((f.hash for f in right.fingerprints), dtype=np.int64,
+                                   count=len(right.fingerprints))
+        if ignored:
+            # ignored hashes never pair: make them unequal to everything
+            never = np.fromiter(ignored, dtype=np.int64, count=len(ignored))
+            left_hashes[np.isin(left_hashes, never)] = -1
+            right_hashes[np.isin(right_hashes, never)] = -2
+        starts, stops = _extend_runs(starts, stops, offsets, left_hashes, right_hashes, MAX_FRAGMENT_PAIRINGS)
+        runs = _merge_runs(starts, stops, offsets)
+    else:
+        runs = list(zip(starts.tolist(), stops.tolist(), (starts + offsets).tolist(), (stops + offsets).tolist()))
     kept = sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)
     return [KgramMatch(left=range(r[0], r[1]), right=range(r[2], r[3])) for r in kept]
 

@@ -21,6 +21,6 @@ def checkout_registry(tmp_path_factory: pytest.TempPathFactory) -> CompetitionRe
 def embedded_registry(checkout_registry: CompetitionRegistry) -> CompetitionRegistry:
     """The checkout registry with every competition that needs no raw files prepared."""
     for spec in checkout_registry.specs():
-        if not spec.raw_files and not checkout_registry.is_prepared(spec.id):
+        if spec.is_embedded and not checkout_registry.is_prepared(spec.id):
             prepare_competition(spec, checkout_registry)
     return checkout_registry

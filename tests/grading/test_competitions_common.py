@@ -18,14 +18,19 @@ from grading.spec import LEADERBOARD_SOURCES
 from grading.validation import read_csv
 
 ROOT = find_competitions_root()
-ALL_IDS = _Registry(ROOT, ROOT / ".unused").ids()
-EMBEDDED_IDS = [cid for cid in ALL_IDS if not _Registry(ROOT, ROOT).get(cid).raw_files]
+_CHECKOUT = _Registry(ROOT, ROOT / ".unused")
+ALL_IDS = _CHECKOUT.ids()
+EMBEDDED_IDS = [cid for cid in ALL_IDS if _CHECKOUT.get(cid).is_embedded]
+BOARD_IDS = [cid for cid in ALL_IDS if _CHECKOUT.get(cid).has_leaderboard]
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "make_reference_leaderboard.py"
 
 
 def test_expected_competitions_are_present() -> None:
     assert {"spaceship-titanic", "sklearn-digits", "sklearn-diabetes"} <= set(ALL_IDS)
-    assert {"sklearn-digits", "sklearn-diabetes"} <= set(EMBEDDED_IDS)
+    assert set(EMBEDDED_IDS) == {"sklearn-digits", "sklearn-diabetes"}
+    # The 82 MLE-bench competitions (75 + 7 dev) and the two embedded ones.
+    assert len(ALL_IDS) == 84
+    assert set(ALL_IDS) - set(BOARD_IDS) == {"ventilator-pressure-prediction"}
 
 
 @pytest.mark.parametrize("competition_id", ALL_IDS)
@@ -34,16 +39,27 @@ def test_config_is_valid_and_complete(checkout_registry: CompetitionRegistry, co
     assert spec.metric.metric is not None or spec.metric.grader is not None
     assert spec.leaderboard_source in LEADERBOARD_SOURCES
     assert spec.leaderboard_note, "say where the leaderboard comes from"
-    assert spec.kernels_path.is_dir()
-    assert spec.prepare is not None
     assert spec.checksums is not None
     assert spec.answers.startswith(f"{competition_id}/prepared/private/")
-    assert spec.sample_submission.startswith(f"{competition_id}/prepared/public/")
+    # A few MLE-bench competitions keep their sample submission with the answers.
+    assert spec.sample_submission.startswith((f"{competition_id}/prepared/public/", f"{competition_id}/prepared/private/"))
+    assert len(spec.description) > 100, "describe the task, the submission format and the metric"
     if spec.leaderboard_source == "reference-baselines":
         assert "scripts/make_reference_leaderboard.py" in spec.leaderboard_note
+        assert spec.is_embedded and spec.kernels_path.is_dir()
+    else:
+        assert spec.splits, "every MLE-bench competition belongs to a split"
+        assert (spec.root / "kernels.txt").is_file()
+        assert spec.competition_type in ("simple", "code")
+    if spec.raw_files:
+        assert spec.prepare is not None
+        # Recorded raw checksums cover only files prepare reads.
+        assert set(spec.checksums.get("raw", {})) <= set(spec.raw_files)
+    elif not spec.is_embedded:
+        assert spec.prepare is None, "a prepare that reads Kaggle files must list them in dataset.raw_files"
 
 
-@pytest.mark.parametrize("competition_id", ALL_IDS)
+@pytest.mark.parametrize("competition_id", BOARD_IDS)
 def test_leaderboard_has_mlebench_columns_and_agrees_with_direction(
     checkout_registry: CompetitionRegistry, competition_id: str
 ) -> None:

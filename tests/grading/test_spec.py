@@ -70,7 +70,7 @@ def test_minimal_config_loads(tmp_path: Path) -> None:
     assert spec.metric.target_kind is TargetKind.NUMERIC
     assert spec.target_columns == ("y",)
     assert spec.prepare is None and spec.checksums is None
-    assert spec.audit == {"allow_urls": (), "public_data_dirs": (), "boilerplate": ()}
+    assert spec.audit == {"allow_urls": (), "public_data_dirs": (), "boilerplate": (), "label_leak_columns": ()}
     assert spec.kernels_path == tmp_path.resolve() / "demo" / "kernels"
     assert spec.answers_path(Path("/data")) == Path("/data/demo/prepared/private/test.csv")
 
@@ -113,7 +113,7 @@ def test_unknown_leaderboard_source(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(leaderboard__source="made-up"))
     assert config_error(folder) == (
         f"{folder.resolve() / 'config.yaml'}: field 'leaderboard.source': 'made-up' is not one of "
-        "['kaggle', 'reference-baselines']"
+        "['kaggle', 'reference-baselines', 'unavailable']"
     )
 
 
@@ -127,8 +127,8 @@ def test_id_must_match_folder(tmp_path: Path) -> None:
 def test_unknown_metric(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(metric__name="f1"))
     assert config_error(folder) == (
-        f"{folder.resolve() / 'config.yaml'}: field 'metric.name': unknown metric 'f1' (built-in: accuracy_score, "
-        "log_loss, mae_error, rmse_error, roc_auc_score; or set metric.grader)"
+        f"{folder.resolve() / 'config.yaml'}: field 'metric.name': unknown metric 'f1' (built-in: "
+        f"{', '.join(sorted(grading.metrics.METRICS))}; or set metric.grader)"
     )
 
 
@@ -143,7 +143,7 @@ def test_unknown_metric_param(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(metric__params={"squared": True}))
     assert config_error(folder) == (
         f"{folder.resolve() / 'config.yaml'}: field 'metric.params': rmse_error takes no parameter 'squared' "
-        "(it takes: none)"
+        "(it takes: answer_columns, extra_ids, id_columns, row_mask, row_sum_tolerance, unscored_columns, value_range)"
     )
 
 

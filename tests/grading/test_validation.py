@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 
 from grading.errors import ConfigError, InvalidSubmission
-from grading.metrics import TargetKind
-from grading.validation import check_submission, read_answers, read_submission
+from grading.metrics import METRICS, TargetKind
+from grading.validation import check_frames, check_ids, check_submission, read_answers, read_submission, scoring_options
 
 ANSWERS_CSV = "PassengerId,Transported\n0001_01,True\n0002_01,False\n0003_01,True\n0004_01,False\n"
 NUMERIC_ANSWERS_CSV = "id,target\n1,0.5\n2,1.5\n3,2.5\n"
@@ -252,3 +252,64 @@ def test_broken_answers_are_a_config_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as excinfo:
         read_answers(path, id_column="id", target_columns=["target"])
     assert str(excinfo.value) == f"answers file {path}: missing column(s) 'target'"
+
+
+def test_text_columns_keep_their_exact_spelling(tmp_path: Path) -> None:
+    path = write(tmp_path, "id,labels\n007,01 1.50 NA_\n8,\n")
+    frame = read_submission(path, id_column="id", text_columns=["labels"])
+    assert frame["id"].tolist() == ["007", "8"]
+    assert frame["labels"].iloc[0] == "01 1.50 NA_" and pd.isna(frame["labels"].iloc[1])
+
+
+def test_answer_files_with_one_row_per_box(tmp_path: Path) -> None:
+    path = write(tmp_path, "image_id,class_id\na,1\na,2\nb,14\n", "answers.csv")
+    with pytest.raises(ConfigError, match="repeated id 'a'"):
+        read_answers(path, id_column="image_id", target_columns=["class_id"])
+    frame = read_answers(path, id_column="image_id", target_columns=["class_id"], unique_ids=False)
+    assert len(frame) == 3
+
+
+def test_composite_answer_ids_must_be_unique(tmp_path: Path) -> None:
+    path = write(tmp_path, "trip,ms,lat\nt,1,0.5\nt,2,0.5\nt,1,0.7\n", "answers.csv")
+    with pytest.raises(ConfigError) as excinfo:
+        read_answers(path, id_column=["trip", "ms"], target_columns=["lat"])
+    assert str(excinfo.value) == f"answers file {path}: repeated id ('t', '1')"
+
+
+def test_check_ids_orders_rows_by_answer_and_keeps_the_usual_order_cheap() -> None:
+    answers = pd.Series(["x", "y", "z"])
+    assert check_ids(pd.Series(["x", "y", "z"]), answers).tolist() == [0, 1, 2]
+    assert check_ids(pd.Series(["z", "x", "y"]), answers).tolist() == [1, 2, 0]
+    # Answer files with one row per box are matched per distinct id, in order of first appearance.
+    assert check_ids(pd.Series(["z", "x"]), pd.Series(["x", "x", "z"])).tolist() == [1, 0]
+
+
+def test_check_frames_keeps_each_rows_file_position(answers: pd.DataFrame) -> None:
+    submission = pd.DataFrame({"Transported": [False, True, True, True], "PassengerId": ["0004_01", "0001_01", "0003_01", "0002_01"]})
+    metric = METRICS["accuracy"]
+    options, _ = scoring_options(metric, id_column="PassengerId", target_columns=["Transported"])
+    aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
+    assert aligned["PassengerId"].tolist() == aligned_answers["PassengerId"].tolist()
+    assert aligned.index.tolist() == [1, 3, 2, 0]  # 0-based rows of the file, in answer order
+    assert aligned.attrs["id_columns"] == ["PassengerId"]
+    assert list(aligned.columns) == ["PassengerId", "Transported"]
+
+
+def test_repeated_answer_ids_are_a_config_error_when_the_metric_needs_one_row_per_id() -> None:
+    answers = pd.DataFrame({"id": ["a", "b", "a"], "y": [1.0, 2.0, 3.0]})
+    submission = pd.DataFrame({"id": ["b", "a"], "y": [1.0, 2.0]})
+    metric = METRICS["rmse_error"]
+    options, _ = scoring_options(metric, id_column="id", target_columns=["y"])
+    with pytest.raises(ConfigError, match="^the answers repeat an id at row 3$"):
+        check_frames(submission, answers, metric=metric, options=options)
+
+
+def test_scoring_options_merge_label_defaults_with_config_params() -> None:
+    options, own = scoring_options(METRICS["MAP@12"], id_column="customer_id", target_columns=["prediction"], params={"k": 3})
+    assert own == {"k": 3}
+    assert options.extra_ids == "ignore" and options.id_columns == ("customer_id",)
+    options, own = scoring_options(
+        METRICS["dice-coefficient"], id_column="id", target_columns=["predicted"], params={"extra_ids": "error"}
+    )
+    assert own == {"height": "height_pixels", "width": "width_pixels"}
+    assert options.answer_columns == {"predicted": "encoding"} and options.answer_target_columns == ("encoding",)

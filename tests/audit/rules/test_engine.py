@@ -7,9 +7,11 @@ import logging
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
+
 from audit.checks import RunContext
 from audit.model import Confidence, Severity, Span
-from audit.rules.engine import evaluate_rules, render_message
+from audit.rules.engine import evaluate_rules, evaluate_ruleset, finding_order, render_message
 from audit.units import CellRange, CodeUnit, LogEvent, LogEventKind
 
 from .conftest import make_rule
@@ -56,6 +58,48 @@ def test_fingerprint_ignores_line_shifts_and_neighbours():
     [b] = evaluate_rules([rule], code_units=[_unit('\n\nz = 3\n!kaggle competitions download\nw = 4\n')])
     assert a.evidence[0].span.start_line != b.evidence[0].span.start_line
     assert a.fingerprint == b.fingerprint
+
+
+def test_shipped_rules_fingerprints_survive_shifted_lines_in_code_and_logs():
+    from audit.logs.text import read_events
+    from audit.rules.loader import load_ruleset
+
+    ruleset = load_ruleset(Path(__file__).resolve().parents[3] / "rules")
+    code = ('import requests\nurl = "https://api." + "openai.com/v1/chat/completions"\n'
+            'r = requests.post(url, json=payload)\nsub.loc[17, "target"] = 1\n')
+    log = "$ kaggle competitions download -c titanic\n$ sudo -n ls /root\n"
+
+    def fingerprints(prefix):
+        units = [_unit(prefix + code, path="code/a.py")]
+        events = read_events("logs/agent.log", prefix.replace("x = 0", "$ ls") + log)
+        found = evaluate_rules(ruleset, code_units=units, log_events=events)
+        return {(f.rule_id, f.fingerprint) for f in found}, {f.evidence[0].span.start_line for f in found}
+
+    before, lines_before = fingerprints("")
+    after, lines_after = fingerprints("x = 0\n" * 7)
+    assert {rule for rule, _ in before} >= {"llm-assembled-endpoint", "sub-edit-sample-submission",
+                                             "ext-kaggle-cli-download", "env-sudo-command"}
+    assert before == after
+    assert lines_before.isdisjoint(lines_after)
+
+
+def test_findings_are_deterministic_whatever_the_input_order():
+    rules = [make_rule({**KAGGLE, "id": f"ext-{name}", "severity": severity})
+             for name, severity in (("b", "high"), ("a", "high"), ("c", "critical"))]
+    units = [_unit("!kaggle competitions download\n!kaggle competitions download\n", path=f"code/{n}.py")
+             for n in ("z", "a", "m")]
+    first = evaluate_rules(rules, code_units=units)
+    second = evaluate_rules(list(reversed(rules)), code_units=list(reversed(units)))
+    assert first == second
+    assert [f.rule_id for f in first][:2] == ["ext-c", "ext-c"]
+    assert first == sorted(first, key=finding_order)
+    keys = [(f.rule_id, f.evidence[0].span.path, f.evidence[0].span.start_byte) for f in first]
+    assert len(keys) == len(set(keys)) == 3 * 3 * 2
+
+
+def test_evaluate_ruleset_without_policy_has_nothing_allowlisted():
+    result = evaluate_ruleset([make_rule(KAGGLE)], code_units=[_unit("!kaggle competitions download\n")])
+    assert len(result.findings) == 1 and result.allowlisted == ()
 
 
 def test_embedded_unit_maps_to_host_file():
@@ -229,38 +273,63 @@ def test_run_rules_need_a_context():
     assert finding.evidence[0].excerpt == "PassengerId,Transported"
 
 
-_N = 5_000
-ADVERSARIAL = {
-    "long literal with a bad tail": "x = [" + ", ".join(["1234567890"] * _N) + ", y]\nf = 'submission.csv'\n",
-    "long string": 'x = "' + "a" * (5 * _N) + '"\n',
-    "echo with many commas": "echo " + ",".join(["a"] * _N),
-    "sed without target": "sed " + "x " * _N,
-    "long token": "cat " + "a" * (5 * _N) + "answer",
-    "many rows": "X = [" + ", ".join(["(1, 2)"] * _N) + " y]\nopen('submission.csv', 'w')\n",
-    "whitespace runs": "X = [" + (" " * _N + ",") * 20 + "]\n",
-    "comma rows in a string": 's = "' + "\\n" + "a,b" * _N + '"\n',
-    "loops without done": "for i in x; do echo; " * (_N // 10),
-    "many urls": "wget " + "https://example.org/" * _N,
-    "big literal dict": "X = {" + ", ".join(f"{i}: {i}" for i in range(_N)) + ", z}\nopen('submission.csv', 'w')\n",
-}
+def adversarial_texts(n: int) -> dict[str, str]:
+    """Inputs on which a non-linear regex or query takes minutes; ``n`` scales their length."""
+    return {
+        "long literal with a bad tail": "x = [" + ", ".join(["1234567890"] * n) + ", y]\nf = 'submission.csv'\n",
+        "long string": 'x = "' + "a" * (5 * n) + '"\n',
+        "echo with many commas": "echo " + ",".join(["a"] * n),
+        "sed without target": "sed " + "x " * n,
+        "long token": "cat " + "a" * (5 * n) + "answer",
+        "many rows": "X = [" + ", ".join(["(1, 2)"] * n) + " y]\nopen('submission.csv', 'w')\n",
+        "whitespace runs": "X = [" + (" " * n + ",") * 20 + "]\n",
+        "comma rows in a string": 's = "' + "\\n" + "a,b" * n + '"\n',
+        "loops without done": "for i in x; do echo; " * (n // 10),
+        "many urls": "wget " + "https://example.org/" * n,
+        "big literal dict": "X = {" + ", ".join(f"{i}: {i}" for i in range(n)) + ", z}\nopen('submission.csv', 'w')\n",
+        "long concatenation": "u = " + " + ".join(['"ab"'] * (n // 10)) + "\n",
+        "many assembled names": "".join(f'H{i} = "a{i}." + H{i - 1}\n' for i in range(1, n // 5)),
+        "many shell variables": "".join(f"V{i}=x$V{i - 1}; " for i in range(1, n // 5)),
+        "many finds": "find / " + "-name x " * n,
+    }
 
 
-def test_shipped_rules_stay_linear_on_adversarial_text():
-    # Audited text is untrusted: a regex with nested repetition, or a loop-body scan that restarts
-    # for every keyword, turns these inputs into minutes of backtracking.
+ADVERSARIAL = adversarial_texts(5_000)
+
+
+def _slow_rules(texts: dict[str, str], limit: float) -> list[str]:
     import time
 
+    from audit.parsing import parse
     from audit.rules.loader import load_ruleset
 
     ruleset = load_ruleset(Path(__file__).resolve().parents[3] / "rules")
     slow = []
-    for name, text in ADVERSARIAL.items():
+    for name, text in texts.items():
         for language in ("python", "bash"):
-            start = time.perf_counter()
+            # The audit parses every unit before the rules run (tree-sitter's error recovery
+            # alone takes seconds on some of these); the rules reuse the cached tree.
+            parse(text, language)
             event = LogEvent(index=0, kind=LogEventKind.COMMAND, text=text,
                              span=Span.from_offsets(text, "logs/t.log", 0, len(text)), language=language)
-            evaluate_rules(ruleset, code_units=[_unit(text, language=language)], log_events=[event])
-            elapsed = time.perf_counter() - start
-            if elapsed > 5:
-                slow.append(f"{name} ({language}): {elapsed:.1f}s")
-    assert slow == []
+            unit = _unit(text, language=language)
+            for rule in ruleset:
+                start = time.perf_counter()
+                evaluate_rules([rule], code_units=[unit], log_events=[event])
+                elapsed = time.perf_counter() - start
+                if elapsed > limit:
+                    slow.append(f"{rule.id} on {name} ({language}): {elapsed:.1f}s")
+    return slow
+
+
+def test_shipped_rules_stay_linear_on_adversarial_text():
+    # Audited text is untrusted: a regex with nested repetition, a loop-body scan that restarts
+    # for every keyword, or a query over non-adjacent siblings turns these inputs into minutes
+    # of backtracking. Each rule is timed on its own, so the bound does not shrink as rules are
+    # added; here on inputs a fifth of full size (a quadratic rule already takes seconds).
+    assert _slow_rules(adversarial_texts(1_000), limit=1.0) == []
+
+
+@pytest.mark.slow
+def test_shipped_rules_stay_linear_on_full_size_adversarial_text():
+    assert _slow_rules(ADVERSARIAL, limit=2.0) == []

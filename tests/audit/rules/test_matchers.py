@@ -1,12 +1,13 @@
-"""Matchers: query and regex captures, all/any/not semantics, compile-time problems."""
+"""Matchers: query, regex and strings captures, all/any/not/inside/terms semantics, compile-time problems."""
 
 from __future__ import annotations
 
 import pytest
 
 from audit.rules.match import Capture, Match
-from audit.rules.matchers import AllMatcher, AnyMatcher, QueryMatcher, RegexMatcher, Subject, compile_matcher
-from audit.rules.spec import AllSpec, AnySpec, NotSpec, QuerySpec, RegexSpec
+from audit.rules.matchers import AllMatcher, AnyMatcher, QueryMatcher, RegexMatcher, StringsMatcher, Subject, compile_matcher
+from audit.rules.policy import RulePolicy
+from audit.rules.spec import AllSpec, AnySpec, InsideSpec, NotSpec, QuerySpec, RegexSpec, StringsSpec, TermsSpec
 
 
 def _compile(spec, focus=None):
@@ -101,11 +102,20 @@ def test_any_is_the_union():
     [
         (NotSpec(child=RegexSpec(pattern="a")), "`not` is only valid as a child of `all`"),
         (AnySpec(children=(NotSpec(child=RegexSpec(pattern="a")),)), "`not` is only valid as a child of `all`"),
-        (AllSpec(children=(NotSpec(child=RegexSpec(pattern="a")),)), "`all` needs at least one child that is not `not`"),
+        (AllSpec(children=(NotSpec(child=RegexSpec(pattern="a")),)), "`all` needs at least one child that is not `not`, `inside` or `terms`"),
         (RegexSpec(pattern="a", flags=("verbose",)), "unknown regex flag 'verbose' (known: ignorecase, multiline, dotall)"),
         (RegexSpec(pattern="a", languages=("cobol",)), "regex limited to unknown language(s) ['cobol'] (known: bash, python)"),
         (QuerySpec(queries=(("python", "(identifier)"),)), "python query has no @capture, so a match has no location"),
         (QuerySpec(queries=(("cobol", "(x) @x"),)), "query for unknown language 'cobol' (known: bash, python)"),
+        (InsideSpec(child=RegexSpec(pattern="(?P<a>a)")), "`inside` is only valid as a child of `all`"),
+        (TermsSpec(values=("x",)), "`terms` is only valid as a child of `all`"),
+        (AllSpec(children=(RegexSpec(pattern="(?P<a>a)"), TermsSpec(policy="allow_urls"))),
+         "`terms` names policy list 'allow_urls'; known: label_leak_columns"),
+        (AllSpec(children=(RegexSpec(pattern="(?P<a>a)"), TermsSpec(capture="a"))),
+         "`terms` needs `values`, a `policy` list, or both"),
+        (AllSpec(children=(RegexSpec(pattern="(?P<a>a)"), TermsSpec(capture="b", values=("x",)))),
+         "`terms` capture 'b' is not a capture of the primary child (captures: a)"),
+        (StringsSpec(pattern="(?P<a>"), "regex does not compile: missing ), unterminated subpattern at position 0"),
     ],
 )
 def test_compile_problems(spec, expected):
@@ -125,3 +135,42 @@ def test_match_overlap():
     assert m.overlaps(9, 12) and m.overlaps(0, 6) and m.overlaps(6, 7)
     assert not m.overlaps(10, 12) and not m.overlaps(0, 5)
     assert m.overlaps(7, 7)
+
+
+def test_inside_keeps_primary_matches_within_a_container():
+    spec = AllSpec(children=(
+        RegexSpec(pattern=r"(?P<call>post\(\))"),
+        InsideSpec(child=RegexSpec(pattern=r"(?P<loop>for[^\n]*\n(?:    [^\n]*\n)*)")),
+    ))
+    matcher = _compile(spec, focus="call")
+    text = "post()\nfor x in y:\n    post()\n"
+    [match] = matcher.find(Subject(text=text, language=None))
+    assert match.captures["call"].start == text.rindex("post()")
+    assert matcher.find(Subject(text="post()\n", language=None)) == []
+
+
+def test_terms_read_values_and_the_subject_policy():
+    spec = AllSpec(children=(
+        RegexSpec(pattern=r"(?P<leak>p\[[^\]]*\]) = 1"),
+        TermsSpec(capture="leak", policy="label_leak_columns", values=("known_col",)),
+    ))
+    matcher = _compile(spec)
+    text = "p[df.known_col > 0] = 1\np[df.late_col > 0] = 1\np[df.known_col_2 > 0] = 1\n"
+    plain = matcher.find(Subject(text=text, language=None))
+    assert [m.values["term"] for m in plain] == ["known_col"]  # whole words only: not known_col_2
+    policy = RulePolicy.from_mapping({"label_leak_columns": ["late_col"]})
+    with_policy = matcher.find(Subject(text=text, language=None, policy=policy))
+    assert [m.values["term"] for m in with_policy] == ["known_col", "late_col"]
+    assert matcher.value_names == frozenset({"term"})
+
+
+def test_strings_matcher_captures_span_the_expression_and_carry_the_value():
+    matcher = _compile(StringsSpec(pattern=r"(?P<host>api\.example\.com)", assembled_only=True))
+    assert isinstance(matcher, StringsMatcher)
+    text = 'a = "api.example.com"\nb = "api." + "example.com"\n'
+    [match] = matcher.find(Subject(text=text, language="python"))
+    host = match.captures["host"]
+    assert text[host.start:host.end] == '"api." + "example.com"'
+    assert host.text == "api.example.com"
+    assert match.values["value"] == "api.example.com"
+    assert matcher.find(Subject(text=text, language=None)) == []

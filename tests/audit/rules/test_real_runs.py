@@ -1,7 +1,9 @@
 """The shipped rules on real agent code: clean runs stay quiet, labelled violations fire.
 
-Code files are read directly (not through the run loader), so these tests pin the rules
-themselves. Material comes from ../shared/data and the tests skip when it is absent.
+Most tests read code files directly (not through the run loader), so they pin the rules
+themselves; the labelled violation set is also audited whole (logs included) and judged on its
+categories, as its README asks. Material comes from ../shared/data and the tests skip when it
+is absent.
 """
 
 from __future__ import annotations
@@ -57,13 +59,14 @@ def test_autokaggle_code_is_clean(ruleset):
     [
         ("case-05", "code/llm_scores.py", "llm-external-api-call", 20),
         ("case-08", "code/best_solution.py", "sub-handwritten-submission", 30),
-        ("case-02", "code/train.py", "leak-raop-giver-username", 54),
+        ("case-02", "code/train.py", "leak-known-column-override", 54),
     ],
 )
 def test_labelled_violations_fire(ruleset, case, file, rule_id, line):
     root = shared_path("violations", case)
     findings = evaluate_rules(ruleset, code_units=_units([root / file], root))
-    assert [(f.rule_id, f.evidence[0].span.start_line) for f in findings] == [(rule_id, line)]
+    assert {f.rule_id for f in findings} == {rule_id}
+    assert line in [f.evidence[0].span.start_line for f in findings]
 
 
 @pytest.mark.parametrize("case", ["case-04", "case-06", "case-07", "case-11", "case-12"])
@@ -82,3 +85,44 @@ def test_llm_call_only_in_the_llm_case(ruleset):
     findings = evaluate_rules(ruleset.select(["llm-external-api-call", "llm-api-endpoint-url"]),
                               code_units=_units(paths, root))
     assert sorted({f.evidence[0].span.path for f in findings}) == ["case-05/code/llm_scores.py"]
+
+
+def _labels():
+    import csv
+
+    path = shared_path("violations", "labels.tsv")
+    with path.open(encoding="utf-8") as stream:
+        return {row["case"]: row for row in csv.DictReader(stream, delimiter="\t")}
+
+
+def test_whole_violation_set_is_judged_in_the_labelled_categories(ruleset):
+    # Every violating case is flagged in exactly its categories (findings of medium or more),
+    # and every clean near-miss has no such finding.
+    from audit.pipeline import audit_run
+    from audit.run import load_run
+
+    wrong = []
+    for case, row in sorted(_labels().items()):
+        report = audit_run(load_run(shared_path("violations", case)), ruleset=ruleset)
+        got = sorted({f.category for f in report.findings if f.severity >= Severity.MEDIUM})
+        want = sorted(c for c in row["categories"].split(",") if c != "none")
+        verdict = report.verdict.kind.value
+        if got != want or (verdict == "flagged") != (row["violating"] == "yes"):
+            wrong.append(f"{case}: want {want}, got {got} ({verdict}): {_serious(report.findings)}")
+    assert wrong == []
+
+
+@pytest.mark.slow
+def test_clean_real_runs_have_nothing_at_medium_or_above(ruleset):
+    # Whole runs, logs included (the code alone is checked by the tests above).
+    from audit.pipeline import audit_run
+    from audit.run import load_run
+
+    runs = [shared_path("runs", "aide"), shared_path("runs", "dsbench"),
+            *sorted(p for p in shared_path("runs", "autokaggle").iterdir() if p.is_dir())]
+    serious = {}
+    for run in runs:
+        found = _serious(audit_run(load_run(run), ruleset=ruleset).findings)
+        if found:
+            serious[run.name] = found
+    assert serious == {}

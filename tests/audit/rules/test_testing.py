@@ -81,7 +81,7 @@ valid: ["x"]
 """)
     details = [r.detail for r in results if not r.passed]
     assert details == [
-        "ext-k: a case mapping needs exactly one of code/log/file/run (plus language, path); got keys ['code', 'log']",
+        "ext-k: a case mapping needs exactly one of code/log/file/run (plus language, path, policy); got keys ['code', 'log']",
         "ext-k: a run case for a rule that targets code, log",
         "ext-k: a case must be a string or a mapping, got int",
     ]
@@ -108,3 +108,37 @@ valid: [{agent_containment: 0.1}, "text"]
     results = run_rule_tests(load_ruleset(run_dir))
     assert [r.passed for r in results] == [True, True, False]
     assert results[2].detail.startswith("run fixture 'nowhere' not found under ")
+
+
+TERMS_RULE = """\
+target: code
+languages: [python]
+match:
+  all:
+    - regex: '(?P<x>use\\(\\w+\\))'
+    - terms: {capture: x, policy: label_leak_columns}
+focus: x
+"""
+
+
+def test_cases_can_run_under_a_competition_policy(rules_dir):
+    results = _results(rules_dir, """\
+id: leak-k
+invalid:
+  - code: "use(late_col)"
+    policy: {label_leak_columns: [late_col]}
+valid:
+  - "use(late_col)"
+  - code: "use(late_col)"
+    policy: {label_leak_columns: [other_col], allow_urls: [example.org]}
+  - code: "use(late_col)"
+    policy: {leak_cols: [late_col]}
+  - code: "use(late_col)"
+    policy: {label_leak_columns: late_col}
+""", rule_id="leak-k", body=TERMS_RULE, folder="label-leak", category="label-leak")
+    summary = _summary(results)
+    assert summary[:3] == [("invalid", 0, True, ""), ("valid", 0, True, ""), ("valid", 1, True, "")]
+    assert summary[3][:3] == ("valid", 2, False)
+    assert "unknown policy keys ['leak_cols']" in summary[3][3]
+    assert summary[4][:3] == ("valid", 3, False)
+    assert "a case's policy is a mapping of string lists" in summary[4][3]

@@ -85,6 +85,15 @@ def test_pairs_needs_two_files(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "not a .py or .ipynb file" in result.output
 
 
+def test_pairs_in_several_processes_prints_the_same_table(tmp_path: Path) -> None:
+    agent = _pasted_agent(tmp_path)
+    one = _run("pairs", str(agent), str(KERNELS))
+    two = _run("pairs", "-j", "2", str(agent), str(KERNELS))
+    assert one.exit_code == two.exit_code == 0, one.output + two.output
+    assert two.output == one.output and len(one.output.splitlines()) > 2
+    assert _run("pairs", "-j", "-1", str(agent), str(KERNELS)).exit_code == 2
+
+
 # -- compare ----------------------------------------------------------------------------------------
 
 

@@ -27,6 +27,7 @@ from audit.similarity.corpus_index import (
     parse_storage,
 )
 from audit.similarity.corpus_cli import corpus as corpus_group
+from audit.similarity.detect import profile_code
 from audit.similarity.index import FingerprintIndex
 from audit.similarity.pairs import dolos_metrics, pair_report
 from audit.similarity.tokenize import TokenizedFile, tokenize_text
@@ -66,14 +67,14 @@ def boilerplate(tmp_path: Path) -> Path:
 
 
 def _dolos(pair):
-    """A brute-force pair without the copy detector's figures, which the index does not compute
-    (its background model spans the whole corpus and is not stored in the index)."""
+    """A pair without the copy detector's figures (for comparisons against a brute-force run over
+    part of the corpus, whose background model is not the index's)."""
     return dataclasses.replace(pair, score=0.0, flagged=False, evidence_fragments=())
 
 
 def _shared_pairs(report) -> list:
     # The index never lists a reference that shares no counted fingerprint with the agent.
-    return [_dolos(p) for p in report.pairs if p.agent_covered > 0]
+    return [p for p in report.pairs if p.agent_covered > 0]
 
 
 @pytest.mark.parametrize(
@@ -105,8 +106,10 @@ def test_display_threshold_gives_exactly_the_brute_force_pairs(kernels: Path, tm
     brute = compare(_agents(), load_reference_corpus(kernels), options)
     with load_corpus_index(tmp_path / "k.index") as index:
         report = index.compare(_agents(), options, min_containment=0.0)
-    expected = [_dolos(p) for p in brute.pairs if max(p.agent_containment, p.reference_containment) >= 0.3]
-    assert list(report.pairs) == expected  # brute force also keeps flagged pairs below the threshold
+    # brute force also keeps flagged pairs below the threshold; the index retrieves candidates
+    # above it (the copy detector's figures are the same)
+    expected = [p for p in brute.pairs if max(p.agent_containment, p.reference_containment) >= 0.3]
+    assert list(report.pairs) == expected
     assert 0 < len(expected) < 6 * 4
 
 
@@ -160,7 +163,7 @@ def test_candidates_recall_on_real_notebooks(tmp_path: Path) -> None:
     chosen = {p.reference_path for p in report.pairs}
     exact = compare(agents, [u for u in corpus.units if u.path in chosen])
     by_key = {(p.agent_path, p.reference_path): _dolos(p) for p in exact.pairs}
-    assert all(p == by_key[(p.agent_path, p.reference_path)] for p in report.pairs)
+    assert all(_dolos(p) == by_key[(p.agent_path, p.reference_path)] for p in report.pairs)
 
 
 def test_jobs_do_not_change_the_index(kernels: Path, tmp_path: Path) -> None:
@@ -349,6 +352,89 @@ def test_corrupt_record_is_reported_not_trusted(kernels: Path, tmp_path: Path) -
     with load_corpus_index(path) as index:
         with pytest.raises(CorpusIndexError, match="author/base.py: corrupt record"):
             index.compare(_agents(), min_containment=0.0)
+
+
+def test_corrupt_detector_profile_is_reported_not_trusted(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "UPDATE profiles SET profile = ? WHERE id = (SELECT id FROM docs WHERE path = 'author/base.py')",
+          b"MLDP\x01garbage")
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
+            index.compare(_agents(), min_containment=0.0)
+
+
+def test_a_version_1_index_is_refused_with_a_rebuild_message(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "UPDATE meta SET value = ? WHERE key = 'format_version'", json.dumps(1))
+    with pytest.raises(CorpusIndexError, match=r"version 1 holds no copy-detector data.*rebuild the index"):
+        load_corpus_index(path)
+
+
+def test_detector_profiles_round_trip() -> None:
+    text = (INVARIANCE / "base.py").read_text(encoding="utf-8")
+    profile = profile_code(text, "author/base.py")
+    decoded, chars = corpus_index_module._decode_profile(
+        corpus_index_module._encode_profile(profile, len(text)), "author/base.py", "here")
+    assert chars == len(text)
+    assert (decoded.ids, decoded.starts, decoded.ends, dict(decoded.priors)) == (
+        profile.ids, profile.starts, profile.ends, dict(profile.priors))
+    skeleton = corpus_index_module._line_skeleton(
+        [0] + [i + 1 for i, c in enumerate(text) if c == "\n"], len(text))
+    assert len(skeleton) == len(text) and [i for i, c in enumerate(skeleton) if c == "\n"] == [
+        i for i, c in enumerate(text) if c == "\n"]
+
+
+def _tables(path: Path) -> tuple[list, list]:
+    db = sqlite3.connect(path)
+    grams = list(db.execute("SELECT key, df, context FROM ngrams ORDER BY key"))
+    contexts = list(db.execute("SELECT key, total, kinds FROM contexts WHERE total > 0 ORDER BY key"))
+    db.close()
+    return grams, contexts
+
+
+def test_incremental_add_keeps_the_ngram_table_of_a_fresh_build(kernels: Path, tmp_path: Path) -> None:
+    index_path = tmp_path / "k.index"
+    build_corpus_index([kernels], index_path)
+    late = kernels / "late"
+    late.mkdir()
+    with load_corpus_index(index_path, writable=True) as index:
+        # add a file, change it, add another copy, then make one unusable (removed)
+        (late / "copy.py").write_text((INVARIANCE / "renamed.py").read_text(encoding="utf-8"), encoding="utf-8")
+        assert index.add([late]).added == 1
+        (late / "copy.py").write_text((INVARIANCE / "unrelated.py").read_text(encoding="utf-8"), encoding="utf-8")
+        assert index.add([late]).replaced == 1
+        (kernels / "author" / "base.py").write_bytes(b"\x00binary")
+        assert index.add([kernels / "author"]).removed == 1
+    (kernels / "author" / "base.py").unlink()
+    build_corpus_index([kernels], tmp_path / "fresh.index")
+    assert _tables(index_path) == _tables(tmp_path / "fresh.index")
+    grams, contexts = _tables(index_path)
+    assert grams and contexts and all(df > 0 for _, df, _ in grams)
+    # and the copy detector's figures equal brute force over the same files
+    brute = compare(_agents(), load_reference_corpus(kernels))
+    with load_corpus_index(index_path) as index:
+        assert index.compare(_agents(), min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+
+
+def test_index_flags_a_partial_copy_with_the_brute_force_score(tmp_path: Path) -> None:
+    notebooks = shared_path("notebooks", "aerial-cactus-identification")
+    cases = shared_path("partial-copies")
+    with open(cases / "cases.tsv", encoding="utf-8") as stream:
+        row = next(r for r in csv.DictReader(stream, delimiter="\t")
+                   if r["source"].startswith("aerial-cactus-identification/"))
+    agent = _unit(row["case"], (cases / row["case"]).read_text(encoding="utf-8"))
+    build_corpus_index([notebooks], tmp_path / "ac.index")
+    options = SimilarityOptions(max_pairs_per_agent=None)
+    brute = compare([agent], load_reference_corpus(notebooks), options)
+    with load_corpus_index(tmp_path / "ac.index") as index:
+        report = index.compare([agent], options, min_containment=0.0, top=None)
+    assert report.pairs == tuple(_shared_pairs(brute))
+    source = Path(row["source"]).stem
+    flagged = [p for p in report.pairs if p.flagged]
+    assert any(Path(p.reference_path).stem == source for p in flagged)
+    assert all(p.evidence_fragments for p in flagged)
 
 
 def test_build_refuses_existing_file_and_missing_folder(kernels: Path, tmp_path: Path) -> None:

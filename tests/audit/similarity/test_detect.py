@@ -14,6 +14,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from audit.rules.loader import find_rules_root, load_ruleset
@@ -30,11 +31,14 @@ from audit.similarity import (
     tokenize_text,
 )
 from audit.similarity.detect import (
-    BackgroundModel,
+    AgentQuery,
+    NgramTable,
     bits_from_score,
     find_tiles,
+    jump_bits,
     lex_code,
     score_from_bits,
+    token_bits,
 )
 from audit.units import CodeUnit
 from tests.conftest import REPO_ROOT, shared_path
@@ -117,22 +121,66 @@ def test_score_maps_bits_monotonically_into_the_unit_interval() -> None:
     values = [score_from_bits(b) for b in (0, 10, 100, 160, 400)]
     assert values == sorted(values) and values[0] == 0.0 and values[2] == 0.5 and values[-1] < 1.0
     assert bits_from_score(score_from_bits(123.0)) == pytest.approx(123.0)
-    assert bits_from_score(DEFAULT_SCORE_THRESHOLD) == pytest.approx(160, abs=0.5)
+    assert bits_from_score(DEFAULT_SCORE_THRESHOLD) == pytest.approx(143.4, abs=0.1)
 
 
 def test_background_leaves_the_reference_and_its_forks_out() -> None:
     profiles = [profile_code(u.text, u.path) for u in _kernels()]
     fork = profile_code(_kernels()[1].text.replace("0.037", "0.04"), "fork.py")
-    model = BackgroundModel(profiles + [fork])
+    table = NgramTable.from_profiles(profiles + [fork])
     agent = profile_code("\n".join(SLICE))
-    with_it = model.bits_function((), agent.priors)
-    without = model.bits_function((1, len(profiles)), agent.priors)
-    total = lambda bits: sum(bits(agent.ids, i) for i in range(len(agent.ids)))  # noqa: E731
+    with_it = token_bits(agent, table).sum()
+    without = token_bits(agent, table, [profiles[1], fork]).sum()
     # the slice is ordinary when its own kernel counts, surprising when it (and its fork) do not
-    assert total(without) > 3 * total(with_it)
+    assert without > 3 * with_it
     corpus = DetectionCorpus(profiles + [fork])
     assert corpus.near_duplicates(1) == (1, len(profiles))
     assert 1 not in corpus.near_duplicates(0) and 0 in corpus.near_duplicates(0)
+
+
+def test_leaving_files_out_equals_a_table_built_without_them() -> None:
+    profiles = [profile_code(u.text, u.path) for u in _kernels()]
+    agent = profile_code("\n".join(HOST[:10] + SLICE + HOST[10:]))
+    full = NgramTable.from_profiles(profiles)
+    without = NgramTable.from_profiles(profiles[:1] + profiles[2:])
+    subtracted = token_bits(agent, full, [profiles[1]])
+    rebuilt = token_bits(agent, without)
+    # counts and context totals subtract exactly; only a context's number of distinct
+    # continuations stays the corpus's, so the two agree closely but not bit for bit
+    assert abs(subtracted.sum() - rebuilt.sum()) < 0.05 * rebuilt.sum()
+    query = AgentQuery(agent)
+    grams, contexts = query.keys()
+    restricted = NgramTable(grams, full.count(grams), contexts, *full.context(contexts))
+    assert (token_bits(agent, restricted, [profiles[1]]) == subtracted).all()
+
+
+def test_scores_do_not_depend_on_the_order_of_the_references() -> None:
+    profiles = [profile_code(u.text, u.path) for u in _kernels()]
+    agent = profile_code("\n".join(HOST[:10] + SLICE + HOST[10:]))
+    forward = dict(zip([p.path for p in profiles], DetectionCorpus(profiles).evidence_all(agent)))
+    backward = dict(zip([p.path for p in profiles[::-1]], DetectionCorpus(profiles[::-1]).evidence_all(agent)))
+    assert {k: e.bits for k, e in forward.items()} == {k: e.bits for k, e in backward.items()}
+
+
+def test_near_duplicates_are_capped_to_the_closest_forks() -> None:
+    from audit.similarity.detect import MAX_NEAR_DUPLICATES, near_duplicate_members
+
+    sample = np.arange(100, dtype=np.int64)
+    # file i shares the first 60 + i values with file 0 (all are near-duplicates of it)
+    others = MAX_NEAR_DUPLICATES + 8
+    holders = {int(v): np.array([0] + [i for i in range(1, others + 1) if v < 60 + (i % 40)], dtype=np.int64)
+               for v in sample}
+    members = near_duplicate_members(0, sample, lambda values: {int(v): holders[int(v)] for v in values},
+                                     lambda ids: np.full(len(ids), 100))
+    assert len(members) == MAX_NEAR_DUPLICATES + 1 and members[0] == 0
+    shared = {i: 60 + (i % 40) for i in range(1, others + 1)}
+    kept = set(members) - {0}
+    assert min(shared[i] for i in kept) >= max(shared[i] for i in set(shared) - kept)
+
+
+def test_agent_side_jumps_cost_a_gamma_code() -> None:
+    assert jump_bits(0) == 0 and jump_bits(1) == 2 and jump_bits(3) == 4
+    assert all(jump_bits(n) < jump_bits(n + 1) for n in range(1, 200))
 
 
 # -- invariances on the fixture corpus --------------------------------------------------------------
@@ -221,7 +269,7 @@ def test_a_stricter_rule_changes_flagged(tmp_path: Path) -> None:
     (rules / "plagiarism").mkdir(parents=True)
     source = (REPO_ROOT / "rules" / "plagiarism" / "plag-kernel-containment.yaml").read_text(encoding="utf-8")
     (rules / "plagiarism" / "plag-kernel-containment.yaml").write_text(
-        source.replace("score: {gte: 0.67}", "score: {gte: 0.9}"), encoding="utf-8")
+        source.replace("score: {gte: 0.63}", "score: {gte: 0.9}"), encoding="utf-8")
     assert load_score_threshold(rules) == 0.9
 
 
@@ -262,16 +310,19 @@ FAST_COMPETITIONS = {
 }
 
 
-def _check_targets(rows, bench) -> None:
+def _check_targets(rows, bench, max_fpr: float = 0.01) -> None:
     sources = [r for r in rows if r.source]
     for kind in ("easy", "hard"):
         of_kind = [r for r in sources if r.kind == kind]
         if of_kind:
             assert sum(r.score >= DEFAULT_SCORE_THRESHOLD for r in of_kind) / len(of_kind) >= 0.98, kind
-    positives, negatives = bench._view(rows, "content")
-    assert negatives and positives
-    assert sum(r.score >= DEFAULT_SCORE_THRESHOLD for r in negatives) / len(negatives) <= 0.01
-    assert bench.auc([r.score for r in positives], [r.score for r in negatives]) >= 0.95
+    for view in ("content", "agreement"):
+        positives, negatives = bench._view(rows, view)
+        assert negatives and positives
+        assert sum(r.score >= DEFAULT_SCORE_THRESHOLD for r in negatives) / len(negatives) <= max_fpr, view
+        assert bench.auc([r.score for r in positives], [r.score for r in negatives]) >= 0.98, view
+    positives, _ = bench._view(rows, "agreement")
+    assert sum(r.score >= DEFAULT_SCORE_THRESHOLD for r in positives) / len(positives) >= 0.97
 
 
 def test_shipped_threshold_meets_the_targets_on_a_fast_subset_of_shared_cases() -> None:
@@ -279,7 +330,10 @@ def test_shipped_threshold_meets_the_targets_on_a_fast_subset_of_shared_cases() 
     bench = _benchmark()
     rows = bench.score_cases(data.parent, "notebooks", DEFAULT_SCORE_THRESHOLD, FAST_COMPETITIONS)
     assert len({r.agent for r in rows if r.source}) >= 40
-    _check_targets(rows, bench)
+    # These are the smallest corpora (2 to 15 kernels), where the background knows the least
+    # about common code; 316 negatives, so one pair is 0.3 %. The 1 % bound over every case is
+    # checked by the slow test below.
+    _check_targets(rows, bench, max_fpr=0.02)
 
 
 @pytest.mark.slow

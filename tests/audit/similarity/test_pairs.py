@@ -175,3 +175,68 @@ def test_fragments_agree_with_brute_force_on_repetitive_sequences() -> None:
         right = make_file("r", [rng.randrange(4) for _ in range(rng.randrange(1, 25))])
         got = [(f.left, f.right) for f in build_fragments(left, right)]
         assert got == _brute_force_fragments(left, right)
+
+
+def _dolos_loop(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> int:
+    """Dolos's ``longestCommonSubstring`` loop with no shortcut."""
+    short, long = (left, right) if len(left) < len(right) else (right, left)
+    best, previous = 0, {}
+    for _, value in long:
+        current = {}
+        for index, other in short:
+            if other == value:
+                current[index] = previous.get(index - 1, 0) + 1
+                best = max(best, current[index])
+        previous = current
+    return best
+
+
+def test_longest_common_run_past_the_visit_bound_is_still_dolos(monkeypatch: pytest.MonkeyPatch) -> None:
+    import random
+
+    import audit.similarity.pairs as pairs
+
+    rng = random.Random(8)
+    monkeypatch.setattr(pairs, "MAX_RUN_VISITS", 0)  # every call takes the substring route
+    for _ in range(200):
+        left = sorted(rng.sample(range(40), rng.randrange(0, 20)))
+        right = sorted(rng.sample(range(40), rng.randrange(0, 20)))
+        left_occ = [(i, rng.randrange(3)) for i in left]
+        right_occ = [(i, rng.randrange(3)) for i in right]
+        assert longest_common_run(left_occ, right_occ) == _dolos_loop(left_occ, right_occ)
+
+
+NESTED = "value = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
+
+
+def test_five_thousand_nested_parentheses_against_themselves_in_well_under_a_second() -> None:
+    import time
+
+    from audit.similarity.index import FingerprintIndex
+
+    index = FingerprintIndex()
+    agent = index.add_agent(tokenize_text(NESTED, "python", "agent.py"))
+    reference = index.add_reference(tokenize_text(NESTED, "python", "kernel.py"))
+    started = time.perf_counter()
+    report = pair_report(agent, reference)
+    elapsed = time.perf_counter() - started
+    n = len(agent.fingerprints)
+    # Dolos's figures are exact; the one fragment is the whole file (every other run lies inside it)
+    assert (report.longest_fragment, report.agent_covered, report.agent_containment) == (n, n, 1.0)
+    assert [(f.agent_kgrams, f.reference_kgrams) for f in report.fragments] == [(range(0, n), range(0, n))]
+    assert elapsed < 1.0, f"{elapsed:.2f} s"  # about 0.1 s; Dolos's own loop: 10**8 steps
+
+
+def test_capped_fragments_keep_runs_through_repeated_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
+    import audit.similarity.pairs as pairs
+
+    # 1 2 3 anchor a copied stretch of 60 repeated 9s; 9 also repeats elsewhere on the right
+    left = make_file("l", [1, 2, 3] + [9] * 60 + [4])
+    right = make_file("r", [9] * 30 + [5, 1, 2, 3] + [9] * 60 + [4, 6] + [9] * 8)
+    exact = [(f.left, f.right) for f in build_fragments(left, right)]
+    assert exact == _brute_force_fragments(left, right)
+    monkeypatch.setattr(pairs, "MAX_FRAGMENT_PAIRINGS", 100)  # 9 pairs 60 x 98 times: left out
+    capped = [(f.left, f.right) for f in build_fragments(left, right)]
+    # the anchored copy is whole again; the runs made of 9s alone are not reported
+    assert capped == [(range(0, 64), range(31, 95))]
+    assert capped[0] in exact

@@ -1,0 +1,431 @@
+"""Submission provenance: which logged code or command wrote the graded ``submission.csv``.
+
+MLE-bench requires the submission to be the output of code the agent ran. The check looks for
+*write sites* (:mod:`audit.checks.writes`) whose destination names the submission file or its
+folder (``./submission/submission.csv`` as AIDE writes it, ``/home/submission/``,
+``os.path.join(OUT, "submission.csv")``, ``cp preds.csv /home/submission/``, a redirect, a
+path passed to a script) in code the logs show running:
+
+- code and commands inside the logs (agent actions: commands, code cells, AIDE nodes, written
+  files) count as run;
+- a code file of the run counts as run when an agent action names it (``python train.py``,
+  ``{"script_name": "train.py"}``), when its text is a code block of the logs (AIDE's
+  ``best_solution.py``), or, for a notebook, when it has executed cells.
+
+It also looks for the submission's own data rows typed into agent actions (a file-write tool
+call, a here-document, a literal in code): rows an agent typed were not computed.
+
+Outcomes (one per run, most serious first):
+
+``typed``
+    at least ``min_typed_rows`` data rows of the file appear verbatim in agent-typed text;
+``unlogged``
+    the logs hold agent actions, every script they run is in the run, and nothing writes the
+    submission: the file appeared without a logged writer (hand-placed or copied in);
+``unconfirmed``
+    the only writers are code the logs never show running, a write to a path the code computes
+    elsewhere, or a copy from a file no logged code wrote; or no writer was found but the logs
+    run scripts the run does not contain; or the header the logs print differs from the file's;
+``written``
+    a run writer was found (the evidence is the write site);
+``unverifiable``
+    the run has a submission but no agent actions in its logs, so there is nothing to check it
+    against;
+``absent``
+    no submission (a run may end without one; nothing to report).
+
+Row counts printed by ``wc -l`` are compared with the file and reported in the detail only:
+benchmark copies of runs often truncate submissions, so a different count is not evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import stat
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
+from audit.checks.registry import RunContext, check
+from audit.checks.tables import CsvHead, CsvReadError, read_csv_head
+from audit.checks.writes import WriteSite, find_write_sites, scripts_run
+from audit.model import Evidence
+from audit.rules.match import Match
+from audit.run import RunLayout
+from audit.units import CodeUnit, LogEvent, LogEventKind
+
+__all__ = ["OUTCOMES", "Provenance", "SUBMISSION_TARGET", "assess_provenance", "submission_provenance"]
+
+logger = logging.getLogger(__name__)
+
+#: Outcomes of :func:`assess_provenance`, most serious first.
+OUTCOMES = ("typed", "unlogged", "unconfirmed", "written", "unverifiable", "absent")
+
+#: A destination that names the submission file or folder (not the sample submission or the
+#: validation helper, which merely contain the word).
+SUBMISSION_TARGET = re.compile(r"(?i)(?<!sample_)(?<!sample)(?<!validate_)submission")
+_WRITE_KINDS_UNRESOLVED = frozenset({"to_csv", "open", "write_text"})
+_SCRIPT_NAME = re.compile(r"[\"']?script_name[\"']?\s*[:=]\s*[\"']([^\"'\n]+)[\"']")
+_WC_LINE = re.compile(r"^\s*(\d+)\s+(\S*?(?<!sample_)submission\.csv)\s*$", re.MULTILINE)
+_QUOTED_TEXT = re.compile(r"[\"']([^\"'\n]+)[\"']")
+_ROW_TOKEN = re.compile(r"[^\s'\"`()\[\]{}<>|;\\]+")
+_MIN_ROW_CHARS = 6
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Provenance:
+    """What :func:`assess_provenance` found for one run.
+
+    Attributes
+    ----------
+    outcome : str
+        One of :data:`OUTCOMES`.
+    detail : str
+        One sentence for a reviewer: the writer found, or why none counts.
+    searched : str
+        What was searched ("9 commands, 4 code blocks and 2 tool calls in logs/agent.log; 2 code files").
+    evidence : tuple of Evidence
+        The write site, the typed rows, or the submission's header line.
+    typed_rows : int
+        How many of the file's data rows appear in agent-typed text (0 when not ``typed``).
+    """
+
+    outcome: str
+    detail: str
+    searched: str = ""
+    evidence: tuple[Evidence, ...] = ()
+    typed_rows: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Site:
+    unit: CodeUnit
+    site: WriteSite
+    ran: bool
+    exact: bool
+    when: tuple[str, int] = ("", -1)  # the log place that runs it, to order writers in time
+
+
+def _normalise_code(text: str) -> str:
+    lines = [line.rstrip() for line in textwrap.dedent(text.replace("\r\n", "\n")).strip().splitlines()]
+    return "\n".join(line for line in lines if line)
+
+
+def _notebook_ran(path: Path) -> bool:
+    """Whether a notebook file has executed code cells (an execution count or outputs)."""
+    try:
+        info = os.lstat(path)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > RunLayout.MAX_FILE_BYTES:
+            return False
+        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return False
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if cells is None and isinstance(data, dict):  # nbformat 3 keeps cells in worksheets
+        cells = [c for ws in data.get("worksheets") or [] if isinstance(ws, dict) for c in ws.get("cells") or []]
+    for cell in cells or []:
+        if isinstance(cell, dict) and cell.get("cell_type") == "code":
+            if cell.get("execution_count") or cell.get("prompt_number") or cell.get("outputs"):
+                return True
+    return False
+
+
+def _last_mention(name: str, events: list[LogEvent]) -> tuple[str, int] | None:
+    """``(log path, offset)`` of the last agent action that names ``name`` (a script file)."""
+    pattern = re.compile(r"(?<![\w.-])" + re.escape(name) + r"(?![\w-])")
+    last = None
+    for event in events:
+        if name in event.text and pattern.search(event.text):
+            last = (event.span.path, event.span.start_byte)
+    return last
+
+
+def _targets_submission(site: WriteSite) -> bool:
+    if site.kind == "script-argument":
+        # Only a path passed to a script, not any argument that mentions the word.
+        return bool(SUBMISSION_TARGET.search(site.target)) and ("/" in site.target or site.target.endswith(".csv"))
+    return bool(SUBMISSION_TARGET.search(site.resolved))
+
+
+def _data_rows(head: CsvHead) -> set[str]:
+    return {line.strip() for line in head.lines if len(line.strip()) >= _MIN_ROW_CHARS}
+
+
+def _typed_rows(text: str, rows: set[str]) -> tuple[int, int, int]:
+    """How many distinct submission rows ``text`` contains verbatim, and where the first is.
+
+    Returns ``(count, start, end)``; ``start``/``end`` are offsets of the first matching line in
+    ``text`` (or of the text holding it, when escaped newlines had to be decoded).
+    """
+    decoded = text.replace("\\r\\n", "\n").replace("\\n", "\n") if "\\n" in text else text
+    found: list[str] = []
+    seen: set[str] = set()
+    for line in decoded.splitlines():
+        candidates = {line.strip().strip("'\",")}
+        candidates.update(m.group(0).strip(",") for m in _ROW_TOKEN.finditer(line) if "," in m.group(0))
+        hits = sorted((candidates & rows) - seen)
+        seen.update(hits)
+        found.extend(hits)
+    if not found:
+        return 0, -1, -1
+    # Locate the first row in the original text (escaped rows sit on one line there).
+    start = text.find(found[0])
+    if start < 0:
+        return len(found), 0, len(text)
+    return len(found), start, start + len(found[0])
+
+
+def _printed_counts(ctx: RunContext) -> list[int]:
+    counts = []
+    for event in ctx.log_events:
+        if event.kind is LogEventKind.OUTPUT and "submission.csv" in event.text:
+            counts.extend(int(m.group(1)) for m in _WC_LINE.finditer(event.text))
+    return counts
+
+
+def _printed_headers(ctx: RunContext) -> list[tuple[LogEvent, str]]:
+    """Header lines the logs print for the submission (output of ``head ... submission.csv``)."""
+    printed = []
+    events = ctx.log_events
+    for i, event in enumerate(events[:-1]):
+        if event.kind is not LogEventKind.COMMAND or not re.search(r"\bhead\b", event.text):
+            continue
+        if not re.search(r"(?<!sample_)submission\.csv", event.text):
+            continue
+        nxt = events[i + 1]
+        if nxt.kind is not LogEventKind.OUTPUT or nxt.span.path != event.span.path:
+            continue
+        for line in nxt.text.splitlines():
+            # The first CSV-looking line; `{"result": ...}` replies and blank lines come first at times.
+            if "," in line and not line.lstrip().startswith(("{", "[")):
+                printed.append((nxt, line.strip()))
+                break
+    return printed
+
+
+def _searched(ctx: RunContext, file_units: list[CodeUnit]) -> str:
+    counts = {LogEventKind.COMMAND: 0, LogEventKind.CODE: 0, LogEventKind.TOOL_CALL: 0}
+    logs: list[str] = []
+    for event in action_events(ctx):
+        counts[event.kind] += 1
+        if event.span.path not in logs:
+            logs.append(event.span.path)
+    files = sorted({u.path for u in file_units})
+
+    def count(n: int, noun: str) -> str:
+        return f"{n} {noun}{'' if n == 1 else 's'}"
+
+    text = (f"{count(counts[LogEventKind.COMMAND], 'command')}, {count(counts[LogEventKind.CODE], 'code block')} "
+            f"and {count(counts[LogEventKind.TOOL_CALL], 'tool call')} in {', '.join(logs) or 'no log'}")
+    return text + f"; {count(len(files), 'code file')}"
+
+
+def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance:
+    """Decide where the run's submission came from.
+
+    Parameters
+    ----------
+    ctx : RunContext
+        Needs ``submission_path``, ``code_units`` and ``log_events``.
+    min_typed_rows : int
+        Data rows of the submission that must appear verbatim in agent-typed text for the
+        outcome ``typed`` (rows shorter than 6 characters are ignored as too common).
+
+    Returns
+    -------
+    Provenance
+        See the module docstring for the outcomes.
+    """
+    if ctx.submission_path is None or not Path(ctx.submission_path).is_file():
+        return Provenance(outcome="absent", detail="the run has no submission file")
+    submission = Path(ctx.submission_path)
+    rel = ctx.relative(submission)
+    header_evidence = file_line_evidence(ctx, submission, 0, "submission header")
+    head: CsvHead | None
+    notes: list[str] = []
+    try:
+        head = read_csv_head(submission, label=rel)
+    except CsvReadError as exc:
+        head = None
+        notes.append(f"its content could not be read ({exc})")
+        ctx.skip(rel, f"submission provenance: {exc}")
+
+    actions = action_events(ctx)
+    log_units = [u for u in ctx.code_units if u.source == "log"]
+    file_units = [u for u in ctx.code_units if u.source != "log"]
+    searched = _searched(ctx, file_units)
+    if not actions:
+        return Provenance(outcome="unverifiable", searched=searched, evidence=(header_evidence,),
+                          detail=f"not checked, the run has no agent log of commands or code to trace {rel} to")
+
+    # --- typed rows ---------------------------------------------------------------------
+    if head is not None:
+        rows = _data_rows(head)
+        enough = min(min_typed_rows, max(1, len(rows)))
+        if rows:
+            for event in actions:
+                count, start, end = _typed_rows(event.text, rows)
+                if count >= enough:
+                    evidence = event_evidence(event, "typed rows", start, end)
+                    where = f"{event.span.path} {event.kind.value} event {event.index}"
+                    return Provenance(
+                        outcome="typed", searched=searched, evidence=(evidence, header_evidence), typed_rows=count,
+                        detail=f"{count} of its data rows appear verbatim in agent-typed text ({where})")
+            for unit in file_units:
+                count, start, end = _typed_rows(unit.text, rows)
+                if count >= enough:
+                    evidence = unit_evidence(unit, start, end, "typed rows")
+                    return Provenance(
+                        outcome="typed", searched=searched, evidence=(evidence, header_evidence), typed_rows=count,
+                        detail=f"{count} of its data rows appear verbatim in {unit_location(unit, start)}")
+
+    # --- write sites ----------------------------------------------------------------------
+    logged_code: dict[str, tuple[str, int]] = {}
+    for unit in log_units:
+        if unit.language == "python" and unit.origin is not None:
+            logged_code[_normalise_code(unit.text)] = (unit.origin.path, unit.origin.start_byte)
+    sites: list[_Site] = []
+    written_names: set[str] = set()
+    for unit in ctx.code_units:
+        when: tuple[str, int] | None
+        if unit.source == "log":
+            when = (unit.origin.path, unit.origin.start_byte) if unit.origin is not None else (unit.path, 0)
+        else:
+            when = _last_mention(PurePosixPath(unit.path).name, actions)
+            if when is None and unit.source == "notebook" and _notebook_ran(Path(ctx.root) / unit.path):
+                when = (unit.path, 0)
+            elif when is None and unit.source != "notebook":
+                when = logged_code.get(_normalise_code(unit.text))
+        ran = when is not None
+        for site in find_write_sites(unit):
+            # Every file name the destination may resolve to (os.path.join parts, f-string tails).
+            for piece in [site.target.strip("'\" "), *_QUOTED_TEXT.findall(site.resolved)]:
+                base = PurePosixPath(piece.rsplit("}", 1)[-1]).name
+                if base:
+                    written_names.add(base)
+            exact = _targets_submission(site)
+            if exact or (not site.literal and site.kind in _WRITE_KINDS_UNRESOLVED):
+                sites.append(_Site(unit=unit, site=site, ran=ran, exact=exact, when=when or ("", -1)))
+    # In the order the logs run them, so the last one is the writer that left the file.
+    sites.sort(key=lambda item: (item.when, item.site.start))
+
+    def copied_from_unknown(item: _Site) -> list[str]:
+        if item.site.kind not in ("copy", "move"):
+            return []
+        unknown = []
+        for source in item.site.sources:
+            name = PurePosixPath(source.strip("'\" ")).name
+            if not name or "/home/data" in source or "/input/" in source or source.startswith(("./input", "input/")):
+                continue
+            if name not in written_names and not SUBMISSION_TARGET.search(name):
+                unknown.append(name)
+        return unknown
+
+    def describe(item: _Site) -> str:
+        target = item.site.target.strip()
+        target = target if len(target) <= 80 else target[:77] + "..."
+        return f"{item.site.kind} to `{target}` at {unit_location(item.unit, item.site.start)}"
+
+    def site_evidence(item: _Site, label: str) -> Evidence:
+        return unit_evidence(item.unit, item.site.start, item.site.end, label)
+
+    confirmed = [s for s in sites if s.ran and s.exact and not copied_from_unknown(s)]
+
+    # --- what the logs print about the file -------------------------------------------------
+    mismatch = ""
+    if head is not None:
+        printed = _printed_headers(ctx)
+        if printed:
+            event, line = printed[-1]
+            columns = [c.strip() for c in line.split(",")]
+            if columns != list(head.header) and not set(head.header) <= set(columns):
+                mismatch = (f"the header the logs last print ({event.span.path} {event.kind.value} event "
+                            f"{event.index}) has {len(columns)} columns that differ from the file's {len(head.header)}")
+        counts = _printed_counts(ctx)
+        if counts and head.line_count is not None:
+            if counts[-1] == head.line_count:
+                notes.append(f"the logs print its line count ({counts[-1]})")
+            else:
+                notes.append(f"the logs last print {counts[-1]} lines, the file has {head.line_count}")
+
+    def with_notes(text: str) -> str:
+        return text + ("; " + "; ".join(notes) if notes else "")
+
+    if confirmed and not mismatch:
+        best = confirmed[-1]  # the last write is the one that left the file
+        return Provenance(outcome="written", searched=searched, evidence=(site_evidence(best, "write site"),),
+                          detail=with_notes(f"written by {describe(best)}"))
+    if confirmed and mismatch:
+        best = confirmed[-1]
+        return Provenance(outcome="unconfirmed", searched=searched,
+                          evidence=(site_evidence(best, "write site"), header_evidence),
+                          detail=with_notes(f"{mismatch}, although {describe(best)} writes it"))
+    if sites:
+        item = sites[-1]
+        if not item.ran:
+            reason = f"the only writer is {describe(item)}, which the logs never show running"
+        elif not item.exact:
+            reason = f"the only candidate writer is {describe(item)}, whose path is computed elsewhere"
+        else:
+            names = ", ".join(copied_from_unknown(item))
+            reason = f"it is copied by {describe(item)} from {names}, which no logged code writes"
+        return Provenance(outcome="unconfirmed", searched=searched,
+                          evidence=(site_evidence(item, "candidate writer"), header_evidence),
+                          detail=with_notes(reason))
+
+    available = {PurePosixPath(u.path).name for u in file_units} | written_names
+    run_scripts: list[str] = []
+    for unit in log_units:
+        run_scripts.extend(scripts_run(unit))
+    for event in actions:
+        if event.kind is LogEventKind.TOOL_CALL:
+            run_scripts.extend(PurePosixPath(m.group(1)).name for m in _SCRIPT_NAME.finditer(event.text))
+    missing = sorted({name for name in run_scripts if name not in available})
+    if missing:
+        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        return Provenance(outcome="unconfirmed", searched=searched, evidence=(header_evidence,),
+                          detail=with_notes(f"no write site found, but the logs run scripts the run does not "
+                                            f"contain ({shown})"))
+    return Provenance(outcome="unlogged", searched=searched, evidence=(header_evidence,),
+                      detail=with_notes(f"nothing the agent ran writes {rel} or its folder"))
+
+
+@check("submission-provenance", values=("outcome", "detail", "searched", "typed_rows"))
+def submission_provenance(ctx: RunContext, *, outcomes: list[str] | tuple[str, ...] = ("written",),
+                          min_typed_rows: int = 3) -> list[Match]:
+    """Report the run's submission provenance when its outcome is one of ``outcomes``.
+
+    Parameters
+    ----------
+    ctx : RunContext
+        Needs ``submission_path``, ``code_units`` and ``log_events``.
+    outcomes : list of str
+        Which outcomes of :func:`assess_provenance` produce a match (each rule picks the ones
+        whose severity it states).
+    min_typed_rows : int
+        See :func:`assess_provenance`.
+
+    Returns
+    -------
+    list of Match
+        At most one match, with values ``outcome``, ``detail`` (a sentence), ``searched`` and
+        ``typed_rows``, and the evidence of the assessment.
+
+    Raises
+    ------
+    ValueError
+        If ``outcomes`` names an unknown outcome.
+    """
+    unknown = sorted(set(outcomes) - set(OUTCOMES))
+    if unknown:
+        raise ValueError(f"submission-provenance: unknown outcomes {unknown} (known: {', '.join(OUTCOMES)})")
+    result = ctx.memoize(f"provenance:{min_typed_rows}", lambda: assess_provenance(ctx, min_typed_rows=min_typed_rows))
+    if result.outcome not in outcomes:
+        return []
+    return [Match(values={"outcome": result.outcome, "detail": result.detail, "searched": result.searched,
+                          "typed_rows": result.typed_rows},
+                  evidence=result.evidence)]
