@@ -10,7 +10,6 @@ from typing import Sequence
 
 import numpy as np
 import pandas as pd
-from scipy import stats as _stats
 from sklearn import metrics as _skm
 
 from grading.errors import ConfigError, InvalidSubmission
@@ -81,17 +80,23 @@ def _binary_auc(truth: np.ndarray, scores: np.ndarray) -> float:
     """ROC AUC of one column as the Mann-Whitney statistic ``U / (n_pos n_neg)``.
 
     With tied scores sharing their mean rank this is exactly the trapezoidal area scikit-learn
-    computes, with one sort instead of three (it matters on a million rows).
+    computes (to rounding), with one sort instead of three (it matters on a million rows).
     """
     labels = np.unique(truth)
     if labels.size != 2:
         why = "the answers hold a single class" if labels.size < 2 else f"the answers hold {labels.size} classes, not 2"
         raise undefined_metric("roc_auc_score", why)
-    positive = truth == labels[1]
+    order = np.argsort(scores, kind="quicksort")
+    ordered = scores[order]
+    positive = truth[order] == labels[1]
     n_pos = int(positive.sum())
     n_neg = truth.size - n_pos
-    ranks = _stats.rankdata(scores)
-    return float((ranks[positive].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+    # Runs of tied scores share the mean of their 1-based ranks (scipy's rankdata "average").
+    starts = np.concatenate([[0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1])
+    ends = np.concatenate([starts[1:], [ordered.size]])
+    positives_per_run = np.add.reduceat(positive.astype(np.int64), starts)
+    rank_sum = float(np.dot((starts + ends + 1) / 2.0, positives_per_run))
+    return (rank_sum - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg)
 
 
 def _insert_tpr_points(fpr: np.ndarray, tpr: np.ndarray, points: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
