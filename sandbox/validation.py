@@ -50,6 +50,9 @@ DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 #: Seconds a client may stay silent before its connection is closed.
 CLIENT_TIMEOUT_S = 60.0
 _CHUNK = 1 << 20
+#: A refused request's body up to this many bytes is read and thrown away before the reply, so the
+#: client reads the refusal instead of failing with a broken pipe while it is still sending.
+_DISCARD_LIMIT = 8 << 20
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -137,7 +140,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _refuse(self, status: int, message: str) -> None:
         self.server.owner.record_refusal()  # type: ignore[attr-defined]
+        self._discard_body()
         self._reply(status, {"valid": False, "result": message})
+
+    def _discard_body(self) -> None:
+        try:
+            remaining = min(max(int(self.headers.get("Content-Length", "0")), 0), _DISCARD_LIMIT)
+        except ValueError:
+            return
+        self.close_connection = True
+        try:
+            while remaining > 0:
+                chunk = self.rfile.read(min(_CHUNK, remaining))
+                if not chunk:
+                    break
+                remaining -= len(chunk)
+        except OSError:  # the client stopped sending (or timed out): reply anyway
+            logger.debug("validation client stopped sending a refused body")
 
     def _reply(self, status: int, payload: dict) -> None:
         data = json.dumps(payload).encode("utf-8")
