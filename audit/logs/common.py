@@ -25,6 +25,7 @@ from audit.model import Span
 from audit.units import LogEvent
 
 __all__ = [
+    "lines_start_with",
     "MAX_LOG_EVENTS",
     "EventList",
     "EventLimitReached",
@@ -434,3 +435,13 @@ def guess_code_language(text: str) -> str:
             continue
         return "bash" if _SHELL_START.match(line) else "python"
     return "python"
+
+
+def lines_start_with(text: str, prefix: re.Pattern[str], *, sample: int = 5, needed: int = 3) -> bool:
+    """Whether at least ``needed`` of the first ``sample`` non-blank lines match ``prefix``.
+
+    The format sniff of line-prefixed logs (MLE-bench's ``run.log``, Python ``logging`` output):
+    only the first 64 KiB are looked at, so detection stays cheap on huge files.
+    """
+    lines = [line for line in text[:65536].splitlines() if line.strip()][:sample]
+    return len(lines) >= needed and sum(1 for line in lines if prefix.match(line)) >= needed

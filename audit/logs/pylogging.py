@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from audit.logs.common import EventList, SpanMaker
+from audit.logs.common import EventList, SpanMaker, lines_start_with
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -30,8 +30,7 @@ _RECORD = re.compile(
 
 def detect(path: str, text: str) -> bool:
     """At least three of the first five non-blank lines are ``time - logger - LEVEL - `` records."""
-    lines = [line for line in text[:65536].splitlines() if line.strip()][:5]
-    return len(lines) >= 3 and sum(1 for line in lines if _RECORD.match(line)) >= 3
+    return lines_start_with(text, _RECORD)
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from audit.logs.common import EventList, SpanMaker
+from audit.logs.common import EventList, SpanMaker, lines_start_with
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -24,8 +24,7 @@ _LINE = re.compile(r"^\[\d{4}-\d\d-\d\d [\d:,.]+\] \[[\w.<>-]+:\d+\] (?:(\[Conta
 
 def detect(path: str, text: str) -> bool:
     """At least three of the first five non-blank lines carry the ``[time] [file.py:N]`` prefix."""
-    lines = [line for line in text[:65536].splitlines() if line.strip()][:5]
-    return len(lines) >= 3 and sum(1 for line in lines if _LINE.match(line)) >= 3
+    return lines_start_with(text, _LINE)
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
