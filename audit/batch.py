@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from audit.errors import AuditError
+from grading.submission_list import listed_path, read_listed_records
 
 __all__ = [
     "BatchEntry",
@@ -173,16 +174,6 @@ def _runs_of_group(folder: Path) -> list[BatchEntry]:
     ]
 
 
-def _resolve(value: str, base: Path) -> Path:
-    path = Path(value)
-    if path.is_absolute():
-        return path
-    # make_submission.py writes paths relative to where it ran; prefer the JSONL's folder when
-    # that is where the file is, else the current directory.
-    beside = base / path
-    return beside if beside.exists() or not path.exists() else path
-
-
 def _run_folder(path: Path) -> Path:
     """The run folder of a path inside ``<run>/submission``, ``<run>/logs`` or ``<run>/code``."""
     for parent in [path, *path.parents]:
@@ -193,50 +184,36 @@ def _run_folder(path: Path) -> Path:
 
 def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        records, problems = read_listed_records(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchSourceError(f"{path}: cannot read ({exc})") from exc
     entries = []
-    problems = []
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not JSON ({exc.msg} at column {exc.colno})")
-            continue
-        if not isinstance(record, dict):
-            problems.append(f"{where}: expected a JSON object")
-            continue
-        competition = record.get("competition_id")
-        if not isinstance(competition, str) or not competition:
-            problems.append(f"{where}: field 'competition_id' is missing or not a string")
-            continue
+    for listed in records:
         paths = []
         for key in JSONL_PATH_KEYS:
-            value = record.get(key)
-            if value is None:
-                continue
-            if not isinstance(value, str):
-                problems.append(f"{where}: field {key!r} must be a path string or null")
+            resolved, problem = listed_path(listed, key, path.parent)
+            if problem:
+                problems.append(problem)
                 break
-            paths.append(_resolve(value, path.parent))
+            if resolved is not None:
+                paths.append(resolved)
         else:
+            where = listed.listed_at
             if not paths:
-                problems.append(f"{where}: submission_path, logs_path and code_path are all null; nothing to audit")
+                problems.append((listed.line, f"{where}: submission_path, logs_path and code_path are all null; "
+                                              "nothing to audit"))
                 continue
             folders = {_run_folder(p) for p in paths}
             if len(folders) > 1:
-                listed = ", ".join(sorted(str(f) for f in folders))
-                problems.append(f"{where}: the paths point into different run folders ({listed})")
+                listed_folders = ", ".join(sorted(str(f) for f in folders))
+                problems.append((listed.line, f"{where}: the paths point into different run folders ({listed_folders})"))
                 continue
             folder = folders.pop()
-            entries.append(BatchEntry(run_id=folder.name or competition, run_dir=folder, competition_id=competition,
-                                      listed_at=where))
+            entries.append(BatchEntry(run_id=folder.name or listed.competition_id, run_dir=folder,
+                                      competition_id=listed.competition_id, listed_at=where))
     if problems:
-        raise BatchSourceError("; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""))
+        messages = [message for _, message in sorted(problems)]
+        raise BatchSourceError("; ".join(messages[:20]) + (f"; and {len(messages) - 20} more" if len(messages) > 20 else ""))
     if not entries:
         raise BatchSourceError(f"{path}: no runs listed")
     return entries

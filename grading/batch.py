@@ -30,6 +30,7 @@ from grading.grade import grade_submission, grade_totals
 from grading.leaderboard import load_leaderboard
 from grading.medals import medal_thresholds
 from grading.registry import CompetitionRegistry
+from grading.submission_list import listed_path, read_listed_records
 
 __all__ = [
     "REPORT_SUFFIX",
@@ -71,16 +72,6 @@ class SubmissionEntry:
     listed_at: str
 
 
-def _resolve(value: str, base: Path) -> Path:
-    path = Path(value)
-    if path.is_absolute():
-        return path
-    # MLE-bench writes paths relative to where it ran; prefer the JSONL's folder when the file
-    # is there (the same rule as `mleaudit audit batch`).
-    beside = base / path
-    return beside if beside.exists() or not path.exists() else path
-
-
 def read_submission_list(path: str | os.PathLike[str]) -> list[SubmissionEntry]:
     """Read MLE-bench's submission JSONL.
 
@@ -105,40 +96,24 @@ def read_submission_list(path: str | os.PathLike[str]) -> list[SubmissionEntry]:
     """
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        records, problems = read_listed_records(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise SubmissionListError(f"{path}: cannot be read ({exc})") from None
     entries: list[SubmissionEntry] = []
-    problems: list[str] = []
-    for number, line in enumerate(lines, start=1):
-        text = line.strip()
-        if not text or text.startswith(("#", "//")):
+    for listed in records:
+        if "submission_path" not in listed.record:
+            problems.append((listed.line, f"{listed.listed_at}: field 'submission_path' is missing"))
             continue
-        where = f"{path}:{number}"
-        try:
-            record = json.loads(text)
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not JSON ({exc.msg} at column {exc.colno})")
+        resolved, problem = listed_path(listed, "submission_path", path.parent)
+        if problem:
+            problems.append(problem)
             continue
-        if not isinstance(record, dict):
-            problems.append(f"{where}: expected a JSON object")
-            continue
-        competition = record.get("competition_id")
-        if not isinstance(competition, str) or not competition:
-            problems.append(f"{where}: field 'competition_id' is missing or not a string")
-            continue
-        if "submission_path" not in record:
-            problems.append(f"{where}: field 'submission_path' is missing")
-            continue
-        value = record["submission_path"]
-        if value is not None and not isinstance(value, str):
-            problems.append(f"{where}: field 'submission_path' must be a path string or null")
-            continue
-        resolved = None if value is None else _resolve(value, path.parent)
-        entries.append(SubmissionEntry(competition_id=competition, submission_path=resolved, listed_at=where))
+        entries.append(SubmissionEntry(competition_id=listed.competition_id, submission_path=resolved,
+                                       listed_at=listed.listed_at))
     if problems:
-        more = f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""
-        raise SubmissionListError("\n".join(problems[:20]) + more)
+        messages = [message for _, message in sorted(problems)]
+        more = f"\n... and {len(messages) - 20} more" if len(messages) > 20 else ""
+        raise SubmissionListError("\n".join(messages[:20]) + more)
     if not entries:
         raise SubmissionListError(f"{path}: no submissions listed")
     return entries
