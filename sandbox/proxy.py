@@ -15,7 +15,6 @@ domain itself), ``*.domain:port``. Matching is on the name the client asked for,
 from __future__ import annotations
 
 import logging
-import os
 import select
 import socket
 import socketserver
@@ -25,6 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
+
+from sandbox.unix_service import UnixSocketService
 
 __all__ = ["ProxyDecision", "AllowListProxy", "host_allowed"]
 
@@ -76,10 +77,6 @@ class ProxyDecision:
     def to_dict(self) -> dict[str, object]:
         return {"ts": self.ts, "host": self.host, "port": self.port, "method": self.method,
                 "allowed": self.allowed, "error": self.error}  # fmt: skip
-
-
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -171,7 +168,7 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat()
 
 
-class AllowListProxy:
+class AllowListProxy(UnixSocketService):
     """A filtering proxy on a Unix socket; see the module docstring.
 
     Parameters
@@ -182,15 +179,16 @@ class AllowListProxy:
         The allow-list.
     """
 
+    handler_class = _Handler
+    thread_name = "allow-list-proxy"
+
     def __init__(self, socket_path: Path, allow: Sequence[str]) -> None:
-        self.socket_path = Path(socket_path)
+        super().__init__(socket_path)
         self.allow = tuple(allow)
         self._lock = threading.Lock()
         self._decisions: list[ProxyDecision] = []
         self._denied = 0
         self._allowed = 0
-        self._server: _UnixServer | None = None
-        self._thread: threading.Thread | None = None
 
     def record(self, decision: ProxyDecision) -> None:
         with self._lock:
@@ -208,34 +206,3 @@ class AllowListProxy:
         with self._lock:
             return {"allowed": self._allowed, "denied": self._denied,
                     "requests": [d.to_dict() for d in self._decisions]}  # fmt: skip
-
-    def start(self) -> None:
-        """Create the socket and serve in a background thread."""
-        server = _UnixServer(str(self.socket_path), _Handler)
-        server.owner = self  # type: ignore[attr-defined]
-        os.chmod(self.socket_path, 0o666)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="allow-list-proxy", daemon=True)  # fmt: skip
-        self._thread.start()
-
-    def stop(self) -> None:
-        """Stop serving and remove the socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-        try:
-            self.socket_path.unlink()
-        except FileNotFoundError:
-            pass
-
-    def __enter__(self) -> "AllowListProxy":
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()

@@ -26,15 +26,15 @@ import email.policy
 import http.server
 import json
 import logging
-import os
 import socket
-import socketserver
 import tempfile
 import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
+
+from sandbox.unix_service import UnixSocketService
 
 __all__ = ["Validator", "ValidationStats", "ValidationServer", "VALIDATION_CALLS_FILE", "post_submission"]
 
@@ -76,11 +76,6 @@ class ValidationStats:
 
     def to_dict(self) -> dict[str, int]:
         return {"count": self.count, "valid": self.valid, "invalid": self.invalid, "refused": self.refused}
-
-
-class _UnixHTTPServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
-    daemon_threads = True
-    allow_reuse_address = False
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -190,7 +185,7 @@ def _extract_multipart(body: Path, content_type: str, out: Path) -> bool:
     return True
 
 
-class ValidationServer:
+class ValidationServer(UnixSocketService):
     """Serve the validation endpoint on a Unix socket and log every call.
 
     Parameters
@@ -214,18 +209,17 @@ class ValidationServer:
     3
     """
 
+    handler_class = _Handler
+    thread_name = "validation-endpoint"
+
     def __init__(self, socket_path: Path, validator: Validator, log_path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
-        if len(os.fsencode(socket_path)) > 107:
-            raise ValueError(f"{socket_path}: Unix socket paths are limited to 107 bytes")
-        self.socket_path = Path(socket_path)
+        super().__init__(socket_path)
         self.validator = validator
         self.log_path = Path(log_path)
         self.max_bytes = max_bytes
         self.scratch_dir = str(self.socket_path.parent)
         self._lock = threading.Lock()
         self._stats = ValidationStats()
-        self._server: _UnixHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._log = None
 
     @property
@@ -235,41 +229,18 @@ class ValidationServer:
             return self._stats
 
     def start(self) -> None:
-        """Create the socket and serve in a background thread."""
+        """Open the calls log, create the socket and serve in a background thread."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("a", encoding="utf-8")
-        server = _UnixHTTPServer(str(self.socket_path), _Handler)
-        server.owner = self  # type: ignore[attr-defined]
-        os.chmod(self.socket_path, 0o666)
-        self._server = server
-        self._thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="validation-endpoint", daemon=True)  # fmt: skip
-        self._thread.start()
+        super().start()
 
     def stop(self) -> None:
         """Stop serving, remove the socket and close the log."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
-        try:
-            self.socket_path.unlink()
-        except FileNotFoundError:
-            pass
+        super().stop()
         with self._lock:
             if self._log is not None:
                 self._log.close()
                 self._log = None
-
-    def __enter__(self) -> "ValidationServer":
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def record_refusal(self) -> None:
         with self._lock:
