@@ -3,10 +3,10 @@
 Kaggle published the labels of its test set (``test_with_solutions.csv``), so, as MLE-bench
 does, no split is made: Kaggle's train.csv is the public training set, the labelled test file
 is the private answer key, and the public test set and sample submission are derived from it.
-The test comments have no id; rows are matched by the Comment text. Every file is
-byte-identical to MLE-bench's prepared data when the raw files are Kaggle's originals (see
-checksums.yaml): the private test.csv is the raw file copied as it is, with Kaggle's ``Usage``
-column (public/private leaderboard part).
+The test comments have no id; rows are matched by Date and Comment together (some comments
+repeat, each time with another date). Every file is byte-identical to MLE-bench's prepared data
+when the raw files are Kaggle's originals (see checksums.yaml): the private test.csv is the raw
+file copied as it is, with Kaggle's ``Usage`` column (public/private leaderboard part).
 """
 
 from __future__ import annotations

@@ -197,6 +197,23 @@ def _answer(cell: str) -> tuple[int, int] | str:
     return cell
 
 
+def _prediction(cell: str) -> tuple[int, int] | str | None:
+    """A prediction parsed as MLE-bench's grader parses it, or ``None`` when it cannot be.
+
+    The cell is stripped; a text with exactly one colon is a span whose two parts are read with
+    Python's ``int`` (so ``" 3: 9"`` and ``"+3:9"`` are the span (3, 9)); otherwise only
+    ``YES``, ``NO`` and the empty text are predictions.
+    """
+    pred = cell.strip()
+    parts = pred.split(":")
+    if len(parts) == 2:
+        try:
+            return int(parts[0]), int(parts[1])
+        except ValueError:
+            return None
+    return pred if pred in ("YES", "NO", "") else None
+
+
 def answer_span_accuracy_score(
     answers: pd.DataFrame,
     submission: pd.DataFrame,
@@ -218,7 +235,8 @@ def answer_span_accuracy_score(
     answers : pandas.DataFrame
         Target column: space-separated valid answers per row.
     submission : pandas.DataFrame
-        Target column: ``start:end``, ``YES``, ``NO`` or empty.
+        Target column: ``start:end``, ``YES``, ``NO`` or empty. Cells are stripped, and the two
+        parts of a span are read with Python's ``int``, as MLE-bench's grader reads them.
 
     Returns
     -------
@@ -232,7 +250,8 @@ def answer_span_accuracy_score(
 
     References
     ----------
-    Kaggle TensorFlow 2.0 Question Answering, evaluation page.
+    Kaggle TensorFlow 2.0 Question Answering, evaluation page; MLE-bench,
+    ``mlebench/competitions/tensorflow2-question-answering/grade.py``.
 
     Examples
     --------
@@ -246,11 +265,13 @@ def answer_span_accuracy_score(
     valid_sets = [{_answer(t) for t in cell.split()} for cell in _text(answers[column])]
     hits = 0
     for position, cell in enumerate(_text(submission[column])):
-        pred = cell.strip()
-        if pred and not (_SPAN.match(pred) or pred in ("YES", "NO")):
-            raise invalid_cell(submission, position, column, f"{pred!r}, which is not 'start:end', 'YES', 'NO' or empty")
+        pred = _prediction(cell)
+        if pred is None:
+            raise invalid_cell(
+                submission, position, column, f"{cell.strip()!r}, which is not 'start:end', 'YES', 'NO' or empty"
+            )
         valid = valid_sets[position]
-        answered = bool(pred)
-        correct = (_answer(pred) in valid) if answered else bool(valid)
+        answered = pred != ""
+        correct = (pred in valid) if answered else bool(valid)
         hits += int(answered == correct)
     return float(hits / len(valid_sets)) if valid_sets else 0.0

@@ -114,7 +114,7 @@ def test_insults_gold_submission_earns_gold_and_sample_none(registry: Competitio
     spec = registry.get(INSULTS)
     if not registry.is_prepared(INSULTS):
         prepare_competition(spec, registry, raw=shared_path("kaggle-raw", INSULTS), verify=False)
-    # Rows are matched by Comment, as in MLE-bench, though 20 comments appear twice (with one label).
+    # Rows are matched by Date and Comment: 9 comments appear on 29 rows, each with its own date.
     gold = grade_submission(registry.private_dir(INSULTS) / "gold_submission.csv", spec, registry.data_dir)
     assert gold.valid_submission, gold.error
     assert gold.score == 1.0 and gold.medal is Medal.GOLD

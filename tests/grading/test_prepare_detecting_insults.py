@@ -1,0 +1,87 @@
+"""Detecting Insults: rows are paired by Date and Comment, so row order never changes a grade.
+
+Uses Kaggle's raw files from the shared data, in place. Some test comments repeat; pairing rows by
+Comment alone refused a reordered copy of the answers as repeating ids.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from grading.validation import read_csv
+from tests.conftest import shared_path
+
+CID = "detecting-insults-in-social-commentary"
+COLUMNS = ["Insult", "Date", "Comment"]
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory) -> CompetitionRegistry:
+    registry = CompetitionRegistry(find_competitions_root(), tmp_path_factory.mktemp("insults-data"))
+    # The shared answer file lacks Kaggle's Usage column, so its checksum cannot match.
+    prepare_competition(registry.get(CID), registry, raw=shared_path("kaggle-raw", CID), verify=False)
+    return registry
+
+
+@pytest.fixture(scope="module")
+def answers(registry: CompetitionRegistry) -> pd.DataFrame:
+    return read_csv(registry.private_dir(CID) / "test.csv")[COLUMNS]
+
+
+def mlebench_reference_score(submission: pd.DataFrame, answers: pd.DataFrame) -> float:
+    """MLE-bench's pairing: both files sorted by Comment, then the ROC AUC."""
+    submission, answers = submission.sort_values("Comment"), answers.sort_values("Comment")
+    assert (submission["Comment"].to_numpy() == answers["Comment"].to_numpy()).all()
+    return float(roc_auc_score(answers["Insult"].to_numpy(), submission["Insult"].to_numpy()))
+
+
+def test_repeated_comments_are_told_apart_by_date(registry: CompetitionRegistry, answers: pd.DataFrame) -> None:
+    repeated = answers[answers["Comment"].duplicated(keep=False)]
+    assert (len(repeated), repeated["Comment"].nunique()) == (29, 9)
+    assert repeated["Date"].notna().all() and not answers.duplicated(["Date", "Comment"]).any()
+    # One label per comment: any pairing of a repeated comment's rows gives the same AUC.
+    assert (repeated.groupby("Comment")["Insult"].nunique() == 1).all()
+    assert dict(registry.get(CID).metric.params) == {"id_columns": ["Date", "Comment"]}
+
+
+def test_answers_in_any_order_earn_gold(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
+    spec = registry.get(CID)
+    answers.sample(frac=1.0, random_state=5).to_csv(tmp_path / "shuffled.csv", index=False)
+    report = grade_submission(tmp_path / "shuffled.csv", spec, registry.data_dir)
+    assert report.valid_submission, report.error
+    assert report.score == 1.0 and report.medal is Medal.GOLD
+    sample = grade_submission(spec.sample_submission_path(registry.data_dir), spec, registry.data_dir)
+    assert sample.valid_submission and sample.score == 0.5 and sample.medal is Medal.NONE
+
+
+def test_imperfect_predictions_score_as_mlebench_in_any_order(
+    registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path
+) -> None:
+    spec = registry.get(CID)
+    rng = np.random.default_rng(0)
+    noisy = answers.assign(Insult=np.clip(0.3 * answers["Insult"] + 0.7 * rng.random(len(answers)), 0, 1))
+    expected = round(mlebench_reference_score(noisy, answers), 5)
+    assert 0.8 < expected < 0.9
+    for name, frame in (("ordered", noisy), ("shuffled", noisy.sample(frac=1.0, random_state=6))):
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+        report = grade_submission(tmp_path / f"{name}.csv", spec, registry.data_dir)
+        assert report.valid_submission, report.error
+        assert report.score == expected, name
+
+
+def test_a_changed_date_is_not_a_test_row(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
+    spec = registry.get(CID)
+    changed = answers.copy()
+    row = int(np.flatnonzero(changed["Comment"].duplicated().to_numpy())[0])
+    changed.loc[row, "Date"] = "20000101000000Z"
+    changed.to_csv(tmp_path / "changed.csv", index=False)
+    report = grade_submission(tmp_path / "changed.csv", spec, registry.data_dir)
+    assert not report.valid_submission
+    key = ("20000101000000Z", changed.loc[row, "Comment"])
+    assert report.error.startswith(f"Submission has id {key!r} at row {row + 1}, which is not a test id")
