@@ -19,8 +19,9 @@ Ground truth. A case is an agent script with a slice of one notebook (its *sourc
 - *content*: the label view counts as negatives notebooks that contain the very code that was
   pasted (Kaggle notebooks copy each other, and 24 of the 24 Titanic notebooks share tutorial
   code), and as positives group members that lack it. The content view reads which lines of the
-  case were copied (lines found in the source and not in the agent script the case was built on,
-  ``runs/aide``) and how many of them each notebook contains (lines compared as the detector's
+  case were copied (lines found in the source and not in the agent scripts the case was built
+  on, ``runs/aide``: an easy case splices its slice between pieces of two scripts, a hard case
+  places its blocks in one) and how many of them each notebook contains (lines compared as the detector's
   lexical tokens, identifiers normalised): positives hold at least half of them (the source
   always counts), negatives hold less than 10 % and are not label positives; pairs in between
   are left out of both and counted. The shipped threshold was chosen on this view.
@@ -33,8 +34,25 @@ Under the labels view a notebook that holds the pasted code but is not in the so
 counts as a false positive whatever a detector does; the benchmark prints the ceiling of that
 view, the recall at FPR 1 % of the share of pasted lines each notebook holds used as the score.
 
+Positives come in clumps: a case whose source has forks gives one positive per fork (a Titanic
+case has up to 24), so pair-level recall moves in steps of a dozen pairs. The benchmark also
+prints case-level figures (cases whose source is flagged; cases whose every content positive is
+flagged) and leave-one-competition-out at both selection rates.
+
+``--list`` prints, for the content view at the threshold of FPR 1 %, every missed positive and
+every negative at or above it, with why:
+
+- a missed positive is the case's *source*, or a *holder*: a notebook outside the source's group
+  that holds part of the pasted lines. Holders are scored against a background that still holds
+  the source and its forks, so the pasted code they share reads as common code of the
+  competition; the line says how many other notebooks hold at least half of the pasted lines.
+- a negative is explained by where the detector's chain lies in the case: on the *host* lines
+  (the agent script the case was built on shares that code with the kernel: canonical
+  ``train_test_split``/``fit``/``predict`` code, ``./input`` paths) or on *pasted* lines (the
+  kernel holds a few of the pasted lines, under 10 %).
+
 Usage: ``python benchmarks/detection_quality.py [--data ../shared/data] [--references notebooks|golden]
-[--no-known]``
+[--no-known] [--list]``
 """
 
 from __future__ import annotations
@@ -65,6 +83,9 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 NEAR_DUPLICATE_SIMILARITY = 0.8
 CONTENT_POSITIVE = 0.5
 CONTENT_NEGATIVE = 0.1
+#: A second agent script counts as a host of a case when it holds this many of the case's lines
+#: that the first host and the source lack.
+SECOND_HOST_LINES = 3
 TARGET_FPR = 0.01
 SELECTION_FPR = 0.005
 
@@ -83,6 +104,8 @@ class Row:
     content: str  # "pos", "neg" or "mid" under the content view
     source: bool  # the case's own source kernel
     cover: float = 0.0  # share of the case's copied lines the reference holds (1.0 for the source)
+    holders: int = 0  # other notebooks of the competition holding at least half of the copied lines
+    chain_host: float = 0.0  # share of the chain's lines on the case's host lines (vs pasted lines)
 
 
 # -- ground truth -----------------------------------------------------------------------------------
@@ -138,11 +161,42 @@ class ContentTruth:
         self.golden = {f"{p.parent.name}/{p.stem}": _joined(p.read_text(encoding="utf-8"))
                        for p in sorted((data / "similarity-golden").glob("*/*.py"))}
 
+    def _hosts(self, lines: list[tuple[str, int]], source: str) -> tuple[str, ...]:
+        """The agent scripts the case was built on: the one holding most of its lines, and a
+        second one when it holds at least :data:`SECOND_HOST_LINES` lines that neither the first
+        nor the source holds (an easy case splices its slice between pieces of two scripts; a
+        hard case places its blocks in one, where no script holds more than 2 such lines)."""
+        if not self.hosts:
+            return ()
+        first = max(self.hosts, key=lambda h: sum(1 for line, _ in lines if line in h))
+        rest = [line for line, _ in lines if line not in first and line not in self.golden[source]]
+        second = max(self.hosts, key=lambda h: sum(1 for line in rest if line in h))
+        return (first, second) if sum(1 for line in rest if line in second) >= SECOND_HOST_LINES else (first,)
+
+    def line_kinds(self, case_text: str, source: str) -> list[tuple[str, int]]:
+        """Per line of the case (index = line number - 1): ``("host", n)`` when a host script
+        holds it, ``("pasted", n)`` when only the source does, else ``("", n)``; ``n`` is its
+        number of tokens."""
+        hosts = self._hosts(_lines(case_text), source)
+        out = []
+        for line in case_text.split("\n"):
+            tokens = lex_code(line).tokens
+            joined = _SEP + _SEP.join(tokens) + _SEP
+            if not tokens:
+                kind = ""
+            elif any(joined in host for host in hosts):
+                kind = "host"
+            else:
+                kind = "pasted" if joined in self.golden[source] else ""
+            out.append((kind, len(tokens)))
+        return out
+
     def coverage(self, case_text: str, source: str, competition: str) -> dict[str, float]:
         """reference -> share of the copied tokens it contains (1.0 for the source)."""
         lines = _lines(case_text)
-        host = max(self.hosts, key=lambda h: sum(1 for line, _ in lines if line in h)) if self.hosts else ""
-        copied = [(line, n) for line, n in lines if line in self.golden[source] and line not in host]
+        hosts = self._hosts(lines, source)
+        copied = [(line, n) for line, n in lines
+                  if line in self.golden[source] and not any(line in host for host in hosts)]
         total = sum(n for _, n in copied)
         out = {}
         for key, joined in self.golden.items():
@@ -238,6 +292,7 @@ def score_cases(data: Path, which: str, threshold: float, competitions: set[str]
         report = compare(agents, references, options)
         info = {name: (kind, source, text) for name, kind, source, text in group}
         coverage = {name: truth.coverage(text, source, competition) for name, (kind, source, text) in info.items()}
+        line_kinds = {name: truth.line_kinds(text, source) for name, (kind, source, text) in info.items()}
         for pair in report.pairs:
             kind, source, _ = info[pair.agent_path]
             reference = f"{competition}/{_stem(pair.reference_path)}"
@@ -251,10 +306,68 @@ def score_cases(data: Path, which: str, threshold: float, competitions: set[str]
                 content = "neg"
             else:
                 content = "mid"
+            holders = sum(1 for other, share in coverage[pair.agent_path].items()
+                          if other != reference and (other == source or share >= CONTENT_POSITIVE))
             rows.append(Row(agent=pair.agent_path, kind=kind, competition=competition, reference=reference,
                             score=pair.score, similarity=pair.similarity, label=label, content=content,
-                            source=reference == source, cover=cover))
+                            source=reference == source, cover=cover, holders=holders,
+                            chain_host=_chain_host(pair, line_kinds[pair.agent_path])))
     return rows
+
+
+def _chain_host(pair, kinds: list[tuple[str, int]]) -> float:
+    """Share of the tokens on the lines of the detector's chain that lie on host lines (rather
+    than pasted ones); lines of fewer than 3 tokens (brackets, ``else:``) are not counted."""
+    lines = {n for fragment in pair.evidence_fragments
+             for n in range(fragment.agent.start_line, fragment.agent.end_line + 1)}
+    host = pasted = 0
+    for number in lines:
+        kind, tokens = kinds[number - 1] if 0 < number <= len(kinds) else ("", 0)
+        if tokens < 3:
+            continue
+        host += tokens if kind == "host" else 0
+        pasted += tokens if kind == "pasted" else 0
+    return host / (host + pasted) if host + pasted else 0.0
+
+
+def explain(row: Row) -> str:
+    """Why a content-view positive was missed or a negative scored high (see the module docstring)."""
+    if row.content == "pos":
+        who = "source" if row.source else f"holder of {row.cover:.0%} of the pasted lines"
+        return f"{who}; {row.holders} other notebook(s) hold at least half of them"
+    where = "host" if row.chain_host >= 0.5 else "pasted"
+    return (f"chain on {where} lines ({row.chain_host:.0%} host); the kernel holds {row.cover:.0%} of "
+            "the pasted lines")
+
+
+def list_errors(rows: list[Row], max_fpr: float = TARGET_FPR) -> list[str]:
+    """Lines naming every content-view positive below, and every negative at or above, the
+    threshold of FPR ``max_fpr`` (lowest score first for misses, highest first for negatives)."""
+    positives, negatives = _view(rows, "content")
+    cut = threshold_at_fpr([r.score for r in negatives], max_fpr)
+    bits = bits_from_score(cut)
+    missed = sorted((r for r in positives if r.score < cut), key=lambda r: (r.score, r.agent, r.reference))
+    above = sorted((r for r in negatives if r.score >= cut), key=lambda r: (-r.score, r.agent, r.reference))
+    out = [f"content view at FPR {max_fpr:.0%}: threshold {cut:.3f} ({bits:.0f} bits); "
+           f"{len(missed)} of {len(positives)} positives missed, {len(above)} of {len(negatives)} negatives at or above"]
+    out.append("missed positives:")
+    out += [f"  {r.score:.3f} {r.agent} vs {r.reference}: {explain(r)}" for r in missed]
+    out.append("negatives at or above:")
+    out += [f"  {r.score:.3f} {r.agent} vs {r.reference}: {explain(r)}" for r in above]
+    return out
+
+
+def case_summary(rows: list[Row], threshold: float) -> str:
+    """Case-level figures at ``threshold``: cases whose source is flagged, whose every content
+    positive is flagged, and that have a content-view false positive."""
+    by_case: dict[str, list[Row]] = defaultdict(list)
+    for row in rows:
+        by_case[row.agent].append(row)
+    sources = sum(any(r.source and r.score >= threshold for r in case) for case in by_case.values())
+    complete = sum(all(r.score >= threshold for r in case if r.content == "pos") for case in by_case.values())
+    false = sum(any(r.score >= threshold for r in case if r.content == "neg") for case in by_case.values())
+    return (f"cases {len(by_case)}: source flagged {sources}, every content positive flagged {complete}, "
+            f"with a content false positive {false} (threshold {threshold:.3f})")
 
 
 def _line_containment(lines: list[tuple[str, int]], joined: str) -> float:
@@ -330,6 +443,8 @@ def main() -> None:
     parser.add_argument("--references", choices=("notebooks", "golden"), default="notebooks",
                         help="reference kernels: the .ipynb/.py notebooks, or their .py twins")
     parser.add_argument("--no-known", action="store_true", help="skip the known-copies evaluation")
+    parser.add_argument("--list", action="store_true",
+                        help="list the content view's missed positives and high negatives at FPR 1 %%, with why")
     args = parser.parse_args()
     if not (args.data / "partial-copies" / "cases.tsv").is_file():
         raise SystemExit(f"no partial-copy cases under {args.data}")
@@ -366,33 +481,56 @@ def main() -> None:
         if view == "labels":
             print(coverage_ceiling(rows))
 
+    content_pos, content_neg = _view(rows, "content")
+    at1 = threshold_at_fpr([r.score for r in content_neg], TARGET_FPR)
+    print("\n== cases")
+    print(case_summary(rows, at1) + " [FPR 1 %]")
+    print(case_summary(rows, shipped) + " [shipped]")
+
     print("\n== leave one competition out (content view; threshold chosen on the other competitions "
           f"at FPR <= {SELECTION_FPR:.1%})")
-    competitions = sorted({r.competition for r in rows})
-    tp = fn = fp = tn = src_hit = src_total = 0
-    chosen = []
-    for held in competitions:
-        train_neg = [r.score for r in rows if r.competition != held and r.content == "neg"]
-        threshold = threshold_at_fpr(train_neg, SELECTION_FPR)
-        chosen.append(threshold)
+    per_competition, pooled = leave_one_competition_out(rows, SELECTION_FPR)
+    for held, threshold, hits, n_pos, false, n_neg in per_competition:
+        print(f"  {held:45} threshold {threshold:.3f} ({bits_from_score(threshold):5.0f} bits)  "
+              f"recall {hits / max(1, n_pos):.3f} ({n_pos})  FPR {false / max(1, n_neg):.4f} ({n_neg})")
+    chosen = [c[1] for c in per_competition]
+    print(f"LOCO pooled: recall {pooled[0]:.3f}  FPR {pooled[1]:.4f}  sources flagged {pooled[2]:.3f}  "
+          f"thresholds {min(chosen):.3f}-{max(chosen):.3f}")
+    _, at_target = leave_one_competition_out(rows, TARGET_FPR)
+    print(f"LOCO pooled with the threshold chosen at FPR <= {TARGET_FPR:.0%}: recall {at_target[0]:.3f}  "
+          f"FPR {at_target[1]:.4f}  sources flagged {at_target[2]:.3f}")
+    chosen_all = threshold_at_fpr([r.score for r in content_neg], SELECTION_FPR)
+    print(f"threshold chosen on all competitions by the same rule: {chosen_all:.3f} "
+          f"({bits_from_score(chosen_all):.0f} bits); shipped {shipped:.3f}")
+    if args.list:
+        print()
+        print("\n".join(list_errors(rows)))
+
+
+def leave_one_competition_out(rows: list[Row], selection_fpr: float
+                              ) -> tuple[list[tuple[str, float, int, int, int, int]], tuple[float, float, float]]:
+    """Content view, each competition held out in turn: the threshold is chosen on the other
+    competitions' negatives (the lowest score whose FPR is <= ``selection_fpr``) and applied to it.
+
+    Returns
+    -------
+    per_competition : list of (competition, threshold, hits, positives, false positives, negatives)
+    pooled : (recall, false-positive rate, share of sources flagged), over all held-out competitions
+    """
+    per_competition = []
+    tp = n_pos_all = fp = n_neg_all = src_hit = src_total = 0
+    for held in sorted({r.competition for r in rows}):
+        threshold = threshold_at_fpr([r.score for r in rows if r.competition != held and r.content == "neg"],
+                                     selection_fpr)
         test = [r for r in rows if r.competition == held]
         pos, neg = _view(test, "content")
         hits = sum(1 for r in pos if r.score >= threshold)
         false = sum(1 for r in neg if r.score >= threshold)
-        tp += hits
-        fn += len(pos) - hits
-        fp += false
-        tn += len(neg) - false
-        sources = [r for r in test if r.source]
-        src_hit += sum(1 for r in sources if r.score >= threshold)
-        src_total += len(sources)
-        print(f"  {held:45} threshold {threshold:.3f} ({bits_from_score(threshold):5.0f} bits)  "
-              f"recall {hits / max(1, len(pos)):.3f} ({len(pos)})  FPR {false / max(1, len(neg)):.4f} ({len(neg)})")
-    print(f"LOCO pooled: recall {tp / max(1, tp + fn):.3f}  FPR {fp / max(1, fp + tn):.4f}  sources flagged "
-          f"{src_hit / max(1, src_total):.3f}  thresholds {min(chosen):.3f}-{max(chosen):.3f}")
-    chosen_all = threshold_at_fpr([r.score for r in rows if r.content == "neg"], SELECTION_FPR)
-    print(f"threshold chosen on all competitions by the same rule: {chosen_all:.3f} "
-          f"({bits_from_score(chosen_all):.0f} bits); shipped {shipped:.3f}")
+        per_competition.append((held, threshold, hits, len(pos), false, len(neg)))
+        tp, n_pos_all, fp, n_neg_all = tp + hits, n_pos_all + len(pos), fp + false, n_neg_all + len(neg)
+        src_hit += sum(1 for r in test if r.source and r.score >= threshold)
+        src_total += sum(1 for r in test if r.source)
+    return per_competition, (tp / max(1, n_pos_all), fp / max(1, n_neg_all), src_hit / max(1, src_total))
 
 
 if __name__ == "__main__":

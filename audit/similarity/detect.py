@@ -34,6 +34,15 @@ surprising* the shared code is, not how much of it there is:
    ``rules/plagiarism/`` (a similarity rule ``when: {score: {gte: X}}``);
    :data:`DEFAULT_SCORE_THRESHOLD` is the documented fallback and equals the shipped rule.
 
+What one pair can tell, and what it cannot: the evidence that an agent file copied from a
+kernel counts shared code only as far as the kernels outside that kernel's forks lack it. A
+kernel holding part of a block that the agent copied from another family of kernels (Kaggle
+kernels copy each other's cells) therefore scores low, the block being common code when seen
+from it; and agent code written the canonical way (``train_test_split``, ``fit``, ``predict``,
+``./input`` paths) can share long stretches with a kernel written the same way, which a corpus
+of a handful of kernels cannot tell from a copy. ``benchmarks/detection_quality.py --list``
+names each such pair of the shared cases.
+
 The statistic has few free constants, each set by what it models rather than fitted: the
 tile floor (one short statement), the trigram order, the prior of unseen tokens (about 2 bits
 per character of a string, 3.3 per digit, uniform over the lexer's closed vocabulary for
