@@ -29,6 +29,7 @@ import pandas as pd
 
 from grading.errors import ConfigError, InvalidSubmission
 from grading.metrics import SCORING_PARAMS, Metric, TargetKind
+from grading.metrics.arrowtext import arrow_text, text_permutation
 
 __all__ = [
     "read_csv",
@@ -63,6 +64,35 @@ def read_csv(path: str | os.PathLike[str], **kwargs) -> pd.DataFrame:
     if _PANDAS_VERSION < (3, 1):
         kwargs.setdefault("float_precision", "round_trip")
     return pd.read_csv(path, **kwargs)
+
+
+def _arrow_str_dtype() -> Any:
+    """pandas' ``str`` dtype when it is Arrow-backed (pandas >= 3 with pyarrow), else ``None``."""
+    dtype = pd.api.types.pandas_dtype("str")
+    if isinstance(dtype, pd.StringDtype) and str(dtype.storage).startswith("pyarrow"):
+        return dtype
+    return None
+
+
+def _read_with_text(path: str | os.PathLike[str], text_columns: Sequence[str]) -> pd.DataFrame:
+    """Read a CSV with ``text_columns`` as verbatim text (``str``), other columns inferred.
+
+    Asking the C parser for ``dtype=str`` builds a Python string per cell and costs several
+    times the read itself on a million rows; where ``str`` is Arrow-backed the columns are read
+    as Arrow strings (the parser's fast path, the one its own inference takes) and relabelled
+    ``str`` without a copy. Same cells, same missing-value rules, same parser errors.
+    """
+    text = list(dict.fromkeys(text_columns))
+    if not text:
+        return read_csv(path)
+    target = _arrow_str_dtype()
+    if target is None:
+        return read_csv(path, dtype={c: str for c in text})
+    import pyarrow as pa  # pandas' str is Arrow-backed, so pyarrow is installed
+
+    frame = read_csv(path, dtype={c: pd.ArrowDtype(pa.large_string()) for c in text})
+    present = [c for c in text if c in frame.columns]
+    return frame.astype({c: target for c in present}) if present else frame
 
 
 def _first_line(exc: BaseException) -> str:
@@ -115,9 +145,8 @@ def read_submission(
     if len(head) < 65536 and not head.strip():
         raise InvalidSubmission(f"Submission file '{path}' is empty.")
     text = [*_as_tuple(id_column), *text_columns]
-    dtype = {c: str for c in text} or None
     try:
-        frame = read_csv(path, dtype=dtype)
+        frame = _read_with_text(path, text)
     except pd.errors.EmptyDataError:
         raise InvalidSubmission(f"Submission file '{path}' is empty.") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
@@ -162,7 +191,7 @@ def read_answers(
     path = Path(path)
     id_columns = _as_tuple(id_column)
     try:
-        frame = read_csv(path, dtype={c: str for c in (*id_columns, *text_columns)})
+        frame = _read_with_text(path, (*id_columns, *text_columns))
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"answers file {path}: cannot be read: {_first_line(exc)}") from None
     missing = [c for c in [*id_columns, *target_columns] if c not in frame.columns]
@@ -391,6 +420,28 @@ def _encode(answer_keys: np.ndarray, submission_keys: np.ndarray) -> tuple[np.nd
     return codes[: len(answer_keys)], codes[len(answer_keys) :], np.asarray(uniques, dtype=object)
 
 
+def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series | pd.DataFrame) -> np.ndarray | None:
+    """The alignment of a valid submission, found on Arrow-backed id columns; None otherwise.
+
+    Only the valid case is decided here: the same number of rows, no empty id, and every
+    submission id matching exactly one distinct test id. Rows already in test order take one
+    vectorised comparison; other orders one join on the exact text
+    (:func:`grading.metrics.arrowtext.text_permutation`), with no Python string per row. Anything
+    else (a repeat, an unknown or missing id, empty answer ids, composite or non-text ids)
+    returns ``None`` and the general path finds and names the problem.
+    """
+    if not isinstance(submission_ids, pd.Series) or not isinstance(answer_ids, pd.Series):
+        return None
+    sub, ans = arrow_text(submission_ids), arrow_text(answer_ids)
+    if sub is None or ans is None or len(sub) != len(ans) or not len(sub) or sub.null_count or ans.null_count:
+        return None
+    import pyarrow.compute as pc  # arrow_text returned an array, so pyarrow is installed
+
+    if pc.all(pc.equal(sub, ans)).as_py():
+        return np.arange(len(sub), dtype=np.intp)
+    return text_permutation(sub, ans)
+
+
 def check_ids(
     submission_ids: pd.Series | pd.DataFrame,
     answer_ids: pd.Series | pd.DataFrame,
@@ -419,6 +470,9 @@ def check_ids(
         For an empty id, a repeated id (both rows named), an id that is not a test id, or a
         row count that differs from the test set (the first missing id named).
     """
+    order = _arrow_order(submission_ids, answer_ids)
+    if order is not None:
+        return order
     sub, n_parts = _key_values(submission_ids)
     ans, _ = _key_values(answer_ids)
     n_sub = len(sub)
@@ -694,15 +748,29 @@ def check_frames(
             replaced[column] = numbers
     if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
         check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
-    aligned = submission[[*id_columns, *targets, *options.unscored_columns]]
-    if replaced:
-        aligned = aligned.assign(**replaced)
     # Answer order; the index keeps each row's 0-based position in the file. Rows already in
     # answer order (the usual case) are not copied.
-    if len(order) == len(aligned) and np.array_equal(order, np.arange(len(order))):
+    if len(order) == len(submission) and np.array_equal(order, np.arange(len(order))):
+        aligned = submission[[*id_columns, *targets, *options.unscored_columns]]
+        if replaced:
+            aligned = aligned.assign(**replaced)
         aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
     else:
-        aligned = aligned.take(order).set_axis(pd.Index(order, name="row"), axis=0)
+        columns = [*id_columns, *targets, *options.unscored_columns]
+        # Text ids matched exactly are the answers' own ids, one row each: those are reused
+        # rather than copied out of the submission.
+        id_column = id_columns[0]
+        reuse = (
+            len(id_columns) == 1
+            and len(order) == len(answers)
+            and arrow_text(submission[id_column]) is not None
+            and answers[id_column].dtype == submission[id_column].dtype
+        )
+        moved = [c for c in columns if not (reuse and c == id_column)]
+        aligned = submission[moved].assign(**{c: v for c, v in replaced.items() if c in moved}).take(order)
+        aligned = aligned.set_axis(pd.Index(order, name="row"), axis=0)
+        if reuse:
+            aligned = aligned.assign(**{id_column: answers[id_column].set_axis(aligned.index)})[columns]
     aligned.attrs["id_columns"] = id_columns
     answers = answers.reset_index(drop=True)
     if options.row_mask is not None:

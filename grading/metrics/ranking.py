@@ -2,6 +2,10 @@
 
 Cells hold space-separated labels, best first. MAP@K is computed on integer-coded (row, label)
 pairs in numpy, so a million-row submission scores in about the time pandas needs to split it.
+When every answer is a single label (the usual case: one whale, one hotel) only the place of
+that label among the predictions matters; on Arrow-backed text it is found on the column's
+byte buffer (:func:`grading.metrics.arrowtext.first_token_match`), with no Python string per
+row.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from grading.metrics.arrowtext import arrow_text, first_token_match
 from grading.metrics.base import invalid_cell, undefined_metric
 from grading.metrics.tokens import split_tokens, token_codes
 
@@ -122,12 +127,36 @@ def _single_label_ap(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | 
     whole token with ``str.find`` and counting the spaces before it gives that place without
     splitting a million cells into lists.
     """
-    labels = _texts(truth)
-    if any(" " in label for label in labels):
-        return None
-    rank = np.fromiter(map(_rank_of, _texts(pred), labels), dtype=np.int64, count=len(labels))
+    rank = _single_label_rank_arrow(truth, pred, k)
+    if rank is None:
+        labels = _texts(truth)
+        if any(" " in label for label in labels):
+            return None
+        rank = np.fromiter(map(_rank_of, _texts(pred), labels), dtype=np.int64, count=len(labels))
     hit = (rank >= 0) & (rank < k)
     return np.divide(1.0, rank + 1.0, out=np.zeros(len(rank)), where=hit)
+
+
+def _single_label_rank_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | None:
+    """Per row, the place of the one true label among the first ``k`` predicted tokens.
+
+    The Arrow-backed counterpart of :func:`_rank_of` over whole columns (missing cells as
+    ``""``), by :func:`grading.metrics.arrowtext.first_token_match`. Returns -1 where the label
+    is not among them, and ``None`` when a column is not Arrow-backed text or an answer holds
+    several labels, so the caller takes the general path.
+    """
+    if k < 1:
+        return None
+    truth_text, pred_text = arrow_text(truth), arrow_text(pred)
+    if truth_text is None or pred_text is None or len(truth_text) != len(pred_text):
+        return None
+    import pyarrow.compute as pc  # arrow_text returned arrays, so pyarrow is installed
+
+    if truth_text.null_count:
+        truth_text = pc.fill_null(truth_text, "")
+    if pred_text.null_count:
+        pred_text = pc.fill_null(pred_text, "")
+    return first_token_match(pred_text, truth_text, k)
 
 
 def _count_inversions(ranks: list[int]) -> int:

@@ -8,6 +8,7 @@ import importlib
 import pytest
 
 MODULES = [
+    "grading.metrics.arrowtext",
     "grading.metrics.classification",
     "grading.metrics.detection",
     "grading.metrics.masks",
