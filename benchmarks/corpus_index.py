@@ -9,13 +9,18 @@ from ``../shared/data/partial-copies``, hard partial copies and real AIDE soluti
 
 Printed figures:
 
-- build throughput (notebooks/s) and the build's peak memory (parent process and largest worker);
+- build throughput (notebooks/s), CPU seconds per notebook (parent and workers together, so a
+  figure that does not depend on what else the machine runs), the load average before and after
+  the build, and the build's peak memory (parent process and largest worker);
 - query latency of one agent run, measured in a fresh process: retrieval alone
   (``CorpusIndex.candidates`` at containment 0.3) and full exact reports with the copy detector's
   scores (``CorpusIndex.compare`` with each ``--tops`` value), cold (first query, index just
-  opened) and warm (median and max over the runs), with the number of flagged pairs; the same
-  queries without the copy detector, for its share; the number of candidates at containment 0.3
-  and 0.05, and the query process's peak memory;
+  opened) and warm (median and max over the runs), with the number of flagged pairs, and the
+  same with the largest ``top`` and no further sources (``sources=0``); for each setting, the
+  agent files with a flagged pair out of those any setting flags, and those whose best score is
+  the highest any setting found (does a smaller ``top`` lose a flagged copy?); the same queries
+  without the copy detector, for its share; the number of candidates at containment 0.3 and
+  0.05, and the query process's peak memory;
 - recall against brute force for pairs with agent containment >= 0.3: a uniform sample of
   ``--sample`` references is re-read from disk and fingerprinted from scratch, every agent file
   is compared with each of them (Dolos figures from :func:`audit.similarity.dolos_metrics`), and
@@ -53,7 +58,7 @@ from audit.notebooks import read_notebook  # noqa: E402
 from audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
 from audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
 from audit.similarity import corpus_index as corpus_index_module  # noqa: E402
-from audit.similarity.corpus_index import build_corpus_index, load_corpus_index  # noqa: E402
+from audit.similarity.corpus_index import DEFAULT_SOURCES, build_corpus_index, load_corpus_index  # noqa: E402
 from audit.similarity.tokenize import tokenize_text  # noqa: E402
 from audit.units import CodeUnit  # noqa: E402
 
@@ -61,6 +66,20 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)", re.MULTILINE)
 _KEEP = {"self", "cls", "True", "False", "None", "print", "len", "range", "np", "pd", "plt", "sns", "os", "sys"}
 _PER_FOLDER = 1000
+
+
+def _label(setting: tuple[int, int]) -> str:
+    return f"top={setting[0]}, sources={setting[1]}"
+
+
+def _cpu_seconds() -> float:
+    """User and system CPU time of this process and its reaped children."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _loads(values: tuple[float, float, float]) -> str:
+    return "/".join(f"{v:.1f}" for v in values)
 
 
 def _peak_mb(who: int) -> float:
@@ -157,15 +176,24 @@ def phase_query(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     index = load_corpus_index(args.workdir / "corpus.index")
     opened = time.perf_counter() - started
-    full: dict[int, list[float]] = {top: [] for top in args.tops}
-    flagged: dict[int, int] = {top: 0 for top in args.tops}
+    # Each --tops value with the library's further sources, and the widest one without them
+    # (the library's behaviour before further sources, and the old default top=50).
+    settings = [(top, DEFAULT_SOURCES) for top in args.tops] + [(max(args.tops), 0)]
+    full: dict[tuple[int, int], list[float]] = {s: [] for s in settings}
+    flagged: dict[tuple[int, int], int] = {s: 0 for s in settings}
+    # per setting: for each (run, agent file), whether it has a flagged pair and its best score
+    best: dict[tuple[int, int], list[tuple[bool, float]]] = {s: [] for s in settings}
     retrieval, counts = [], []
     for run in runs:
-        for top in args.tops:
+        for top, sources in settings:
             start = time.perf_counter()
-            report = index.compare(run, top=top)
-            full[top].append(time.perf_counter() - start)
-            flagged[top] += sum(p.flagged for p in report.pairs)
+            report = index.compare(run, top=top, sources=sources)
+            full[(top, sources)].append(time.perf_counter() - start)
+            flagged[(top, sources)] += sum(p.flagged for p in report.pairs)
+            for unit in run:
+                pairs = [p for p in report.pairs if p.agent_path == unit.path]
+                best[(top, sources)].append((any(p.flagged for p in pairs),
+                                             max((p.score for p in pairs), default=0.0)))
         start = time.perf_counter()
         found = [index.candidates(unit, min_containment=0.3) for unit in run]
         retrieval.append(time.perf_counter() - start)
@@ -184,11 +212,23 @@ def phase_query(args: argparse.Namespace) -> None:
     finally:
         corpus_index_module._DetectorQuery.evidence = evidence
     index.close()
+    # an agent file counts as flagged when any setting flags one of its pairs
+    anywhere = [any(best[setting][i][0] for setting in settings) for i in range(len(best[settings[0]]))]
+    top_score = [max(best[setting][i][1] for setting in settings) for i in range(len(anywhere))]
+    agreement = {}
+    for setting in settings:
+        agreement[_label(setting)] = {
+            "files_flagged": sum(f for f, _ in best[setting]),
+            "files_flagged_anywhere": sum(anywhere),
+            "same_best_score": sum(abs(b - t) < 1e-12 for (_, b), t in zip(best[setting], top_score)),
+            "files": len(anywhere),
+        }
     print(json.dumps({
         "open_s": opened,
-        "compare": {str(top): {"cold_s": times[0], "warm_median_s": statistics.median(times[1:] or times),
-                               "warm_max_s": max(times[1:] or times), "flagged": flagged[top]}
-                    for top, times in full.items()},
+        "agreement": agreement,
+        "compare": {_label(setting): {"cold_s": times[0], "warm_median_s": statistics.median(times[1:] or times),
+                                      "warm_max_s": max(times[1:] or times), "flagged": flagged[setting]}
+                    for setting, times in full.items()},
         "without_detector_median_s": statistics.median(without),
         "retrieval_run_median_s": statistics.median(retrieval),
         "retrieval_run_max_s": max(retrieval),
@@ -264,7 +304,7 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--jobs", type=int, default=2, help="worker processes for the build")
     parser.add_argument("--runs", type=int, default=12, help="agent runs (three files each) to query")
-    parser.add_argument("--tops", type=int, nargs="+", default=[5, 20],
+    parser.add_argument("--tops", type=int, nargs="+", default=[5, 10, 20, 50],
                         help="pairs scored exactly per agent file (compare(top=...)), one measurement each")
     parser.add_argument("--sample", type=int, default=2000, help="references re-read for the recall check")
     parser.add_argument("--lsh-ensemble", action="store_true", help="also measure datasketch MinHashLSHEnsemble")
@@ -288,29 +328,38 @@ def main() -> None:
         print(f"corpus: {args.n} synthetic notebooks in {corpus} (generated in {time.perf_counter() - start:.0f} s)")
         index_path = workdir / "corpus.index"
         index_path.unlink(missing_ok=True)
+        load_before = os.getloadavg()
+        cpu_before = _cpu_seconds()
         start = time.perf_counter()
         summary = build_corpus_index([corpus], index_path, jobs=args.jobs)
         seconds = time.perf_counter() - start
+        cpu = _cpu_seconds() - cpu_before  # the workers are reaped when the build's pool closes
         size = index_path.stat().st_size
         print(f"build:   {summary.added} notebooks in {seconds:.1f} s = {summary.added / seconds:.0f} notebooks/s "
               f"with {args.jobs} workers ({len(summary.skipped)} skipped); index {size / 1e6:.0f} MB "
               f"({size / max(summary.added, 1) / 1e3:.1f} kB/notebook); peak RSS {_peak_mb(resource.RUSAGE_SELF):.0f} MB "
-              f"(largest worker {_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB); {os.cpu_count()} cpus, load average "
-              f"{os.getloadavg()[0]:.1f}")
+              f"(largest worker {_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB)")
+        print(f"         {cpu:.0f} CPU s = {cpu / max(summary.added, 1) * 1000:.1f} CPU ms/notebook (parent and workers; "
+              f"{os.cpu_count()} cpus would give {os.cpu_count() * max(summary.added, 1) / max(cpu, 1e-9):.0f} "
+              f"notebooks/s unshared); load average (1/5/15 min) {_loads(load_before)} before, "
+              f"{_loads(os.getloadavg())} after")
         query = subprocess.run(
             [sys.executable, __file__, "--phase", "query", "--workdir", str(workdir), "--data", str(args.data),
              "--runs", str(args.runs), "--seed", str(args.seed), "--tops", *map(str, args.tops)],
             check=True, capture_output=True, text=True,
         )
         q = json.loads(query.stdout.strip().splitlines()[-1])
-        print(f"query:   one agent run = 3 files; index opened in {q['open_s'] * 1000:.0f} ms; query process peak "
+        print(f"query:   load average {_loads(os.getloadavg())}; one agent run = 3 files; index opened in {q['open_s'] * 1000:.0f} ms; query process peak "
               f"{q['peak_mb']:.0f} MB")
         print(f"         retrieval only (candidates >= 0.3 for the 3 files): median {q['retrieval_run_median_s']:.3f} s, "
               f"max {q['retrieval_run_max_s']:.3f} s")
-        for top, figures in q["compare"].items():
-            print(f"         compare(run, top={top}) with exact pair reports and copy scores: cold "
+        for label, figures in q["compare"].items():
+            same = q["agreement"][label]
+            print(f"         compare(run, {label}) with exact pair reports and copy scores: cold "
                   f"{figures['cold_s']:.3f} s, warm median {figures['warm_median_s']:.3f} s, max "
-                  f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs")
+                  f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs; "
+                  f"agent files flagged {same['files_flagged']} of the {same['files_flagged_anywhere']} any "
+                  f"setting flags ({same['files']} files); best score the highest found in {same['same_best_score']}")
         print(f"         the same with top={args.tops[0]} without the copy detector: median "
               f"{q['without_detector_median_s']:.3f} s")
         print(f"         candidates per file: >= 0.3 median {q['candidates_03_median']:.0f} (max "

@@ -57,7 +57,12 @@ def corpus() -> None:
     """Index reference notebooks once, then compare agent code against all of them quickly.
 
     An index stores every kernel's fingerprints (an inverted index for candidate retrieval,
-    and what exact scoring needs); `mleaudit similarity compare --index INDEX` uses it.
+    and what exact scoring needs); `mleaudit similarity compare --index INDEX` uses it. Per
+    agent file it scores the 5 references of highest agent containment and, with the copy
+    detector, the best reference of up to 3 further sources (kernels that are no fork of
+    those), which keeps one agent run under a second on a large corpus; the library's
+    `CorpusIndex.compare(top=..., sources=...)` takes other numbers (top=None scores every
+    candidate).
 
     Example:
 

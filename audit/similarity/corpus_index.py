@@ -18,6 +18,13 @@ needs, and answers a query in two steps:
    (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
    what brute force reports for that pair.
 
+On a large corpus only the first ``top`` candidates in report order are scored (default
+:data:`DEFAULT_TOP`), which are brute force's first ``top`` pairs. The forks of one popular
+kernel often fill those places while the kernel a partial copy came from ranks a little lower,
+so the copy detector also scores the best candidate of each of up to :data:`DEFAULT_SOURCES`
+further sources (candidates that are no fork of one already scored) and keeps the pairs it
+flags (:meth:`CorpusIndex.compare`).
+
 The copy detector (:mod:`audit.similarity.detect`) runs on the same candidates and gives the
 same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
 background model is an n-gram model of the *whole* corpus with each pair's reference and its
@@ -76,6 +83,14 @@ stay exact) and the new one is written. Re-adding an unchanged file is a
 no-op. Concurrent ``add`` calls on a Redis index may add different files; two writers changing the
 same file at once are not supported.
 
+Build speed. Worker processes index chunks of :data:`_CHUNK_FILES` files and sum the chunk's
+n-grams before handing them over, so the parent merges one small table per chunk (and writes
+the sum of many chunks with one statement per table); a segment's postings are cut from one
+sorted array. The first ``add`` into an empty SQLite index (a build) writes through SQLite's
+write-ahead log with ``synchronous = OFF`` and goes back to a rollback journal and
+``synchronous = NORMAL`` at the end (:class:`_BulkWrites`); later adds keep the rollback journal
+throughout. The stored layout does not depend on any of this (format version 2).
+
 Naming: a reference's *key* is its POSIX path relative to its corpus root (``owner/slug.ipynb``);
 a *posting key* is a fingerprint hash qualified by the reference's language.
 """
@@ -117,6 +132,8 @@ from audit.similarity.corpus import (
     reference_sort_key,
 )
 from audit.similarity.detect import (
+    MAX_SAMPLE_HOLDERS,
+    NEAR_DUPLICATE_CONTAINMENT,
     PROFILE_SCHEME,
     AgentQuery,
     Evidence,
@@ -130,13 +147,14 @@ from audit.similarity.detect import (
 from audit.similarity.index import FingerprintIndex, IndexedFile, Role
 from audit.similarity.pairs import PairReport, pair_report
 from audit.similarity.tokenize import TokenizedFile, tokenize_text
-from audit.similarity.winnow import HASH_MOD, fingerprint_tokens
+from audit.similarity.winnow import HASH_MOD, _kgram_selection, fingerprint_tokens
 from audit.units import CellRange, CodeUnit
 
 __all__ = [
     "CORPUS_INDEX_FORMAT",
     "CORPUS_INDEX_VERSION",
     "DEFAULT_MIN_CONTAINMENT",
+    "DEFAULT_SOURCES",
     "DEFAULT_TOP",
     "AddSummary",
     "CorpusIndex",
@@ -162,7 +180,16 @@ DEFAULT_MIN_CONTAINMENT = 0.05
 #: Pairs scored exactly per agent unit by :meth:`CorpusIndex.compare` unless told otherwise:
 #: structural fingerprints are generic, so on a large corpus tens of thousands of references pass
 #: any containment threshold that partial copies also pass, and scoring all of them takes minutes.
-DEFAULT_TOP = 50
+#: Five keeps one agent run of a few files under a second on a quarter of a million notebooks
+#: (``benchmarks/corpus_index.py``); the further sources below keep the flagged copies that a
+#: larger ``top`` finds.
+DEFAULT_TOP = 5
+#: Further sources the copy detector scores per agent unit, past the first ``top`` candidates
+#: (:meth:`CorpusIndex.compare`).
+DEFAULT_SOURCES = 3
+#: Candidates past ``top`` looked at for further sources (the forks of one popular kernel can
+#: fill hundreds of places).
+_SOURCE_WINDOW = 1000
 #: References per segment written by one flush of ``add``.
 SEGMENT_DOCS = 8192
 #: Tokenizer whose fingerprints the index stores (Dolos 3.5.1 node-type tokens).
@@ -174,13 +201,20 @@ _KEY_STRIDE = 1 << 25
 #: language's, so the near-duplicates of a reference are found from the postings.
 _SAMPLE_CODE = 1 << 10
 _PROFILE_MAGIC = b"MLDP\x01"
-#: n-gram rows collected from added files before they are written (about 16 bytes each).
+#: n-gram rows collected from added files before they are written (about 24 bytes each).
 _GRAM_BUFFER = 2_000_000
+#: Files a worker indexes per task (their n-grams are summed before they reach the parent).
+_CHUNK_FILES = 32
 #: Token-only profiles kept between queries of one open index (about 50 kB each with their
 #: n-gram sets).
 _TOKEN_PROFILE_CACHE = 1024
-#: Sampled 8-gram postings kept between queries of one open index.
+#: Sampled 8-gram postings kept between queries of one open index, and the most reference ids
+#: they may hold together (int32: 80 MB).
 _SAMPLE_HOLDER_CACHE = 65536
+_SAMPLE_HOLDER_IDS = 20_000_000
+#: Sampled values held by up to this share of the corpus count in the test for a reference's
+#: forks when further sources are chosen (values of common code say nothing about forks).
+_FAMILY_HOLDERS = 0.1
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _RECORD_MAGIC = b"MLCR\x01"
 #: A record never decompresses past this (a hostile index cannot exhaust memory).
@@ -451,6 +485,27 @@ def _encode_postings(docs: np.ndarray, counts: np.ndarray, token: Any = None) ->
                     counts=np.asarray(counts, dtype="<u4" if wide else "<u2").tobytes(), wide=wide)
 
 
+def _segment_postings(keys: np.ndarray, docs: np.ndarray, counts: np.ndarray) -> list[tuple[int, _Posting]]:
+    """One postings entry per distinct key of a segment, from the segment's (key, reference id,
+    count) rows sorted by key (ids ascending within a key); equal to :func:`_encode_postings` of
+    each key's rows, built from two joined buffers rather than per key."""
+    if not keys.size:
+        return []
+    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
+    stops = np.append(starts[1:], keys.size)
+    wide = np.maximum.reduceat(counts, starts) > 0xFFFF
+    doc_bytes = np.asarray(docs, dtype="<i4").tobytes()
+    # narrow counts as uint16 and, for the few keys that need it, uint32
+    narrow = np.asarray(np.minimum(counts, 0xFFFF), dtype="<u2").tobytes()
+    postings = []
+    for key, start, stop, is_wide in zip(keys[starts].tolist(), starts.tolist(), stops.tolist(), wide.tolist()):
+        count_bytes = (np.asarray(counts[start:stop], dtype="<u4").tobytes() if is_wide
+                       else narrow[2 * start : 2 * stop])
+        postings.append((key, _Posting(token=None, docs=doc_bytes[4 * start : 4 * stop], counts=count_bytes,
+                                       wide=is_wide)))
+    return postings
+
+
 def _pack_posting(posting: _Posting) -> bytes:
     """A postings entry as one value (Redis lists hold one bytes value per item)."""
     return (b"\x04" if posting.wide else b"\x02") + len(posting.docs).to_bytes(4, "little") + posting.docs + posting.counts
@@ -574,77 +629,136 @@ def _dist_version(dist: str) -> str:
         return "unknown"
 
 
-# -- fingerprinting one reference (runs in worker processes) ------------------------------------
+# -- fingerprinting references (runs in worker processes) --------------------------------------
 
-#: What a worker returns: ("indexed", key, sha256, text_sha256, language, n_fingerprints, record,
-#: unique hashes (int64 bytes), their counts (int64 bytes), detector data), ("unchanged", key) or
-#: ("skipped", key, reason). The detector data of a Python reference is (profile record, its
-#: distinct n-gram keys and their context keys (int64 bytes), its sampled 8-grams (int64
-#: bytes)); other languages have None.
+#: What a worker returns per file: ("indexed", key, sha256, text_sha256, language,
+#: n_fingerprints, record, unique hashes (int64 bytes), their counts (int64 bytes), detector
+#: data), ("unchanged", key) or ("skipped", key, reason). The detector data of a Python reference
+#: is (profile record, its sampled 8-grams (int64 bytes)); other languages have None. The
+#: references' n-grams are not in the results: a worker sums them over its chunk of files
+#: (:func:`_index_chunk`).
 _Result = tuple
 
 
-def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, bytes, bytes] | None:
-    """What the copy detector stores of one reference (Python only; it lexes Python)."""
+def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, np.ndarray, np.ndarray] | None:
+    """What the copy detector stores of one reference (Python only; it lexes Python): its
+    profile record, its sampled 8-grams (int64 bytes), and its distinct n-gram keys with their
+    context keys (for the corpus's n-gram table)."""
     if unit.language != "python":
         return None
     profile = profile_code(unit.text, key)
     grams, contexts = profile.grams()
-    return (_encode_profile(profile, len(unit.text)), grams.astype(np.int64).tobytes(),
-            contexts.astype(np.int64).tobytes(), profile.sample().astype(np.int64).tobytes())
+    return (_encode_profile(profile, len(unit.text)), profile.sample().astype(np.int64).tobytes(),
+            grams.astype(np.int64), contexts.astype(np.int64))
 
 
 def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray, int]:
     """Tokenize and winnow one reference: its record, fingerprint hashes (document order) and count."""
     tokens = tokenize_text(unit.text, unit.language, unit.path)
-    fingerprints = fingerprint_tokens(tokens.tokens, k, w)
-    n = len(fingerprints)
-    hashes = np.array([f.hash for f in fingerprints], dtype=np.int64)
-    kgram_starts = [f.start for f in fingerprints]
+    # The tokenizer's own token hashes and the array form of winnowing: what
+    # FingerprintIndex.add_reference selects for brute force, without building a Fingerprint
+    # object per k-gram or hashing the token strings again.
+    positions, values = _kgram_selection(tokens.token_hashes, k, w)
+    hashes = np.asarray(values, dtype=np.int64)
     starts, ends = tokens.starts, tokens.ends
     # The tokenizer already knows whether its regions are in document order and where lines
     # start; ask it rather than redo the work on every reference.
     ordered = tokens.ordered_regions
-    lines = tokens.line_offsets
     record = _encode_record(
         language=unit.language,
         source=unit.source,
         hashes=hashes,
-        kgram_starts=np.array(kgram_starts, dtype=np.int64),
-        span_starts=np.array([starts[s] for s in kgram_starts], dtype=np.int64),
-        span_ends=np.array([ends[s + k - 1] for s in kgram_starts], dtype=np.int64),
-        lines=lines,
+        kgram_starts=np.asarray(positions, dtype=np.int64),
+        span_starts=np.array([starts[s] for s in positions], dtype=np.int64),
+        span_ends=np.array([ends[s + k - 1] for s in positions], dtype=np.int64),
+        lines=tokens.line_offsets,
         cells=unit.cells,
         # Regions out of document order: a fragment's span is then the min/max over its tokens,
         # which needs every token's offsets.
         token_starts=None if ordered else starts,
         token_ends=None if ordered else ends,
     )
-    return record, hashes, n
+    return record, hashes, len(positions)
 
 
-def _index_file(task: tuple) -> _Result:
-    """Worker: read, hash, decode and fingerprint one file (``task`` = path, key, max_bytes, k,
-    window, sha256 of the indexed version or "")."""
-    path, key, max_bytes, k, w, known_sha = task
+def _index_file(path: str, key: str, max_bytes: int, k: int, w: int, known_sha: str
+                ) -> tuple[_Result, tuple[np.ndarray, np.ndarray] | None]:
+    """Read, hash, decode and fingerprint one file (``known_sha``: sha256 of the indexed
+    version, or ""): its result and, for a Python reference, its distinct n-grams and their
+    contexts."""
     data = read_reference_bytes(path, key, max_bytes=max_bytes)
     if isinstance(data, Skipped):
-        return ("skipped", key, data.reason)
+        return ("skipped", key, data.reason), None
     sha = hashlib.sha256(data).hexdigest()
     if sha == known_sha:
-        return ("unchanged", key)
+        return ("unchanged", key), None
     unit = decode_reference(data, key)
     if isinstance(unit, Skipped):
-        return ("skipped", key, unit.reason)
+        return ("skipped", key, unit.reason), None
     try:
         record, hashes, n = _fingerprint_unit(unit, k, w)
         detector = _detector_data(unit, key)
     except Exception as exc:  # noqa: BLE001 - one hostile file must not stop a corpus build
         logger.warning("cannot fingerprint %s: %s", key, exc)
-        return ("skipped", key, f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
+        return ("skipped", key, f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})"), None
     unique, counts = np.unique(hashes, return_counts=True)
-    return ("indexed", key, sha, _text_sha256(unit.text), unit.language, n, record,
-            unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes(), detector)
+    result = ("indexed", key, sha, _text_sha256(unit.text), unit.language, n, record,
+              unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes(),
+              None if detector is None else detector[:2])
+    return result, None if detector is None else detector[2:]
+
+
+def _sum_grams(keys: Sequence[np.ndarray], contexts: Sequence[np.ndarray], deltas: Sequence[np.ndarray]
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Document-frequency changes summed per n-gram key.
+
+    Parameters
+    ----------
+    keys, contexts, deltas : sequences of int64 arrays
+        Aligned parts: n-gram keys, the context key of each, and the change of its document
+        frequency (+1 per file that adds it, -1 per file that takes it out, or sums of these).
+
+    Returns
+    -------
+    tuple of ndarray
+        Sorted distinct keys whose change is not zero, their contexts and their changes.
+    """
+    if not keys:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty
+    all_keys = np.concatenate(keys)
+    all_contexts = np.concatenate(contexts)
+    all_deltas = np.concatenate(deltas)
+    order = np.argsort(all_keys, kind="stable")
+    sorted_keys = all_keys[order]
+    first = np.flatnonzero(np.concatenate(([True], sorted_keys[1:] != sorted_keys[:-1]))) if sorted_keys.size else \
+        np.zeros(0, np.int64)
+    summed = np.add.reduceat(all_deltas[order], first) if first.size else np.zeros(0, np.int64)
+    unique = sorted_keys[first]
+    # An n-gram's key is a hash of its context's key and its last token: one context per key.
+    context = all_contexts[order][first]
+    changed = summed != 0
+    return unique[changed], context[changed], summed[changed].astype(np.int64)
+
+
+def _index_chunk(task: tuple) -> tuple[list[_Result], bytes, bytes, bytes]:
+    """Worker: index a chunk of files (``task`` = ((path, key, sha256 of the indexed version or
+    ""), ...), max_bytes, k, window, the index's languages). Returns the files' results in
+    order and the n-grams of the chunk's Python references summed (keys, contexts, counts as
+    int64 bytes), so the parent merges one small table per chunk rather than one per file."""
+    files, max_bytes, k, w, languages = task
+    results: list[_Result] = []
+    keys: list[np.ndarray] = []
+    contexts: list[np.ndarray] = []
+    for path, key, known_sha in files:
+        result, grams = _index_file(path, key, max_bytes, k, w, known_sha)
+        results.append(result)
+        # A reference in a language the index was not built for is skipped by the parent.
+        if grams is not None and result[4] in languages:
+            keys.append(grams[0])
+            contexts.append(grams[1])
+    unique, context, counts = _sum_grams(keys, contexts, [np.ones(g.size, np.int64) for g in keys])
+    return results, unique.tobytes(), context.tobytes(), counts.tobytes()
 
 
 # -- storage backends --------------------------------------------------------------------------
@@ -1378,8 +1492,9 @@ class _DetectorQuery:
         self.boilerplate = index._boilerplate_profiles()
         self._profiles: dict[int, tuple[Profile, int] | None] = {}
         self._left_out: dict[int, Profile] = {}
-        self._holders: dict[int, np.ndarray] = {}
+        self._holders: dict[int, tuple[int, np.ndarray | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
+        self._families: dict[int, np.ndarray] = {}
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -1399,8 +1514,9 @@ class _DetectorQuery:
                 self._profiles[doc] = _decode_profile(blob, path, f"{self._index.path}: {path}")
         return {doc: self._profiles[doc] for doc in docs if self._profiles.get(doc) is not None}  # type: ignore[misc]
 
-    def left_out(self, docs: Sequence[int]) -> list[Profile]:
-        """Token-only profiles of the files left out of a background (full ones when read)."""
+    def token_profiles(self, docs: Sequence[int]) -> dict[int, Profile]:
+        """Token-only profiles of ``docs`` (full ones when read; docs without a profile are
+        left out)."""
         cache = self._index._token_profiles
         for doc in docs:
             if doc not in self._left_out and doc in cache:
@@ -1416,33 +1532,117 @@ class _DetectorQuery:
                 self._left_out[doc] = cache[doc] = profile
             while len(cache) > _TOKEN_PROFILE_CACHE:
                 cache.popitem(last=False)
-        out = []
+        out = {}
         for doc in docs:
             full = self._profiles.get(doc)
             if full is not None:
-                out.append(full[0])
+                out[doc] = full[0]
             elif doc in self._left_out:
-                out.append(self._left_out[doc])
+                out[doc] = self._left_out[doc]
         return out
 
-    def _holders_of(self, values: np.ndarray) -> dict[int, np.ndarray]:
+    def left_out(self, docs: Sequence[int]) -> list[Profile]:
+        """Token-only profiles of the files left out of a background (full ones when read)."""
+        found = self.token_profiles(docs)
+        return [found[doc] for doc in docs if doc in found]
+
+    def distinct_sources(self, chosen: Sequence[int], more: Sequence[int], limit: int) -> list[int]:
+        """Up to ``limit`` of ``more`` (in their order) that are near-duplicates neither of a
+        chosen reference nor of each other: the next best reference of each further source."""
+        if limit <= 0 or not more:
+            return []
+        excluded = np.zeros(self._sample_sizes.size, dtype=bool)
+        for doc in chosen:
+            # forks of a chosen reference are mostly forks of the one before it too
+            if not excluded[doc]:
+                excluded[self.family(doc)] = True
+        found: list[int] = []
+        for doc in more:
+            if excluded[doc]:
+                continue
+            family = self.family(doc)
+            if not family.size:
+                continue
+            found.append(doc)
+            excluded[family] = True
+            if len(found) == limit:
+                break
+        return found
+
+    def family(self, doc: int) -> np.ndarray:
+        """``doc`` and every reference that is a near-duplicate of it, as ids: one holds at least
+        :data:`~audit.similarity.detect.NEAR_DUPLICATE_CONTAINMENT` of the other's sampled
+        8-grams (the detector's test for forks, here over the values held by up to 10 % of the
+        corpus rather than 512 references, the other file's share scaled to the counted
+        values, and without the detector's cap on the number of forks, so that the forks of a
+        popular kernel are found). Empty for a reference without a sample (a few tokens: no
+        source of its own)."""
+        found = self._families.get(doc)
+        if found is None:
+            profile = self.token_profiles([doc]).get(doc)
+            sample = profile.sample() if profile is not None else np.zeros(0, np.int64)
+            cap = max(MAX_SAMPLE_HOLDERS, int(_FAMILY_HOLDERS * self._sample_sizes.size))
+            held = list(self._holders_of(sample, cap).values()) if sample.size else []
+            found = np.array([doc] if sample.size else [], dtype=np.int64)
+            if held:
+                # counting by id (ids are below the statistics' size): faster than sorting the
+                # holders of common values, which run to a large share of the corpus
+                counts = np.bincount(np.concatenate(held), minlength=self._sample_sizes.size)
+                others = np.flatnonzero(counts)
+                common = counts[others]
+                # only the counted share of each sample can be held in common
+                counted = len(held) / sample.size
+                theirs = self._sample_size(others) * counted
+                near = (common >= NEAR_DUPLICATE_CONTAINMENT * len(held)) | (
+                    (theirs > 0) & (common >= NEAR_DUPLICATE_CONTAINMENT * theirs))
+                found = np.union1d(found, others[near])
+            self._families[doc] = found
+        return found
+
+    def _holders_of(self, values: np.ndarray, cap: int = MAX_SAMPLE_HOLDERS) -> dict[int, np.ndarray]:
+        """``{value: ids of the references whose sample holds it}`` for the sampled 8-gram
+        ``values`` held by 1 to ``cap`` references. Values held by more are left out without
+        reading their postings (the detector's near-duplicate test ignores values held by more
+        than MAX_SAMPLE_HOLDERS references; common code is held by much of the corpus)."""
         cache = self._index._sample_holders
+        wanted: list[int] = []
         for value in values.tolist():
-            if value not in self._holders and value in cache:
-                self._holders[value] = cache[value]
-        wanted = [v for v in values.tolist() if v not in self._holders]
+            known = self._holders.get(value)
+            if known is None and value in cache:
+                known = self._holders[value] = cache[value]
+                cache.move_to_end(value)
+            if known is None or (known[1] is None and known[0] <= cap):
+                wanted.append(value)
         if wanted:
             code = _SAMPLE_CODE * _KEY_STRIDE
-            fetched = self._backend.postings([v + code for v in wanted])
+            unknown = [v for v in wanted if v not in self._holders]
+            frequency = self._backend.frequencies([v + code for v in unknown]) if unknown else {}
+            for value in unknown:
+                self._holders[value] = (frequency.get(value + code, 0), None)
+            fetch = {v for v in wanted if 0 < self._holders[v][0] <= cap}
+            fetched = self._backend.postings(sorted(v + code for v in fetch)) if fetch else {}
             for value in wanted:
-                entries = fetched.get(value + code, [])
-                docs = [posting.arrays(f"{self._index.path}: postings of sample {value}")[0] for posting in entries]
-                held = np.concatenate(docs).astype(np.int64) if docs else np.zeros(0, np.int64)
-                # ids past the statistics read for this query were added since; not live here
-                self._holders[value] = cache[value] = held[held < self._sample_sizes.size]
-            while len(cache) > _SAMPLE_HOLDER_CACHE:
-                cache.popitem(last=False)
-        return {v: self._holders[v] for v in values.tolist() if self._holders[v].size}
+                df, held = self._holders[value]
+                if value in fetch:
+                    entries = fetched.get(value + code, [])
+                    if any(len(posting.docs) % 4 for posting in entries):
+                        raise CorpusIndexError(f"{self._index.path}: corrupt postings entry of sample {value}")
+                    held = np.frombuffer(b"".join(posting.docs for posting in entries), dtype="<i4")
+                    # ids past the statistics read for this query were added since; not live here
+                    held = held[held < self._sample_sizes.size].astype(np.int32)
+                    self._index._sample_holder_ids += held.size
+                self._holders[value] = cache[value] = (df, held)
+                cache.move_to_end(value)
+            # a value of common code is held by a large share of the corpus: bound the ids kept
+            while cache and (len(cache) > _SAMPLE_HOLDER_CACHE or self._index._sample_holder_ids > _SAMPLE_HOLDER_IDS):
+                _, dropped = cache.popitem(last=False)[1]
+                self._index._sample_holder_ids -= 0 if dropped is None else dropped.size
+        found = {}
+        for value in values.tolist():
+            df, held = self._holders[value]
+            if held is not None and df <= cap and held.size:
+                found[value] = held
+        return found
 
     def _sample_size(self, docs: np.ndarray) -> np.ndarray:
         inside = (docs >= 0) & (docs < self._sample_sizes.size)
@@ -1510,6 +1710,36 @@ class _Retrieval:
         return self._reference
 
 
+class _BulkWrites:
+    """Faster writes to an SQLite index that holds no references yet (a ``build``), undone by
+    :meth:`close`.
+
+    The file goes to write-ahead logging with ``synchronous = OFF``: each flush of ``add`` is
+    still one atomic transaction (a crashed build leaves a consistent, partial index), but no
+    page is copied into a rollback journal first and no commit waits for the disk. ``close``
+    checkpoints the log into the file, returns to the rollback journal (one file, which a
+    read-only open needs) and to ``synchronous = NORMAL``, so the next commit syncs everything
+    (SQLite documents both pragmas: https://www.sqlite.org/pragma.html). Redis storage is left as
+    it is.
+    """
+
+    def __init__(self, backend: _Backend) -> None:
+        self.db = backend.db if isinstance(backend, _SQLiteBackend) else None
+        if self.db is not None:
+            self.db.execute("PRAGMA journal_mode = WAL")
+            self.db.execute("PRAGMA synchronous = OFF")
+
+    def close(self) -> None:
+        if self.db is None:
+            return
+        db, self.db = self.db, None
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        db.execute("PRAGMA journal_mode = DELETE")
+        db.execute("PRAGMA synchronous = NORMAL")
+
+
 class CorpusIndex:
     """An open corpus index. Get one from :func:`load_corpus_index` or :func:`create_corpus_index`.
 
@@ -1534,7 +1764,8 @@ class CorpusIndex:
         # Token-only profiles of recently read references (their n-gram sets are cached on them),
         # reused by later queries: forks of popular kernels come back in query after query.
         self._token_profiles: OrderedDict[int, Profile] = OrderedDict()
-        self._sample_holders: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._sample_holders: OrderedDict[int, tuple[int, np.ndarray | None]] = OrderedDict()
+        self._sample_holder_ids = 0
 
     # -- context management ----------------------------------------------------------------------
 
@@ -1713,17 +1944,18 @@ class CorpusIndex:
         # what queries cached describes the corpus before this call
         self._token_profiles.clear()
         self._sample_holders.clear()
+        self._sample_holder_ids = 0
         known = backend.lookup([key for _, key in tasks])
-        work = [(str(file), key, max_bytes, self._k, self._w, known.get(key, (0, "", 0))[1]) for file, key in tasks]
+        work = [(str(file), key, known.get(key, (0, "", 0))[1]) for file, key in tasks]
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "removed": 0}
         pending: list[tuple] = []
         gone: list[tuple[int, str, int]] = []  # (id, path, segment) of entries to remove
         newly_skipped: dict[str, str] = {s.path: s.reason for s in skipped}
 
-        # n-gram rows of added files wait here (a file's rows are about as large as its
-        # profile, so a segment's worth would not fit in memory); once the buffer is full they
-        # are written inside the transaction that the next flush commits.
-        grams: list[tuple[bytes, bytes, int]] = []
+        # n-gram rows of added files (summed per chunk by the workers) wait here; once the
+        # buffer is full they are summed and written inside the transaction that the next
+        # flush commits, so a committed segment always has its n-grams in the table.
+        grams: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         buffered = [0]
         writing = [False]
 
@@ -1743,6 +1975,7 @@ class CorpusIndex:
             if not pending and not gone and not newly_skipped and not grams and not writing[0]:
                 return
             start()
+            began = time.perf_counter()
             try:
                 self._remove_docs(gone)
                 write_grams()
@@ -1756,37 +1989,46 @@ class CorpusIndex:
                 raise
             finally:
                 writing[0] = False
+            logger.debug("%s: wrote %d references in %.2f s", self.path, len(pending), time.perf_counter() - began)
             pending.clear()
             gone.clear()
             newly_skipped.clear()
 
         all_skipped = [*skipped, *duplicates]
-        for done, result in enumerate(self._run(work, jobs), start=1):
-            kind, key = result[0], result[1]
-            if kind == "unchanged":
-                counts["unchanged"] += 1
-            elif kind == "skipped":
-                item = Skipped(path=key, reason=result[2])
-                all_skipped.append(item)
-                newly_skipped[key] = item.reason
-                if key in known:
-                    counts["removed"] += 1
-                    gone.append((known[key][0], key, known[key][2]))
-            else:
-                if result[4] not in self._languages:
-                    item = Skipped(path=key, reason=f"language {result[4]!r} is not one this index was built for")
-                    all_skipped.append(item)
-                    newly_skipped[key] = item.reason
-                    if key in known:
-                        counts["removed"] += 1
-                        gone.append((known[key][0], key, known[key][2]))
-                    continue
-                detector = result[9]
-                if detector is not None:
-                    grams.append((detector[1], detector[2], 1))
-                    buffered[0] += len(detector[1]) // 8
-                    result = result[:9] + ((detector[0], b"", b"", detector[3]),)
-                pending.append(result)
+        done = 0
+        # A first add (a build) writes without a rollback journal's double writes and without
+        # syncing each commit; there is nothing to lose if it stops half way.
+        bulk = _BulkWrites(backend) if backend.count_docs() == 0 else None
+        try:
+            for results, chunk_keys, chunk_contexts, chunk_counts in self._run(work, jobs, max_bytes):
+                if chunk_keys:
+                    grams.append((np.frombuffer(chunk_keys, dtype=np.int64), np.frombuffer(chunk_contexts, dtype=np.int64),
+                                  np.frombuffer(chunk_counts, dtype=np.int64)))
+                    buffered[0] += len(chunk_keys) // 8
+                for result in results:
+                    done += 1
+                    kind, key = result[0], result[1]
+                    if kind == "unchanged":
+                        counts["unchanged"] += 1
+                    elif kind == "skipped" or result[4] not in self._languages:
+                        reason = result[2] if kind == "skipped" else (
+                            f"language {result[4]!r} is not one this index was built for")
+                        all_skipped.append(Skipped(path=key, reason=reason))
+                        newly_skipped[key] = reason
+                        if key in known:
+                            counts["removed"] += 1
+                            gone.append((known[key][0], key, known[key][2]))
+                    else:
+                        pending.append(result)
+                        if key in known:
+                            counts["replaced"] += 1
+                            gone.append((known[key][0], key, known[key][2]))
+                        else:
+                            counts["added"] += 1
+                    if len(pending) >= SEGMENT_DOCS:
+                        flush()
+                    if progress is not None and (done % 256 == 0 or done == len(work)):
+                        progress(done, len(work))
                 if buffered[0] >= _GRAM_BUFFER:
                     try:
                         write_grams()
@@ -1794,16 +2036,10 @@ class CorpusIndex:
                         backend.rollback()
                         writing[0] = False
                         raise
-                if key in known:
-                    counts["replaced"] += 1
-                    gone.append((known[key][0], key, known[key][2]))
-                else:
-                    counts["added"] += 1
-            if len(pending) >= SEGMENT_DOCS:
-                flush()
-            if progress is not None and (done % 256 == 0 or done == len(work)):
-                progress(done, len(work))
-        flush()
+            flush()
+        finally:
+            if bulk is not None:
+                bulk.close()
         self._finish_add(new_roots)
         summary = AddSummary(
             skipped=tuple(sorted(all_skipped, key=lambda s: reference_sort_key(s.path))),
@@ -1815,73 +2051,68 @@ class CorpusIndex:
                     summary.seconds)
         return summary
 
-    @staticmethod
-    def _run(work: list[tuple], jobs: int) -> Iterator[_Result]:
+    def _run(self, work: list[tuple[str, str, str]], jobs: int, max_bytes: int
+             ) -> Iterator[tuple[list[_Result], bytes, bytes, bytes]]:
+        """Index ``work`` (path, key, indexed sha256) in chunks, in order, with ``jobs`` processes."""
+        languages = tuple(self._languages)
+        size = _CHUNK_FILES
+        if jobs > 1:
+            # small calls still give every worker several chunks
+            size = max(1, min(_CHUNK_FILES, len(work) // (4 * jobs)))
+        tasks = [(work[i : i + size], max_bytes, self._k, self._w, languages) for i in range(0, len(work), size)]
         if jobs <= 1 or len(work) < 2 * jobs:
-            yield from map(_index_file, work)
+            yield from map(_index_chunk, tasks)
             return
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
         with context.Pool(jobs) as pool:
             # imap keeps input order, so ids and segments do not depend on the number of workers.
-            yield from pool.imap(_index_file, work, chunksize=8)
+            yield from pool.imap(_index_chunk, tasks)
 
     def _write_segment(self, pending: list[tuple]) -> None:
         backend = self._backend
         segment = backend.allocate("segment", 1)
         first_id = backend.allocate("doc", len(pending))
-        docs = []
-        profiles = []
-        key_parts, doc_parts, count_parts = [], [], []
         ids = np.arange(first_id, first_id + len(pending), dtype=np.int64)
-        countable = np.zeros(len(pending), dtype=np.int64)
-        sampled = np.zeros(len(pending), dtype=np.int64)
-        for i, (_, key, sha, text_sha, language, n, record, unique_raw, counts_raw, detector) in enumerate(pending):
-            doc = int(ids[i])
-            docs.append((doc, key, sha, text_sha, language, record))
-            unique = np.frombuffer(unique_raw, dtype=np.int64)
-            counts = np.frombuffer(counts_raw, dtype=np.int64)
-            ignored = int(counts[np.isin(unique, self._boilerplate_hashes)].sum()) if self._boilerplate_hashes.size else 0
-            countable[i] = n - ignored
-            key_parts.append(unique + self._languages.index(language) * _KEY_STRIDE)
-            doc_parts.append(np.full(unique.size, doc, dtype=np.int64))
-            count_parts.append(counts)
-            if detector is not None:
-                profiles.append((doc, detector[0]))
-                sample = np.frombuffer(detector[3], dtype=np.int64)
-                sampled[i] = sample.size
-                # the sample's values go into the postings under their own code (count 1 each)
-                key_parts.append(sample + _SAMPLE_CODE * _KEY_STRIDE)
-                doc_parts.append(np.full(sample.size, doc, dtype=np.int64))
-                count_parts.append(np.ones(sample.size, dtype=np.int64))
-        postings: list[tuple[int, _Posting]] = []
-        if key_parts:
-            keys = np.concatenate(key_parts)
-            order = np.argsort(keys, kind="stable")  # stable: doc ids stay ascending per key
-            keys, docs_all, counts_all = keys[order], np.concatenate(doc_parts)[order], np.concatenate(count_parts)[order]
-            if keys.size:
-                bounds = np.flatnonzero(np.diff(keys)) + 1
-                starts = np.concatenate(([0], bounds))
-                stops = np.concatenate((bounds, [keys.size]))
-                for start, stop, key in zip(starts.tolist(), stops.tolist(), keys[starts].tolist()):
-                    postings.append((key, _encode_postings(docs_all[start:stop], counts_all[start:stop])))
+        docs = [(int(doc), key, sha, text_sha, language, record)
+                for doc, (_, key, sha, text_sha, language, _, record, _, _, _) in zip(ids, pending)]
+        profiles = [(int(doc), result[9][0]) for doc, result in zip(ids, pending) if result[9] is not None]
+        # Every reference's distinct hashes (under its language's code) and sampled 8-grams
+        # (under the sample code, count 1), in one array each, reference by reference.
+        codes = {language: n * _KEY_STRIDE for n, language in enumerate(self._languages)}
+        unique = [np.frombuffer(result[7], dtype=np.int64) for result in pending]
+        counts = [np.frombuffer(result[8], dtype=np.int64) for result in pending]
+        samples = [np.frombuffer(result[9][1], dtype=np.int64) if result[9] is not None else np.zeros(0, np.int64)
+                   for result in pending]
+        sizes = np.array([u.size for u in unique], dtype=np.int64)
+        sampled = np.array([v.size for v in samples], dtype=np.int64)
+        hash_keys = np.concatenate(unique) + np.repeat([codes[result[4]] for result in pending], sizes)
+        hash_counts = np.concatenate(counts)
+        hash_docs = np.repeat(ids, sizes)
+        countable = np.array([result[5] for result in pending], dtype=np.int64)
+        if self._boilerplate_hashes.size:
+            ignored = np.where(np.isin(np.concatenate(unique), self._boilerplate_hashes), hash_counts, 0)
+            countable -= np.bincount(np.repeat(np.arange(len(pending)), sizes), weights=ignored,
+                                     minlength=len(pending)).astype(np.int64)
+        keys = np.concatenate((hash_keys, np.concatenate(samples) + _SAMPLE_CODE * _KEY_STRIDE))
+        docs_all = np.concatenate((hash_docs, np.repeat(ids, sampled)))
+        counts_all = np.concatenate((hash_counts, np.ones(int(sampled.sum()), np.int64)))
+        # stable: doc ids stay ascending per key
+        order = np.argsort(keys, kind="stable")
+        postings = _segment_postings(keys[order], docs_all[order], counts_all[order])
         backend.write_segment(segment, docs, postings, _encode_stats(ids, countable, sampled))
         if profiles:
             backend.write_profiles(profiles)
 
-    def _apply_grams(self, parts: list[tuple[bytes, bytes, int]]) -> None:
-        """Add files' n-grams to the table (sign +1) or take them out (-1): ``parts`` holds each
-        file's distinct n-gram keys and context keys (int64 bytes) with its sign."""
+    def _apply_grams(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> None:
+        """Change the n-gram table by ``parts``: (n-gram keys, their context keys, the change of
+        each one's document frequency), int64 arrays; a file added is +1 for each of its distinct
+        n-grams, a file taken out -1."""
         if not parts:
             return
-        keys = np.concatenate([np.frombuffer(k, dtype=np.int64) for k, _, _ in parts])
-        contexts = np.concatenate([np.frombuffer(c, dtype=np.int64) for _, c, _ in parts])
-        signs = np.concatenate([np.full(len(k) // 8, sign, dtype=np.int64) for k, _, sign in parts])
-        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        deltas = np.bincount(inverse, weights=signs, minlength=unique.size).astype(np.int64)
-        changed = deltas != 0
-        if changed.any():
-            self._backend.apply_grams(unique[changed], contexts[first][changed], deltas[changed])
+        keys, contexts, deltas = _sum_grams(*zip(*parts))
+        if keys.size:
+            self._backend.apply_grams(keys, contexts, deltas)
 
     def _remove_docs(self, gone: list[tuple[int, str, int]]) -> None:
         """Take references out of the postings, segment statistics and n-gram table, then delete them."""
@@ -1892,7 +2123,7 @@ class CorpusIndex:
         records = backend.records([doc for doc, _, _ in gone])
         stored_profiles = backend.profiles([doc for doc, _, _ in gone])
         keys: set[int] = set()
-        grams: list[tuple[bytes, bytes, int]] = []
+        grams: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         for doc, (path, blob) in records.items():
             record = _decode_record(blob, f"{self.path}: {path}", self._k)
             code = self._languages.index(record.language) * _KEY_STRIDE
@@ -1901,7 +2132,7 @@ class CorpusIndex:
                 profile, _ = _decode_profile(stored_profiles[doc], path, f"{self.path}: {path}")
                 keys.update((profile.sample() + _SAMPLE_CODE * _KEY_STRIDE).tolist())
                 gram_keys, gram_contexts = profile.grams()
-                grams.append((gram_keys.tobytes(), gram_contexts.tobytes(), -1))
+                grams.append((gram_keys, gram_contexts, np.full(gram_keys.size, -1, dtype=np.int64)))
         self._apply_grams(grams)
         for key, entries in backend.postings(sorted(keys)).items():
             for posting in entries:
@@ -2127,6 +2358,7 @@ class CorpusIndex:
         *,
         min_containment: float = DEFAULT_MIN_CONTAINMENT,
         top: int | None = DEFAULT_TOP,
+        sources: int = DEFAULT_SOURCES,
         include_corpus_skipped: bool = True,
     ) -> SimilarityReport:
         """Compare agent code with the indexed corpus: :func:`audit.similarity.compare` on the candidates.
@@ -2146,7 +2378,17 @@ class CorpusIndex:
             Score only the first ``top`` candidates per agent unit in report order (agent
             containment is known exactly before scoring), which bounds the time on a large
             corpus: the pairs are then exactly brute force's first ``top`` pairs of that unit
-            (among those above the threshold). ``None`` scores every candidate.
+            (among those above the threshold). ``None`` scores every candidate (minutes on a
+            corpus of 10**5 notebooks). Each scored pair costs about 10-30 ms, most of it the copy
+            detector's background and the fragments; the default 5 keeps a run of a few files
+            under a second on a quarter of a million notebooks.
+        sources : int, default DEFAULT_SOURCES
+            With ``top``, also look at the next candidates (up to 1,000 more) for references
+            that are not forks of those already scored (the detector's near-duplicate test on
+            sampled 8-grams), take the first ``sources`` of them, one per further source, and
+            add each pair the copy detector flags. Forks of one popular kernel often fill the first
+            ``top`` places while the kernel a partial copy came from ranks just below; ``0``
+            scores the first ``top`` candidates only.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
@@ -2160,7 +2402,9 @@ class CorpusIndex:
             ``evidence_fragments`` for Python pairs, whose background is the whole indexed
             corpus (see the module docstring). A pair the detector flags is kept below
             ``display_threshold`` when it is a candidate (brute force keeps every flagged pair;
-            the index only scores candidates). ``corpus_digest`` is the index's.
+            the index only scores candidates). With ``top``, the pairs are the first ``top``
+            candidates' in report order plus the flagged pairs of further sources.
+            ``corpus_digest`` is the index's.
 
         Raises
         ------
@@ -2172,40 +2416,68 @@ class CorpusIndex:
         _check_fraction("min_containment", min_containment)
         if top is not None and top < 1:
             raise CorpusIndexError(f"top must be >= 1, got {top}")
+        if isinstance(sources, bool) or not isinstance(sources, int) or sources < 0:
+            raise CorpusIndexError(f"sources must be an integer >= 0, got {sources!r}")
         threshold = max(float(min_containment), float(options.display_threshold))
         agent_index = FingerprintIndex(self._k, self._w)
         stats = self._stats()
         skipped: list[Skipped] = list(self.skipped()) if include_corpus_skipped else []
         chosen: list[tuple[CodeUnit, IndexedFile, list[int], frozenset[int]]] = []
+        further: list[list[int]] = []  # per unit: the next candidates, for further sources
+        paths: dict[int, str] = {}
+        window = 0 if top is None or not sources else _SOURCE_WINDOW
         for unit in agents:
             entry = self._agent_entry(unit, agent_index)
             if isinstance(entry, Skipped):
                 skipped.append(entry)
                 continue
             retrieval = self._retrieve(entry, unit.language, options, stats)
-            ranked = self._ranked(retrieval, threshold, top)
-            chosen.append((unit, entry, [doc for _, _, doc in ranked], retrieval.ignored))
-        references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}))
-        extra_ignored = self._common_hashes(references, options, stats[1])
+            ranked = self._ranked(retrieval, threshold, None if top is None else top + window)
+            paths.update((doc, path) for _, path, doc in ranked)
+            chosen.append((unit, entry, [doc for _, _, doc in ranked[:top]], retrieval.ignored))
+            further.append([doc for _, _, doc in ranked[top:]] if top is not None else [])
         # The copy detector reads Python: one profile per Python agent unit.
         python = [i for i, (unit, _, _, _) in enumerate(chosen) if unit.language == "python"]
         agent_profiles = {i: profile_code(chosen[i][0].text, chosen[i][0].path) for i in python}
         detector = _DetectorQuery(self, [agent_profiles[i] for i in python], stats[2]) if python else None
         position = {i: n for n, i in enumerate(python)}
+        masks: dict[int, bytearray | None] = {}
+        # Further sources: past the first `top` candidates, the best reference of each of up to
+        # `sources` other sources (not a fork of a reference already chosen), kept when the
+        # detector flags it. The first `top` candidates are often forks of one popular kernel
+        # while the kernel a partial copy came from ranks a little lower.
+        found_further: dict[tuple[int, int], tuple[Evidence, Profile, int]] = {}
+        for i, docs in enumerate(further):
+            if detector is None or i not in position or not docs:
+                continue
+            if detector.boilerplate:
+                masks[i] = boilerplate_mask(agent_profiles[i], detector.boilerplate)
+            candidates = detector.distinct_sources(chosen[i][2], docs, sources)
+            detector.profiles(candidates, paths)
+            for doc in candidates:
+                found = detector.evidence(position[i], doc, masks.get(i))
+                if found is not None and found[0].score >= options.score_threshold:
+                    found_further[(i, doc)] = found
+        references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}
+                                             | {doc for _, doc in found_further}))
+        extra_ignored = self._common_hashes(references, options, stats[1])
         pairs: list[PairReport] = []
         for i, (unit, entry, docs, ignored) in enumerate(chosen):
             ignored = ignored | extra_ignored
-            mask = None
-            if detector is not None and i in position and detector.boilerplate:
-                mask = boilerplate_mask(agent_profiles[i], detector.boilerplate)
+            if detector is not None and i in position and i not in masks:
+                masks[i] = boilerplate_mask(agent_profiles[i], detector.boilerplate) if detector.boilerplate else None
             if detector is not None and i in position:
                 detector.profiles([doc for doc in docs if references[doc][1].file.language == "python"],
                                   {doc: references[doc][0].path for doc in docs})
-            for doc in docs:
+            flagged_further = [doc for (j, doc) in found_further if j == i]
+            for doc in [*docs, *flagged_further]:
                 reference_unit, reference_entry = references[doc]
                 if reference_entry.file.language != unit.language:
                     continue
-                found = detector.evidence(position[i], doc, mask) if detector is not None and i in position else None
+                if (i, doc) in found_further:
+                    found = found_further[(i, doc)]
+                else:
+                    found = detector.evidence(position[i], doc, masks[i]) if detector is not None and i in position else None
                 evidence = reference_profile = None
                 if found is not None:
                     evidence, reference_profile, chars = found
@@ -2496,7 +2768,8 @@ def build_corpus_index(
         return index.add(directories, jobs=jobs, max_bytes=max_bytes, progress=progress)
     except BaseException:
         index.close()
-        Path(path).unlink(missing_ok=True)
+        for leftover in (Path(path), Path(f"{path}-wal"), Path(f"{path}-shm"), Path(f"{path}-journal")):
+            leftover.unlink(missing_ok=True)
         raise
     finally:
         index.close()

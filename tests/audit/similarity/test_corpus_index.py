@@ -90,7 +90,7 @@ def test_index_compare_equals_brute_force(kernels: Path, boilerplate: Path, tmp_
     brute = compare(_agents(), load_reference_corpus(kernels), options,
                     boilerplate=load_reference_corpus(boilerplate).units)
     with load_corpus_index(tmp_path / "k.index") as index:
-        report = index.compare(_agents(), options, min_containment=0.0)
+        report = index.compare(_agents(), options, min_containment=0.0, top=None)
     assert report.pairs == tuple(_shared_pairs(brute))  # figures, fragments, spans, cell locations
     assert len(report.pairs) > 8
     assert report.skipped == brute.skipped
@@ -105,7 +105,7 @@ def test_display_threshold_gives_exactly_the_brute_force_pairs(kernels: Path, tm
     options = SimilarityOptions(display_threshold=0.3)
     brute = compare(_agents(), load_reference_corpus(kernels), options)
     with load_corpus_index(tmp_path / "k.index") as index:
-        report = index.compare(_agents(), options, min_containment=0.0)
+        report = index.compare(_agents(), options, min_containment=0.0, top=None)
     # brute force also keeps flagged pairs below the threshold; the index retrieves candidates
     # above it (the copy detector's figures are the same)
     expected = [p for p in brute.pairs if max(p.agent_containment, p.reference_containment) >= 0.3]
@@ -131,6 +131,9 @@ def test_top_scores_the_first_pairs_in_report_order(kernels: Path, tmp_path: Pat
         assert index.compare([agent], min_containment=0.0, top=2).pairs == tuple(brute[:2])
         with pytest.raises(CorpusIndexError, match="top must be >= 1"):
             index.compare([agent], top=0)
+        for bad in (-1, True, 1.5):
+            with pytest.raises(CorpusIndexError, match="sources must be an integer >= 0"):
+                index.compare([agent], sources=bad)
         with pytest.raises(CorpusIndexError, match=r"min_containment must be a number in \[0, 1\], got 1.5"):
             index.candidates(agent, min_containment=1.5)
 
@@ -158,12 +161,24 @@ def test_candidates_recall_on_real_notebooks(tmp_path: Path) -> None:
                 found = index.candidates(agent, min_containment=threshold)
                 assert expected <= set(found), (agent.path, threshold)
             assert len(expected) >= 1
-        report = index.compare(agents, min_containment=0.3, top=2)
+        report = index.compare(agents, min_containment=0.3, top=2, sources=0)
+        # further sources add only pairs the copy detector flags
+        wider = index.compare(agents, min_containment=0.3, top=2)
     assert len(report.pairs) == 8
-    chosen = {p.reference_path for p in report.pairs}
+    extra = [p for p in wider.pairs if p not in report.pairs]
+    assert all(p in wider.pairs for p in report.pairs) and all(p.flagged for p in extra)
+    for agent in agents:
+        first = [p.reference_path for p in report.pairs if p.agent_path == agent.path]
+        assert all(p.reference_path not in first for p in extra if p.agent_path == agent.path)
+    # the flagged pairs of further sources are brute force's, copy score included
+    with_extra = [a for a in agents if any(p.agent_path == a.path for p in extra)]
+    brute_pairs = {(p.agent_path, p.reference_path): p
+                   for p in compare(with_extra, corpus, SimilarityOptions(max_pairs_per_agent=None)).pairs}
+    assert extra and all(p == brute_pairs[(p.agent_path, p.reference_path)] for p in extra)
+    chosen = {p.reference_path for p in wider.pairs}
     exact = compare(agents, [u for u in corpus.units if u.path in chosen])
     by_key = {(p.agent_path, p.reference_path): _dolos(p) for p in exact.pairs}
-    assert all(_dolos(p) == by_key[(p.agent_path, p.reference_path)] for p in report.pairs)
+    assert all(_dolos(p) == by_key[(p.agent_path, p.reference_path)] for p in wider.pairs)
 
 
 def test_jobs_do_not_change_the_index(kernels: Path, tmp_path: Path) -> None:
@@ -209,7 +224,7 @@ def test_incremental_add_replace_and_noop(kernels: Path, tmp_path: Path) -> None
             _unit("late.py", extra.read_text(encoding="utf-8"))]
         references.sort(key=lambda u: u.path)
         brute = compare(_agents(), references, options)
-        assert index.compare(_agents(), options, min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+        assert index.compare(_agents(), options, min_containment=0.0, top=None).pairs == tuple(_shared_pairs(brute))
         assert index.info().corpus_digest == brute.corpus_digest
         # A file that turns unusable leaves the index and is listed as skipped.
         extra.write_bytes(b"\x00\x01binary")
@@ -415,7 +430,7 @@ def test_incremental_add_keeps_the_ngram_table_of_a_fresh_build(kernels: Path, t
     # and the copy detector's figures equal brute force over the same files
     brute = compare(_agents(), load_reference_corpus(kernels))
     with load_corpus_index(index_path) as index:
-        assert index.compare(_agents(), min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+        assert index.compare(_agents(), min_containment=0.0, top=None).pairs == tuple(_shared_pairs(brute))
 
 
 def test_index_flags_a_partial_copy_with_the_brute_force_score(tmp_path: Path) -> None:
@@ -509,8 +524,8 @@ def test_redis_storage_matches_sqlite(kernels: Path, boilerplate: Path, tmp_path
     options = SimilarityOptions(max_doc_fraction=0.5)
     with load_corpus_index(tmp_path / "local.index") as local, load_corpus_index(tmp_path / "shared.index") as shared:
         assert shared.storage == redis_url
-        assert shared.compare(_agents(), options, min_containment=0.0) == local.compare(
-            _agents(), options, min_containment=0.0)
+        assert shared.compare(_agents(), options, min_containment=0.0, top=None) == local.compare(
+            _agents(), options, min_containment=0.0, top=None)
         assert shared.info().corpus_digest == local.info().corpus_digest
         assert shared.skipped() == local.skipped()
         assert shared.info().references == 6 and shared.info().size_bytes is None
@@ -530,7 +545,7 @@ def test_redis_storage_matches_sqlite(kernels: Path, boilerplate: Path, tmp_path
         assert "author/copy.py" in shared.candidates(agent)
         references = sorted(load_reference_corpus(kernels).units, key=lambda u: u.path)
         brute = compare(_agents(), references, options, boilerplate=load_reference_corpus(boilerplate).units)
-        assert shared.compare(_agents(), options, min_containment=0.0).pairs == tuple(_shared_pairs(brute))
+        assert shared.compare(_agents(), options, min_containment=0.0, top=None).pairs == tuple(_shared_pairs(brute))
 
 
 def test_unreachable_redis_is_a_clear_error(tmp_path: Path) -> None:
