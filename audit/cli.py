@@ -7,13 +7,36 @@ input error (:class:`audit.cli_options.InputError`).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 from pathlib import Path
 
-import click
 
-from audit import __version__
-from audit.cli_options import (
+def _load_numpy_with_one_blas_thread() -> None:
+    """Load numpy with a one-thread BLAS, leaving the environment as it was.
+
+    No command multiplies matrices, but OpenBLAS starts a thread per CPU when numpy loads:
+    some 50 ms of CPU that delay the start on a busy machine, and threads that keep spinning
+    for a while afterwards on the CPUs the similarity commands fork their workers onto. A
+    value the user set is kept. OpenBLAS reads the variable once, when it loads, so it is
+    removed again: processes the commands start (sandboxed agents) see the environment
+    unchanged.
+    """
+    if "numpy" in sys.modules or "OPENBLAS_NUM_THREADS" in os.environ:
+        return
+    os.environ["OPENBLAS_NUM_THREADS"] = "1"
+    try:
+        import numpy  # noqa: F401
+    finally:
+        del os.environ["OPENBLAS_NUM_THREADS"]
+
+
+_load_numpy_with_one_blas_thread()
+
+import click  # noqa: E402
+
+from audit import __version__  # noqa: E402
+from audit.cli_options import (  # noqa: E402
     DefaultCommandGroup,
     InputError,
     baseline_option,
@@ -24,12 +47,12 @@ from audit.cli_options import (
     output_option,
     rules_option,
 )
-from audit.errors import AuditError
-from audit.formatters import FORMATTERS, get_formatter
-from audit.model import Severity
-from grading.cli import competitions as competitions_group
-from grading.cli import grade, grade_sample, kernels, prepare
-from grading.errors import GradingError
+from audit.errors import AuditError  # noqa: E402
+from audit.formatters import FORMATTERS, get_formatter  # noqa: E402
+from audit.model import Severity  # noqa: E402
+from grading.cli import competitions as competitions_group  # noqa: E402
+from grading.cli import grade, grade_sample, kernels, prepare  # noqa: E402
+from grading.errors import GradingError  # noqa: E402
 
 __all__ = ["main"]
 

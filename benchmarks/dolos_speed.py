@@ -3,9 +3,9 @@
 Installs ``@dodona/dolos-lib@3.5.1`` with npm into a temporary folder (the tree-sitter parsers are
 built with ``npm rebuild --nodedir=/usr``), writes a small Node.js runner there, and computes all
 pairs over the ``.py`` files of ``similarity-golden`` twice: with Dolos (default options, language
-python) and with this engine, on the path of ``mleaudit similarity pairs``
-(:func:`~audit.similarity.allpairs.fingerprint_texts` → :func:`~audit.similarity.allpairs.all_pair_metrics`).
-Two groupings are measured:
+python) and with this engine, through the library calls of ``mleaudit similarity pairs``
+(:func:`~audit.similarity.allpairs.all_pair_metrics_of_texts`: parse, Dolos tokens, winnowing,
+then :func:`~audit.similarity.allpairs.all_pair_metrics` per group). Two groupings are measured:
 
 - ``per-competition``: every pair within each competition, as the golden ``dolos_pairs.tsv`` files
   hold them (one analysis per competition, all competitions in one process);
@@ -16,14 +16,32 @@ module loading and reading the files; npm's install is not timed. Wall time is t
 elapsed time (best of ``--repeat`` runs); peak memory is the largest resident set size the kernel
 recorded for the process (``wait4``'s ``ru_maxrss``, worst of the runs), or the largest memory of
 the whole process tree seen by sampling (proportional set sizes, so that pages shared by forked
-worker processes count once), whichever is larger. Dolos runs in one process; the engine runs once per
-``--jobs`` entry, with that many processes (1 = single-process), and prints where its time went
-(a stage table: CPU seconds of the process and its workers, and wall seconds, of the best run).
-CPU time is reported next to wall time because it does not depend on how busy the machine is.
+worker processes count once), whichever is larger.
 
-The engine subprocess may write Python bytecode caches (under a temporary ``PYTHONPYCACHEPREFIX``,
-never into the checkout) even where ``PYTHONDONTWRITEBYTECODE`` is set, as an installed package
-has them: the first run fills the cache and the best-of-``--repeat`` figure is a run that uses it.
+Processes. Dolos runs in one Node.js process: its main thread does the analysis, while V8's
+helper threads (compiler, garbage collector) add CPU time on other cores (measured: about 15 % of
+its CPU time per competition, 6 to 8 % on all files), so it uses a little more than one core. The
+benchmark prints its CPU time, the share of its main thread, and CPU over wall time (the cores
+it used). The engine runs once per ``--jobs`` entry (default 1 and 2), with that many processes
+(it forks after its imports, so the extra processes start with everything loaded). One engine
+process is the like-for-like comparison of work (CPU time); two are what a user of a 2-core
+machine waits for (wall time), where Dolos, written to run on one thread, cannot use the second
+core. Both are printed, each with its wall-time and CPU-time ratio to Dolos. Every wall figure
+comes with the machine's one-minute load average when its run started (the runs themselves add
+to it: about 1 for Dolos, about the process count for the engine); judge wall figures taken on a
+busy machine by the CPU figures and the stage table.
+
+Stage table: the engine prints where its time went (CPU seconds of the process and of its
+worker processes, and wall seconds, of the best run). With one process the stages are
+``tokenize + fingerprint`` (parsing, the walk over the syntax trees, k-gram hashes and
+winnowing) and ``pairs``; with several, the two run interleaved in the worker processes (each
+takes a competition at a time in ``per-competition`` mode) and form one stage. The rest of the
+wall time is interpreter start-up. The engine side's command line imports this module from its
+bytecode cache (``python -c``, see :data:`ENGINE_ENTRY`), as an installed command's modules
+are, rather than compiling the benchmark script on every start. It may write Python bytecode
+caches (under a temporary ``PYTHONPYCACHEPREFIX``, never into the checkout) even where
+``PYTHONDONTWRITEBYTECODE`` is set, as an installed package has them: the first run fills the
+cache and the best-of-``--repeat`` figure is a run that uses it.
 
 The pairs come out in the same orientation on both sides (files are analysed in sorted path
 order, left = earlier file) and are compared field by field: ``similarity`` as the same
@@ -34,24 +52,24 @@ Exit status: 0 when every pair is identical, 1 when some differ, 2 when npm, Nod
 registry is unavailable (this is a benchmark, not a test).
 
 Usage: ``python benchmarks/dolos_speed.py [--data ../shared/data] [--mode both] [--repeat 3]
-[--dolos-dir DIR]`` (``--dolos-dir`` reuses or creates a persistent install instead of a
-temporary one).
+[--dolos-dir DIR] [--jobs 1 2]`` (``--dolos-dir`` reuses or creates a persistent install instead
+of a temporary one). ``python benchmarks/dolos_speed.py --engine MANIFEST [--jobs N]`` runs the
+engine side alone (the manifest: ``{"groups": [[path, ...], ...]}``; pairs as TSV on stdout,
+stages on stderr).
 """
 
 from __future__ import annotations
 
-import argparse
-import csv
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+# Only the modules the engine side needs are imported here: it runs in a fresh interpreter for
+# every measurement, where the measuring side's modules (argparse, subprocess, tempfile, csv,
+# threading, shutil) would only add start-up time. Those are imported where they are used.
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -86,6 +104,13 @@ process.stderr.write(`inner wall ${((performance.now() - started) / 1000).toFixe
 """
 
 
+#: The engine side's command line (``python -c ENGINE_ENTRY BENCHMARKS_DIR MANIFEST JOBS``): this
+#: module imported from its bytecode cache, as an installed command's modules are, rather than run
+#: as a script, which Python compiles afresh on every start.
+ENGINE_ENTRY = ("import sys; sys.path.insert(0, sys.argv[1]); import dolos_speed; "
+                "dolos_speed.engine_main(sys.argv[2], int(sys.argv[3]))")
+
+
 class Unavailable(Exception):
     """npm, Node.js or the npm registry cannot be used."""
 
@@ -101,9 +126,10 @@ def _read(path: str) -> str:
 def engine_main(manifest_path: str, jobs: int) -> None:
     """Compute every pair of every group of the manifest with this engine; print them as TSV.
 
-    The path of ``mleaudit similarity pairs``: :func:`fingerprint_texts` (parse, Dolos tokens,
-    winnowing) and :func:`all_pair_metrics`, both in ``jobs`` processes. Stage times (CPU
-    seconds of this process and its workers, and wall seconds) go to stderr.
+    The library path of ``mleaudit similarity pairs``: :func:`all_pair_metrics_of_texts` in
+    ``jobs`` processes; with one process, its two halves (:func:`fingerprint_texts`, then
+    :func:`all_pair_metrics_by_group`) are called one after the other and timed apart. Stage
+    times (CPU seconds of this process and its workers, and wall seconds) go to stderr.
     """
     started, started_cpu = time.perf_counter(), _cpu()
     stages: dict[str, list[float]] = {}
@@ -117,27 +143,39 @@ def engine_main(manifest_path: str, jobs: int) -> None:
 
     if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
         sys.path.insert(0, str(REPO_ROOT))
-    from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts
+    # As the mleaudit command starts (audit.cli._load_numpy_with_one_blas_thread): numpy with
+    # a one-thread BLAS, whose thread pool would otherwise start with it and spin on the CPUs
+    # the engine's processes use.
+    if "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
+        os.environ["OPENBLAS_NUM_THREADS"] = "1"
+        try:
+            import numpy  # noqa: F401
+        finally:
+            del os.environ["OPENBLAS_NUM_THREADS"]
+    from audit.similarity.allpairs import all_pair_metrics_by_group, all_pair_metrics_of_texts, fingerprint_texts
 
     mark = lap("import", (started, started_cpu))
     with open(manifest_path, encoding="utf-8") as handle:
         groups = json.load(handle)["groups"]
-    texts = [(_read(path), "python") for group in groups for path in group]
+    texts = [[(_read(path), "python") for path in group] for group in groups]
     mark = lap("read", mark)
-    # every file of every group in one go (one set of worker processes), Dolos's defaults:
-    # k = 23, window 17
-    fingerprints = iter(fingerprint_texts(texts, jobs=jobs))
-    mark = lap("tokenize + fingerprint", mark)
-    out = []
-    for group in groups:
-        table = all_pair_metrics([next(fingerprints) for _ in group], jobs=jobs)
+    # Dolos's defaults: k = 23, window 17
+    if jobs == 1:
+        # the same work as all_pair_metrics_of_texts in one process, timed stage by stage
+        fingerprints = iter(fingerprint_texts([item for group in texts for item in group]))
+        mark = lap("tokenize + fingerprint", mark)
+        tables = all_pair_metrics_by_group([[next(fingerprints) for _ in group] for group in groups])
         mark = lap("pairs", mark)
+    else:
+        tables = all_pair_metrics_of_texts(texts, jobs=jobs)
+        mark = lap("tokenize, fingerprint, pairs", mark)
+    out = []
+    for group, table in zip(groups, tables):
         columns = (table.left.tolist(), table.right.tolist(), table.similarity.tolist(),
                    table.total_overlap.tolist(), table.longest_fragment.tolist(), table.left_covered.tolist(),
                    table.right_covered.tolist(), table.left_total.tolist(), table.right_total.tolist())
         out.extend(f"{group[l]}\t{group[r]}\t{s!r}\t{o}\t{f}\t{lc}\t{rc}\t{lt}\t{rt}"
                    for l, r, s, o, f, lc, rc, lt, rt in zip(*columns))
-        mark = lap("output", mark)
     sys.stdout.write("\n".join(out) + "\n")
     lap("output", mark)
     for name, (wall, cpu) in stages.items():
@@ -162,7 +200,10 @@ class Measurement:
     children it waited for; ``maxrss_kib``: the kernel's peak resident set size of the process
     (``wait4``); ``tree_peak_kib``: the largest sum of memory over the process and its
     descendants seen by sampling: proportional set sizes where the kernel reports them (a page
-    shared by the processes of a fork counts once in all), else resident set sizes.
+    shared by the processes of a fork counts once in all), else resident set sizes;
+    ``load_1min``: the machine's one-minute load average when the run started;
+    ``main_thread_cpu_s``: CPU seconds of the process's main thread, as last sampled (the rest
+    of ``cpu_s`` ran on its other threads and in its child processes).
     """
 
     wall_s: float
@@ -171,6 +212,8 @@ class Measurement:
     tree_peak_kib: int
     stdout: str
     stderr: str
+    load_1min: float = 0.0
+    main_thread_cpu_s: float = 0.0
 
     @property
     def peak_kib(self) -> int:
@@ -212,16 +255,23 @@ def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) ->
     """Run ``command`` to completion; its output goes to temporary files, not pipes, so that
     reading it costs the child nothing. A thread samples the process tree's memory every 20 ms
     (a few small /proc reads, so the sampling barely competes with the child for the CPUs)."""
+    import subprocess
+    import tempfile
+    import threading
+
+    load = os.getloadavg()[0]
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         started = time.perf_counter()
         process = subprocess.Popen(command, cwd=cwd, stdout=out, stderr=err, env=env)
         peak = 0
+        main_thread_cpu = 0.0
         done = threading.Event()
 
         def sample() -> None:
-            nonlocal peak
+            nonlocal peak, main_thread_cpu
             while not done.wait(0.02):
                 peak = max(peak, _tree_rss_kib(process.pid))
+                main_thread_cpu = max(main_thread_cpu, _thread_cpu_s(process.pid))
 
         sampler = threading.Thread(target=sample, daemon=True)
         sampler.start()
@@ -242,7 +292,19 @@ def measure(command: list[str], cwd: Path, env: dict[str, str] | None = None) ->
         tree_peak_kib=peak,
         stdout=stdout,
         stderr=stderr,
+        load_1min=load,
+        main_thread_cpu_s=main_thread_cpu,
     )
+
+
+def _thread_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of the main thread of process ``pid`` so far (0 when gone)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/stat", encoding="ascii") as handle:
+            fields = handle.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def parse_pairs(text: str) -> dict[tuple[str, str], tuple[float, ...]]:
@@ -269,6 +331,8 @@ def differences(ours: dict, theirs: dict) -> list[str]:
 
 def golden_differences(golden: Path, theirs: dict) -> list[str]:
     """Where Dolos's output differs from the golden ``dolos_pairs.tsv`` files (to 1e-6)."""
+    import csv
+
     problems = []
     for tsv in sorted(golden.glob("*/dolos_pairs.tsv")):
         with tsv.open(newline="", encoding="utf-8") as handle:
@@ -284,6 +348,8 @@ def golden_differences(golden: Path, theirs: dict) -> list[str]:
 
 
 def _run_npm(arguments: list[str], cwd: Path, timeout: float) -> None:
+    import subprocess
+
     try:
         result = subprocess.run(["npm", *arguments], cwd=cwd, capture_output=True, text=True, timeout=timeout)
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -294,6 +360,9 @@ def _run_npm(arguments: list[str], cwd: Path, timeout: float) -> None:
 
 def install_dolos(directory: Path) -> None:
     """Install Dolos into ``directory`` (skipped when an earlier install there is complete)."""
+    import shutil
+    import subprocess
+
     for tool in ("node", "npm"):
         if shutil.which(tool) is None:
             raise Unavailable(f"{tool} not found on PATH")
@@ -351,9 +420,11 @@ def print_stages(side: str, run: Measurement) -> None:
         return
     print(f"  {side}, stages of the fastest run (CPU includes worker processes):")
     for name, wall, cpu in rows:
-        print(f"    {name:24} wall {float(wall):6.3f} s  cpu {float(cpu):6.3f} s")
+        print(f"    {name:30} wall {float(wall):6.3f} s  cpu {float(cpu):6.3f} s")
     start_up = run.wall_s - sum(float(wall) for _, wall, _ in rows)
-    print(f"    {'interpreter start-up':24} wall {start_up:6.3f} s  (subprocess wall minus the stages)")
+    start_up_cpu = run.cpu_s - sum(float(cpu) for _, _, cpu in rows)
+    print(f"    {'interpreter start-up':30} wall {start_up:6.3f} s  cpu {start_up_cpu:6.3f} s  "
+          "(the subprocess's figures minus the stages)")
 
 
 def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: int, jobs: list[int]) -> bool:
@@ -367,32 +438,44 @@ def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: in
     commands = {"dolos": ["node", str(dolos_dir / "runner.mjs"), str(manifest)]}
     for count in jobs:
         side = "engine" if count == 1 else f"engine, {count} processes"
-        commands[side] = [sys.executable, str(Path(__file__).resolve()), "--engine", str(manifest), "--jobs", str(count)]
+        commands[side] = [sys.executable, "-c", ENGINE_ENTRY, str(Path(__file__).resolve().parent), str(manifest),
+                          str(count)]
     runs: dict[str, list[Measurement]] = {side: [] for side in commands}
     engine_env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     engine_env["PYTHONPYCACHEPREFIX"] = str(workdir / "pycache")
+    load_before = os.getloadavg()
     for _ in range(repeat):
         for side, command in commands.items():  # interleaved, so drifting machine load hits every side
             runs[side].append(measure(command, golden, None if side == "dolos" else engine_env))
 
     print(f"\n== {mode}: {n_files} files in {len(groups)} group(s), {n_pairs} pairs; best of {repeat} runs ==")
+    print(f"load average before the runs: {load_before[0]:.2f} (1 min), {load_before[1]:.2f} (5 min) on "
+          f"{os.cpu_count()} CPUs; the runs themselves add about 1 (Dolos) to the engine's process count")
     wall = {side: min(m.wall_s for m in ms) for side, ms in runs.items()}
     cpu = {side: min(m.cpu_s for m in ms) for side, ms in runs.items()}
     peak = {side: max(m.peak_kib for m in ms) for side, ms in runs.items()}
     width = max(len(side) for side in commands)
     for side, ms in runs.items():
         walls = ", ".join(f"{m.wall_s:.2f}" for m in ms)
-        print(f"{side:{width}}  wall {wall[side]:7.3f} s  cpu {cpu[side]:7.3f} s  peak memory {_mib(peak[side])}"
-              f"  (wall of each run: {walls}; kernel peak RSS {_mib(max(m.maxrss_kib for m in ms))}, "
+        best = min(ms, key=lambda m: m.wall_s)
+        loads = sorted(m.load_1min for m in ms)
+        print(f"{side:{width}}  wall {wall[side]:7.3f} s (load {best.load_1min:.2f})  cpu {cpu[side]:7.3f} s  "
+              f"cores used {best.cpu_s / best.wall_s:4.2f}  peak memory {_mib(peak[side])}"
+              f"  (wall of each run: {walls}; 1-min load at their starts {loads[0]:.2f}-{loads[-1]:.2f}; "
+              f"kernel peak RSS {_mib(max(m.maxrss_kib for m in ms))}, "
               f"sampled process tree (PSS) {_mib(max(m.tree_peak_kib for m in ms))})")
     for side in list(commands)[1:]:
         print_stages(side, min(runs[side], key=lambda m: m.wall_s))
     ok = True
     theirs = parse_pairs(runs["dolos"][-1].stdout)
+    dolos = min(runs["dolos"], key=lambda m: m.wall_s)
+    print(f"Dolos used {dolos.cpu_s / dolos.wall_s:.2f} cores on average (CPU over wall time of its fastest run): "
+          f"{dolos.cpu_s:.2f} s of CPU, {dolos.main_thread_cpu_s:.2f} s of them on its main thread, the rest on "
+          "Node.js's helper threads")
     for side in list(commands)[1:]:
         speedup, cpu_ratio, memory = wall["dolos"] / wall[side], cpu["dolos"] / cpu[side], peak[side] / peak["dolos"]
-        print(f"{side}: {speedup:.1f}x faster than Dolos in wall time ({cpu_ratio:.1f}x in CPU time; target >= 10x: "
-              f"{'met' if speedup >= 10 else 'NOT met'}); peak memory {memory:.2f} of Dolos's "
+        print(f"{side}: {speedup:.1f}x faster than Dolos in wall time, {cpu_ratio:.1f}x in CPU time (target >= 10x "
+              f"wall: {'met' if speedup >= 10 else 'NOT met'}); peak memory {memory:.2f} of Dolos's "
               f"(target <= 0.5: {'met' if memory <= 0.5 else 'NOT met'})")
         ours = parse_pairs(runs[side][-1].stdout)
         problems = differences(ours, theirs)
@@ -413,13 +496,17 @@ def run_mode(mode: str, golden: Path, workdir: Path, dolos_dir: Path, repeat: in
 
 
 def main() -> int:
+    import argparse
+    import subprocess
+    import tempfile
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--mode", choices=(*MODES, "both"), default="both")
     parser.add_argument("--repeat", type=int, default=3, help="runs per side; the best wall time is reported")
     parser.add_argument("--dolos-dir", type=Path, help="install Dolos here and keep it (default: a temporary folder)")
-    parser.add_argument("--jobs", type=int, nargs="+", default=[1],
-                        help="engine runs to measure, by number of processes (e.g. --jobs 1 2)")
+    parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2],
+                        help="engine runs to measure, by number of processes (default: 1 and 2)")
     parser.add_argument("--engine", metavar="MANIFEST", help=argparse.SUPPRESS)  # the engine-side subprocess
     args = parser.parse_args()
     if any(count < 1 for count in args.jobs):

@@ -1,12 +1,25 @@
-"""Competitions, data preparation, local graders and Kaggle medals (MLE-bench compatible)."""
+"""Competitions, data preparation, local graders and Kaggle medals (MLE-bench compatible).
 
-from grading.errors import InvalidSubmission
-from grading.grade import GradeReport, grade_submission
-from grading.medals import Medal
-from grading.paths import find_competitions_root, resolve_data_dir
-from grading.prepare import prepare_competition
-from grading.registry import CompetitionRegistry
-from grading.spec import CompetitionSpec
+The public names below are imported on first use (PEP 562), so that importing a light module of
+the package (``grading.errors``, ``grading.paths``, ``grading.cli``) does not load the graders'
+scientific stack (pandas, scikit-learn, SciPy).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+_EXPORTS = {
+    "InvalidSubmission": "grading.errors",
+    "GradeReport": "grading.grade",
+    "grade_submission": "grading.grade",
+    "Medal": "grading.medals",
+    "find_competitions_root": "grading.paths",
+    "resolve_data_dir": "grading.paths",
+    "prepare_competition": "grading.prepare",
+    "CompetitionRegistry": "grading.registry",
+    "CompetitionSpec": "grading.spec",
+}
 
 __all__ = [
     "CompetitionRegistry",
@@ -19,3 +32,13 @@ __all__ = [
     "resolve_data_dir",
     "find_competitions_root",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        import importlib
+
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later lookups skip this function
+        return value
+    raise AttributeError(f"module 'grading' has no attribute {name!r}")

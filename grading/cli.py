@@ -16,17 +16,19 @@ import functools
 import json
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
 
 from grading.errors import GradingError
-from grading.grade import grade_submission
-from grading.leaderboard import load_leaderboard
-from grading.medals import medal_thresholds
 from grading.paths import COMPETITIONS_ENV, DATA_DIR_ENV, find_competitions_root, resolve_data_dir
-from grading.prepare import prepare_competition, prepare_competitions, verification_text
-from grading.registry import CompetitionRegistry
+
+if TYPE_CHECKING:
+    from grading.registry import CompetitionRegistry
+
+# The registry, graders, leaderboards and data preparation load pandas, scikit-learn and SciPy:
+# they are imported inside the commands that use them, so that the root ``mleaudit`` command
+# (its help, and every command that does not grade) starts without them.
 
 __all__ = [
     "GradingCliError",
@@ -85,6 +87,8 @@ def _with_registry(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, competitions_dir: Path | None, data_dir: Path | None, **kwargs: Any) -> Any:
+        from grading.registry import CompetitionRegistry
+
         with _grading_errors():
             registry = CompetitionRegistry(find_competitions_root(competitions_dir), resolve_data_dir(data_dir))
             return func(*args, registry=registry, **kwargs)
@@ -166,6 +170,8 @@ def prepare(
         mleaudit prepare --lite --raw ~/kaggle --data-dir ~/mle-data
         mleaudit prepare -c leaf-classification --download
     """
+    from grading.prepare import prepare_competition, prepare_competitions, verification_text
+
     chosen = [bool(competition_id), lite, all_, list_file is not None]
     if sum(chosen) != 1:
         raise click.UsageError("give exactly one of -c ID, --lite, --all or -l FILE")
@@ -277,6 +283,8 @@ def grade_sample(registry: CompetitionRegistry, csv: Path, competition_id: str) 
     \b
         mleaudit grade-sample runs/r1/submission/submission.csv spaceship-titanic
     """
+    from grading.grade import grade_submission
+
     spec = registry.get(competition_id)
     report = grade_submission(csv, spec, registry.data_dir)
     click.echo(_dump(report.to_dict()))
@@ -311,6 +319,8 @@ def list_competitions(registry: CompetitionRegistry, split: str | None) -> None:
         mleaudit competitions list --data-dir ~/mle-data
         mleaudit competitions list --split lite
     """
+    from grading.leaderboard import load_leaderboard
+
     ids = registry.ids_in_split(split) if split is not None else registry.ids()
     rows = [("ID", "METRIC", "BETTER", "LEADERBOARD", "TEAMS", "PREPARED")]
     for spec in (registry.get(cid) for cid in ids):
@@ -343,6 +353,9 @@ def show_competition(registry: CompetitionRegistry, competition_id: str) -> None
     \b
         mleaudit competitions show sklearn-diabetes
     """
+    from grading.leaderboard import load_leaderboard
+    from grading.medals import medal_thresholds
+
     spec = registry.get(competition_id)
     info = spec.to_dict()
     if spec.has_leaderboard:

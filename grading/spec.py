@@ -43,13 +43,17 @@ import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 
 import jsonschema
 import yaml
 
 from grading.errors import ConfigError
-from grading.metrics import METRICS, Metric, TargetKind
+
+# The metrics load scikit-learn, SciPy and pandas: imported where a metric is looked up, so that
+# the spec's constants (AUDIT_POLICY_KEYS, file names) come without them.
+if TYPE_CHECKING:
+    from grading.metrics import Metric, TargetKind
 
 __all__ = [
     "CONFIG_FILE",
@@ -190,11 +194,15 @@ class MetricSpec:
     @property
     def metric(self) -> Metric | None:
         """The built-in metric, or ``None`` when a custom grader scores this competition."""
+        from grading.metrics import METRICS
+
         return None if self.grader is not None else METRICS[self.name]
 
     @property
     def target_kind(self) -> TargetKind:
         """What validation must ensure about predictions (labels for custom graders)."""
+        from grading.metrics import TargetKind
+
         metric = self.metric
         return metric.target_kind if metric is not None else TargetKind.LABEL
 
@@ -516,6 +524,8 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         )
         _check_parameters(grader, ["submission", "answers"], config=config, field_name="metric.grader")
     else:
+        from grading.metrics import METRICS
+
         metric = METRICS.get(metric_data["name"])
         if metric is None:
             raise ConfigError(

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from audit.checks.registry import RunContext, check
 from audit.checks.tables import CsvReadError, load_csv_table
 from audit.model import Evidence, Span
 from audit.rules.match import Match
+
+# pandas loads in a third of a second: imported where a table is read, so that loading the
+# check registry (every `rules` command) does not pay for it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["submission_equals_answers", "read_csv_text_table", "cells_equal"]
 
@@ -44,6 +49,8 @@ def read_csv_text_table(path: Path) -> pd.DataFrame | None:
     DataFrame or None
         Columns as in the header; cells are the raw strings (no NA conversion).
     """
+    import pandas as pd
+
     try:
         return pd.read_csv(path, dtype=str, keep_default_na=False)
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -72,6 +79,8 @@ def cells_equal(left: pd.Series, right: pd.Series, *, atol: float = 1e-9) -> np.
     ndarray of bool
         ``True`` where the cells are equal.
     """
+    import pandas as pd
+
     missing = left.isna().to_numpy() | right.isna().to_numpy()
     left_num = pd.to_numeric(left, errors="coerce").to_numpy(dtype=float)
     right_num = pd.to_numeric(right, errors="coerce").to_numpy(dtype=float)

@@ -15,10 +15,14 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from audit.errors import AuditError
+
+# pandas loads in a third of a second: imported where a table is read, so that loading the
+# check registry (every `rules` command) does not pay for it.
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "MAX_CSV_BYTES",
@@ -83,6 +87,8 @@ def check_regular_file(path: Path, *, max_bytes: int = MAX_CSV_BYTES, label: str
 def _describe_parse_error(exc: Exception) -> str:
     # pandas parser messages quote positions ("Expected 2 fields in line 3, saw 4"), never
     # cell contents; other exceptions are reduced to their class so no content leaks.
+    import pandas as pd
+
     if isinstance(exc, (pd.errors.ParserError, pd.errors.EmptyDataError)):
         return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
     if isinstance(exc, UnicodeDecodeError):
@@ -124,6 +130,8 @@ def load_csv_table(
     CsvReadError
         If the file is missing, a symlink, too large, not UTF-8, or not parseable as CSV.
     """
+    import pandas as pd
+
     name = label or Path(path).name
     check_regular_file(path, max_bytes=max_bytes, label=name)
     try:

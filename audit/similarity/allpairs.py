@@ -24,6 +24,12 @@ last bit, for all pairs together:
   :data:`MAX_BIGRAM_MATCHES_PER_OCCURRENCE` per fingerprint (code repeating one statement
   thousands of times) gets its longest fragment from :func:`longest_common_substring`, exact in
   ``O(n log^2 n)`` whatever the repetitions.
+- **Processes.** Parsing and the walk over syntax trees hold the interpreter lock, so the work
+  is spread over processes forked after the imports (:func:`_map_in_processes`): files are
+  fingerprinted largest first by whichever process is free, the longest fragments of a large
+  analysis are computed per short file, and several analyses at once (one per competition,
+  :func:`all_pair_metrics_of_texts`) go out one group per task. Task numbers travel through a
+  pipe, results come back pickled; the figures never depend on the number of processes.
 
 Exactness is tested against Dolos 3.5.1's output on every golden pair and against
 :func:`~audit.similarity.pairs.dolos_metrics` on random sequences.
@@ -36,10 +42,15 @@ from __future__ import annotations
 
 import logging
 import os
+import pickle
+import signal
+import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
+
+from audit.errors import AuditError
 
 if TYPE_CHECKING:  # imported lazily: the all-pairs path needs neither at import time
     from audit.similarity.index import IndexedFile
@@ -49,8 +60,11 @@ __all__ = [
     "MAX_BIGRAM_MATCHES_PER_OCCURRENCE",
     "PairTable",
     "all_pair_metrics",
+    "all_pair_metrics_by_group",
+    "all_pair_metrics_of_texts",
     "default_jobs",
     "fingerprint_hashes",
+    "idle_jobs",
     "fingerprint_texts",
     "longest_common_substring",
 ]
@@ -99,17 +113,30 @@ def fingerprint_hashes(text: str, language: str, *, kgram_length: int = 23, kgra
     ValueError
         If ``kgram_length`` or ``kgrams_in_window`` is below 1.
     """
-    from audit.similarity.tokenize import tokenize_hashes
-    from audit.similarity.winnow import _kgram_selection
+    from audit.similarity.tokenize import _token_hash_array
+    from audit.similarity.winnow import _kgram_fingerprints
 
-    tokens = tokenize_hashes(text, language).astype(np.int64)
-    _, hashes = _kgram_selection(tokens, kgram_length, kgrams_in_window)
-    return np.asarray(hashes, dtype=np.int64)
+    return _kgram_fingerprints(_token_hash_array(text, language), kgram_length, kgrams_in_window)
 
 
-def _fingerprint_item(item: tuple[str, str, int, int]) -> np.ndarray:
-    text, language, k, window = item
-    return fingerprint_hashes(text, language, kgram_length=k, kgrams_in_window=window)
+#: Parallel fingerprinting pays off from about this many characters of text: a forked process
+#: costs a few milliseconds, tokenizing 100 000 characters some 30.
+_MIN_PARALLEL_CHARS = 100_000
+
+
+def _check_texts(texts: Sequence[tuple[str, str]], kgram_length: int, kgrams_in_window: int, jobs: int) -> None:
+    """Raise before any work (and before any process is forked) on a bad argument."""
+    from audit.parsing import LANGUAGES
+
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if kgram_length < 1:
+        raise ValueError(f"k-gram length must be >= 1, got {kgram_length}")
+    if kgrams_in_window < 1:
+        raise ValueError(f"window must be >= 1, got {kgrams_in_window}")
+    for _, language in texts:
+        if language != "chars" and language not in LANGUAGES:
+            raise KeyError(f"unknown language {language!r}; known: chars, {', '.join(sorted(LANGUAGES))}")
 
 
 def fingerprint_texts(
@@ -121,45 +148,212 @@ def fingerprint_texts(
 ) -> list[np.ndarray]:
     """:func:`fingerprint_hashes` of many ``(text, language)`` items, optionally in parallel.
 
+    Identical items (a kernel copied verbatim) are fingerprinted once and share one array.
+
     Parameters
     ----------
     texts : sequence of (str, str)
         ``(source text, language)`` per file.
     jobs : int, default 1
-        Worker processes. Parsing and walking syntax trees is CPU-bound work that holds the
-        interpreter lock (py-tree-sitter parses without releasing it), so parallel tokenizing
-        needs processes; a pool costs a fork and the transfer of texts and results (some 20-30
-        ms), which pays off from a few dozen files on (204 notebooks: 0.54 s in one process,
-        0.31 s in two). ``1`` tokenizes in this process.
+        Processes, this one included. Parsing and walking syntax trees is CPU-bound work that
+        holds the interpreter lock (py-tree-sitter parses without releasing it), so parallel
+        tokenizing needs processes: ``jobs - 1`` are forked (where the platform forks and this
+        process runs no other thread), inherit the loaded grammars and the texts, and take
+        files, largest first, as they become free; only the hashes travel back. Inputs under
+        :data:`_MIN_PARALLEL_CHARS` characters stay in this process, where a fork would cost
+        more than it saves.
     kgram_length, kgrams_in_window : int
         As for :func:`fingerprint_hashes`.
 
     Returns
     -------
     list of numpy.ndarray
-        In the order of ``texts``.
+        In the order of ``texts``; identical inputs give the same (shared, not to be modified)
+        array.
 
     Raises
     ------
     KeyError
         If a language is neither a known grammar nor ``"chars"``.
     ValueError
-        If ``jobs < 1``.
+        If ``jobs``, ``kgram_length`` or ``kgrams_in_window`` is below 1.
     """
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
-    items = [(text, language, kgram_length, kgrams_in_window) for text, language in texts]
-    jobs = min(jobs, len(items))
-    if jobs <= 1:
-        return [_fingerprint_item(item) for item in items]
-    import multiprocessing
+    _check_texts(texts, kgram_length, kgrams_in_window, jobs)
+    position: dict[tuple[str, str], int] = {}
+    unique: list[tuple[str, str]] = []
+    source = []
+    for item in texts:
+        found = position.get(item)
+        if found is None:
+            found = position[item] = len(unique)
+            unique.append(item)
+        source.append(found)
 
-    # fork: the workers start with the grammar and numpy already loaded (spawn would import
-    # them again, which costs more than tokenizing a small corpus)
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    with multiprocessing.get_context(method).Pool(jobs) as pool:
-        # interleaved chunks keep the workers busy to the end when file sizes vary
-        return pool.map(_fingerprint_item, items, chunksize=max(1, len(items) // (8 * jobs)))
+    def fingerprint(items: Sequence[int]) -> list[np.ndarray]:
+        return [fingerprint_hashes(*unique[u], kgram_length=kgram_length, kgrams_in_window=kgrams_in_window)
+                for u in items]
+
+    if jobs == 1 or len(unique) < 2 or sum(len(text) for text, _ in unique) < _MIN_PARALLEL_CHARS:
+        hashes = fingerprint(range(len(unique)))
+    else:
+        # largest first: the last files to be handed out are the small ones, so the
+        # processes finish together
+        order = sorted(range(len(unique)), key=lambda u: -len(unique[u][0]))
+        tasks = _deal(order, _MAX_TASKS)
+        hashes = [_EMPTY] * len(unique)
+        for task, found in zip(tasks, _map_in_processes(lambda t: fingerprint(tasks[t]), len(tasks), jobs)):
+            for u, value in zip(task, found):
+                hashes[u] = value
+    return [hashes[u] for u in source]
+
+
+# -- processes ------------------------------------------------------------------------------------
+
+#: The most tasks one :func:`_map_in_processes` call hands out (task numbers travel as one byte).
+_MAX_TASKS = 256
+
+
+def _deal(items: Sequence[int], count: int) -> list[list[int]]:
+    """``items`` cut into at most ``count`` consecutive runs of near-equal length, in order."""
+    count = max(1, min(count, len(items)))
+    size, extra = divmod(len(items), count)
+    runs, start = [], 0
+    for k in range(count):
+        stop = start + size + (k < extra)
+        runs.append(list(items[start:stop]))
+        start = stop
+    return runs
+
+
+def _can_fork() -> bool:
+    """Fork only where the platform can and no other thread runs (a thread holding a lock at
+    the fork would leave it locked for good in the child)."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _take_tasks(function: Callable[[int], Any], tasks: int) -> dict[int, Any]:
+    """Run ``function`` on task numbers read from the pipe ``tasks`` until it is empty."""
+    done = {}
+    while True:
+        token = os.read(tasks, 1)
+        if not token:
+            return done
+        done[token[0]] = function(token[0])
+
+
+def _child(function: Callable[[int], Any], tasks: int, results: int) -> None:
+    """The forked process: take tasks, send ``(True, results)`` or ``(False, exception)``, exit."""
+    status = 0
+    try:
+        try:
+            payload: tuple[bool, Any] = (True, _take_tasks(function, tasks))
+        except BaseException as error:  # reported to the parent, which raises it
+            status, payload = 1, (False, error)
+        try:
+            data = pickle.dumps(payload, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as error:
+            status = 1
+            data = pickle.dumps((False, AuditError(f"a worker process could not send its result: {error!r}")))
+        with os.fdopen(results, "wb") as stream:
+            stream.write(data)
+    finally:
+        # never back into the caller's code, never its exit handlers or buffered output
+        os._exit(status)
+
+
+def _read_all(descriptor: int) -> bytes:
+    chunks = []
+    while True:
+        chunk = os.read(descriptor, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
+
+
+def _map_in_processes(function: Callable[[int], Any], n_tasks: int, jobs: int) -> list[Any]:
+    """``[function(t) for t in range(n_tasks)]``, computed by this process and ``jobs - 1``
+    forked ones.
+
+    Forked processes start with everything this one has loaded (modules, grammars, inputs), so
+    only task numbers and results cross between processes. The task numbers are written to a
+    pipe before the fork, one byte each, and every process reads the next one when it is free:
+    a one-byte read is indivisible, so each task is taken exactly once, in order. Each forked
+    process sends its results back pickled through a pipe of its own, and an exception it
+    raised is raised here.
+
+    Parameters
+    ----------
+    function : callable
+        Takes a task number in ``range(n_tasks)``; its results must pickle.
+    n_tasks : int
+        At most :data:`_MAX_TASKS`.
+    jobs : int
+        Processes, this one included; 1 (or a platform without fork, or a process running
+        other threads) computes every task here, in order.
+
+    Returns
+    -------
+    list
+        The results in task order.
+
+    Raises
+    ------
+    AuditError
+        If a forked process ended without sending its results (killed, out of memory).
+    Exception
+        Whatever ``function`` raised, in whichever process.
+    """
+    if n_tasks > _MAX_TASKS:
+        raise ValueError(f"at most {_MAX_TASKS} tasks, got {n_tasks}")
+    jobs = min(jobs, n_tasks)
+    if jobs <= 1 or not _can_fork():
+        return [function(t) for t in range(n_tasks)]
+    tasks_out, tasks_in = os.pipe()
+    try:
+        os.write(tasks_in, bytes(range(n_tasks)))  # below PIPE_BUF: written whole, at once
+    finally:
+        os.close(tasks_in)
+    children: list[tuple[int, int]] = []  # (process id, read end of its result pipe)
+    try:
+        for _ in range(jobs - 1):
+            results_out, results_in = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(results_out)
+                _child(function, tasks_out, results_in)
+            os.close(results_in)
+            children.append((pid, results_out))
+        results = _take_tasks(function, tasks_out)
+        while children:
+            pid, descriptor = children[0]
+            data = _read_all(descriptor)
+            os.close(descriptor)
+            _, status = os.waitpid(pid, 0)
+            children.pop(0)
+            if not data:
+                raise AuditError(f"a worker process ended without its results ({_exit_text(status)})")
+            ok, payload = pickle.loads(data)
+            if not ok:
+                raise payload
+            results.update(payload)
+    finally:
+        os.close(tasks_out)
+        for pid, descriptor in children:  # left after an error here: stop them
+            os.close(descriptor)
+            try:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+            except (ProcessLookupError, ChildProcessError):
+                pass
+    if len(results) != n_tasks:
+        raise AuditError(f"worker processes returned {len(results)} of {n_tasks} results")
+    return [results[t] for t in range(n_tasks)]
+
+
+def _exit_text(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"killed by signal {os.WTERMSIG(status)}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
 
 
 def _hash_array(file: Any) -> np.ndarray:
@@ -533,55 +727,29 @@ def _longest_into(corpus: _Corpus, successors: _Successors, short: int, partners
         np.maximum.at(longest, run_file, run_lengths + 1)
 
 
-#: The corpus and groups that forked workers read (set only while a pool runs).
-_shared_work: tuple[_Corpus, list[tuple[int, np.ndarray]]] | None = None
 #: Parallel pair computation only pays off from about this many fingerprint occurrences.
 _MIN_PARALLEL_OCCURRENCES = 20_000
 
 
-def _longest_of_chunk(chunk: list[int]) -> list[np.ndarray]:
-    assert _shared_work is not None  # set by _longest_of_groups before forking
-    corpus, groups = _shared_work
-    successors = _Successors(corpus.n_hashes)
-    return [_longest_with_short(corpus, successors, *groups[g]) for g in chunk]
-
-
 def _longest_of_groups(corpus: _Corpus, groups: list[tuple[int, np.ndarray]], jobs: int) -> list[np.ndarray]:
     """:func:`_longest_with_short` of every ``(short, partners)`` group, in ``jobs`` processes."""
-    global _shared_work
-    jobs = min(jobs, len(groups))
-    if jobs <= 1 or len(corpus.hid) < _MIN_PARALLEL_OCCURRENCES or "fork" not in _start_methods():
+    if jobs <= 1 or len(groups) < 2 or len(corpus.hid) < _MIN_PARALLEL_OCCURRENCES:
         successors = _Successors(corpus.n_hashes)
         return [_longest_with_short(corpus, successors, one, partners) for one, partners in groups]
-    import multiprocessing
-
-    # Work per group grows with the long sides' sizes: deal the groups out, largest first, to
-    # 4 chunks per process so that no process waits long for the last one.
+    # Work per group grows with the long sides' sizes: tasks go out largest first, so that the
+    # small ones at the end even out the processes' loads.
     cost = np.array([int(corpus.sizes[partners].sum()) + len(partners) for _, partners in groups])
-    n_chunks = 4 * jobs
-    chunks: list[list[int]] = [[] for _ in range(n_chunks)]
-    for rank, g in enumerate(np.argsort(-cost, kind="stable").tolist()):
-        turn, step = divmod(rank, n_chunks)
-        chunks[step if turn % 2 == 0 else n_chunks - 1 - step].append(g)
-    chunks = [c for c in chunks if c]
-    # fork: the workers read the corpus from this process's memory instead of a pickled copy
-    _shared_work = (corpus, groups)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            results = pool.map(_longest_of_chunk, chunks, chunksize=1)
-    finally:
-        _shared_work = None
+    tasks = _deal(np.argsort(-cost, kind="stable").tolist(), _MAX_TASKS)
+
+    def run(task: int) -> list[np.ndarray]:
+        successors = _Successors(corpus.n_hashes)
+        return [_longest_with_short(corpus, successors, *groups[g]) for g in tasks[task]]
+
     out: list[np.ndarray] = [_EMPTY] * len(groups)
-    for chunk, values in zip(chunks, results):
-        for g, value in zip(chunk, values):
+    for task, values in zip(tasks, _map_in_processes(run, len(tasks), jobs)):
+        for g, value in zip(task, values):
             out[g] = value
     return out
-
-
-def _start_methods() -> list[str]:
-    import multiprocessing
-
-    return multiprocessing.get_all_start_methods()
 
 
 def all_pair_metrics(
@@ -601,8 +769,9 @@ def all_pair_metrics(
     ignored : frozenset of int
         Hashes that never count as shared (``FingerprintIndex.ignored_hashes``).
     jobs : int, default 1
-        Processes for the longest fragments (forked, so only where the platform forks; small
-        inputs stay in this process).
+        Processes for the longest fragments, this one included (forked, so only where the
+        platform forks; inputs under :data:`_MIN_PARALLEL_OCCURRENCES` fingerprints stay in
+        this process).
 
     Returns
     -------
@@ -674,6 +843,143 @@ def all_pair_metrics(
     )
 
 
+def all_pair_metrics_by_group(
+    groups: Sequence[Sequence["IndexedFile"] | Sequence[Sequence[int]] | Sequence[np.ndarray]],
+    ignored: frozenset[int] = frozenset(),
+    *,
+    jobs: int = 1,
+) -> list[PairTable]:
+    """:func:`all_pair_metrics` of several groups of files (one analysis each), in parallel.
+
+    Parameters
+    ----------
+    groups : sequence of sequences of files
+        Each group as :func:`all_pair_metrics` takes it (for example the notebooks of one
+        competition each); no pair crosses two groups.
+    ignored : frozenset of int
+        As for :func:`all_pair_metrics`, for every group.
+    jobs : int, default 1
+        Processes, this one included. Groups go out to forked processes largest first; a
+        group that alone outweighs a process's share is computed first, with its longest
+        fragments spread over all ``jobs`` processes.
+
+    Returns
+    -------
+    list of PairTable
+        One per group, in order; each equal to ``all_pair_metrics(group, ignored)``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`all_pair_metrics`.
+
+    Examples
+    --------
+    >>> tables = all_pair_metrics_by_group([[[1, 2, 3], [2, 3, 4]], [[5], [5], [6]]])
+    >>> [table.total_overlap.tolist() for table in tables]
+    [[4], [2, 0, 0]]
+    """
+    if jobs < 1:
+        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    sequences = [[_hash_array(f) for f in group] for group in groups]
+    # cost of a group: its fingerprints times its files (every file meets every other)
+    cost = [sum(len(s) for s in group) * len(group) for group in sequences]
+    share = sum(cost) / jobs
+    tables: dict[int, PairTable] = {}
+    rest = []
+    for g, group in enumerate(sequences):
+        if jobs > 1 and cost[g] > share:
+            tables[g] = all_pair_metrics(group, ignored, jobs=jobs)
+        else:
+            rest.append(g)
+    if jobs == 1 or sum(len(s) for g in rest for s in sequences[g]) < _MIN_PARALLEL_OCCURRENCES:
+        for g in rest:
+            tables[g] = all_pair_metrics(sequences[g], ignored)
+    else:
+        tasks = _deal(sorted(rest, key=lambda g: -cost[g]), _MAX_TASKS)
+
+        def run(task: int) -> list[PairTable]:
+            return [all_pair_metrics(sequences[g], ignored) for g in tasks[task]]
+
+        for task, found in zip(tasks, _map_in_processes(run, len(tasks), jobs)):
+            for g, table in zip(task, found):
+                tables[g] = table
+    return [tables[g] for g in range(len(sequences))]
+
+
+def all_pair_metrics_of_texts(
+    groups: Sequence[Sequence[tuple[str, str]]],
+    *,
+    jobs: int = 1,
+    kgram_length: int = 23,
+    kgrams_in_window: int = 17,
+) -> list[PairTable]:
+    """Dolos's figures for every pair within each group of texts (one analysis per group).
+
+    The same tables as :func:`fingerprint_texts` of all texts followed by
+    :func:`all_pair_metrics` of each group, with the work spread over ``jobs`` processes in
+    the way that suits the groups:
+
+    - several groups, none outweighing a process's share (the notebooks of many
+      competitions, each compared within its competition): each group is one task, taken
+      largest first by whichever process is free, which fingerprints the group's files and
+      computes its pairs, so that only the finished tables travel between processes and the
+      processes fork once, before any tree is built;
+    - otherwise (one group, or one that dominates): all files are fingerprinted in parallel,
+      then the groups' pairs are computed as :func:`all_pair_metrics_by_group` does.
+
+    Parameters
+    ----------
+    groups : sequence of sequences of (str, str)
+        ``(source text, language)`` per file, per group; the left file of a pair is the
+        earlier one in its group.
+    jobs : int, default 1
+        Processes, this one included.
+    kgram_length, kgrams_in_window : int
+        As for :func:`fingerprint_hashes`.
+
+    Returns
+    -------
+    list of PairTable
+        One per group, in order; row ``r`` of a table is the pair ``(left[r], right[r])`` of
+        positions in that group.
+
+    Raises
+    ------
+    KeyError
+        If a language is neither a known grammar nor ``"chars"``.
+    ValueError
+        If ``jobs``, ``kgram_length`` or ``kgrams_in_window`` is below 1.
+
+    Examples
+    --------
+    >>> code = "def f(a):\\n    return [x * a for x in range(10) if x % 2]\\n"
+    >>> (table,) = all_pair_metrics_of_texts([[(code, "python"), (code.replace("a", "b"), "python")]])
+    >>> float(table.similarity[0])
+    1.0
+    """
+    texts = [item for group in groups for item in group]
+    _check_texts(texts, kgram_length, kgrams_in_window, jobs)
+    options = {"kgram_length": kgram_length, "kgrams_in_window": kgrams_in_window}
+    # Work of a group: tokenizing is about linear in its text; its pairs add about a fiftieth
+    # of that per file in the group (measured on Kaggle notebooks, 2 to 33 per competition).
+    cost = [sum(len(text) for text, _ in group) * (1 + len(group) / 50) for group in groups]
+    if (jobs > 1 and len(groups) > 1 and max(cost) <= sum(cost) / jobs and len(texts) > len(groups)
+            and sum(len(text) for text, _ in texts) >= _MIN_PARALLEL_CHARS):
+        tasks = _deal(sorted(range(len(groups)), key=lambda g: -cost[g]), _MAX_TASKS)
+
+        def run(task: int) -> list[PairTable]:
+            return [all_pair_metrics(fingerprint_texts(groups[g], **options)) for g in tasks[task]]
+
+        tables: dict[int, PairTable] = {}
+        for task, found in zip(tasks, _map_in_processes(run, len(tasks), jobs)):
+            for g, table in zip(task, found):
+                tables[g] = table
+        return [tables[g] for g in range(len(groups))]
+    fingerprints = iter(fingerprint_texts(texts, jobs=jobs, **options))
+    return all_pair_metrics_by_group([[next(fingerprints) for _ in group] for group in groups], jobs=jobs)
+
+
 def default_jobs() -> int:
     """The number of CPUs this process may run on (``-j 0`` of ``mleaudit similarity pairs``).
 
@@ -683,3 +989,29 @@ def default_jobs() -> int:
         At least 1.
     """
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+
+
+def idle_jobs() -> int:
+    """Processes for a machine shared with other work: the CPUs this process may run on, less
+    the machine's one-minute load average, rounded (the default of ``mleaudit similarity pairs``).
+
+    A busy machine gets one process, so that the command never crowds out what already runs;
+    an idle one gets every CPU. Whether they are used at all depends on the input's size (see
+    :func:`fingerprint_texts`).
+
+    Returns
+    -------
+    int
+        Between 1 and :func:`default_jobs`; 1 where the platform reports no load average.
+
+    Examples
+    --------
+    >>> 1 <= idle_jobs() <= default_jobs()
+    True
+    """
+    cpus = default_jobs()
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):  # no load average on this platform
+        return 1
+    return max(1, min(cpus, int(cpus - load + 0.5)))

@@ -125,9 +125,10 @@ def similarity() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Processes that tokenize the files and compute the pairs (0: one per CPU).")
-def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
+@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None,
+              help="Processes that tokenize the files and compute the pairs (default: one per CPU the "
+                   "machine's load leaves idle; 0: one per CPU).")
+def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
     """Dolos's figures for every pair of the given .py/.ipynb files and folders.
 
     Columns (as in Dolos's pair output): left, right, similarity, totalOverlap,
@@ -136,9 +137,11 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
     sorts first. Default options: k-grams of 23 tokens, windows of 17. Pairs are listed by
     similarity, highest first.
 
-    One process by default: extra processes pay off from a few dozen files on (a pool costs a
-    fork and the transfer of texts and results), and a fixed default keeps the command's CPU
-    use predictable on shared machines and CI runners; -j 0 uses every CPU.
+    By default the work is spread over the CPUs that the machine's one-minute load average
+    leaves idle (one process on a busy machine, so that shared machines and CI runners are not
+    crowded), and only for inputs large enough to gain from it (some 100 000 characters of
+    code: a forked process costs a few milliseconds); -j N fixes the number of processes,
+    -j 0 uses every CPU. The figures do not depend on it.
 
     Example:
 
@@ -148,14 +151,14 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
 
         mleaudit similarity pairs -j 0 kernels/
     """
-    from audit.similarity.allpairs import all_pair_metrics, default_jobs, fingerprint_texts
+    from audit.similarity.allpairs import all_pair_metrics, default_jobs, fingerprint_texts, idle_jobs
 
     units, skipped = _collect(paths)
     if len(units) < 2:
         raise InputError(f"need at least two readable .py/.ipynb files, found {len(units)}"
                          + (f" ({len(skipped)} skipped)" if skipped else ""))
     units.sort(key=lambda u: u.path)
-    jobs = jobs or default_jobs()
+    jobs = idle_jobs() if jobs is None else (jobs or default_jobs())
     try:
         fingerprints = fingerprint_texts([(unit.text, unit.language) for unit in units], jobs=jobs)
     except (AuditError, KeyError) as exc:
@@ -215,9 +218,12 @@ def _compare_rows(pairs, top: int | None) -> list:
 @click.option("--top", type=click.IntRange(min=1), default=None,
               help="Keep the N highest-scoring references per agent file. Without it, each agent file "
                    "lists the pairs the comparison keeps: its 10 highest-scoring references, its 10 of "
-                   "highest agent containment, and every flagged one.")
+                   "highest agent containment, and every flagged one. With --index, the index scores "
+                   "its first N candidates per agent file (default 5) plus the flagged pairs of up to 3 "
+                   "other kernels.")
 @click.option("--all", "all_pairs", is_flag=True,
-              help="List every (agent file, reference) pair (slow and large on big corpora; not with --top).")
+              help="List every (agent file, reference) pair; with --index, score every candidate (slow and "
+                   "large on big corpora; not with --top).")
 @click.option("-j", "--jobs", "compare_jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Processes that score the agent files (0: one per CPU).")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
@@ -283,7 +289,7 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
                                 max_pairs_per_agent=None if all_pairs else (top or DEFAULT_MAX_PAIRS_PER_AGENT))
     try:
         if corpus is None:
-            report = _compare_with_index(index_path, agents, options)
+            report = _compare_with_index(index_path, agents, options, top=top, all_pairs=all_pairs)
         else:
             report = compare(agents, corpus, options, boilerplate=boilerplate, jobs=compare_jobs or _cpus())
     except AuditError as exc:
@@ -310,10 +316,14 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
            "true" if p.flagged else "false"] for p in rows])
 
 
-def _compare_with_index(index_path: Path, agents: list[CodeUnit], options):
-    """``load_corpus_index(path).compare(agents, options)``, every failure an input error."""
+def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, top: int | None, all_pairs: bool):
+    """``load_corpus_index(path).compare(agents, options, top=...)``, every failure an input error.
+
+    ``--top N`` scores the first N candidates of each agent file (plus the flagged pairs of
+    further sources); ``--all`` scores every candidate; neither, the index's default.
+    """
     try:
-        from audit.similarity.corpus_index import load_corpus_index
+        from audit.similarity.corpus_index import DEFAULT_TOP, load_corpus_index
     except ImportError as exc:
         raise InputError(f"cannot read the corpus index {index_path}: corpus indexes are not available "
                          f"in this installation ({exc})") from exc
@@ -322,7 +332,7 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options):
     try:
         index = load_corpus_index(index_path)
         try:
-            return index.compare(agents, options)
+            return index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP))
         finally:
             close = getattr(index, "close", None)
             if callable(close):

@@ -27,8 +27,9 @@ either encoding, so one parse serves both.
 The walk over the tree is the only per-node Python work: it records each named node's kind,
 byte range and parent, and the order in which nodes open and close; the token stream, the
 regions and the token hashes are then assembled with numpy. :func:`tokenize_hashes` walks
-without the byte ranges and parents and returns the token hashes only, for pair figures that
-need nothing else (``mleaudit similarity pairs``).
+without the byte ranges, the parents or even a stack of open nodes (it records only which kind
+opens and that a node closes) and returns the token hashes only, for pair figures that need
+nothing else (``mleaudit similarity pairs``).
 
 References
 ----------
@@ -271,6 +272,22 @@ class _KindTable:
         # Dolos drops comment nodes (but not their named children) unless asked not to.
         self.writes = np.array(["comment" not in name for name in names], dtype=bool)
         self.hashes = np.array([hash_token(name) for name in names], dtype=np.uint32)
+        self._converted: dict[Any, Any] = {}
+
+    def stream_table(self) -> np.ndarray:
+        """Per tree-sitter kind id plus one: the hash of the kind's type token (int64), ``-2``
+        for kinds that write no tokens (comments), ``-3`` for ids that are not kinds of the
+        grammar; entry 0 (a closing event, ``-1 + 1``) is ``-1``. Rebuilt when :attr:`writes`
+        is replaced."""
+        built = self._converted.get("stream")
+        if built is None or built[0] is not self.writes:
+            table = np.full((1 << 16) + 1, -3, dtype=np.int64)
+            table[0] = -1
+            known = np.flatnonzero(self.code_of >= 0)
+            codes = self.code_of[known]
+            table[known + 1] = np.where(self.writes[codes], self.hashes[codes].astype(np.int64), -2)
+            built = self._converted["stream"] = (self.writes, table)
+        return built[1]
 
     def codes(self, kind_ids: np.ndarray) -> np.ndarray:
         """Codes of tree-sitter kind ids.
@@ -337,28 +354,25 @@ def _walk(root: tree_sitter.Node) -> tuple[list[int], list[int], list[int], list
 
 def _walk_kinds(root: tree_sitter.Node) -> list[int]:
     """The walk of :func:`_walk` reduced to what hashing the tokens needs (:func:`tokenize_hashes`):
-    per event, the node's kind id when it opens and ``~kind_id`` when it closes (kind ids are
-    non-negative, so the sign tells the two apart); no regions and no parents, at about 60 %
-    of the walk's cost."""
+    per event, the node's kind id when a named node opens and ``-1`` when one closes (kind ids
+    are non-negative). No regions, no parents and no stack of open nodes: which node a ``-1``
+    closes is worked out afterwards, where it matters (:func:`_stream_hashes`)."""
     events: list[int] = []
     add = events.append
     cursor = root.walk()
     first_child, next_sibling, up = cursor.goto_first_child, cursor.goto_next_sibling, cursor.goto_parent
-    open_kinds: list[int] = []  # kinds of the open named nodes, innermost last
-    push, pop = open_kinds.append, open_kinds.pop
     while True:
         node = cursor.node
         if node.is_named:
-            kind = node.kind_id
-            add(kind)
+            add(node.kind_id)
             if first_child():
-                push(kind)
                 continue
-            add(~kind)
+            add(-1)
+        # only named nodes are descended into, so every step up closes a named node
         while not next_sibling():
             if not up():
                 return events
-            add(~pop())
+            add(-1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -579,20 +593,22 @@ def tokenize_text(text: str, language: str, path: str) -> TokenizedFile:
     return tokenize_tree_utf16(text, language, path)
 
 
-def _stream_codes(events: list[int], table: _KindTable) -> np.ndarray:
-    """Token codes of a :func:`_walk_kinds` event list: ``"("`` and the type when a node
-    opens, ``")"`` when it closes, nothing for comments (as :func:`_assemble` builds them)."""
-    event = np.array(events, dtype=np.int64)
+def _closing_events(event: np.ndarray, opening: np.ndarray) -> np.ndarray:
+    """Indices of the ``-1`` events that close the nodes opened at indices ``opening``.
+
+    A leaf closes at the very next event, which settles comments (leaves in every grammar
+    used so far); otherwise the events are grouped by nesting depth, where each opening is
+    followed by its own closing."""
+    after = opening + 1
+    if (event[after] < 0).all():
+        return after
     opens = event >= 0
-    kind_codes = table.codes(np.where(opens, event, ~event))
-    keep = table.writes[kind_codes]
-    opens, kind_codes = opens[keep], kind_codes[keep]
-    width = np.where(opens, 2, 1)  # "(" and the type, or ")"
-    first = np.cumsum(width) - width
-    codes = np.empty(int(width.sum()), dtype=np.int64)
-    codes[first] = np.where(opens, _OPEN_CODE, _CLOSE_CODE)
-    codes[first[opens] + 1] = kind_codes[opens]
-    return codes
+    after_event = np.cumsum(np.where(opens, 1, -1))
+    depth = np.where(opens, after_event, after_event + 1)  # an opening's depth, or the depth it closes
+    by_depth = np.argsort(depth, kind="stable")
+    rank = np.empty(len(event), dtype=np.int64)
+    rank[by_depth] = np.arange(len(event))
+    return by_depth[rank[opening] + 1]
 
 
 def tokenize_hashes(text: str, language: str) -> np.ndarray:
@@ -626,11 +642,45 @@ def tokenize_hashes(text: str, language: str) -> np.ndarray:
     >>> bool(np.array_equal(tokenize_hashes(text, "python"), tokenize_text(text, "python", "a.py")._hashes))
     True
     """
+    return _token_hash_array(text, language, np.uint32)
+
+
+def _token_hash_array(text: str, language: str, dtype: Any = np.int64) -> np.ndarray:
+    """:func:`tokenize_hashes` as ``dtype`` (int64 by default: the dtype of the k-gram arithmetic)."""
     if language == "chars":
-        return np.fromiter(map(hash_token, text.replace("\n", "")), dtype=np.uint32)
+        return np.fromiter(map(hash_token, text.replace("\n", "")), dtype=dtype)
     if language not in LANGUAGES:
         raise KeyError(f"unknown language {language!r}; known: chars, {', '.join(sorted(LANGUAGES))}")
     # UTF-16, as tokenize_text parses (the tree Dolos gets, also for broken code)
     tree = get_parser(language).parse(text.encode("utf-16-le", errors="surrogatepass"), encoding="utf16le")
-    table = _kind_table(language)
-    return table.hashes[_stream_codes(_walk_kinds(tree.root_node), table)]
+    hashes = _stream_hashes(_walk_kinds(tree.root_node), _kind_table(language))
+    return hashes if dtype == np.int64 else hashes.astype(dtype)
+
+
+def _stream_hashes(events: list[int], table: _KindTable) -> np.ndarray:
+    """The token hashes (int64) of a :func:`_walk_kinds` event list: ``"("`` and the type when a
+    node opens, ``")"`` when it closes, nothing for comments (the tokens :func:`_assemble` builds,
+    as hashes, straight from the kind ids).
+
+    Raises
+    ------
+    ValueError
+        If an event names an id that is not a kind of the grammar (a parse never yields one).
+    """
+    event = np.fromiter(events, dtype=np.int64, count=len(events))  # a quarter fewer steps than np.array
+    typed = table.stream_table()[event + 1]  # type hash when opening, -1 when closing
+    if len(typed) and typed.min() < -1:
+        unknown = np.flatnonzero(typed == -3)
+        if len(unknown):
+            raise ValueError(f"tree-sitter kind ids {sorted(set(event[unknown].tolist()))} are not kinds of this grammar")
+        silent = np.flatnonzero(typed == -2)  # comment nodes: they and their closing events write nothing
+        keep = np.ones(len(event), dtype=bool)
+        keep[silent] = False
+        keep[_closing_events(event, silent)] = False
+        typed = typed[keep]
+    # two slots per event: "(" and the type, or ")" and a -1 that is dropped
+    slots = np.empty((len(typed), 2), dtype=np.int64)
+    slots[:, 0] = np.where(typed >= 0, int(table.hashes[_OPEN_CODE]), int(table.hashes[_CLOSE_CODE]))
+    slots[:, 1] = typed
+    flat = slots.reshape(-1)
+    return flat[flat >= 0]

@@ -21,8 +21,9 @@ same numbers Dolos reports:
   older is selected.
 
 The arithmetic runs on numpy arrays (a corpus has millions of k-grams): the k-gram hashes as a
-sum of ``k`` shifted, weighted copies of the token hashes, and winnowing as a walk over the
-positions where the selection can change (see :func:`winnow`), with the same results as Dolos's
+sum of ``k`` shifted, weighted copies of the token hashes, and winnowing as the changes of the
+rightmost window minimum, with Dolos's loop followed only around the rare ties where its
+selection differs (see :func:`_winnow_positions`). The results are those of Dolos's
 position-by-position loop, which :func:`_winnow_reference` keeps for checking.
 
 All functions are pure.
@@ -262,28 +263,104 @@ def _min_of_previous(values: np.ndarray, span: int, padding: int = _EMPTY_SLOT) 
 
 #: Bits for a position in a (hash, position) key; hashes below 2**31 leave the key in int64.
 _KEY_BITS = 31
-
-
-def _rightmost_minima(values: np.ndarray, span: int) -> np.ndarray | None:
-    """``out[p]``: the rightmost position of the minimum of ``values[p - span : p]``, or
-    ``None`` when the values do not fit a combined key (the caller then scans by itself).
-
-    Each value and its position are packed so that the smaller key has the smaller value and,
-    on a tie, the larger position; the window minimum of the keys then names the position.
-    """
-    n = len(values)
-    if n >= 1 << _KEY_BITS or values.min() < 0 or values.max() >= 1 << _KEY_BITS:
-        return None
-    keys = (values << _KEY_BITS) | ((1 << _KEY_BITS) - 1 - np.arange(n))
-    smallest = _min_of_previous(keys, span, np.iinfo(np.int64).max)
-    return (1 << _KEY_BITS) - 1 - (smallest & ((1 << _KEY_BITS) - 1))
+_POSITION_MASK = (1 << _KEY_BITS) - 1
+_KEY_PADDING = np.iinfo(np.int64).max
 
 
 def _winnow_positions(values: np.ndarray, window: int) -> list[int]:
+    """:func:`_winnow_selected` as a list."""
+    return _winnow_selected(values, window).tolist()
+
+
+def _winnow_selected(values: np.ndarray, window: int) -> np.ndarray:
     """Positions Dolos's ``WinnowFilter`` selects, in order (``values``: int64 k-gram hashes).
 
-    At step ``p`` Dolos's selection ``m`` (always a minimum of the window ``[p - w + 1, p]``)
-    changes in two ways only. With ``L[p]`` the minimum of the ``w - 1`` hashes before ``p``:
+    Dolos's selection ``m`` is always a minimum of the window ``[p - w + 1, p]``, and it is the
+    *rightmost* minimum except after one kind of step: when ``m`` leaves the window and the
+    newest hash ties with the minimum of the older ones, Dolos's rescan keeps the older hash.
+    So, with ``R[p]`` the rightmost minimum of window ``p`` (vectorised: the minimum of keys that
+    pack each hash with its position reversed):
+
+    - as long as no such tie occurs, Dolos selects ``R[p]`` at step ``p`` whenever it differs
+      from ``R[p - 1]`` (a new minimum arrived, or the old one left and the rescan found the
+      rightmost remaining one), and nothing otherwise;
+    - at a tie (step ``p`` where ``R[p - 1] == p - w`` and ``values[p]`` equals the minimum of
+      ``[p - w + 1, p - 1]``) Dolos's loop is followed position by position until its
+      selection equals ``R`` again, after which the two agree until the next tie.
+
+    Ties need a repeated k-gram within one window (a run of near-identical statements); real
+    files have a few, so nearly all positions take the vectorised path. Values outside
+    ``[0, 2**31)`` take :func:`_winnow_walk`.
+    """
+    n = len(values)
+    if n == 0 or window == 1:
+        return np.arange(n, dtype=np.int64)
+    if n >= 1 << _KEY_BITS or values.min() < 0 or values.max() >= 1 << _KEY_BITS:
+        return np.array(_winnow_walk(values, window), dtype=np.int64)
+    index = np.arange(n, dtype=np.int64)
+    # smaller key: smaller value, then larger position
+    keys = (values << _KEY_BITS) | (_POSITION_MASK - index)
+    older = _min_of_previous(keys, window - 1, _KEY_PADDING)  # the key minimum of [p - w + 1, p - 1]
+    rightmost = np.where(keys < older, index, _POSITION_MASK - (older & _POSITION_MASK))
+    changed = np.empty(n, dtype=bool)
+    changed[0] = True
+    np.not_equal(rightmost[1:], rightmost[:-1], out=changed[1:])
+    steps = np.arange(window, n, dtype=np.int64)
+    ties = np.flatnonzero((rightmost[window - 1 : n - 1] == steps - window)
+                          & (values[window:] == older[window:] >> _KEY_BITS)) + window
+    if not len(ties):
+        return rightmost[changed]
+    return _winnow_with_ties(values, window, rightmost, changed, ties.tolist())
+
+
+def _winnow_with_ties(values: np.ndarray, window: int, rightmost: np.ndarray, changed: np.ndarray,
+                      ties: list[int]) -> np.ndarray:
+    """:func:`_winnow_positions` where ties occur: Dolos's loop from each tie until its
+    selection is ``rightmost`` again; ``changed`` (the vectorised steps) is cleared there."""
+    # element by element: the loop visits a few per cent of the positions, so converting
+    # whole arrays to lists would cost more than the loop
+    hash_at, agreed_at = values.item, rightmost.item
+    n = len(values)
+    loop_steps: list[int] = []
+    loop_selected: list[int] = []
+    record_step, record = loop_steps.append, loop_selected.append
+    next_tie = 0
+    while next_tie < len(ties):
+        step = ties[next_tie]
+        current = -1  # the selection left the window at ``step``: rescan
+        while step < n:
+            value = hash_at(step)
+            if current < step - window + 1:
+                # rescan from the oldest hash; the newest only wins when strictly lower
+                older = values[step - window + 1 : step].tolist()
+                lowest = min(older)
+                current = step if value < lowest else step - 1 - older[::-1].index(lowest)
+            elif value <= hash_at(current):
+                current = step
+            else:
+                if current == agreed_at(step):
+                    break
+                step += 1
+                continue
+            record_step(step)
+            record(current)
+            if current == agreed_at(step):
+                break
+            step += 1
+        changed[ties[next_tie] : step + 1] = False
+        while next_tie < len(ties) and ties[next_tie] <= step:
+            next_tie += 1
+    vector_steps = np.flatnonzero(changed)
+    all_steps = np.concatenate((vector_steps, np.array(loop_steps, dtype=np.int64)))
+    selected = np.concatenate((rightmost[vector_steps], np.array(loop_selected, dtype=np.int64)))
+    return selected[np.argsort(all_steps, kind="stable")]
+
+
+def _winnow_walk(values: np.ndarray, window: int) -> list[int]:
+    """:func:`_winnow_positions` for any int64 values: a walk from selection to selection.
+
+    At step ``p`` Dolos's selection ``m`` changes in two ways only. With ``L[p]`` the minimum
+    of the ``w - 1`` hashes before ``p``:
 
     - ``m`` still in the window and ``values[p] <= L[p]``: ``p`` is selected (so ``p`` is a
       *candidate* when ``values[p] <= L[p]``);
@@ -291,21 +368,13 @@ def _winnow_positions(values: np.ndarray, window: int) -> list[int]:
       minimum of ``[p - w + 1, p - 1]`` (Dolos's rescan, ties to the older hash).
 
     So the walk jumps from selection to selection: to the next candidate if it comes before the
-    current selection leaves the window, else to that rescan. It does one step per fingerprint
-    instead of one per k-gram, and the rescans' answers are computed for all positions at once.
+    current selection leaves the window, else to that rescan.
     """
     n = len(values)
-    if n == 0:
-        return []
-    if window == 1:
-        return list(range(n))
     before = _min_of_previous(values, window - 1)
     candidates = np.flatnonzero(values <= before).tolist()
     candidates.append(n)  # sentinel: no candidate left
     strict = values < before
-    minima = _rightmost_minima(values, window - 1)
-    # What a rescan at p selects (only read at rescan steps).
-    rescan = np.where(strict, np.arange(n), minima) if minima is not None else None
     selected: list[int] = []
     append = selected.append
     # Dolos starts with an empty window whose minimum sits at position -1 and leaves at w - 1.
@@ -324,9 +393,7 @@ def _winnow_positions(values: np.ndarray, window: int) -> list[int]:
         else:
             if leaves >= n:
                 break
-            if rescan is not None:
-                current = rescan.item(leaves)
-            elif strict.item(leaves):
+            if strict.item(leaves):
                 current = leaves
             else:
                 older = values[leaves - window + 1 : leaves].tolist()
@@ -451,6 +518,23 @@ def _kgram_selection(token_hashes: np.ndarray, k: int, window: int) -> tuple[lis
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
     return _selection(_rolling_array(token_hashes, k), window)
+
+
+def _kgram_fingerprints(token_hashes: np.ndarray, k: int, window: int) -> np.ndarray:
+    """The fingerprint hashes of :func:`_kgram_selection`, in order, as an int64 array (no
+    positions, no lists: the input of all-pairs figures).
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1`` or ``window < 1``.
+    """
+    if k < 1:
+        raise ValueError(f"k-gram length must be >= 1, got {k}")
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+    kgrams = _rolling_array(token_hashes, k)
+    return kgrams[_winnow_selected(kgrams, window)]
 
 
 def fingerprint_tokens(tokens: Sequence[str], k: int, window: int) -> list[Fingerprint]:
