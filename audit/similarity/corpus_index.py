@@ -328,6 +328,35 @@ def _delta(values: np.ndarray) -> np.ndarray:
     return np.diff(np.asarray(values, dtype=np.int64), prepend=0)
 
 
+def _pack_blob(magic: bytes, header: dict[str, Any], arrays: list[bytes]) -> bytes:
+    """A stored blob: ``magic``, then zlib of (header length as 4 little-endian bytes, the JSON
+    header with sorted keys, the arrays' bytes)."""
+    head = json.dumps(header, sort_keys=True).encode()
+    return magic + zlib.compress(b"".join([len(head).to_bytes(4, "little"), head, *arrays]), 1)
+
+
+def _unpack_blob(blob: bytes, magic: bytes, bad: Callable[[str], CorpusIndexError]) -> tuple[bytes, Any, int]:
+    """Undo :func:`_pack_blob`: the inflated bytes (at most ``_MAX_RECORD_BYTES``), the decoded
+    header and the offset of the arrays in the inflated bytes; every inconsistency is ``bad(what)``."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)) or bytes(blob[: len(magic)]) != magic:
+        raise bad("unknown layout")
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(bytes(blob[len(magic):]), _MAX_RECORD_BYTES)
+        if inflater.unconsumed_tail:
+            raise bad(f"more than {_MAX_RECORD_BYTES} bytes once decompressed")
+    except zlib.error as exc:
+        raise bad(f"zlib: {exc}") from exc
+    if len(raw) < 4:
+        raise bad("truncated header")
+    head_len = int.from_bytes(raw[:4], "little")
+    try:
+        header = json.loads(raw[4 : 4 + head_len])
+    except ValueError as exc:
+        raise bad(f"header: {exc}") from exc
+    return raw, header, 4 + head_len
+
+
 def _encode_record(
     *,
     language: str,
@@ -354,10 +383,7 @@ def _encode_record(
         "cells": len(cells),
         "tokens": 0 if token_starts is None else len(token_starts),
     }
-    head = json.dumps(header, sort_keys=True).encode()
     parts = [
-        len(head).to_bytes(4, "little"),
-        head,
         _i32(hashes),
         _i32(_delta(kgram_starts)),
         _i32(_delta(span_starts)),
@@ -368,7 +394,7 @@ def _encode_record(
     if token_starts is not None and token_ends is not None:
         parts.append(_i32(token_starts))
         parts.append(_i32(token_ends))
-    return _RECORD_MAGIC + zlib.compress(b"".join(parts), 1)
+    return _pack_blob(_RECORD_MAGIC, header, parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -391,29 +417,17 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
     def bad(what: str) -> CorpusIndexError:
         return CorpusIndexError(f"{where}: corrupt record ({what})")
 
-    if not isinstance(blob, (bytes, bytearray, memoryview)) or bytes(blob[: len(_RECORD_MAGIC)]) != _RECORD_MAGIC:
-        raise bad("unknown record layout")
+    raw, header, body = _unpack_blob(blob, _RECORD_MAGIC, bad)
     try:
-        inflater = zlib.decompressobj()
-        raw = inflater.decompress(bytes(blob[len(_RECORD_MAGIC):]), _MAX_RECORD_BYTES)
-        if inflater.unconsumed_tail:
-            raise bad(f"more than {_MAX_RECORD_BYTES} bytes once decompressed")
-    except zlib.error as exc:
-        raise bad(f"zlib: {exc}") from exc
-    if len(raw) < 4:
-        raise bad("truncated header")
-    head_len = int.from_bytes(raw[:4], "little")
-    try:
-        header = json.loads(raw[4 : 4 + head_len])
         language, source = str(header["language"]), str(header["source"])
         n, n_lines, n_cells, n_tokens = (int(header[k]) for k in ("n", "lines", "cells", "tokens"))
     except (ValueError, KeyError, TypeError) as exc:
         raise bad(f"header: {exc}") from exc
     sizes = [n, n, n, n, n_lines, 3 * n_cells] + ([n_tokens, n_tokens] if n_tokens else [])
-    if min(sizes) < 0 or 4 + head_len + 4 * sum(sizes) != len(raw):
+    if min(sizes) < 0 or body + 4 * sum(sizes) != len(raw):
         raise bad("array lengths do not match the header")
     arrays = []
-    offset = 4 + head_len
+    offset = body
     for size in sizes:
         arrays.append(np.frombuffer(raw, dtype="<i4", count=size, offset=offset).astype(np.int64))
         offset += 4 * size
@@ -539,11 +553,9 @@ def _encode_profile(profile: Profile, chars: int) -> bytes:
     starts = np.asarray(profile.starts, dtype=np.int64)
     lengths = np.asarray(profile.ends, dtype=np.int64) - starts
     priors = np.array([profile.priors[int(v)] for v in vocabulary.tolist()], dtype="<f8")
-    head = json.dumps({"n": int(ids.size), "vocabulary": int(vocabulary.size), "chars": int(chars)},
-                      sort_keys=True).encode()
-    parts = [len(head).to_bytes(4, "little"), head, vocabulary.astype("<i8").tobytes(), priors.tobytes(),
-             _i32(tokens), _i32(_delta(starts)), _i32(lengths)]
-    return _PROFILE_MAGIC + zlib.compress(b"".join(parts), 1)
+    header = {"n": int(ids.size), "vocabulary": int(vocabulary.size), "chars": int(chars)}
+    return _pack_blob(_PROFILE_MAGIC, header, [vocabulary.astype("<i8").tobytes(), priors.tobytes(),
+                                               _i32(tokens), _i32(_delta(starts)), _i32(lengths)])
 
 
 def _decode_profile(blob: bytes, path: str, where: str, *, tokens_only: bool = False) -> tuple[Profile, int]:
@@ -554,26 +566,14 @@ def _decode_profile(blob: bytes, path: str, where: str, *, tokens_only: bool = F
     def bad(what: str) -> CorpusIndexError:
         return CorpusIndexError(f"{where}: corrupt detector profile ({what})")
 
-    if not isinstance(blob, (bytes, bytearray, memoryview)) or bytes(blob[: len(_PROFILE_MAGIC)]) != _PROFILE_MAGIC:
-        raise bad("unknown layout")
+    raw, header, body = _unpack_blob(blob, _PROFILE_MAGIC, bad)
     try:
-        inflater = zlib.decompressobj()
-        raw = inflater.decompress(bytes(blob[len(_PROFILE_MAGIC):]), _MAX_RECORD_BYTES)
-        if inflater.unconsumed_tail:
-            raise bad(f"more than {_MAX_RECORD_BYTES} bytes once decompressed")
-    except zlib.error as exc:
-        raise bad(f"zlib: {exc}") from exc
-    if len(raw) < 4:
-        raise bad("truncated header")
-    head_len = int.from_bytes(raw[:4], "little")
-    try:
-        header = json.loads(raw[4 : 4 + head_len])
         n, size, chars = (int(header[k]) for k in ("n", "vocabulary", "chars"))
     except (ValueError, KeyError, TypeError) as exc:
         raise bad(f"header: {exc}") from exc
-    if min(n, size, chars) < 0 or 4 + head_len + 16 * size + 12 * n != len(raw):
+    if min(n, size, chars) < 0 or body + 16 * size + 12 * n != len(raw):
         raise bad("array lengths do not match the header")
-    offset = 4 + head_len
+    offset = body
     vocabulary = np.frombuffer(raw, dtype="<i8", count=size, offset=offset)
     priors = np.frombuffer(raw, dtype="<f8", count=size, offset=offset + 8 * size)
     offset += 16 * size
