@@ -220,7 +220,7 @@ def test_code_blocks_of_one_log_are_capped_together() -> None:
 
 
 def test_every_pair_is_scored_once_and_only_kept_pairs_get_fragments(monkeypatch) -> None:
-    import audit.similarity as similarity_api
+    import audit.similarity.comparison as similarity_api
 
     scored, reported = [], []
     evidence_all, pair_report = DetectionCorpus.evidence_all, similarity_api.pair_report
