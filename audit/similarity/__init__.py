@@ -29,59 +29,7 @@ detector, the corpus loader and the comparison code at start-up.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:  # the names as static analysis and IDEs see them
-    from audit.similarity.comparison import (
-        DEFAULT_MAX_PAIRS_PER_AGENT,
-        SimilarityOptions,
-        SimilarityReport,
-        compare,
-        tokenize_unit,
-    )
-    from audit.similarity.corpus import (
-        ReferenceCorpus,
-        load_reference_corpus,
-    )
-    from audit.similarity.detect import (
-        DEFAULT_SCORE_THRESHOLD,
-        DetectionCorpus,
-        Evidence,
-        Profile,
-        load_score_threshold,
-        profile_code,
-        score_from_bits,
-        score_threshold_from_rules,
-    )
-    from audit.similarity.index import (
-        CoverageTable,
-        FingerprintIndex,
-        IndexedFile,
-        Role,
-    )
-    from audit.similarity.pairs import (
-        DolosMetrics,
-        Fragment,
-        PairReport,
-        build_fragments,
-        containment,
-        dolos_metrics,
-        evidence_fragments,
-        pair_report,
-    )
-    from audit.similarity.tokenize import (
-        TokenizedFile,
-        tokenize_chars,
-        tokenize_text,
-        tokenize_tree,
-    )
-    from audit.similarity.winnow import (
-        Fingerprint,
-        fingerprint_tokens,
-        hash_token,
-        rolling_hashes,
-        winnow,
-    )
+from typing import Any
 
 #: Where each exported name is defined.
 _ORIGIN = {
