@@ -12,13 +12,14 @@ answer key) raise.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 import os
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
@@ -27,7 +28,7 @@ from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
 from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
 from grading.spec import CompetitionSpec
-from grading.validation import answer_arrays, check_frames, read_answers, read_submission, scoring_options
+from grading.validation import check_arrays, check_frames, read_answers, read_submission, scoring_options
 
 __all__ = [
     "SCORE_DECIMALS",
@@ -229,8 +230,9 @@ def score_frames(
 
     This is the whole scoring path after the files are read: scoring parameters
     (:data:`grading.metrics.SCORING_PARAMS`) choose the id columns and the scored rows,
-    :func:`grading.validation.check_frames` checks every value, and the metric runs on
-    aligned arrays (array metrics) or aligned frames (frame metrics).
+    :func:`grading.validation.check_frames` (frame metrics) or
+    :func:`grading.validation.check_arrays` (array metrics) checks every value, and the metric
+    runs on the aligned frames or arrays.
 
     Parameters
     ----------
@@ -270,24 +272,19 @@ def score_frames(
     """
     metric = _resolve(metric)
     options, own_params = scoring_options(metric, id_column=id_column, target_columns=target_columns, params=params)
-    aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
+    if metric.frame:
+        aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
+        describe: Callable[[int], str] = functools.partial(describe_row, aligned)
+        args: tuple[Any, ...] = (aligned_answers, aligned)
+        kwargs = {"id_columns": options.id_columns, "target_columns": options.target_columns, **own_params}
+    else:
+        arrays = check_arrays(submission, answers, metric=metric, options=options)
+        describe, args, kwargs = arrays.describe, (arrays.y_true, arrays.y_pred), own_params
     try:
-        if metric.frame:
-            score = metric.fn(
-                aligned_answers,
-                aligned,
-                id_columns=options.id_columns,
-                target_columns=options.target_columns,
-                **own_params,
-            )
-        else:
-            y_true, y_pred = answer_arrays(aligned_answers, aligned, metric=metric, target_columns=options.target_columns)
-            score = metric.fn(y_true, y_pred, **own_params)
+        score = metric.fn(*args, **kwargs)
     except PredictionError as exc:
         column = options.target_columns[exc.column]
-        raise InvalidSubmission(
-            f"Submission column {column!r} has {exc.problem} at {describe_row(aligned, exc.position)}."
-        ) from None
+        raise InvalidSubmission(f"Submission column {column!r} has {exc.problem} at {describe(exc.position)}.") from None
     score = float(score)
     if not math.isfinite(score):
         raise InvalidSubmission(f"the metric returned {score!r} for this submission")
@@ -338,7 +335,7 @@ def score_csv(
         id_column=options.id_columns,
         target_columns=list(options.answer_target_columns) if metric.targets_in_answers else [],
         text_columns=_text_columns(metric, options.answer_target_columns),
-        # check_frames finds repeated answer ids in the same hash pass that matches the ids.
+        # The scoring path finds repeated answer ids in the same pass that matches the ids.
         unique_ids=False,
     )
     submission = read_submission(

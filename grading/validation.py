@@ -12,7 +12,10 @@ them, and the held-out answers must not leak through it. Ids and column names ar
 (they are in the public test file and sample submission), so they may appear.
 
 The checks are vectorised (pandas hash indexes, numpy masks) so a million-row submission is
-validated in a fraction of the time pandas needs to read it.
+validated in a fraction of the time pandas needs to read it: a number column whose minimum and
+maximum pass every value check is valid as a whole (the cell-by-cell checks run only to name
+the first bad row), and array metrics get their aligned arrays from :func:`check_arrays`
+without an aligned frame being built.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Sequence
@@ -45,6 +49,9 @@ __all__ = [
     "check_value_range",
     "check_row_sums",
     "check_frames",
+    "AlignedArrays",
+    "check_arrays",
+    "answer_arrays",
     "check_submission",
 ]
 
@@ -53,6 +60,8 @@ logger = logging.getLogger(__name__)
 _PANDAS_VERSION = tuple(int(p) for p in pd.__version__.split(".")[:2] if p.isdigit())
 # Joins the parts of a composite id into one hashable key; a control character no CSV id holds.
 _KEY_SEPARATOR = "\x1f"
+#: Rows per block of the row-sum check (32,768 floats: 256 KiB, within a core's L2 cache).
+_ROW_BLOCK = 1 << 15
 
 
 def read_csv(path: str | os.PathLike[str], **kwargs) -> pd.DataFrame:
@@ -79,8 +88,11 @@ def _read_with_text(path: str | os.PathLike[str], text_columns: Sequence[str]) -
 
     Asking the C parser for ``dtype=str`` builds a Python string per cell and costs several
     times the read itself on a million rows; where ``str`` is Arrow-backed the columns are read
-    as Arrow strings (the parser's fast path, the one its own inference takes) and relabelled
-    ``str`` without a copy. Same cells, same missing-value rules, same parser errors.
+    as Arrow strings and relabelled ``str`` without a copy. Where pandas' own inference already
+    reads every text column as ``str`` (ids with a letter in them, label lists) the file is read
+    with no dtype at all, which keeps the parser's zero-copy string path (an explicit Arrow
+    dtype costs a copy of every string column's chunks, a tenth of the read on a wide file).
+    Same cells, same missing-value rules, same parser errors.
     """
     text = list(dict.fromkeys(text_columns))
     if not text:
@@ -88,11 +100,47 @@ def _read_with_text(path: str | os.PathLike[str], text_columns: Sequence[str]) -
     target = _arrow_str_dtype()
     if target is None:
         return read_csv(path, dtype={c: str for c in text})
+    inferred = _read_inferring_text(path, text, target)
+    if inferred is not None:
+        return inferred
     import pyarrow as pa  # pandas' str is Arrow-backed, so pyarrow is installed
 
     frame = read_csv(path, dtype={c: pd.ArrowDtype(pa.large_string()) for c in text})
     present = [c for c in text if c in frame.columns]
     return frame.astype({c: target for c in present}) if present else frame
+
+
+#: Rows read first to see whether pandas' inference takes the text columns as text.
+_SAMPLE_ROWS = 1000
+
+
+def _read_inferring_text(path: str | os.PathLike[str], text: Sequence[str], target: Any) -> pd.DataFrame | None:
+    """The file as pandas infers it, when that reads every text column as ``str``; else ``None``.
+
+    Inference keeps a column's cells verbatim exactly when it reads the column as ``str``
+    (anything it converts, numbers or booleans, gets another dtype), so such a frame equals the
+    one read with the text dtype asked for. A sample of the first rows tells first whether the
+    whole file is worth reading this way: a column of numbers there is read as numbers
+    throughout (or as mixed objects), and goes to the caller's explicit text read. Any failure
+    also goes there, so a broken file raises the parser's usual error.
+    """
+    try:
+        sample = read_csv(path, nrows=_SAMPLE_ROWS)
+    except Exception:  # noqa: BLE001 - the caller's read raises the file's own error
+        return None
+    if not all(sample[c].dtype == target for c in text if c in sample.columns):
+        return None
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            frame = read_csv(path)
+        except Exception:  # noqa: BLE001 - as above
+            return None
+    if not all(frame[c].dtype == target for c in text if c in frame.columns):
+        return None
+    for warning in caught:  # the parser's own warnings, raised once the frame is kept
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+    return frame
 
 
 def _first_line(exc: BaseException) -> str:
@@ -437,7 +485,10 @@ def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series
         return None
     import pyarrow.compute as pc  # arrow_text returned an array, so pyarrow is installed
 
-    if pc.all(pc.equal(sub, ans)).as_py():
+    # A shuffled file shows at once in its first rows; the whole columns are compared only when
+    # those agree.
+    head = min(len(sub), 64)
+    if pc.all(pc.equal(sub.slice(0, head), ans.slice(0, head))).as_py() and pc.all(pc.equal(sub, ans)).as_py():
         return np.arange(len(sub), dtype=np.intp)
     return text_permutation(sub, ans)
 
@@ -642,16 +693,26 @@ def check_row_sums(
     InvalidSubmission
         Naming the first row whose probabilities do not sum to 1.
     """
-    sums = np.zeros(len(values[0]) if len(values) else 0)
-    for column in values:
-        sums += column
-    off = np.flatnonzero(np.abs(sums - 1.0) > tolerance)
-    if off.size:
-        row = int(off[0])
-        raise InvalidSubmission(
-            f"Submission probabilities in columns {_quote_list(columns)} sum to {float(sums[row])!r} at "
-            f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g})."
-        )
+    n_rows = len(values[0]) if len(values) else 0
+    # Block by block, so the running sums stay in the CPU cache while each column is added
+    # (columns in order, from zero: the same additions as whole-column sums).
+    sums = np.empty(min(n_rows, _ROW_BLOCK))
+    distance = np.empty_like(sums)
+    for begin in range(0, n_rows, _ROW_BLOCK):
+        block = sums[: min(_ROW_BLOCK, n_rows - begin)]
+        block[:] = 0.0
+        for column in values:
+            block += column[begin : begin + block.size]
+        off = distance[: block.size]
+        np.subtract(block, 1.0, out=off)
+        np.abs(off, out=off)
+        bad = np.flatnonzero(off > tolerance)
+        if bad.size:
+            row = begin + int(bad[0])
+            raise InvalidSubmission(
+                f"Submission probabilities in columns {_quote_list(columns)} sum to {float(block[bad[0]])!r} at "
+                f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g})."
+            )
 
 
 def _map_answer_columns(answers: pd.DataFrame, options: ScoringOptions) -> pd.DataFrame:
@@ -665,6 +726,85 @@ def _map_answer_columns(answers: pd.DataFrame, options: ScoringOptions) -> pd.Da
             raise ConfigError(f"the answers already have a column {target!r}; answer_columns cannot map {source!r} onto it")
         answers[target] = answers[source]
     return answers
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Checked:
+    """A submission that passed every check, with what aligning it needs."""
+
+    answers: pd.DataFrame  # targets under their submission names, the answers' own index
+    submission: pd.DataFrame  # a 0-based index over file rows
+    ids: pd.Series | pd.DataFrame  # the submission's id column(s)
+    order: np.ndarray  # per distinct answer id, its row in the file
+    floats: dict[str, np.ndarray]  # numeric targets as floats, in file order
+    replaced: dict[str, Any]  # targets whose checked values replace the column as read
+
+
+def _checked_floats(values: pd.Series, *, kind: TargetKind, options: ScoringOptions) -> np.ndarray | None:
+    """The floats of a number column that passes every value check, from two reductions; else None.
+
+    ``min`` and ``max`` carry a NaN through, and an infinity or a value out of range is one of
+    them, so in-range extremes prove the whole column valid. ``None`` (some value fails, or
+    the column is not numbers) sends the caller to the checks that name the first bad row.
+    """
+    if not len(values) or not (pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype)):
+        return None
+    if pd.api.types.is_extension_array_dtype(values.dtype):
+        return None  # nullable dtypes: missing cells need the general checks
+    floats = values.to_numpy(dtype=float)
+    low, high = float(floats.min()), float(floats.max())
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if kind is TargetKind.PROBABILITY and not (low >= 0.0 and high <= 1.0):
+        return None
+    if options.value_range is not None and not (low >= options.value_range[0] and high <= options.value_range[1]):
+        return None
+    return floats
+
+
+def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric, options: ScoringOptions) -> _Checked:
+    """Every check of :func:`check_frames`, in its order; the first failure is raised."""
+    id_columns, targets = list(options.id_columns), list(options.target_columns)
+    answers = _map_answer_columns(answers, options)
+    absent = [c for c in targets if c not in answers.columns]
+    if absent and metric.targets_in_answers:
+        raise ConfigError(f"the answers have no column(s) {_quote_list(absent)}")
+    check_columns(submission, id_column=id_columns, target_columns=targets, unscored_columns=options.unscored_columns)
+    submission = submission.reset_index(drop=True)
+    ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
+    answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]
+    order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+    if len(order) != len(answers) and not metric.repeated_answer_ids:
+        repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
+        row = int(np.flatnonzero(repeated.to_numpy())[0])
+        raise ConfigError(f"the answers repeat an id at row {row + 1}")
+    floats: dict[str, np.ndarray] = {}
+    replaced: dict[str, Any] = {}
+    kind = metric.target_kind
+    for column in targets:
+        values = submission[column]
+        if kind is TargetKind.TEXT and metric.allow_missing:
+            if values.isna().any():
+                replaced[column] = values.astype(object).where(values.notna(), "")
+            continue
+        numbers = None
+        if kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):
+            numbers = _checked_floats(values, kind=kind, options=options)
+        if numbers is None:
+            check_no_missing(values, column=column, ids=ids)
+            if kind in (TargetKind.LABEL, TargetKind.TEXT):
+                continue
+            numbers = check_numeric(values, column=column, ids=ids)
+            if kind is TargetKind.PROBABILITY:
+                check_probabilities(numbers, column=column, ids=ids)
+            if options.value_range is not None:
+                check_value_range(numbers, column=column, ids=ids, low=options.value_range[0], high=options.value_range[1])
+        floats[column] = numbers
+        if values.dtype != np.float64:
+            replaced[column] = numbers
+    if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
+        check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
+    return _Checked(answers=answers, submission=submission, ids=ids, order=order, floats=floats, replaced=replaced)
 
 
 def check_frames(
@@ -712,45 +852,16 @@ def check_frames(
     ConfigError
         If the answers lack a mapped column or the row mask's column.
     """
+    return _aligned_frames(_validate(submission, answers, metric=metric, options=options), metric=metric, options=options)
+
+
+def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOptions) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The frames :func:`check_frames` returns, from a checked submission."""
     id_columns, targets = list(options.id_columns), list(options.target_columns)
-    answers = _map_answer_columns(answers, options)
-    absent = [c for c in targets if c not in answers.columns]
-    if absent and metric.targets_in_answers:
-        raise ConfigError(f"the answers have no column(s) {_quote_list(absent)}")
-    check_columns(submission, id_column=id_columns, target_columns=targets, unscored_columns=options.unscored_columns)
-    submission = submission.reset_index(drop=True)
-    ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
-    answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]
-    order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
-    if len(order) != len(answers) and not metric.repeated_answer_ids:
-        repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
-        row = int(np.flatnonzero(repeated.to_numpy())[0])
-        raise ConfigError(f"the answers repeat an id at row {row + 1}")
-    floats: dict[str, np.ndarray] = {}
-    replaced: dict[str, Any] = {}
-    kind = metric.target_kind
-    for column in targets:
-        values = submission[column]
-        if kind is TargetKind.TEXT and metric.allow_missing:
-            if values.isna().any():
-                replaced[column] = values.astype(object).where(values.notna(), "")
-            continue
-        check_no_missing(values, column=column, ids=ids)
-        if kind in (TargetKind.LABEL, TargetKind.TEXT):
-            continue
-        numbers = check_numeric(values, column=column, ids=ids)
-        if kind is TargetKind.PROBABILITY:
-            check_probabilities(numbers, column=column, ids=ids)
-        if options.value_range is not None:
-            check_value_range(numbers, column=column, ids=ids, low=options.value_range[0], high=options.value_range[1])
-        floats[column] = numbers
-        if values.dtype != np.float64:
-            replaced[column] = numbers
-    if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
-        check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
+    answers, submission, order, replaced = checked.answers, checked.submission, checked.order, checked.replaced
     # Answer order; the index keeps each row's 0-based position in the file. Rows already in
     # answer order (the usual case) are not copied.
-    if len(order) == len(submission) and np.array_equal(order, np.arange(len(order))):
+    if _in_order(order, len(submission)):
         aligned = submission[[*id_columns, *targets, *options.unscored_columns]]
         if replaced:
             aligned = aligned.assign(**replaced)
@@ -785,6 +896,129 @@ def check_frames(
     return answers, aligned
 
 
+def _in_order(order: np.ndarray, n_rows: int) -> bool:
+    """The alignment keeps every row in place (the rows are in answer order)."""
+    # The rows of distinct answer ids are distinct: n of them in 0..n-1, increasing, are the
+    # identity. One comparison pass, no array of the identity built.
+    return len(order) == n_rows and (n_rows < 2 or bool((order[1:] > order[:-1]).all()))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AlignedArrays:
+    """Answers and predictions of a checked submission, aligned by id, as an array metric takes them.
+
+    Attributes
+    ----------
+    y_true, y_pred : numpy.ndarray
+        As :func:`answer_arrays` returns them: shape ``(n_rows,)`` for one target column,
+        ``(n_rows, n_targets)`` (column-major) for several; rows in answer order.
+    rows : numpy.ndarray of intp
+        Each aligned row's 0-based row in the submission file.
+    ids : pandas.Series or pandas.DataFrame
+        The submission's id column(s) in file order, to name a row.
+    """
+
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    rows: np.ndarray
+    ids: pd.Series | pd.DataFrame
+
+    def describe(self, position: int) -> str:
+        """``"row N (id 'x')"`` for an aligned row, as validation messages name rows.
+
+        Parameters
+        ----------
+        position : int
+            0-based position in answer order.
+        """
+        return _describe_row(int(self.rows[position]), self.ids)
+
+
+def check_arrays(
+    submission: pd.DataFrame,
+    answers: pd.DataFrame,
+    *,
+    metric: Metric,
+    options: ScoringOptions,
+) -> AlignedArrays:
+    """Validate a submission like :func:`check_frames` and return the arrays of an array metric.
+
+    The result equals :func:`answer_arrays` on the frames :func:`check_frames` returns, value
+    for value and in the same memory layout (so reductions add in the same order), without
+    building an aligned frame: numeric predictions are gathered into answer order straight from
+    the checked floats, one column at a time.
+
+    Parameters
+    ----------
+    submission, answers : pandas.DataFrame
+        As for :func:`check_frames`.
+    metric : Metric
+        An array metric (``metric.frame`` false).
+    options : ScoringOptions
+        Columns, id matching and filters.
+
+    Returns
+    -------
+    AlignedArrays
+
+    Raises
+    ------
+    InvalidSubmission
+        With a message naming the column, row and id at fault.
+    ConfigError
+        If the answers lack a column, or hold something that is not a number for a numeric
+        metric.
+    """
+    checked = _validate(submission, answers, metric=metric, options=options)
+    targets = list(options.target_columns)
+    numeric = metric.target_kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY)
+    direct = (
+        options.row_mask is None
+        and len(checked.order) == len(checked.answers)
+        and (numeric or (metric.target_kind is TargetKind.LABEL and len(targets) == 1))
+    )
+    if not direct:
+        aligned_answers, aligned = _aligned_frames(checked, metric=metric, options=options)
+        y_true, y_pred = answer_arrays(aligned_answers, aligned, metric=metric, target_columns=targets)
+        return AlignedArrays(y_true=y_true, y_pred=y_pred, rows=aligned.index.to_numpy(dtype=np.intp), ids=checked.ids)
+    order = checked.order
+    in_order = _in_order(order, len(checked.submission))
+    y_true = _answer_truth(checked.answers.reset_index(drop=True), metric=metric, target_columns=targets)
+    if numeric:
+        columns = [checked.floats[c] for c in targets]
+        if len(targets) == 1:
+            y_pred = columns[0] if in_order else columns[0][order]
+        else:
+            # Column-major, as DataFrame.to_numpy lays out a frame of separate columns.
+            stacked = np.empty((len(targets), len(order)), dtype=float)
+            for row, values in zip(stacked, columns):
+                if in_order:
+                    row[:] = values
+                else:
+                    np.take(values, order, out=row, mode="clip")  # valid rows: no bounds check
+            y_pred = stacked.T
+    else:
+        labels = checked.submission[targets].to_numpy()[:, 0]
+        y_pred = labels if in_order else labels[order]
+    return AlignedArrays(y_true=y_true, y_pred=y_pred, rows=order, ids=checked.ids)
+
+
+def _answer_truth(answers: pd.DataFrame, *, metric: Metric, target_columns: Sequence[str]) -> np.ndarray:
+    """``y_true`` of :func:`answer_arrays`."""
+    columns = list(target_columns)
+    truth = answers[columns]
+    if metric.target_kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):
+        if not all(pd.api.types.is_numeric_dtype(t) for t in truth.dtypes):
+            try:
+                truth = truth.apply(pd.to_numeric)
+            except (ValueError, TypeError):
+                raise ConfigError(f"answers columns {_quote_list(columns)} hold values that are not numbers") from None
+        y_true = truth.to_numpy(dtype=float)
+    else:
+        y_true = truth.to_numpy()
+    return y_true[:, 0] if len(columns) == 1 else y_true
+
+
 def answer_arrays(
     answers: pd.DataFrame, submission: pd.DataFrame, *, metric: Metric, target_columns: Sequence[str]
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -801,21 +1035,13 @@ def answer_arrays(
     ConfigError
         If an answer column of a numeric metric holds something that is not a number.
     """
-    numeric = metric.target_kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY)
+    y_true = _answer_truth(answers, metric=metric, target_columns=target_columns)
     columns = list(target_columns)
-    truth = answers[columns]
-    if numeric:
-        if not all(pd.api.types.is_numeric_dtype(t) for t in truth.dtypes):
-            try:
-                truth = truth.apply(pd.to_numeric)
-            except (ValueError, TypeError):
-                raise ConfigError(f"answers columns {_quote_list(columns)} hold values that are not numbers") from None
-        y_true, y_pred = truth.to_numpy(dtype=float), submission[columns].to_numpy(dtype=float)
+    if metric.target_kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):
+        y_pred = submission[columns].to_numpy(dtype=float)
     else:
-        y_true, y_pred = truth.to_numpy(), submission[columns].to_numpy()
-    if len(columns) == 1:
-        return y_true[:, 0], y_pred[:, 0]
-    return y_true, y_pred
+        y_pred = submission[columns].to_numpy()
+    return y_true, (y_pred[:, 0] if len(columns) == 1 else y_pred)
 
 
 def check_submission(

@@ -82,100 +82,145 @@ def _chunk_buffers(array: Any) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 _ZEROS = np.uint64(0x3030303030303030)  # eight ASCII "0"
-#: Rows per block of the digit parse (32,768 words: 256 KiB, within a core's L2 cache).
+#: Words per block of the digit parse (32,768 words: 256 KiB, within a core's L2 cache).
 _BLOCK = 1 << 15
-_HIGH_NIBBLES = np.uint64(0xF0F0F0F0F0F0F0F0)
-_SIXES = np.uint64(0x0606060606060606)
+_LOW_NIBBLES = np.uint64(0x0F0F0F0F0F0F0F0F)
+_ALL_BYTES = (1 << 64) - 1
+# The multipliers, shifts and masks that combine a little-endian word of eight digits into its
+# value: digit pairs (10 a + b), then quads (100 ab + cd), then halves (10000 abcd + efgh).
+_PAIRS = (np.uint64(10 * (1 << 8) + 1), np.uint64(8), np.uint64(0x00FF00FF00FF00FF))
+_QUADS = (np.uint64(100 * (1 << 16) + 1), np.uint64(16), np.uint64(0x0000FFFF0000FFFF))
+_HALVES = (np.uint64(10000 * (1 << 32) + 1), np.uint64(32))
 
 
-def _tail_words(offsets: np.ndarray, data: np.ndarray, width: int = 0) -> np.ndarray:
-    """The last 8 bytes of each text as a big-endian uint64 (bytes before a short text included).
+def _end_words(offsets: np.ndarray, data: np.ndarray, width: int = 0, start: int | None = None) -> np.ndarray:
+    """The 8 bytes ending where each text ends, as little-endian uint64 (the text's last byte high).
 
-    ``width`` >= 8 says every text takes that many bytes: the words are then read in place.
+    Bytes before a text shorter than 8 bytes (the end of the previous text, or zeros before the
+    first) are included; callers mask them. ``width`` >= 8 says every text takes that many
+    bytes: the words are then a strided view of the buffer, not a copy, and ``start`` picks
+    the 8 bytes from that place of each text instead.
     """
     if offsets.size < 2:
         return np.zeros(0, dtype=np.uint64)
     if width >= 8:
-        words = np.ndarray(
-            shape=(offsets.size - 1,), dtype=">u8", buffer=data, offset=int(offsets[0]) + width - 8, strides=(width,)
+        place = width - 8 if start is None else start
+        return np.ndarray(
+            shape=(offsets.size - 1,), dtype="<u8", buffer=data, offset=int(offsets[0]) + place, strides=(width,)
         )
-        return words.astype(np.uint64)
     used = data[offsets[0] : offsets[-1]]
     # Eight zero bytes in front, so the 8-byte window ending at any text's end is in bounds.
     padded = np.concatenate([np.zeros(8, dtype=np.uint8), used])
-    windows = np.ndarray(shape=(padded.size - 7,), dtype=">u8", buffer=padded, strides=(1,))
-    return windows[offsets[1:] - offsets[0]].astype(np.uint64)
+    windows = np.ndarray(shape=(padded.size - 7,), dtype="<u8", buffer=padded, strides=(1,))
+    return windows[offsets[1:] - offsets[0]]
 
 
-def _digit_values(words: np.ndarray) -> np.ndarray | None:
-    """Words of eight ASCII digits (first digit in the high byte) as the numbers they spell.
+def _varying_bytes(parts: list[np.ndarray]) -> int:
+    """The bytes (a mask of whole bytes) in which the words of ``parts`` are not all the same."""
+    reference = next((part[0] for part in parts if part.size), np.uint64(0))
+    varying = 0
+    scratch = np.empty(_BLOCK, dtype=np.uint64)
+    for part in parts:
+        for begin in range(0, part.size, _BLOCK):
+            block = part[begin : begin + _BLOCK]
+            differ = np.bitwise_xor(block, reference, out=scratch[: block.size])
+            varying |= int(np.bitwise_or.reduce(differ))
+    return sum(0xFF << shift for shift in range(0, 64, 8) if (varying >> shift) & 0xFF)
 
-    Returns ``None`` when a byte of some word is not a digit. The digits are combined in place,
-    pairs, then quads, then halves (the SWAR parse of D. Lemire, "Faster parsing of integers",
-    2022): a few array passes instead of one per digit, and no fresh 8 MB array per step (its
-    page faults would cost as much as the step).
+
+def _digit_keys(parts: list[np.ndarray], varying: int = _ALL_BYTES) -> np.ndarray | None:
+    """Little-endian words whose ``varying`` bytes are ASCII digits, as the numbers they spell.
+
+    Each word's bytes are read as the eight digits of a number, the first (low) byte most
+    significant. A byte outside ``varying``, the same in every word, adds the same amount to
+    every number (its low nibble times its place value), so the numbers of the words are equal
+    exactly when the words are.
+
+    Parameters
+    ----------
+    parts : list of numpy.ndarray of uint64
+        The words, in pieces (strided views are fine).
+    varying : int
+        Mask of the bytes that may differ between words.
+
+    Returns
+    -------
+    numpy.ndarray of int64 or None
+        The numbers of all the pieces, concatenated; ``None`` when a varying byte of some word
+        is not a digit.
+
+    Notes
+    -----
+    The digits are combined with three multiplications (the SWAR parse of D. Lemire, "Faster
+    parsing of integers", 2022, as simdjson's ``parse_eight_digits_unrolled`` writes it), in
+    blocks that stay in the CPU cache and in place, so each of its few passes costs little.
     """
-    value = words - _ZEROS
-    # Each byte now holds 0..9 exactly when it was a digit: bytes below "0" borrow and read
-    # 0xD0 or more, bytes above "9" read 10 or more; adding 6 moves 10..15 into the high nibble.
-    high = value + _SIXES
-    high |= value
-    high &= _HIGH_NIBBLES
-    if high.any():
-        return None
-    for shift, mask, scale in ((8, 0x00FF00FF00FF00FF, 10), (16, 0x0000FFFF0000FFFF, 100), (32, 0xFFFFFFFF, 10000)):
-        np.right_shift(value, np.uint64(shift), out=high)
-        high &= np.uint64(mask)
-        high *= np.uint64(scale)
-        value &= np.uint64(mask)
-        value += high
-    # At most 99,999,999: the bits read the same as int64.
-    return value.view(np.int64)
+    numbers = np.empty(sum(part.size for part in parts), dtype=np.uint64)
+    scratch = np.empty(_BLOCK, dtype=np.uint64)
+    # A byte is a digit (0x30..0x39) exactly when it and the byte plus 6 both have the high
+    # nibble 3: bytes 0x3A..0x3F reach 0x40 and more, and other high nibbles fail at once. A
+    # carry out of a byte comes only from a byte that fails anyway.
+    sixes = np.uint64(0x0606060606060606 & varying)
+    high = np.uint64(0xF0F0F0F0F0F0F0F0 & varying)
+    threes = np.uint64(0x3030303030303030 & varying)
+    start = 0
+    for part in parts:
+        for begin in range(0, part.size, _BLOCK):
+            block = part[begin : begin + _BLOCK]
+            size = block.size
+            check = np.add(block, sixes, out=scratch[:size])
+            check &= block
+            check &= high
+            check ^= threes
+            if check.any():
+                return None
+            value = np.bitwise_and(block, _LOW_NIBBLES, out=numbers[start : start + size])
+            # The steps alternate between the two buffers, so the last shift lands in value.
+            np.multiply(value, _PAIRS[0], out=check)
+            check >>= _PAIRS[1]
+            check &= _PAIRS[2]
+            np.multiply(check, _QUADS[0], out=value)
+            value >>= _QUADS[1]
+            value &= _QUADS[2]
+            np.multiply(value, _HALVES[0], out=check)
+            np.right_shift(check, _HALVES[1], out=value)
+            start += size
+    # At most 15 * 11,111,111 (a steady byte counts its low nibble): the bits read as int64.
+    return numbers.view(np.int64)
 
 
-def _numbers(words: np.ndarray, byte_mask: int = (1 << 64) - 1) -> np.ndarray | None:
-    """:func:`_digit_values` of the words with the bytes outside ``byte_mask`` read as "0".
-
-    Worked through in blocks that stay in the CPU cache: the dozen passes of the digit parse
-    then cost a fraction of what they cost over a whole million-row column.
-    """
-    keep, steady = np.uint64(byte_mask), _ZEROS & ~np.uint64(byte_mask)
-    numbers = np.empty(words.size, dtype=np.int64)
-    for begin in range(0, words.size, _BLOCK):
-        block = words[begin : begin + _BLOCK] & keep
-        block |= steady
-        values = _digit_values(block)
-        if values is None:
-            return None
-        numbers[begin : begin + _BLOCK] = values
-    return numbers
-
-
-def _fixed_width_words(columns: list[list[tuple[np.ndarray, np.ndarray]]], width: int) -> list[np.ndarray] | None:
-    """Last-8-byte words of texts that all take ``width`` bytes; ``None`` if the bytes before differ."""
-    head = None
-    words = []
-    for chunks in columns:
-        parts = []
-        for offsets, data in chunks:
-            if offsets.size < 2:
-                continue
-            if width > 8:
-                # Only the last 8 bytes make the key, so the others must be one prefix everywhere.
-                block = data[offsets[0] : offsets[-1]].reshape(-1, width)[:, : width - 8]
-                head = block[0] if head is None else head
-                if not (block == head).all():
-                    return None
-            parts.append(_tail_words(offsets, data, width))
-        column = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
-        if width < 8:
-            column &= np.uint64((1 << (8 * width)) - 1)
-        words.append(column)
-    return words
+def _fixed_width_keys(columns: list[list[tuple[np.ndarray, np.ndarray]]], width: int) -> list[np.ndarray] | None:
+    """Integer keys of texts that all take ``width`` bytes; ``None`` if bytes before the last 8 vary."""
+    filled = [[(offsets, data) for offsets, data in chunks if offsets.size > 1] for chunks in columns]
+    if width > 8:
+        # Only the last 8 bytes make the key, so the others must be one prefix everywhere: the
+        # 8-byte words covering them do not vary (below 16 bytes, one word, its low bytes).
+        starts = sorted({min(s, width - 16) for s in range(0, width - 8, 8)}) if width >= 16 else [0]
+        head_mask = _ALL_BYTES if width >= 16 else (1 << (8 * (width - 8))) - 1
+        for start in starts:
+            heads = [_end_words(o, d, width, start) for chunks in filled for o, d in chunks]
+            if _varying_bytes(heads) & head_mask:
+                return None
+    words = [[_end_words(o, d, width) for o, d in chunks] for chunks in filled]
+    if width < 8:
+        # The text is the high ``width`` bytes of its word; the rest belongs to other texts.
+        keep = np.uint64(_ALL_BYTES ^ ((1 << (8 * (8 - width))) - 1))
+        for parts in words:
+            for part in parts:
+                part &= keep
+    varying = _varying_bytes([part for parts in words for part in parts])
+    keys = []
+    for parts in words:
+        numbers = _digit_keys(parts, varying)
+        if numbers is None:
+            # Not digits where the texts differ: the words themselves are the keys.
+            return [np.concatenate(parts).astype(np.uint64) if parts else np.zeros(0, np.uint64) for parts in words]
+        keys.append(numbers)
+    return keys
 
 
-def _decimal_words(chunks: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
-    """Decimal numbers of 1 to 8 digits without leading zeros, as 8 digits ("42" as "00000042")."""
+def _decimal_keys(chunks: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | None:
+    """Decimal numbers of 1 to 8 digits without leading zeros, as the numbers; else ``None``."""
     parts = []
     for offsets, data in chunks:
         if offsets.size < 2:
@@ -184,11 +229,13 @@ def _decimal_words(chunks: list[tuple[np.ndarray, np.ndarray]]) -> np.ndarray | 
         # "007" and "7" are different ids but the same number: leading zeros are refused.
         if lengths.min() < 1 or lengths.max() > 8 or ((data[offsets[:-1]] == 48) & (lengths > 1)).any():
             return None
-        bits = (8 * lengths).astype(np.uint64)
-        keep = np.where(lengths >= 8, np.uint64(0xFFFFFFFFFFFFFFFF), (np.uint64(1) << (bits & np.uint64(63))) - np.uint64(1))
-        words = _tail_words(offsets, data)
-        parts.append((words & keep) | (_ZEROS & ~keep))
-    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+        # The number is the high ``length`` bytes of its word; the bytes below read as "0".
+        keep = ~((np.uint64(1) << (8 * (8 - lengths)).astype(np.uint64)) - np.uint64(1))
+        words = _end_words(offsets, data)
+        words &= keep
+        words |= _ZEROS & ~keep
+        parts.append(words)
+    return _digit_keys(parts)
 
 
 def _integer_keys(columns: list[Any]) -> list[np.ndarray] | None:
@@ -206,20 +253,9 @@ def _integer_keys(columns: list[Any]) -> list[np.ndarray] | None:
     width = int(filled[0][1] - filled[0][0])
     # One width everywhere: each chunk's bytes are exactly width times its rows, evenly cut.
     if width > 0 and all(o[-1] - o[0] == width * (o.size - 1) and (np.diff(o) == width).all() for o in filled):
-        words = _fixed_width_words(buffers, width)
-        if words is None:
-            return None
-        reference = next(w[0] for w in words if w.size)
-        varying = 0
-        for w in words:
-            varying |= int(np.bitwise_or.reduce(w ^ reference)) if w.size else 0
-        # Bytes that never vary read as "0", so a steady prefix does not spoil the digits.
-        byte_mask = sum(0xFF << shift for shift in range(0, 64, 8) if (varying >> shift) & 0xFF)
-        numbers = [_numbers(w, byte_mask) for w in words]
-        return words if any(v is None for v in numbers) else numbers  # type: ignore[return-value]
-    decimal = [_decimal_words(chunks) for chunks in buffers]
-    numbers = [None if d is None else _numbers(d) for d in decimal]
-    return None if any(v is None for v in numbers) else numbers  # type: ignore[return-value]
+        return _fixed_width_keys(buffers, width)
+    decimal = [_decimal_keys(chunks) for chunks in buffers]
+    return None if any(d is None for d in decimal) else decimal  # type: ignore[return-value]
 
 
 def _key_permutation(keys: np.ndarray, key_set: np.ndarray) -> np.ndarray | None:
@@ -233,24 +269,35 @@ def _key_permutation(keys: np.ndarray, key_set: np.ndarray) -> np.ndarray | None
     if keys.min() < low or keys.max() > high:
         return None
     span = int(high - low) + 1
+    increasing = n_keys < 2 or bool((key_set[1:] > key_set[:-1]).all())
     if span <= _DENSE_SPAN_PER_KEY * n_keys + 1024:
-        # Direct addressing: the row of each key, at the key's place in a table.
-        table = np.full(span, -1, dtype=np.intp)
-        table[(keys - low).astype(np.intp, copy=False)] = np.arange(n_keys, dtype=np.intp)
-        order = table[(key_set - low).astype(np.intp, copy=False)]
+        # Direct addressing: the row of each key, at the key's place in a table (32-bit rows
+        # where they fit: half the memory the random writes touch).
+        row_type = np.int32 if n_keys < 2**31 else np.intp
+        table = np.full(span, -1, dtype=row_type)
+        table[keys - low] = np.arange(n_keys, dtype=row_type)
+        if increasing and span == n_keys:
+            # The test ids are consecutive keys in order (the usual answer file): the table is
+            # the order itself, and with every place filled no key repeats.
+            return None if table.min() < 0 else table.astype(np.intp)
+        order = table[key_set - low]
     else:
         index = pd.Index(keys)
         if not index.is_unique:
             return None
-        order = index.get_indexer(key_set).astype(np.intp, copy=False)
+        order = index.get_indexer(key_set)
     if order.min() < 0:
         return None
-    # As many rows as keys, each used once (n counts summing to n, none above 1): neither list
-    # repeats a key (a repeated row key keeps one row in the table; a repeated key in key_set
-    # takes the same row twice).
-    if np.bincount(order, minlength=n_keys).max() != 1:
-        return None
-    return order
+    # Every key of key_set is found; the rows make a permutation exactly when key_set repeats no
+    # key (a repeated row key keeps only its last row in the table, so some key of a list as
+    # long would be repeated). Test ids in increasing order show that at a glance; otherwise
+    # each row is marked as used.
+    if not increasing:
+        used = np.zeros(n_keys, dtype=bool)
+        used[order] = True
+        if not used.all():
+            return None
+    return order.astype(np.intp, copy=False)
 
 
 def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:

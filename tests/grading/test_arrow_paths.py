@@ -10,6 +10,7 @@ unknown ids, empty tokens, chunked and sliced arrays.
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -62,6 +63,10 @@ ID_FAMILIES = {
     "long decimal": lambda rng, n: [str(v) for v in rng.integers(10**8, 10**12, n)],
     "mixed text": lambda rng, n: [str(rng.choice(["a", "ab", "1", "01", "é", "10", "x y", "0", "日本"])) for _ in range(n)],
     "nul bytes": lambda rng, n: ["\x00" * int(rng.integers(0, 2)) + str(v) for v in rng.integers(0, 9, n)],
+    "long prefix": lambda rng, n: [f"test_image_{v:08d}" for v in rng.integers(0, 10**8, n)],
+    "long varying prefix": lambda rng, n: [f"{'tu'[int(p)]}est_image_{v:08d}" for p, v in zip(rng.integers(0, 2, n), rng.integers(0, 99, n))],
+    "twelve wide": lambda rng, n: [f"ab{v:010d}" for v in rng.integers(0, 10**10, n)],
+    "steady letter in the tail": lambda rng, n: [f"{v:04d}{'t' if v % 2 else 'd'}{w:03d}" for v, w in zip(rng.integers(0, 99, n), rng.integers(0, 999, n))],
 }
 
 
@@ -99,7 +104,8 @@ def test_prefixed_ids_at_scale_are_joined_through_a_dense_table() -> None:
     order = rng.permutation(len(test_ids))
     submission = pa.chunked_array([pa.array([test_ids[i] for i in order], type=pa.large_string())])
     keys = arrowtext._integer_keys([submission, pa.chunked_array([pa.array(test_ids, type=pa.large_string())])])
-    assert keys is not None and keys[1].tolist() == list(range(50_000))
+    # Dense keys: the digits' value, plus what the steady "d" before them adds to every key.
+    assert keys is not None and (keys[1] - keys[1][0]).tolist() == list(range(50_000))
     got = arrowtext.text_permutation(submission, pa.chunked_array([pa.array(test_ids, type=pa.large_string())]))
     assert np.array_equal(order[got], np.arange(len(test_ids)))
 
@@ -256,16 +262,86 @@ def test_log_loss_by_columns_equals_a_row_major_sum() -> None:
             assert log_loss(truth, pred) == pytest.approx(skm.log_loss(truth.argmax(axis=1), pred, labels=range(k)), rel=1e-9)
 
 
-def test_digit_words_accept_exactly_the_ascii_digits() -> None:
+def test_digit_keys_accept_exactly_the_ascii_digits() -> None:
     for place in range(8):
         words = []
         for byte in range(256):
             text = bytearray(b"12345678")
             text[place] = byte
-            words.append(int.from_bytes(bytes(text), "big"))
-        values = [arrowtext._digit_values(np.array([w], dtype=np.uint64)) for w in words]
+            words.append(int.from_bytes(bytes(text), "little"))
+        values = [arrowtext._digit_keys([np.array([w], dtype=np.uint64)]) for w in words]
         accepted = [byte for byte, v in enumerate(values) if v is not None]
         assert accepted == list(range(48, 58))
         for byte in accepted:
             expected = int(b"12345678"[:place] + bytes([byte]) + b"12345678"[place + 1 :])
             assert values[byte].tolist() == [expected]
+
+
+def test_digit_keys_let_steady_bytes_be_anything() -> None:
+    # Only the varying bytes must be digits; a steady byte adds one amount to every key.
+    rng = np.random.default_rng(9)
+    for place in range(8):
+        varying = ((1 << 64) - 1) ^ (0xFF << (8 * place))
+        for steady in (0x00, 0x2F, 0x3A, 0x64, 0xFA, 0xFF):
+            texts = []
+            for _ in range(50):
+                text = bytearray(str(int(rng.integers(0, 10**8))).zfill(8).encode())
+                text[place] = steady
+                texts.append(bytes(text))
+            words = np.array([int.from_bytes(t, "little") for t in texts], dtype=np.uint64)
+            keys = arrowtext._digit_keys([words[:20], words[20:]], varying)
+            assert keys is not None
+            digits = [int(t[:place] + b"0" + t[place + 1 :]) for t in texts]
+            assert (keys - keys[0]).tolist() == [d - digits[0] for d in digits]
+        bad = np.array([int.from_bytes(b"1234567" + b":", "little")], dtype=np.uint64)
+        assert arrowtext._digit_keys([bad], ((1 << 64) - 1) ^ (0xFF << (8 * place))) is None or place == 7
+
+
+def test_consecutive_test_ids_refuse_repeats_and_gaps() -> None:
+    # Consecutive test ids in order make the direct table the order itself; a submission that
+    # repeats one id (so misses another) or brings one from outside must still be refused.
+    rng = np.random.default_rng(13)
+    test_ids = [f"id{v:07d}" for v in range(200, 300)]
+    test = pa.chunked_array([pa.array(test_ids, type=pa.large_string())])
+    for trial in range(40):
+        submission = [test_ids[i] for i in rng.permutation(len(test_ids))]
+        if trial % 2:
+            submission[int(rng.integers(0, 100))] = submission[int(rng.integers(0, 100))]
+        want = reference_permutation(submission, test_ids)
+        got = arrowtext.text_permutation(pa.chunked_array([pa.array(submission, type=pa.large_string())]), test)
+        assert (got is None) == (want is None)
+        if want is not None:
+            assert got.tolist() == want
+    outside = [test_ids[i] for i in range(1, 100)] + ["id0000300"]
+    assert arrowtext.text_permutation(pa.chunked_array([pa.array(outside, type=pa.large_string())]), test) is None
+
+
+@pytest.mark.parametrize(
+    "layout",
+    ["text throughout", "numbers then text", "text then numbers", "numbers throughout", "empty then text"],
+)
+def test_text_columns_read_verbatim_whichever_way_pandas_would_infer_them(tmp_path: Path, layout: str) -> None:
+    # The first rows decide whether the file is read with pandas' inference; whatever they
+    # show, the text columns come back as the exact text, and no warning about a column's
+    # mixed types escapes from a read that was not kept.
+    rows = 250_000
+    spellings = ["{:04d}", "{}.0", "{}e1", "+{}", "{}"]  # numbers that read back spelled otherwise
+    numbers = [spellings[i % 5].format(i % 1000) for i in range(rows)]
+    texts = [f"x{i}" for i in range(rows)]
+    cut = {"text throughout": 0, "numbers then text": 150_000, "text then numbers": rows - 150_000}.get(layout)
+    if layout == "numbers throughout":
+        ids = numbers
+    elif layout == "empty then text":
+        ids = [""] * 2000 + texts[2000:]
+    elif layout == "text then numbers":
+        ids = texts[:cut] + numbers[cut:]
+    else:
+        ids = numbers[:cut] + texts[cut:]
+    path = tmp_path / "ids.csv"
+    path.write_text("id,y\n" + "\n".join(f"{i},{n % 7}" for n, i in enumerate(ids)) + "\n", encoding="utf-8")
+    expected = pd.read_csv(path, dtype={"id": str})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = _read_with_text(path, ["id"])
+    pd.testing.assert_frame_equal(got, expected)
+    assert str(got["id"].dtype) == "str" and got["y"].dtype == np.int64
