@@ -43,6 +43,7 @@ __all__ = [
     "scoring_options",
     "check_columns",
     "check_ids",
+    "check_ids_in_order",
     "check_no_missing",
     "check_numeric",
     "check_probabilities",
@@ -304,6 +305,9 @@ class ScoringOptions:
         Columns the submission must have that are not scored.
     extra_ids : str
         ``"error"`` or ``"ignore"`` for submission ids that are not test ids.
+    repeated_ids : str
+        ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
+        occurrence (see :func:`check_ids_in_order`).
     row_mask : tuple of (str, object), optional
         Only answer rows whose column equals the value are scored.
     value_range : tuple of (float, float), optional
@@ -317,6 +321,7 @@ class ScoringOptions:
     answer_columns: Mapping[str, str] = field(default_factory=dict)
     unscored_columns: tuple[str, ...] = ()
     extra_ids: str = "error"
+    repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
     value_range: tuple[float, float] | None = None
     row_sum_tolerance: float | None = None
@@ -383,6 +388,9 @@ def scoring_options(
     extra_ids = scoring.get("extra_ids", "error")
     if extra_ids not in ("error", "ignore"):
         raise ConfigError(f"{where}: metric parameter 'extra_ids' must be 'error' or 'ignore', not {extra_ids!r}")
+    repeated_ids = scoring.get("repeated_ids", "error")
+    if repeated_ids not in ("error", "in_order"):
+        raise ConfigError(f"{where}: metric parameter 'repeated_ids' must be 'error' or 'in_order', not {repeated_ids!r}")
     row_mask = None
     if "row_mask" in scoring:
         mask = scoring["row_mask"]
@@ -409,6 +417,7 @@ def scoring_options(
         answer_columns=dict(answer_columns),
         unscored_columns=_string_list(scoring.get("unscored_columns", []), "unscored_columns", where),
         extra_ids=extra_ids,
+        repeated_ids=repeated_ids,
         row_mask=row_mask,
         value_range=value_range,
         row_sum_tolerance=None if tolerance is None else float(tolerance),
@@ -574,6 +583,75 @@ def check_ids(
             f"First missing id: {missing_id} (row {first_missing + 1} of the test set)."
         )
     return order.astype(np.intp)
+
+
+def check_ids_in_order(
+    submission_ids: pd.Series | pd.DataFrame,
+    answer_ids: pd.Series | pd.DataFrame,
+    *,
+    extra_ids: str = "error",
+) -> np.ndarray:
+    """Check the submission has each test id on as many rows as the test set; pair them in order.
+
+    For test sets where an id may stand on several rows (Detecting Insults: a comment posted
+    more than once, its rows sharing one label): the k-th submission row with an id is paired
+    with the k-th test row with that id, both counted in file order. MLE-bench pairs such rows
+    by sorting both files by the id, which may pair them in any order; where the rows of an id
+    share one label every pairing gives the same score.
+
+    Parameters
+    ----------
+    submission_ids, answer_ids : pandas.Series or pandas.DataFrame
+        The id column (or id columns), in file order.
+    extra_ids : {"error", "ignore"}
+        Whether submission rows with ids that are not test ids are an error or dropped.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        For each test row, the position of its submission row, so ``submission.iloc[order]``
+        is aligned with the answers row for row.
+
+    Raises
+    ------
+    InvalidSubmission
+        For an empty id, an id that is not a test id, or an id on a different number of rows
+        than in the test set (the first such test id named, with both counts).
+    """
+    sub, n_parts = _key_values(submission_ids)
+    ans, _ = _key_values(answer_ids)
+    empty = np.flatnonzero(pd.isna(sub))
+    if empty.size:
+        raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.")
+    if len(sub) == len(ans) and len(sub) and (sub == ans).all():
+        return np.arange(len(sub), dtype=np.intp)
+    codes, uniques = pd.factorize(np.concatenate([ans, sub]))
+    ans_codes, sub_codes = codes[: len(ans)], codes[len(ans):]
+    ans_counts = np.bincount(ans_codes, minlength=len(uniques))
+    unknown = ans_counts[sub_codes] == 0
+    rows = np.arange(len(sub))
+    if unknown.any():
+        if extra_ids != "ignore":
+            row = int(np.flatnonzero(unknown)[0])
+            raise InvalidSubmission(
+                f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
+                f"({int(unknown.sum())} of its {len(sub)} {_plural('row', len(sub))} have ids outside the test ids)."
+            )
+        rows, sub_codes = rows[~unknown], sub_codes[~unknown]
+    sub_counts = np.bincount(sub_codes, minlength=len(uniques))
+    differ = np.flatnonzero(sub_counts[ans_codes] != ans_counts[ans_codes])
+    if differ.size:
+        test_row = int(differ[0])
+        code = ans_codes[test_row]
+        have, want = int(sub_counts[code]), int(ans_counts[code])
+        raise InvalidSubmission(
+            f"Submission has id {_show_key(uniques[code], n_parts)} on {have} {_plural('row', have)}; the test set "
+            f"has it on {want} (first at row {test_row + 1}); rows with one id are paired in file order."
+        )
+    # Equal counts per id: both sides sorted by id (stably, so in file order within an id) line up.
+    order = np.empty(len(ans), dtype=np.intp)
+    order[np.argsort(ans_codes, kind="stable")] = rows[np.argsort(sub_codes, kind="stable")]
+    return order
 
 
 def _describe_row(row: int, ids: pd.Series | pd.DataFrame) -> str:
@@ -773,7 +851,10 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     submission = submission.reset_index(drop=True)
     ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
     answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]
-    order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+    if options.repeated_ids == "in_order":
+        order = check_ids_in_order(ids, answer_ids, extra_ids=options.extra_ids)
+    else:
+        order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
     if len(order) != len(answers) and not metric.repeated_answer_ids:
         repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
         row = int(np.flatnonzero(repeated.to_numpy())[0])

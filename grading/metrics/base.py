@@ -68,6 +68,9 @@ class TargetKind(enum.Enum):
 #: - ``unscored_columns``: columns the submission must have but that are not scored.
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
+#: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several
+#:   rows (a comment posted twice); the submission must have it on as many rows, and the k-th of
+#:   them is paired with the test set's k-th, in file order.
 #: - ``row_mask``: ``{column: <answers column>, equals: <value>}``: only answer rows where the
 #:   column equals the value are scored (Kaggle's "the expiratory phase is not scored").
 #: - ``value_range``: ``[low, high]``: numeric predictions must lie in this closed range.
@@ -77,6 +80,7 @@ SCORING_PARAMS = (
     "answer_columns",
     "extra_ids",
     "id_columns",
+    "repeated_ids",
     "row_mask",
     "row_sum_tolerance",
     "unscored_columns",

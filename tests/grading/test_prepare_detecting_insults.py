@@ -1,7 +1,8 @@
-"""Detecting Insults: rows are paired by Date and Comment, so row order never changes a grade.
+"""Detecting Insults: rows are paired by Comment, a repeated comment's rows in file order.
 
-Uses Kaggle's raw files from the shared data, in place. Some test comments repeat; pairing rows by
-Comment alone refused a reordered copy of the answers as repeating ids.
+Uses Kaggle's raw files from the shared data, in place. Some test comments repeat (each with one
+label), so a reordered copy of the answers must still pair every row, and Date, which MLE-bench
+never compares, must not decide whether a row is a test row.
 """
 
 from __future__ import annotations
@@ -41,13 +42,12 @@ def mlebench_reference_score(submission: pd.DataFrame, answers: pd.DataFrame) ->
     return float(roc_auc_score(answers["Insult"].to_numpy(), submission["Insult"].to_numpy()))
 
 
-def test_repeated_comments_are_told_apart_by_date(registry: CompetitionRegistry, answers: pd.DataFrame) -> None:
+def test_repeated_comments_share_one_label(registry: CompetitionRegistry, answers: pd.DataFrame) -> None:
     repeated = answers[answers["Comment"].duplicated(keep=False)]
     assert (len(repeated), repeated["Comment"].nunique()) == (29, 9)
-    assert repeated["Date"].notna().all() and not answers.duplicated(["Date", "Comment"]).any()
     # One label per comment: any pairing of a repeated comment's rows gives the same AUC.
     assert (repeated.groupby("Comment")["Insult"].nunique() == 1).all()
-    assert dict(registry.get(CID).metric.params) == {"id_columns": ["Date", "Comment"]}
+    assert dict(registry.get(CID).metric.params) == {"repeated_ids": "in_order", "unscored_columns": ["Date"]}
 
 
 def test_answers_in_any_order_earn_gold(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
@@ -75,13 +75,31 @@ def test_imperfect_predictions_score_as_mlebench_in_any_order(
         assert report.score == expected, name
 
 
-def test_a_changed_date_is_not_a_test_row(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
+def test_dates_are_not_compared(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
     spec = registry.get(CID)
-    changed = answers.copy()
-    row = int(np.flatnonzero(changed["Comment"].duplicated().to_numpy())[0])
-    changed.loc[row, "Date"] = "20000101000000Z"
+    changed = answers.assign(Date="20000101000000Z").sample(frac=1.0, random_state=7)
     changed.to_csv(tmp_path / "changed.csv", index=False)
     report = grade_submission(tmp_path / "changed.csv", spec, registry.data_dir)
+    assert report.valid_submission, report.error
+    assert report.score == 1.0
+
+
+def test_a_comment_on_too_few_rows_is_named_with_both_counts(
+    registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path
+) -> None:
+    spec = registry.get(CID)
+    comments = answers["Comment"]
+    dropped = int(np.flatnonzero(comments.duplicated().to_numpy())[0])  # a repeated comment's later row
+    comment = comments[dropped]
+    want = int((comments == comment).sum())
+    # Every row whose comment comes earlier in the test set keeps its rows: the dropped comment
+    # is the first test id on a different number of rows.
+    short = answers.drop(index=dropped)
+    short.to_csv(tmp_path / "short.csv", index=False)
+    report = grade_submission(tmp_path / "short.csv", spec, registry.data_dir)
     assert not report.valid_submission
-    key = ("20000101000000Z", changed.loc[row, "Comment"])
-    assert report.error.startswith(f"Submission has id {key!r} at row {row + 1}, which is not a test id")
+    first = int(np.flatnonzero((comments == comment).to_numpy())[0])
+    assert report.error == (
+        f"Submission has id {comment!r} on {want - 1} {'row' if want == 2 else 'rows'}; the test set has it on "
+        f"{want} (first at row {first + 1}); rows with one id are paired in file order."
+    )
