@@ -11,8 +11,10 @@ Printed figures:
 
 - build throughput (notebooks/s), CPU seconds per notebook (parent and workers together, so a
   figure that does not depend on what else the machine runs), the load average before and after
-  the build, and the build's peak memory (parent process and largest worker);
-- query latency of one agent run, measured in a fresh process: retrieval alone
+  the build, and the build's peak memory (parent process and largest worker); the merge of
+  the postings that ends a build of more than a few segments (``CorpusIndex.compact``);
+- query latency of one agent run, measured in a fresh process (with the load average before and
+  after, since the figures depend on what else the machine runs): retrieval alone
   (``CorpusIndex.candidates`` at containment 0.3) and full exact reports with the copy detector's
   scores (``CorpusIndex.compare`` with each ``--tops`` value), cold (first query, index just
   opened) and warm (median and max over the runs), with the number of flagged pairs, and the
@@ -172,6 +174,7 @@ def _high_water_mb() -> float:
 
 def phase_query(args: argparse.Namespace) -> None:
     """Runs in a fresh process: cold and warm query latency and the query's peak memory."""
+    load_before = os.getloadavg()
     runs = _agent_runs(args.data, args.runs, args.seed)
     started = time.perf_counter()
     index = load_corpus_index(args.workdir / "corpus.index")
@@ -224,6 +227,8 @@ def phase_query(args: argparse.Namespace) -> None:
             "files": len(anywhere),
         }
     print(json.dumps({
+        "load_before": _loads(load_before),
+        "load_after": _loads(os.getloadavg()),
         "open_s": opened,
         "agreement": agreement,
         "compare": {_label(setting): {"cold_s": times[0], "warm_median_s": statistics.median(times[1:] or times),
@@ -339,6 +344,10 @@ def main() -> None:
               f"with {args.jobs} workers ({len(summary.skipped)} skipped); index {size / 1e6:.0f} MB "
               f"({size / max(summary.added, 1) / 1e3:.1f} kB/notebook); peak RSS {_peak_mb(resource.RUSAGE_SELF):.0f} MB "
               f"(largest worker {_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB)")
+        if summary.compacted is not None:
+            print(f"         postings merged at the end of the build: {summary.compacted.keys} keys "
+                  f"({summary.compacted.entries} entries, {summary.compacted.bitmaps} bitmaps) in "
+                  f"{summary.compacted.seconds:.1f} s (included above)")
         print(f"         {cpu:.0f} CPU s = {cpu / max(summary.added, 1) * 1000:.1f} CPU ms/notebook (parent and workers; "
               f"{os.cpu_count()} cpus would give {os.cpu_count() * max(summary.added, 1) / max(cpu, 1e-9):.0f} "
               f"notebooks/s unshared); load average (1/5/15 min) {_loads(load_before)} before, "
@@ -349,8 +358,8 @@ def main() -> None:
             check=True, capture_output=True, text=True,
         )
         q = json.loads(query.stdout.strip().splitlines()[-1])
-        print(f"query:   load average {_loads(os.getloadavg())}; one agent run = 3 files; index opened in {q['open_s'] * 1000:.0f} ms; query process peak "
-              f"{q['peak_mb']:.0f} MB")
+        print(f"query:   load average {q['load_before']} before, {q['load_after']} after; one agent run = 3 files; "
+              f"index opened in {q['open_s'] * 1000:.0f} ms; query process peak {q['peak_mb']:.0f} MB")
         print(f"         retrieval only (candidates >= 0.3 for the 3 files): median {q['retrieval_run_median_s']:.3f} s, "
               f"max {q['retrieval_run_max_s']:.3f} s")
         for label, figures in q["compare"].items():

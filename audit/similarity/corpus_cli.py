@@ -29,6 +29,10 @@ def _progress(done: int, total: int) -> None:
     click.echo(f"\r{done}/{total} files", nl=done == total, err=True)
 
 
+def _progress_keys(done: int, total: int) -> None:
+    click.echo(f"\r{done}/{total} fingerprints", nl=done == total, err=True)
+
+
 def _echo_summary(summary, index_path: Path, verb: str) -> None:
     rate = summary.files / summary.seconds if summary.seconds > 0 else 0.0
     click.echo(
@@ -36,6 +40,9 @@ def _echo_summary(summary, index_path: Path, verb: str) -> None:
         f"{summary.removed} removed, {len(summary.skipped)} skipped ({summary.files} files in "
         f"{summary.seconds:.1f} s, {rate:.0f} files/s)"
     )
+    if summary.compacted is not None:
+        click.echo(f"  postings merged: {summary.compacted.keys} fingerprints ({summary.compacted.entries} entries) "
+                   f"in {summary.compacted.seconds:.1f} s")
     for item in summary.skipped[:_SHOW_SKIPPED]:
         click.echo(f"  skipped {item.path}: {item.reason}", err=True)
     if len(summary.skipped) > _SHOW_SKIPPED:
@@ -145,6 +152,33 @@ def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jo
     _echo_summary(summary, index_path, "updated")
 
 
+@corpus.command("compact")
+@click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
+def compact_command(index_path: Path) -> None:
+    """Merge each fingerprint's postings into one entry, so queries read one row per hash.
+
+    `build` and `add` do this by themselves once a fingerprint may have more than a few
+    entries (one per batch of 8,192 kernels added); run it after many small adds, or on an
+    index made by an older mleaudit (it then becomes format version 3). Query results do not
+    change.
+
+    Example:
+
+        mleaudit corpus compact kernels.index
+    """
+    from audit.similarity.corpus_index import load_corpus_index
+
+    try:
+        with load_corpus_index(index_path, writable=True) as index:
+            summary = index.compact(progress=_progress_keys)
+            entries = index.info().posting_entries
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(f"compacted {index_path}: merged the postings of {summary.keys} fingerprints ({summary.entries} "
+               f"entries, {summary.bitmaps} now bitmaps) in {summary.seconds:.1f} s; at most {entries} "
+               f"entr{'y' if entries == 1 else 'ies'} per fingerprint")
+
+
 @corpus.command("info")
 @click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
@@ -182,7 +216,8 @@ def info_command(index_path: Path, fmt: str, list_skipped: bool) -> None:
         f"size:           {size}",
         f"references:     {info.references} ({', '.join(info.languages) or 'none'})",
         f"skipped files:  {info.skipped}",
-        f"segments:       {info.segments}",
+        f"segments:       {info.segments} (at most {info.posting_entries} postings "
+        f"entr{'y' if info.posting_entries == 1 else 'ies'} per fingerprint)",
         f"n-grams:        {info.ngrams} (copy detector background)",
         f"k-gram length:  {info.options['kgram_length']}, window {info.options['kgrams_in_window']}",
         f"tokenizer:      {info.fingerprint_scheme.get('tokenizer', '')} ({grammars})",

@@ -29,7 +29,7 @@ The copy detector (:mod:`audit.similarity.detect`) runs on the same candidates a
 same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
 background model is an n-gram model of the *whole* corpus with each pair's reference and its
 near-duplicates left out, and every figure it needs is a sum over files, so the index stores
-(format version 2):
+(since format version 2):
 
 - per Python reference, its detector *profile* (lexical token ids, their offsets and prior
   bits; :func:`_encode_profile`);
@@ -83,13 +83,23 @@ stay exact) and the new one is written. Re-adding an unchanged file is a
 no-op. Concurrent ``add`` calls on a Redis index may add different files; two writers changing the
 same file at once are not supported.
 
+Compaction. A query reads every postings entry of each agent hash: one per segment, so about
+31 database rows per hash on a corpus of 250,000 notebooks. :meth:`CorpusIndex.compact`
+(``mleaudit corpus compact``) merges the entries of each key into one, which ``add`` does by
+itself when a key may have more than :data:`MAX_POSTING_ENTRIES` entries (so after any build of
+more than a few segments). A merged entry keeps its ids as a *bitmap* over their range when that
+is smaller than the id list: a hash held by a large share of the corpus (structural
+fingerprints often are) then costs one bit per reference to store and to count rather than four
+bytes and a scattered increment. Bitmap entries are what format version 3 adds; a version-2
+index is read as it is and becomes version 3 when compacted.
+
 Build speed. Worker processes index chunks of :data:`_CHUNK_FILES` files and sum the chunk's
 n-grams before handing them over, so the parent merges one small table per chunk (and writes
 the sum of many chunks with one statement per table); a segment's postings are cut from one
 sorted array. The first ``add`` into an empty SQLite index (a build) writes through SQLite's
 write-ahead log with ``synchronous = OFF`` and goes back to a rollback journal and
 ``synchronous = NORMAL`` at the end (:class:`_BulkWrites`); later adds keep the rollback journal
-throughout. The stored layout does not depend on any of this (format version 2).
+throughout. The stored layout does not depend on any of this.
 
 Naming: a reference's *key* is its POSIX path relative to its corpus root (``owner/slug.ipynb``);
 a *posting key* is a fingerprint hash qualified by the reference's language.
@@ -146,17 +156,19 @@ from audit.similarity.detect import (
 )
 from audit.similarity.index import FingerprintIndex, IndexedFile, Role
 from audit.similarity.pairs import PairReport, pair_report
-from audit.similarity.tokenize import TokenizedFile, tokenize_text
+from audit.similarity.tokenize import TokenizedFile, offsets_spans, tokenize_text
 from audit.similarity.winnow import HASH_MOD, _kgram_selection, fingerprint_tokens
 from audit.units import CellRange, CodeUnit
 
 __all__ = [
     "CORPUS_INDEX_FORMAT",
     "CORPUS_INDEX_VERSION",
+    "READABLE_VERSIONS",
     "DEFAULT_MIN_CONTAINMENT",
     "DEFAULT_SOURCES",
     "DEFAULT_TOP",
     "AddSummary",
+    "CompactSummary",
     "CorpusIndex",
     "CorpusIndexError",
     "CorpusIndexInfo",
@@ -170,9 +182,14 @@ logger = logging.getLogger(__name__)
 
 #: Value of the ``format`` meta entry: what the file is.
 CORPUS_INDEX_FORMAT = "mleaudit-corpus-index"
-#: Bumped whenever the stored layout changes; other versions are refused with a message.
-#: Version 2 added what the copy detector needs (profiles, n-gram tables, near-duplicate samples).
-CORPUS_INDEX_VERSION = 2
+#: Bumped whenever the stored layout changes; versions not in :data:`READABLE_VERSIONS` are
+#: refused with a message. Version 2 added what the copy detector needs (profiles, n-gram
+#: tables, near-duplicate samples); version 3 lets a postings entry hold its ids as a bitmap
+#: (written by compaction, :meth:`CorpusIndex.compact`).
+CORPUS_INDEX_VERSION = 3
+#: Versions this code reads. A version-2 index is a version-3 index without bitmap entries; it
+#: becomes version 3 when it is compacted.
+READABLE_VERSIONS = (2, 3)
 #: Candidates need ``max(agent_containment, reference_containment)`` at least this high. Low on
 #: purpose: exact scoring then decides, and partial copies of a few cells can have an agent
 #: containment near 0.1.
@@ -192,6 +209,11 @@ DEFAULT_SOURCES = 3
 _SOURCE_WINDOW = 1000
 #: References per segment written by one flush of ``add``.
 SEGMENT_DOCS = 8192
+#: ``add`` merges the postings (:meth:`CorpusIndex.compact`) when a key may have more entries
+#: than this: a query reads every entry of each agent hash, one database row each.
+MAX_POSTING_ENTRIES = 4
+#: Posting keys merged per transaction by :meth:`CorpusIndex.compact`.
+_COMPACT_KEYS = 2000
 #: Tokenizer whose fingerprints the index stores (Dolos 3.5.1 node-type tokens).
 TOKENIZER_SCHEME = "dolos-3.5.1-node-types"
 
@@ -208,10 +230,14 @@ _CHUNK_FILES = 32
 #: Token-only profiles kept between queries of one open index (about 50 kB each with their
 #: n-gram sets).
 _TOKEN_PROFILE_CACHE = 1024
-#: Sampled 8-gram postings kept between queries of one open index, and the most reference ids
-#: they may hold together (int32: 80 MB).
+#: Families (a reference and its forks, :meth:`_DetectorQuery.family`) kept between queries of
+#: one open index, and the most ids they may hold together (int64: 32 MB).
+_FAMILY_CACHE = 4096
+_FAMILY_IDS = 4_000_000
+#: Sampled 8-gram postings kept between queries of one open index, and the most bytes their
+#: ids may take together (80 MB).
 _SAMPLE_HOLDER_CACHE = 65536
-_SAMPLE_HOLDER_IDS = 20_000_000
+_SAMPLE_HOLDER_BYTES = 80_000_000
 #: Sampled values held by up to this share of the corpus count in the test for a reference's
 #: forks when further sources are chosen (values of common code say nothing about forks).
 _FAMILY_HOLDERS = 0.1
@@ -465,38 +491,135 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
     )
 
 
+#: Layout flags of a postings entry (the ``wide`` column; the first byte of a Redis item): counts
+#: are uint32 rather than uint16; the ids are a bitmap rather than a list.
+_WIDE_COUNTS = 1
+_BITMAP_IDS = 2
+#: A merged postings entry keeps its ids as a bitmap when that is smaller than the id list and
+#: it holds at least this many ids: counting a bitmap's 0/1 slots costs about a twentieth of
+#: counting listed ids (``benchmarks/corpus_index.py``), and small entries are cheapest joined
+#: with the other lists of a query.
+_BITMAP_MIN_IDS = 256
+
+
 @dataclass(frozen=True, slots=True)
 class _Posting:
-    """One postings entry: the references of one segment that contain one posting key.
+    """One postings entry: the references of one segment (or, once merged, of many) that contain
+    one posting key.
 
-    ``docs`` are little-endian int32 reference ids (ascending), ``counts`` the occurrences of the
-    hash in each, uint16 (``wide`` False) or uint32 when a count does not fit. Kept as bytes so
-    a query can join the entries of many keys and read them with one ``numpy.frombuffer``.
+    Two layouts. A *list* entry: ``docs`` are little-endian int32 reference ids, ascending, and
+    ``counts`` the occurrences of the hash in each, aligned with them. A *bitmap* entry
+    (``bitmap``): ``docs`` is an int32 first id ``base`` followed by a little-endian bitmap whose
+    bit ``i`` says whether id ``base + i`` holds the key, and every id holds the hash once except
+    those listed in ``counts``: their int32 ids, ascending, then their occurrences (so counting
+    a reference's covered fingerprints never decodes the bitmap). Counts are uint16 (``wide``
+    False) or uint32 when one does not fit. ``counts`` is ``None`` when it was not read
+    (candidate retrieval only needs the ids); ``size`` is the number of ids. Kept as bytes so a
+    query can join the entries of many keys and read them with one ``numpy.frombuffer``.
     ``token`` tells the backend which stored entry this is (for replacing it).
     """
 
     token: Any
     docs: bytes
-    counts: bytes
+    counts: bytes | None
     wide: bool
+    bitmap: bool = False
+    size: int = -1
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            if self.bitmap:
+                raise ValueError("a bitmap entry needs its size")
+            object.__setattr__(self, "size", len(self.docs) // 4)
 
     @property
-    def size(self) -> int:
-        return len(self.docs) // 4
+    def flags(self) -> int:
+        """The layout flags stored with the entry."""
+        return (_WIDE_COUNTS if self.wide else 0) | (_BITMAP_IDS if self.bitmap else 0)
+
+    def ids(self, where: str) -> np.ndarray:
+        """The reference ids, ascending (int32 for a list, int64 for a bitmap)."""
+        if not self.bitmap:
+            if len(self.docs) % 4 or len(self.docs) // 4 != self.size:
+                raise CorpusIndexError(f"{where}: corrupt postings entry")
+            return np.frombuffer(self.docs, dtype="<i4")
+        base, bits = self.bitmap_parts(where)
+        ids = np.flatnonzero(np.unpackbits(bits, bitorder="little")) + base
+        if ids.size != self.size:
+            raise CorpusIndexError(f"{where}: corrupt postings entry (bitmap of {ids.size} ids, {self.size} expected)")
+        return ids
+
+    def bitmap_parts(self, where: str) -> tuple[int, np.ndarray]:
+        """A bitmap entry's first id and its bits as uint8."""
+        if len(self.docs) < 4:
+            raise CorpusIndexError(f"{where}: corrupt postings entry")
+        base = int.from_bytes(self.docs[:4], "little", signed=True)
+        if base < 0:
+            raise CorpusIndexError(f"{where}: corrupt postings entry (negative id)")
+        return base, np.frombuffer(self.docs, dtype=np.uint8, offset=4)
+
+    def exceptions(self, where: str) -> tuple[np.ndarray, np.ndarray]:
+        """A bitmap entry's ids that hold the hash more than once, and their counts (the counts
+        must have been read)."""
+        width = 4 if self.wide else 2
+        if self.counts is None or len(self.counts) % (4 + width):
+            raise CorpusIndexError(f"{where}: corrupt postings entry")
+        n = len(self.counts) // (4 + width)
+        return (np.frombuffer(self.counts, dtype="<i4", count=n),
+                np.frombuffer(self.counts, dtype="<u4" if self.wide else "<u2", offset=4 * n))
 
     def arrays(self, where: str) -> tuple[np.ndarray, np.ndarray]:
-        n = len(self.docs) // 4
+        """Reference ids and their counts (the counts must have been read)."""
+        ids = self.ids(where)
+        if self.bitmap:
+            listed, listed_counts = self.exceptions(where)
+            counts = np.ones(ids.size, dtype=np.int64)
+            at = np.searchsorted(ids, listed)
+            if listed.size and (at.max() >= ids.size or np.any(ids[np.minimum(at, ids.size - 1)] != listed)):
+                raise CorpusIndexError(f"{where}: corrupt postings entry (a count for an id it does not hold)")
+            counts[at] = listed_counts
+            return ids, counts
         width = 4 if self.wide else 2
-        if len(self.docs) % 4 or len(self.counts) != n * width:
+        if self.counts is None or len(self.counts) != ids.size * width:
             raise CorpusIndexError(f"{where}: corrupt postings entry")
-        return (np.frombuffer(self.docs, dtype="<i4"),
-                np.frombuffer(self.counts, dtype="<u4" if self.wide else "<u2"))
+        return ids, np.frombuffer(self.counts, dtype="<u4" if self.wide else "<u2")
 
 
-def _encode_postings(docs: np.ndarray, counts: np.ndarray, token: Any = None) -> _Posting:
+def _encode_postings(docs: np.ndarray, counts: np.ndarray, token: Any = None, *, bitmap: bool = False) -> _Posting:
+    """A postings entry for ascending ``docs`` and their ``counts`` (at least 1 each); with
+    ``bitmap``, in the bitmap layout when that is smaller (and there are at least
+    :data:`_BITMAP_MIN_IDS` ids)."""
+    docs = np.asarray(docs, dtype=np.int64)
+    counts = np.asarray(counts, dtype=np.int64)
     wide = bool(counts.size and int(counts.max()) > 0xFFFF)
+    width = 4 if wide else 2
+    count_type = "<u4" if wide else "<u2"
+    if bitmap and docs.size >= _BITMAP_MIN_IDS:
+        repeated = counts > 1
+        span = int(docs[-1]) - int(docs[0]) + 1
+        if 4 + (span + 7) // 8 + (4 + width) * int(repeated.sum()) < (4 + width) * docs.size:
+            base = int(docs[0])
+            slots = np.zeros(span, dtype=np.uint8)
+            slots[docs - base] = 1
+            bits = np.packbits(slots, bitorder="little").tobytes()
+            listed = np.asarray(docs[repeated], dtype="<i4").tobytes() + np.asarray(counts[repeated], dtype=count_type).tobytes()
+            return _Posting(token=token, docs=base.to_bytes(4, "little", signed=True) + bits, counts=listed,
+                            wide=wide, bitmap=True, size=int(docs.size))
     return _Posting(token=token, docs=np.asarray(docs, dtype="<i4").tobytes(),
-                    counts=np.asarray(counts, dtype="<u4" if wide else "<u2").tobytes(), wide=wide)
+                    counts=np.asarray(counts, dtype=count_type).tobytes(), wide=wide)
+
+
+def _merge_postings(entries: Sequence[_Posting], where: str) -> _Posting:
+    """One entry holding the ids and counts of ``entries`` (every entry of one key), ids
+    ascending, in the bitmap layout when that is smaller (:func:`_encode_postings`)."""
+    parts = [entry.arrays(where) for entry in entries]
+    docs = np.concatenate([ids.astype(np.int64) for ids, _ in parts])
+    counts = np.concatenate([c.astype(np.int64) for _, c in parts])
+    order = np.argsort(docs, kind="stable")
+    docs, counts = docs[order], counts[order]
+    if docs.size > 1 and np.any(docs[1:] == docs[:-1]):
+        raise CorpusIndexError(f"{where}: corrupt postings (a reference listed twice)")
+    return _encode_postings(docs, counts, bitmap=True)
 
 
 def _segment_postings(keys: np.ndarray, docs: np.ndarray, counts: np.ndarray) -> list[tuple[int, _Posting]]:
@@ -521,15 +644,26 @@ def _segment_postings(keys: np.ndarray, docs: np.ndarray, counts: np.ndarray) ->
 
 
 def _pack_posting(posting: _Posting) -> bytes:
-    """A postings entry as one value (Redis lists hold one bytes value per item)."""
-    return (b"\x04" if posting.wide else b"\x02") + len(posting.docs).to_bytes(4, "little") + posting.docs + posting.counts
+    """A postings entry as one value (Redis lists hold one bytes value per item): a flags byte
+    (4: 32-bit counts, else 2; plus 16 for a bitmap, then followed by the number of ids as 4
+    bytes), the length of ``docs`` as 4 bytes, ``docs``, ``counts``."""
+    flag = (4 if posting.wide else 2) | (16 if posting.bitmap else 0)
+    size = posting.size.to_bytes(4, "little") if posting.bitmap else b""
+    return (flag.to_bytes(1, "little") + size + len(posting.docs).to_bytes(4, "little") + posting.docs
+            + (posting.counts or b""))
 
 
 def _unpack_posting(blob: bytes, where: str) -> _Posting:
-    if len(blob) < 5 or blob[0] not in (2, 4):
+    if len(blob) < 5 or blob[0] not in (2, 4, 18, 20):
         raise CorpusIndexError(f"{where}: corrupt postings entry")
-    size = int.from_bytes(blob[1:5], "little")
-    return _Posting(token=blob, docs=blob[5 : 5 + size], counts=blob[5 + size :], wide=blob[0] == 4)
+    bitmap = bool(blob[0] & 16)
+    at = 5 if bitmap else 1
+    if len(blob) < at + 4:
+        raise CorpusIndexError(f"{where}: corrupt postings entry")
+    size = int.from_bytes(blob[at : at + 4], "little")
+    docs = blob[at + 4 : at + 4 + size]
+    return _Posting(token=blob, docs=docs, counts=blob[at + 4 + size :], wide=bool(blob[0] & 4), bitmap=bitmap,
+                    size=int.from_bytes(blob[1:5], "little") if bitmap else -1)
 
 
 def _encode_stats(docs: np.ndarray, countable: np.ndarray, samples: np.ndarray) -> bytes:
@@ -771,7 +905,8 @@ class _Backend(Protocol):
     one flush of ``add`` (a transaction in SQLite, nothing in Redis). ``apply_grams`` adds
     document-frequency changes to the n-gram table and keeps each context's total and number of
     distinct continuations; ``gram_rows``/``context_rows`` return the rows found for the asked
-    keys (absent keys are left out).
+    keys (absent keys are left out). ``keys_to_merge`` lists the posting keys with more than one
+    entry and ``merge_postings`` replaces the given entries of each key by one.
     """
 
     def read_meta(self, key: str) -> Any: ...
@@ -783,7 +918,10 @@ class _Backend(Protocol):
     def paths(self, ids: Sequence[int]) -> dict[int, str]: ...
     def records(self, ids: Sequence[int]) -> dict[int, tuple[str, bytes]]: ...
     def write_segment(self, segment: int, docs: list[tuple], postings: list[tuple[int, _Posting]], stats: bytes) -> None: ...
-    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]: ...
+    def postings(self, keys: Sequence[int], *, counts: bool = True) -> dict[int, list[_Posting]]: ...
+    def postings_within(self, keys: Sequence[int], cap: int) -> dict[int, tuple[int, list[_Posting] | None]]: ...
+    def keys_to_merge(self) -> list[int]: ...
+    def merge_postings(self, merged: Sequence[tuple[int, Sequence[_Posting], _Posting]]) -> None: ...
     def frequencies(self, keys: Sequence[int]) -> dict[int, int]: ...
     def replace_posting(self, key: int, old: _Posting, new: _Posting | None) -> None: ...
     def segment_stats(self) -> list[tuple[int, bytes]]: ...
@@ -868,19 +1006,66 @@ class _SQLiteBackend(_Backend):
         )
         self.db.executemany(
             "INSERT INTO postings(key, segment, n, wide, docs, counts) VALUES (?, ?, ?, ?, ?, ?)",
-            [(key, segment, p.size, int(p.wide), p.docs, p.counts) for key, p in postings],
+            [(key, segment, p.size, p.flags, p.docs, p.counts) for key, p in postings],
         )
         self.db.execute("INSERT INTO segments(id, stats) VALUES (?, ?)", (segment, stats))
 
-    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]:
+    def postings(self, keys: Sequence[int], *, counts: bool = True) -> dict[int, list[_Posting]]:
         found: dict[int, list[_Posting]] = {}
+        # Without the counts the query stops at the ids (the last column is not read).
+        columns = "key, segment, n, wide, docs, counts" if counts else "key, segment, n, wide, docs, NULL"
         for chunk in _chunks(list(keys)):
             marks = ",".join("?" * len(chunk))
-            for key, segment, wide, docs, counts in self.db.execute(
-                f"SELECT key, segment, wide, docs, counts FROM postings WHERE key IN ({marks})", tuple(chunk)
+            for key, segment, n, flags, docs, count_bytes in self.db.execute(
+                f"SELECT {columns} FROM postings WHERE key IN ({marks})", tuple(chunk)
             ):
-                found.setdefault(key, []).append(_Posting(token=segment, docs=docs, counts=counts, wide=bool(wide)))
+                if not isinstance(flags, int) or flags & ~(_WIDE_COUNTS | _BITMAP_IDS) or not isinstance(n, int) or n < 0:
+                    raise CorpusIndexError(f"{self.path}: corrupt postings entry of key {key}")
+                found.setdefault(key, []).append(_Posting(token=segment, docs=docs, counts=count_bytes,
+                                                          wide=bool(flags & _WIDE_COUNTS),
+                                                          bitmap=bool(flags & _BITMAP_IDS), size=n))
         return found
+
+    def postings_within(self, keys: Sequence[int], cap: int) -> dict[int, tuple[int, list[_Posting] | None]]:
+        found: dict[int, tuple[int, list[_Posting] | None]] = {}
+        for chunk in _chunks(list(keys)):
+            marks = ",".join("?" * len(chunk))
+            rows: dict[int, list[tuple]] = {}
+            # an entry with more ids than the cap is never read; one below it is read even when
+            # the key's other entries take it past the cap (then dropped)
+            for row in self.db.execute(
+                f"SELECT key, segment, n, wide, CASE WHEN n <= ? THEN docs END FROM postings WHERE key IN ({marks})",
+                (cap, *chunk),
+            ):
+                rows.setdefault(row[0], []).append(row)
+            for key, entries in rows.items():
+                if any(not isinstance(n, int) or n < 0 for _, _, n, _, _ in entries):
+                    raise CorpusIndexError(f"{self.path}: corrupt postings entry of key {key}")
+                df = sum(n for _, _, n, _, _ in entries)
+                if df > cap:
+                    found[key] = (df, None)
+                    continue
+                postings = []
+                for _, segment, n, flags, docs in entries:
+                    if not isinstance(flags, int) or flags & ~(_WIDE_COUNTS | _BITMAP_IDS) or docs is None:
+                        raise CorpusIndexError(f"{self.path}: corrupt postings entry of key {key}")
+                    postings.append(_Posting(token=segment, docs=docs, counts=None, wide=bool(flags & _WIDE_COUNTS),
+                                             bitmap=bool(flags & _BITMAP_IDS), size=int(n)))
+                found[key] = (df, postings)
+        return found
+
+    def keys_to_merge(self) -> list[int]:
+        return [key for (key,) in self.db.execute("SELECT key FROM postings GROUP BY key HAVING COUNT(*) > 1")]
+
+    def merge_postings(self, merged: Sequence[tuple[int, Sequence[_Posting], _Posting]]) -> None:
+        # The merged entry takes the first segment's place: later segments get higher ids, so
+        # their entries never collide with it.
+        self.db.executemany("DELETE FROM postings WHERE key = ?", [(key,) for key, _, _ in merged])
+        self.db.executemany(
+            "INSERT INTO postings(key, segment, n, wide, docs, counts) VALUES (?, ?, ?, ?, ?, ?)",
+            [(key, min(int(e.token) for e in entries), p.size, p.flags, p.docs, p.counts)
+             for key, entries, p in merged],
+        )
 
     def frequencies(self, keys: Sequence[int]) -> dict[int, int]:
         found: dict[int, int] = {}
@@ -897,7 +1082,7 @@ class _SQLiteBackend(_Backend):
             self.db.execute("DELETE FROM postings WHERE key = ? AND segment = ?", (key, old.token))
         else:
             self.db.execute("UPDATE postings SET n = ?, wide = ?, docs = ?, counts = ? WHERE key = ? AND segment = ?",
-                            (new.size, int(new.wide), new.docs, new.counts, key, old.token))
+                            (new.size, new.flags, new.docs, new.counts, key, old.token))
 
     def segment_stats(self) -> list[tuple[int, bytes]]:
         return list(self.db.execute("SELECT id, stats FROM segments"))
@@ -992,7 +1177,7 @@ class _RedisBackend(_Backend):
 
     Each kind of data is one datasketch list storage under the index's key prefix: ``meta``
     (JSON), ``docs`` (doc id -> record), ``paths`` (path -> JSON of id, sha256, segment,
-    language, text sha256), ``post`` (posting key -> one entry per segment), ``segs`` (segment ->
+    language, text sha256), ``post`` (posting key -> one entry per segment, or one once merged), ``segs`` (segment ->
     statistics) and ``skipped`` (path -> reason). Counters use Redis ``INCRBY`` so that several
     machines can add at once.
     """
@@ -1105,7 +1290,7 @@ class _RedisBackend(_Backend):
         self._post.empty_buffer()
         self._put(self._segs, str(segment), stats)
 
-    def postings(self, keys: Sequence[int]) -> dict[int, list[_Posting]]:
+    def postings(self, keys: Sequence[int], *, counts: bool = True) -> dict[int, list[_Posting]]:
         found: dict[int, list[_Posting]] = {}
         keys = list(keys)
         for chunk in _chunks(keys, 5000):
@@ -1113,6 +1298,25 @@ class _RedisBackend(_Backend):
                 if values:
                     found[key] = [_unpack_posting(blob, f"{self.where}: postings of {key}") for blob in values]
         return found
+
+    def postings_within(self, keys: Sequence[int], cap: int) -> dict[int, tuple[int, list[_Posting] | None]]:
+        found: dict[int, tuple[int, list[_Posting] | None]] = {}
+        for key, entries in self.postings(keys).items():
+            df = sum(p.size for p in entries)
+            found[key] = (df, entries if df <= cap else None)
+        return found
+
+    def keys_to_merge(self) -> list[int]:
+        return sorted(int(key) for key, n in self._post.itemcounts().items() if n > 1)
+
+    def merge_postings(self, merged: Sequence[tuple[int, Sequence[_Posting], _Posting]]) -> None:
+        pipe = self._client.pipeline(transaction=True)
+        for key, entries, posting in merged:
+            name = self._post.redis_key(str(key))
+            for entry in entries:
+                pipe.lrem(name, 1, entry.token)
+            pipe.lpush(name, _pack_posting(posting))
+        pipe.execute()
 
     def frequencies(self, keys: Sequence[int]) -> dict[int, int]:
         return {key: sum(p.size for p in entries) for key, entries in self.postings(keys).items()}
@@ -1296,6 +1500,31 @@ def _check_schema(connection: sqlite3.Connection, path: Path, tables: set[str]) 
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class CompactSummary:
+    """What one compaction did (:meth:`CorpusIndex.compact`).
+
+    Attributes
+    ----------
+    keys : int
+        Posting keys that had more than one entry, now one each.
+    entries : int
+        Entries those keys had before.
+    bitmaps : int
+        Merged entries written with their ids as a bitmap.
+    seconds : float
+        Wall time.
+    """
+
+    keys: int = 0
+    entries: int = 0
+    bitmaps: int = 0
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"keys": self.keys, "entries": self.entries, "bitmaps": self.bitmaps, "seconds": self.seconds}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class AddSummary:
     """What one ``build`` or ``add`` did.
 
@@ -1309,7 +1538,9 @@ class AddSummary:
     skipped : tuple of Skipped
         Files of this call that were left out, with the reason.
     seconds : float
-        Wall time.
+        Wall time (compaction included).
+    compacted : CompactSummary or None
+        The compaction the call ended with, if any (:data:`MAX_POSTING_ENTRIES`).
     """
 
     added: int = 0
@@ -1318,6 +1549,7 @@ class AddSummary:
     removed: int = 0
     skipped: tuple[Skipped, ...] = ()
     seconds: float = 0.0
+    compacted: CompactSummary | None = None
 
     @property
     def files(self) -> int:
@@ -1332,6 +1564,7 @@ class AddSummary:
             "removed": self.removed,
             "skipped": [s.to_dict() for s in self.skipped],
             "seconds": self.seconds,
+            "compacted": None if self.compacted is None else self.compacted.to_dict(),
         }
 
 
@@ -1366,6 +1599,9 @@ class CorpusIndexInfo:
         Size of the index file (SQLite storage only).
     ngrams : int
         Rows of the copy detector's n-gram table (distinct token n-grams of the corpus).
+    posting_entries : int
+        The most postings entries one key may have: 1 after :meth:`CorpusIndex.compact`, one
+        more per segment written since.
     """
 
     path: str
@@ -1385,6 +1621,7 @@ class CorpusIndexInfo:
     tool_version: str
     size_bytes: int | None
     ngrams: int = 0
+    posting_entries: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -1405,6 +1642,7 @@ class CorpusIndexInfo:
             "tool_version": self.tool_version,
             "size_bytes": self.size_bytes,
             "ngrams": self.ngrams,
+            "posting_entries": self.posting_entries,
         }
 
 
@@ -1458,6 +1696,17 @@ class _StoredTokens:
                 raise CorpusIndexError(f"{self.path}: token {exc} is not a stored k-gram bound") from exc
         return self._spans.offsets_span(start, end)
 
+    def tokens_spans(self, firsts: Sequence[int], lasts: Sequence[int]) -> list:
+        """:meth:`tokens_span` of each ``(first, last)``, line numbers looked up at once."""
+        if self._token_starts is not None:
+            return [self.tokens_span(first, last) for first, last in zip(firsts, lasts)]
+        try:
+            starts = [self._start_at[first] for first in firsts]
+            ends = [self._end_at[last] for last in lasts]
+        except KeyError as exc:
+            raise CorpusIndexError(f"{self.path}: token {exc} is not a stored k-gram bound") from exc
+        return offsets_spans(self.path, self._lines, starts, ends)
+
     @property
     def text(self) -> str:
         """A stand-in for the text with its newlines where they are (:func:`_line_skeleton`), for
@@ -1492,9 +1741,9 @@ class _DetectorQuery:
         self.boilerplate = index._boilerplate_profiles()
         self._profiles: dict[int, tuple[Profile, int] | None] = {}
         self._left_out: dict[int, Profile] = {}
-        self._holders: dict[int, tuple[int, np.ndarray | None]] = {}
+        self._holders: dict[int, tuple[int, tuple[_Posting, ...] | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
-        self._families: dict[int, np.ndarray] = {}
+        self._families = index._families
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -1578,16 +1827,23 @@ class _DetectorQuery:
         popular kernel are found). Empty for a reference without a sample (a few tokens: no
         source of its own)."""
         found = self._families.get(doc)
+        if found is not None:
+            self._families.move_to_end(doc)
         if found is None:
             profile = self.token_profiles([doc]).get(doc)
             sample = profile.sample() if profile is not None else np.zeros(0, np.int64)
             cap = max(MAX_SAMPLE_HOLDERS, int(_FAMILY_HOLDERS * self._sample_sizes.size))
-            held = list(self._holders_of(sample, cap).values()) if sample.size else []
+            size = self._sample_sizes.size
+            # the values held by at least one reference live in this query's statistics
+            held = [entries for entries in self._sample_postings(sample, cap).values()
+                    if any(_first_id(posting) < size for posting in entries)] if sample.size else []
             found = np.array([doc] if sample.size else [], dtype=np.int64)
             if held:
-                # counting by id (ids are below the statistics' size): faster than sorting the
-                # holders of common values, which run to a large share of the corpus
-                counts = np.bincount(np.concatenate(held), minlength=self._sample_sizes.size)
+                # counting by id (ids are below the statistics' size), bitmaps without listing
+                # their ids: faster than sorting the holders of common values, which run to a
+                # large share of the corpus
+                counts = _count_ids([(entries, 1) for entries in held], size,
+                                    f"{self._index.path}: postings of a sampled value")
                 others = np.flatnonzero(counts)
                 common = counts[others]
                 # only the counted share of each sample can be held in common
@@ -1596,14 +1852,35 @@ class _DetectorQuery:
                 near = (common >= NEAR_DUPLICATE_CONTAINMENT * len(held)) | (
                     (theirs > 0) & (common >= NEAR_DUPLICATE_CONTAINMENT * theirs))
                 found = np.union1d(found, others[near])
+            # a family depends on the corpus only: kept for later queries, the oldest dropped
             self._families[doc] = found
+            self._index._family_ids += found.size
+            while len(self._families) > _FAMILY_CACHE or self._index._family_ids > _FAMILY_IDS:
+                self._index._family_ids -= self._families.popitem(last=False)[1].size
         return found
 
     def _holders_of(self, values: np.ndarray, cap: int = MAX_SAMPLE_HOLDERS) -> dict[int, np.ndarray]:
         """``{value: ids of the references whose sample holds it}`` for the sampled 8-gram
-        ``values`` held by 1 to ``cap`` references. Values held by more are left out without
-        reading their postings (the detector's near-duplicate test ignores values held by more
-        than MAX_SAMPLE_HOLDERS references; common code is held by much of the corpus)."""
+        ``values`` held by 1 to ``cap`` references (ids live in this query's statistics; values
+        with none are left out). Values held by more are left out without reading their postings
+        (the detector's near-duplicate test ignores values held by more than MAX_SAMPLE_HOLDERS
+        references; common code is held by much of the corpus)."""
+        size = self._sample_sizes.size
+        found = {}
+        for value, entries in self._sample_postings(values, cap).items():
+            where = f"{self._index.path}: postings of sample {value}"
+            held = np.concatenate([posting.ids(where) for posting in entries])
+            # ids past the statistics read for this query were added since; not live here
+            held = held[held < size]
+            if held.size:
+                found[value] = held
+        return found
+
+    def _sample_postings(self, values: np.ndarray, cap: int) -> dict[int, tuple[_Posting, ...]]:
+        """``{value: its postings entries (ids only)}`` for the sampled 8-gram ``values`` held by 1
+        to ``cap`` references, in the order of ``values``; the entries of the others are not read.
+        Kept between queries (up to :data:`_SAMPLE_HOLDER_CACHE` values and
+        :data:`_SAMPLE_HOLDER_BYTES` of ids)."""
         cache = self._index._sample_holders
         wanted: list[int] = []
         for value in values.tolist():
@@ -1615,33 +1892,25 @@ class _DetectorQuery:
                 wanted.append(value)
         if wanted:
             code = _SAMPLE_CODE * _KEY_STRIDE
-            unknown = [v for v in wanted if v not in self._holders]
-            frequency = self._backend.frequencies([v + code for v in unknown]) if unknown else {}
-            for value in unknown:
-                self._holders[value] = (frequency.get(value + code, 0), None)
-            fetch = {v for v in wanted if 0 < self._holders[v][0] <= cap}
-            fetched = self._backend.postings(sorted(v + code for v in fetch)) if fetch else {}
+            # one read gives each value's holder count and, when within the cap, its entries
+            fetched = self._backend.postings_within([v + code for v in wanted], cap)
             for value in wanted:
-                df, held = self._holders[value]
-                if value in fetch:
-                    entries = fetched.get(value + code, [])
-                    if any(len(posting.docs) % 4 for posting in entries):
-                        raise CorpusIndexError(f"{self._index.path}: corrupt postings entry of sample {value}")
-                    held = np.frombuffer(b"".join(posting.docs for posting in entries), dtype="<i4")
-                    # ids past the statistics read for this query were added since; not live here
-                    held = held[held < self._sample_sizes.size].astype(np.int32)
-                    self._index._sample_holder_ids += held.size
-                self._holders[value] = cache[value] = (df, held)
+                df, entries = fetched.get(value + code, (0, ()))
+                if entries is not None:
+                    entries = tuple(entries)
+                    self._index._sample_holder_bytes += sum(len(posting.docs) for posting in entries)
+                self._holders[value] = cache[value] = (df, entries)
                 cache.move_to_end(value)
             # a value of common code is held by a large share of the corpus: bound the ids kept
-            while cache and (len(cache) > _SAMPLE_HOLDER_CACHE or self._index._sample_holder_ids > _SAMPLE_HOLDER_IDS):
+            while cache and (len(cache) > _SAMPLE_HOLDER_CACHE
+                             or self._index._sample_holder_bytes > _SAMPLE_HOLDER_BYTES):
                 _, dropped = cache.popitem(last=False)[1]
-                self._index._sample_holder_ids -= 0 if dropped is None else dropped.size
+                self._index._sample_holder_bytes -= sum(len(posting.docs) for posting in dropped or ())
         found = {}
         for value in values.tolist():
-            df, held = self._holders[value]
-            if held is not None and df <= cap and held.size:
-                found[value] = held
+            df, entries = self._holders[value]
+            if entries and df <= cap:
+                found[value] = entries
         return found
 
     def _sample_size(self, docs: np.ndarray) -> np.ndarray:
@@ -1684,14 +1953,15 @@ class _Retrieval:
         Hashes of the agent file that do not count (boilerplate, too common).
     """
 
-    __slots__ = ("docs", "agent_containment", "ignored", "_parts", "_countable", "_reference")
+    __slots__ = ("docs", "agent_containment", "ignored", "_load", "_countable", "_reference")
 
     def __init__(self, docs: np.ndarray, agent_containment: np.ndarray, ignored: frozenset[int],
-                 parts: Sequence[tuple[np.ndarray, np.ndarray]] = (), countable: np.ndarray | None = None) -> None:
+                 load: Callable[[], np.ndarray] | None = None,
+                 countable: np.ndarray | None = None) -> None:
         self.docs = docs
         self.agent_containment = agent_containment
         self.ignored = ignored
-        self._parts = parts
+        self._load = load
         self._countable = countable
         self._reference: np.ndarray | None = None if docs.size else np.zeros(0)
 
@@ -1700,14 +1970,78 @@ class _Retrieval:
         """Aligned with ``docs``; exact, except that with ``max_doc_fraction`` the reference's own
         too-common hashes are not known here, so it can be slightly underestimated."""
         if self._reference is None:
-            size = self._countable.size
-            covered = np.zeros(size, dtype=np.int64)
-            for docs_i, counts_i in self._parts:
-                covered += np.bincount(docs_i, weights=counts_i.astype(np.float64), minlength=size).astype(np.int64)
+            covered = self._load()
             countable = self._countable[self.docs]
             self._reference = np.where(countable > 0, covered[self.docs] / np.maximum(countable, 1), 0.0)
-            self._parts = ()
+            self._load = None
         return self._reference
+
+
+def _first_id(posting: _Posting) -> int:
+    """The smallest reference id of a postings entry (ids are ascending; a bitmap starts at its
+    first id)."""
+    if len(posting.docs) < 4:
+        return -1
+    return int.from_bytes(posting.docs[:4], "little", signed=True)
+
+
+def _count_ids(groups: Sequence[tuple[Sequence[_Posting], int]], size: int, where: str) -> np.ndarray:
+    """For every reference id below ``size``, the sum of the weights of the postings entries
+    that hold it.
+
+    Parameters
+    ----------
+    groups : sequence of (entries, weight)
+        The entries of one posting key and its weight (the hash's multiplicity in the agent file).
+    size : int
+        Ids at or past it are left out (added by another writer since the statistics were read,
+        or corrupt); so are negative ones.
+    where : str
+        Named in errors.
+
+    Returns
+    -------
+    ndarray of int64, shape (size,)
+
+    Notes
+    -----
+    Listed ids are joined per weight and counted with one ``numpy.bincount`` each (a query
+    reads millions of them, and plain counting per weight is several times faster than weighted
+    counting of everything); a bitmap entry adds its unpacked 0/1 slots to its weight's sum.
+    Both are exact integer counts, so the result does not depend on the layout.
+    """
+    lists: dict[int, list[bytes]] = {}
+    bitmaps: dict[int, list[_Posting]] = {}
+    for entries, weight in groups:
+        for posting in entries:
+            if posting.bitmap:
+                bitmaps.setdefault(weight, []).append(posting)
+            elif len(posting.docs) != 4 * posting.size:
+                raise CorpusIndexError(f"{where}: corrupt postings entry")
+            else:
+                lists.setdefault(weight, []).append(posting.docs)
+    covered = np.zeros(size, dtype=np.int64)
+    for weight, blobs in lists.items():
+        joined = b"".join(blobs)
+        if len(joined) % 4:
+            raise CorpusIndexError(f"{where}: corrupt postings entry")
+        ids = np.frombuffer(joined, dtype="<i4")
+        if ids.size and (ids.min() < 0 or ids.max() >= size):
+            ids = ids[(ids >= 0) & (ids < size)]
+        covered += weight * np.bincount(ids, minlength=size)
+    for weight, entries in bitmaps.items():
+        # byte counters, added up in blocks of 255 bitmaps (no overflow): a third of the memory
+        # traffic of wider ones
+        for block in range(0, len(entries), 255):
+            summed = np.zeros(size, dtype=np.uint8)
+            for posting in entries[block : block + 255]:
+                base, bits = posting.bitmap_parts(where)
+                slots = min(8 * bits.size, size - base)
+                if slots > 0:
+                    window = summed[base : base + slots]
+                    np.add(window, np.unpackbits(bits, bitorder="little", count=slots), out=window)
+            covered += weight * summed.astype(np.int64)
+    return covered
 
 
 class _BulkWrites:
@@ -1760,12 +2094,15 @@ class CorpusIndex:
         self._k = int(opts.get("kgram_length", 0))
         self._w = int(opts.get("kgrams_in_window", 0))
         self._languages: list[str] = list(self._meta.get("languages", []))
+        self._version = int(self._meta.get("format_version", CORPUS_INDEX_VERSION))
         self._boilerplate: list[Profile] | None = None
         # Token-only profiles of recently read references (their n-gram sets are cached on them),
         # reused by later queries: forks of popular kernels come back in query after query.
         self._token_profiles: OrderedDict[int, Profile] = OrderedDict()
-        self._sample_holders: OrderedDict[int, tuple[int, np.ndarray | None]] = OrderedDict()
-        self._sample_holder_ids = 0
+        self._sample_holders: OrderedDict[int, tuple[int, tuple[_Posting, ...] | None]] = OrderedDict()
+        self._families: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._family_ids = 0
+        self._sample_holder_bytes = 0
 
     # -- context management ----------------------------------------------------------------------
 
@@ -1826,6 +2163,7 @@ class CorpusIndex:
             tool_version=str(self._meta.get("tool_version", "")),
             size_bytes=size,
             ngrams=backend.count_grams(),
+            posting_entries=self._posting_entries(),
         )
 
     @_guarded
@@ -1911,6 +2249,10 @@ class CorpusIndex:
     ) -> AddSummary:
         """Index more kernels: new files are added, changed files replaced, unchanged ones left alone.
 
+        Each flush writes a segment (one more postings entry per key); when a key may then have
+        more than :data:`MAX_POSTING_ENTRIES` entries, the call ends with :meth:`compact` (after
+        a build of more than a few segments, and after every few later adds).
+
         Parameters
         ----------
         paths : sequence of str or Path
@@ -1944,7 +2286,9 @@ class CorpusIndex:
         # what queries cached describes the corpus before this call
         self._token_profiles.clear()
         self._sample_holders.clear()
-        self._sample_holder_ids = 0
+        self._families.clear()
+        self._family_ids = 0
+        self._sample_holder_bytes = 0
         known = backend.lookup([key for _, key in tasks])
         work = [(str(file), key, known.get(key, (0, "", 0))[1]) for file, key in tasks]
         counts = {"added": 0, "replaced": 0, "unchanged": 0, "removed": 0}
@@ -2037,6 +2381,9 @@ class CorpusIndex:
                         writing[0] = False
                         raise
             flush()
+            # A build writes one entry per key and segment; merged, a query reads one row per
+            # hash instead of one per segment.
+            compacted = self._compact() if self._posting_entries() > MAX_POSTING_ENTRIES else None
         finally:
             if bulk is not None:
                 bulk.close()
@@ -2044,12 +2391,113 @@ class CorpusIndex:
         summary = AddSummary(
             skipped=tuple(sorted(all_skipped, key=lambda s: reference_sort_key(s.path))),
             seconds=time.perf_counter() - started,
+            compacted=compacted,
             **counts,
         )
         logger.info("%s: added %d, replaced %d, unchanged %d, removed %d, skipped %d in %.1f s", self.path,
                     summary.added, summary.replaced, summary.unchanged, summary.removed, len(summary.skipped),
                     summary.seconds)
         return summary
+
+    @_guarded
+    def compact(self, *, progress: Callable[[int, int], None] | None = None) -> CompactSummary:
+        """Merge the postings entries of each key into one (``mleaudit corpus compact``).
+
+        ``add`` writes one entry per key and segment of :data:`SEGMENT_DOCS` references, so on a
+        corpus of 250,000 notebooks an agent hash has about 31 entries and a query reads that
+        many rows per hash. Merged, it reads one; the merged entry keeps its ids as a bitmap when
+        that is smaller (common hashes, held by a large share of the corpus), which is also
+        faster to count. Queries give the same results before and after. ``add`` compacts by
+        itself when a key may have more than :data:`MAX_POSTING_ENTRIES` entries (after a
+        build, and after every few adds).
+
+        Each batch of keys is merged in its own transaction, so an interrupted compaction leaves
+        a consistent index (partly merged). A version-2 index becomes version 3 (which older
+        versions of mleaudit do not read).
+
+        Parameters
+        ----------
+        progress : callable, optional
+            Called as ``progress(done, total)`` with the keys merged so far.
+
+        Returns
+        -------
+        CompactSummary
+
+        Raises
+        ------
+        CorpusIndexError
+            If the index was opened read-only, an entry is corrupt, or storage fails. With
+            Redis storage, no other machine may add to the index meanwhile.
+        """
+        self._open_backend()
+        if not self._writable:
+            raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to compact it")
+        return self._compact(progress)
+
+    def _compact(self, progress: Callable[[int, int], None] | None = None) -> CompactSummary:
+        backend = self._backend
+        started = time.perf_counter()
+        # the version first: a bitmap entry must never sit in a file that says version 2
+        self._set_version(CORPUS_INDEX_VERSION)
+        keys = backend.keys_to_merge()
+        merged_keys = entries = bitmaps = 0
+        for done, chunk in enumerate(_chunks(keys, _COMPACT_KEYS)):
+            backend.begin()
+            try:
+                fetched = backend.postings(chunk)
+                merged = []
+                for key in chunk:
+                    found = fetched.get(key, [])
+                    if len(found) > 1:
+                        merged.append((key, found, _merge_postings(found, f"{self.path}: postings of {key}")))
+                backend.merge_postings(merged)
+                backend.commit()
+            except BaseException:
+                backend.rollback()
+                raise
+            merged_keys += len(merged)
+            entries += sum(len(found) for _, found, _ in merged)
+            bitmaps += sum(posting.bitmap for _, _, posting in merged)
+            if progress is not None:
+                progress(min((done + 1) * _COMPACT_KEYS, len(keys)), len(keys))
+        self._meta["posting_entries"] = 1 if self._posting_entries() else 0
+        backend.begin()
+        backend.write_meta("index", self._meta)
+        backend.commit()
+        summary = CompactSummary(keys=merged_keys, entries=entries, bitmaps=bitmaps,
+                                 seconds=time.perf_counter() - started)
+        logger.info("%s: merged the postings of %d keys (%d entries, %d bitmaps) in %.1f s", self.path,
+                    summary.keys, summary.entries, summary.bitmaps, summary.seconds)
+        return summary
+
+    def _posting_entries(self) -> int:
+        """The most postings entries one key may have (the number of segments for an index
+        that does not record it)."""
+        recorded = self._meta.get("posting_entries")
+        if isinstance(recorded, int) and not isinstance(recorded, bool) and recorded >= 0:
+            return recorded
+        return len(self._open_backend().segment_stats())
+
+    def _set_version(self, version: int) -> None:
+        """Record a newer format version: in the index data first, then in the local file
+        (which older readers check)."""
+        if self._version >= version:
+            return
+        backend = self._backend
+        self._meta["format_version"] = version
+        backend.begin()
+        try:
+            backend.write_meta("index", self._meta)
+            if isinstance(backend, _SQLiteBackend):
+                backend.write_meta("format_version", version)
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
+        if not isinstance(backend, _SQLiteBackend):
+            _SQLiteBackend(self._local, self.path).write_meta("format_version", version)
+        self._version = version
 
     def _run(self, work: list[tuple[str, str, str]], jobs: int, max_bytes: int
              ) -> Iterator[tuple[list[_Result], bytes, bytes, bytes]]:
@@ -2071,6 +2519,8 @@ class CorpusIndex:
 
     def _write_segment(self, pending: list[tuple]) -> None:
         backend = self._backend
+        # every key of the segment gets one more entry (recorded in the meta by _finish_add)
+        self._meta["posting_entries"] = self._posting_entries() + 1
         segment = backend.allocate("segment", 1)
         first_id = backend.allocate("doc", len(pending))
         ids = np.arange(first_id, first_id + len(pending), dtype=np.int64)
@@ -2140,7 +2590,8 @@ class CorpusIndex:
                 keep = ~np.isin(docs, doomed)
                 if keep.all():
                     continue
-                backend.replace_posting(key, posting, _encode_postings(docs[keep], counts[keep]) if keep.any() else None)
+                new = _encode_postings(docs[keep], counts[keep], bitmap=posting.bitmap) if keep.any() else None
+                backend.replace_posting(key, posting, new)
         segments = {segment for _, _, segment in gone}
         for segment, blob in backend.segment_stats():
             if segment in segments:
@@ -2226,7 +2677,7 @@ class CorpusIndex:
             return Skipped(path=unit.path, reason=f"cannot tokenize ({type(exc).__name__}: {str(exc)[:200]})")
 
     def _retrieve(self, entry: IndexedFile, language: str, options: SimilarityOptions,
-                  stats: tuple[np.ndarray, int, np.ndarray]) -> _Retrieval:
+                  stats: tuple[np.ndarray, int, np.ndarray], *, counts: bool = False) -> _Retrieval:
         empty = _Retrieval(np.zeros(0, np.int64), np.zeros(0), self._boilerplate_set)
         hashes = np.fromiter((f.hash for f in entry.fingerprints), dtype=np.int64, count=len(entry.fingerprints))
         if hashes.size == 0 or language not in self._languages:
@@ -2234,7 +2685,10 @@ class CorpusIndex:
         unique, multiplicity = np.unique(hashes, return_counts=True)
         boilerplate = np.isin(unique, self._boilerplate_hashes)
         code = self._languages.index(language) * _KEY_STRIDE
-        fetched = self._open_backend().postings((unique[~boilerplate] + code).tolist())
+        backend = self._open_backend()
+        # Ranking by agent containment needs the ids only; the counts are read (again, unless
+        # ``counts``) when reference containment is asked for.
+        fetched = backend.postings((unique[~boilerplate] + code).tolist(), counts=counts)
         entries_of = [fetched.get(value + code, ()) if not boilerplate[i] else () for i, value in enumerate(unique.tolist())]
         frequency = np.array([sum(p.size for p in entries) for entries in entries_of], dtype=np.int64)
         countable_table, n_references = stats[0], stats[1]
@@ -2244,48 +2698,55 @@ class CorpusIndex:
         ignored_mask = boilerplate | common
         agent_countable = int(hashes.size - multiplicity[ignored_mask].sum())
         ignored = self._boilerplate_set | frozenset(unique[common].tolist())
-        # Join the entries' bytes and read them at once, grouped by the hash's multiplicity in
-        # the agent file: a query touches thousands of entries and millions of ids, and plain
-        # counting per group is several times faster than weighted counting of everything.
-        groups: dict[int, tuple[list[bytes], list[bytes]]] = {}
-        wide_parts: list[tuple[np.ndarray, np.ndarray, int]] = []
-        for i, entries in enumerate(entries_of):
-            if ignored_mask[i] or not entries:
-                continue
-            weight = int(multiplicity[i])
-            docs_list, counts_list = groups.setdefault(weight, ([], []))
-            for posting in entries:
-                if posting.wide:
-                    docs_i, counts_i = posting.arrays(f"{self.path}: postings of {int(unique[i])}")
-                    wide_parts.append((docs_i, counts_i, weight))
-                else:
-                    docs_list.append(posting.docs)
-                    counts_list.append(posting.counts)
-        if (not groups and not wide_parts) or agent_countable <= 0:
+        counted = [i for i, entries in enumerate(entries_of) if entries and not ignored_mask[i]]
+        if not counted or agent_countable <= 0:
             return _Retrieval(np.zeros(0, np.int64), np.zeros(0), ignored)
         size = countable_table.size
-        agent_covered = np.zeros(size, dtype=np.int64)
-        parts = []
-        for weight, (docs_list, counts_list) in groups.items():
-            docs_bytes, counts_bytes = b"".join(docs_list), b"".join(counts_list)
-            if len(docs_bytes) != 2 * len(counts_bytes):
-                raise CorpusIndexError(f"{self.path}: corrupt postings entry")
-            parts.append((np.frombuffer(docs_bytes, dtype="<i4"), np.frombuffer(counts_bytes, dtype="<u2"), weight))
-        parts.extend(wide_parts)
-        kept = []
-        for docs_i, counts_i, weight in parts:
-            if docs_i.size and (docs_i.min() < 0 or docs_i.max() >= size):
-                # Ids outside the statistics read above (added by another writer since, or a
-                # corrupt entry) are not live for this query; dropping them bounds the arrays.
-                known = (docs_i >= 0) & (docs_i < size)
-                docs_i, counts_i = docs_i[known], counts_i[known]
-            agent_covered += weight * np.bincount(docs_i, minlength=size)
-            kept.append((docs_i, counts_i))
+        agent_covered = _count_ids([(entries_of[i], int(multiplicity[i])) for i in counted], size, str(self.path))
         docs = np.flatnonzero(agent_covered)
         docs = docs[countable_table[docs] >= 0]  # live references only
         # Integer counts divided once, as pairs.containment does, so values (and ties) are identical.
         agent_containment = agent_covered[docs] / agent_countable
-        return _Retrieval(docs, agent_containment, ignored, kept, countable_table)
+        counted_keys = [int(unique[i]) + code for i in counted]
+
+        def load() -> np.ndarray:
+            """Per reference id, the occurrences of the counted hashes (the reference's covered
+            fingerprints)."""
+            found = fetched if counts else backend.postings(counted_keys)
+            where = f"{self.path}: postings"
+            entries = [posting for key in counted_keys for posting in found.get(key, ())]
+            # one occurrence per reference and hash, counted as for agent containment ...
+            covered = _count_ids([(entries, 1)], size, where)
+            # ... plus the further occurrences of hashes a reference holds more than once (id
+            # lists joined per count width; a bitmap lists those references)
+            extra_docs, extra_counts = [], []
+            for wide in (False, True):
+                group = [posting for posting in entries if not posting.bitmap and posting.wide == wide]
+                if not group:
+                    continue
+                ids = np.frombuffer(b"".join(posting.docs for posting in group), dtype="<i4")
+                occurrences = np.frombuffer(b"".join(posting.counts or b"" for posting in group),
+                                            dtype="<u4" if wide else "<u2")
+                # (each entry's ids were checked against its size by _count_ids)
+                if ids.size != occurrences.size:
+                    raise CorpusIndexError(f"{where}: corrupt postings entry")
+                more = occurrences > 1
+                extra_docs.append(ids[more])
+                extra_counts.append(occurrences[more].astype(np.int64) - 1)
+            for posting in entries:
+                if posting.bitmap:
+                    listed, listed_counts = posting.exceptions(where)
+                    extra_docs.append(listed)
+                    extra_counts.append(listed_counts.astype(np.int64) - 1)
+            if extra_docs:
+                more_docs = np.concatenate(extra_docs).astype(np.int64)
+                more_counts = np.concatenate(extra_counts)
+                known = (more_docs >= 0) & (more_docs < size)
+                # float64 sums of small integers are exact
+                covered += np.bincount(more_docs[known], weights=more_counts[known], minlength=size).astype(np.int64)
+            return covered
+
+        return _Retrieval(docs, agent_containment, ignored, load, countable_table)
 
     def _ranked(self, retrieval: _Retrieval, threshold: float, top: int | None) -> list[tuple[float, str, int]]:
         """Candidates as (agent containment, path, id) in report order, cut to ``top``."""
@@ -2347,7 +2808,7 @@ class CorpusIndex:
         entry = self._agent_entry(unit, FingerprintIndex(self._k, self._w))
         if isinstance(entry, Skipped):
             return []
-        retrieval = self._retrieve(entry, unit.language, options, self._stats())
+        retrieval = self._retrieve(entry, unit.language, options, self._stats(), counts=True)
         return [path for _, path, _ in self._ranked(retrieval, min_containment, None)]
 
     @_guarded
@@ -2431,7 +2892,8 @@ class CorpusIndex:
             if isinstance(entry, Skipped):
                 skipped.append(entry)
                 continue
-            retrieval = self._retrieve(entry, unit.language, options, stats)
+            # every candidate's reference containment is needed without ``top``
+            retrieval = self._retrieve(entry, unit.language, options, stats, counts=top is None)
             ranked = self._ranked(retrieval, threshold, None if top is None else top + window)
             paths.update((doc, path) for _, path, doc in ranked)
             chosen.append((unit, entry, [doc for _, _, doc in ranked[:top]], retrieval.ignored))
@@ -2642,6 +3104,7 @@ def create_corpus_index(
             "tool_version": __version__,
             "format": CORPUS_INDEX_FORMAT,
             "format_version": CORPUS_INDEX_VERSION,
+            "posting_entries": 0,
         }
         backend.begin()
         backend.write_meta("index", meta)
@@ -2694,11 +3157,11 @@ def load_corpus_index(path: str | Path, *, writable: bool = False) -> CorpusInde
             raise CorpusIndexError(f"{path}: not a corpus index (unreadable meta table: {exc})") from exc
         if kind != CORPUS_INDEX_FORMAT:
             raise CorpusIndexError(f"{path}: not a corpus index (format {kind!r}, expected {CORPUS_INDEX_FORMAT!r})")
-        if version != CORPUS_INDEX_VERSION:
+        if version not in READABLE_VERSIONS:
             why = " (version 1 holds no copy-detector data, so it could not give a copy score)" if version == 1 else ""
             raise CorpusIndexError(
-                f"{path}: corpus index format version {version}, this mleaudit reads version {CORPUS_INDEX_VERSION}"
-                f"{why}; rebuild the index with `mleaudit corpus build`"
+                f"{path}: corpus index format version {version}, this mleaudit reads versions "
+                f"{' and '.join(map(str, READABLE_VERSIONS))}{why}; rebuild the index with `mleaudit corpus build`"
             )
         if storage is None:
             _check_schema(connection, path, set(_SQLITE_TABLES))
@@ -2708,7 +3171,7 @@ def load_corpus_index(path: str | Path, *, writable: bool = False) -> CorpusInde
                 raise CorpusIndexError(f"{path}: unsupported storage {storage!r}")
             backend = _RedisBackend(storage, str(storage.get("basename", "")), str(path))
         meta = backend.read_meta("index")
-        if not isinstance(meta, dict) or meta.get("format_version") != CORPUS_INDEX_VERSION:
+        if not isinstance(meta, dict) or meta.get("format_version") != version:
             raise CorpusIndexError(f"{path}: the index data in {_describe_storage(storage)} is missing or of another version")
         scheme = meta.get("fingerprint_scheme", {})
         expected = _fingerprint_scheme()

@@ -41,7 +41,7 @@ from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -573,6 +573,16 @@ def _kgram_span(side: IndexedFile, kgrams: range) -> Span:
     return side.file.tokens_span(first.start, last.stop)
 
 
+def _kgram_spans(side: IndexedFile, ranges: Sequence[range]) -> list[Span]:
+    """:func:`_kgram_span` of each range, with one vectorised look-up when the side's file offers
+    ``tokens_spans`` (a pair can have hundreds of fragments)."""
+    spans_of = getattr(side.file, "tokens_spans", None)
+    if spans_of is None:
+        return [_kgram_span(side, kgrams) for kgrams in ranges]
+    fingerprints = side.fingerprints
+    return spans_of([fingerprints[r.start].start for r in ranges], [fingerprints[r.stop - 1].stop for r in ranges])
+
+
 def pair_report(
     agent: IndexedFile,
     reference: IndexedFile,
@@ -623,9 +633,10 @@ def pair_report(
         metrics = dolos_metrics(agent, reference, ignored)
     fragments: list[Fragment] = []
     if metrics.total_overlap:
-        for match in build_fragments(agent, reference, ignored, min_fragment_kgrams):
-            agent_span = _kgram_span(agent, match.left)
-            reference_span = _kgram_span(reference, match.right)
+        matches = build_fragments(agent, reference, ignored, min_fragment_kgrams)
+        agent_spans = _kgram_spans(agent, [match.left for match in matches])
+        reference_spans = _kgram_spans(reference, [match.right for match in matches])
+        for match, agent_span, reference_span in zip(matches, agent_spans, reference_spans):
             fragments.append(
                 Fragment(
                     agent=_host(agent_unit, agent_span),

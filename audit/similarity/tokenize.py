@@ -56,6 +56,7 @@ from audit.similarity.winnow import _int_objects, hash_token
 __all__ = [
     "TokenizedFile",
     "line_starts",
+    "offsets_spans",
     "tokenize_chars",
     "tokenize_hashes",
     "tokenize_text",
@@ -84,6 +85,27 @@ def line_starts(text: str) -> tuple[int, ...]:
         starts.append(pos + 1)
         pos = find("\n", pos + 1)
     return tuple(starts)
+
+
+def offsets_spans(path: str, lines: Sequence[int], starts: Sequence[int], ends: Sequence[int]) -> list[Span]:
+    """The :class:`Span` of each character range ``[starts[i], ends[i])`` of a text whose lines
+    start at ``lines`` (:func:`line_starts`); equal to :meth:`TokenizedFile.offsets_span` of each,
+    with the line numbers found by one ``numpy.searchsorted`` per side."""
+    if not len(starts):
+        return []
+    line_array = np.asarray(lines, dtype=np.int64)
+    start_array = np.asarray(starts, dtype=np.int64)
+    end_array = np.asarray(ends, dtype=np.int64)
+    start_lines = np.searchsorted(line_array, start_array, side="right")
+    end_lines = np.searchsorted(line_array, end_array, side="right")
+    start_cols = start_array - line_array[start_lines - 1] + 1
+    end_cols = end_array - line_array[end_lines - 1] + 1
+    return [
+        Span(path=path, start_byte=start, end_byte=end, start_line=start_line, start_col=start_col,
+             end_line=end_line, end_col=end_col)
+        for start, end, start_line, start_col, end_line, end_col in zip(
+            starts, ends, start_lines.tolist(), start_cols.tolist(), end_lines.tolist(), end_cols.tolist())
+    ]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -141,6 +163,23 @@ class TokenizedFile:
             end_line=end_line,
             end_col=end - lines[end_line - 1] + 1,
         )
+
+    def tokens_spans(self, firsts: Sequence[int], lasts: Sequence[int]) -> list[Span]:
+        """:meth:`tokens_span` of each ``(first, last)``, line numbers looked up at once.
+
+        Raises
+        ------
+        IndexError
+            If a range is empty or outside the token stream.
+        """
+        n = len(self.tokens)
+        if any(not 0 <= first <= last < n for first, last in zip(firsts, lasts)):
+            raise IndexError(f"{self.path}: a token range outside 0..{n - 1}")
+        if not self._ordered:
+            return [self.tokens_span(first, last) for first, last in zip(firsts, lasts)]
+        starts, ends = self.starts, self.ends
+        return offsets_spans(self.path, self._lines or line_starts(self.text),
+                             [starts[first] for first in firsts], [ends[last] for last in lasts])
 
     def token_span(self, index: int) -> Span:
         """The :class:`Span` of token ``index``."""

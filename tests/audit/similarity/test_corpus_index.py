@@ -297,6 +297,29 @@ def test_unordered_token_regions_are_stored_in_full(kernels: Path, tmp_path: Pat
     assert pair.fragments[0].reference.start_byte == 0
 
 
+def test_spans_of_many_token_ranges_equal_one_by_one(tmp_path: Path) -> None:
+    # pair reports look up the spans of all fragments of a pair at once
+    text = (INVARIANCE / "base.py").read_text(encoding="utf-8")
+    tokens = tokenize_text(text, "python", "base.py")
+    firsts = [0, 3, 40, 41, len(tokens) - 30]
+    lasts = [22, 30, 40, 90, len(tokens) - 1]
+    assert tokens.tokens_spans(firsts, lasts) == [tokens.tokens_span(f, l) for f, l in zip(firsts, lasts)]
+    assert tokens.tokens_spans([], []) == []
+    with pytest.raises(IndexError):
+        tokens.tokens_spans([5], [len(tokens)])
+    folder = tmp_path / "one"
+    folder.mkdir()
+    (folder / "base.py").write_text(text, encoding="utf-8")
+    build_corpus_index([folder], tmp_path / "b.index")
+    with load_corpus_index(tmp_path / "b.index") as index:
+        (unit, entry), = index._references([0]).values()
+    bounds = [(f.start, f.stop) for f in entry.fingerprints[::7]]
+    stored = entry.file.tokens_spans([b[0] for b in bounds], [b[1] for b in bounds])
+    assert stored == [tokens.tokens_span(first, last) for first, last in bounds]
+    with pytest.raises(CorpusIndexError, match="is not a stored k-gram bound"):
+        entry.file.tokens_spans([1], [2])
+
+
 # -- errors and safe loading -------------------------------------------------------------------
 
 
@@ -586,6 +609,7 @@ def test_cli_build_add_info(kernels: Path, boilerplate: Path, tmp_path: Path) ->
         (["build", "{tmp}", "-o", "{tmp}/notes.txt"], "already exists"),
         (["build", "{tmp}", "-o", "{tmp}/y.index", "--storage", "ftp://x"], "expected 'sqlite' or redis://"),
         (["add", "{tmp}/notes.txt", "{tmp}"], "not a corpus index"),
+        (["compact", "{tmp}/notes.txt"], "not a corpus index"),
     ],
 )
 def test_cli_errors_exit_2_without_traceback(tmp_path: Path, args: list[str], message: str) -> None:
