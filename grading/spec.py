@@ -543,6 +543,14 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
                 f"{config}: field 'metric.params': {metric.name} takes no parameter {', '.join(map(repr, unknown))}"
                 f" (it takes: {', '.join(metric.param_names) or 'none'})"
             )
+        from grading.validation import scoring_options
+
+        # The scoring parameters' values too, so a bad one is caught here and not at grading time.
+        try:
+            scoring_options(metric, id_column=data["id_column"], target_columns=data["target_columns"],
+                            params=metric_data.get("params", {}))
+        except ConfigError as exc:
+            raise ConfigError(f"{config}: field 'metric.params': {exc}") from None
     metric_spec = MetricSpec(
         name=metric_data["name"],
         higher_is_better=metric_data["higher_is_better"],

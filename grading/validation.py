@@ -638,6 +638,8 @@ def check_ids_in_order(
                 f"({int(unknown.sum())} of its {len(sub)} {_plural('row', len(sub))} have ids outside the test ids)."
             )
         rows, sub_codes = rows[~unknown], sub_codes[~unknown]
+    if not sub_codes.size:
+        raise InvalidSubmission(f"Submission has no rows with test ids; expected {len(ans)} (one per test row).")
     sub_counts = np.bincount(sub_codes, minlength=len(uniques))
     differ = np.flatnonzero(sub_counts[ans_codes] != ans_counts[ans_codes])
     if differ.size:
@@ -646,7 +648,8 @@ def check_ids_in_order(
         have, want = int(sub_counts[code]), int(ans_counts[code])
         raise InvalidSubmission(
             f"Submission has id {_show_key(uniques[code], n_parts)} on {have} {_plural('row', have)}; the test set "
-            f"has it on {want} (first at row {test_row + 1}); rows with one id are paired in file order."
+            f"has it on {want} (the first is row {test_row + 1} of the test set); rows with one id are paired in "
+            "file order."
         )
     # Equal counts per id: both sides sorted by id (stably, so in file order within an id) line up.
     order = np.empty(len(ans), dtype=np.intp)

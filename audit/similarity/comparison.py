@@ -24,6 +24,7 @@ import hashlib
 import logging
 import math
 import multiprocessing
+import signal
 from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping, Sequence
 
@@ -392,6 +393,12 @@ def _longest_fragments(pair: PairReport, n: int) -> PairReport:
 _SHARED: _Comparison | None = None
 
 
+def ignore_sigint() -> None:
+    """Initializer of a worker pool: Ctrl-C is left to the parent process, which stops the pool,
+    so that the workers do not each print a KeyboardInterrupt traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _measure_file_in_worker(members: Sequence[int]) -> list[_Candidate]:
     if _SHARED is None:  # compare() sets it before the pool starts
         raise RuntimeError("similarity worker started without a comparison")
@@ -525,7 +532,7 @@ def compare(
     else:
         _SHARED = shared
         try:
-            with multiprocessing.get_context("fork").Pool(workers) as pool:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_sigint) as pool:
                 for found in pool.imap(_measure_file_in_worker, files):
                     candidates.extend(found)
         finally:

@@ -131,6 +131,7 @@ from audit.errors import AuditError, ConfigError
 from audit.model import Skipped
 from audit.parsing import LANGUAGES
 from audit.similarity import SimilarityOptions, SimilarityReport
+from audit.similarity.comparison import ignore_sigint
 from audit.similarity.corpus import (
     MAX_REFERENCE_BYTES,
     REFERENCE_SUFFIXES,
@@ -2513,7 +2514,7 @@ class CorpusIndex:
             return
         methods = multiprocessing.get_all_start_methods()
         context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        with context.Pool(jobs) as pool:
+        with context.Pool(jobs, initializer=ignore_sigint) as pool:
             # imap keeps input order, so ids and segments do not depend on the number of workers.
             yield from pool.imap(_index_chunk, tasks)
 

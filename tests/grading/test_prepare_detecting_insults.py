@@ -101,5 +101,5 @@ def test_a_comment_on_too_few_rows_is_named_with_both_counts(
     first = int(np.flatnonzero((comments == comment).to_numpy())[0])
     assert report.error == (
         f"Submission has id {comment!r} on {want - 1} {'row' if want == 2 else 'rows'}; the test set has it on "
-        f"{want} (first at row {first + 1}); rows with one id are paired in file order."
+        f"{want} (the first is row {first + 1} of the test set); rows with one id are paired in file order."
     )

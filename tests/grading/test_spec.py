@@ -147,6 +147,18 @@ def test_unknown_metric_param(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({"repeated_ids": "sorted"}, "metric parameter 'repeated_ids' must be 'error' or 'in_order', not 'sorted'"),
+        ({"value_range": [1, 0]}, "metric parameter 'value_range' must be [low, high] with low <= high"),
+    ],
+)
+def test_scoring_param_values_are_checked_on_load(tmp_path: Path, params: dict, problem: str) -> None:
+    folder = make_competition(tmp_path, with_changes(metric__params=params))
+    assert config_error(folder) == f"{folder.resolve() / 'config.yaml'}: field 'metric.params': metric 'rmse_error': {problem}"
+
+
 def test_data_paths_must_stay_relative(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(dataset__answers="../secret/test.csv"))
     assert config_error(folder) == (
