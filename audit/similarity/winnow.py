@@ -505,6 +505,13 @@ def _fingerprints_at(positions: list[int], hashes: list[int], k: int) -> list[Fi
     return _make_fingerprints(hashes, _int_objects(starts), _int_objects(starts + (k - 1)), indices)
 
 
+def _check_kgram_parameters(k: int, window: int) -> None:
+    if k < 1:
+        raise ValueError(f"k-gram length must be >= 1, got {k}")
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window}")
+
+
 def _kgram_selection(token_hashes: np.ndarray, k: int, window: int) -> tuple[list[int], list[int]]:
     """Winnowed k-gram positions and hashes of int64 token hashes in ``[0, HASH_MOD)``.
 
@@ -513,10 +520,7 @@ def _kgram_selection(token_hashes: np.ndarray, k: int, window: int) -> tuple[lis
     ValueError
         If ``k < 1`` or ``window < 1``.
     """
-    if k < 1:
-        raise ValueError(f"k-gram length must be >= 1, got {k}")
-    if window < 1:
-        raise ValueError(f"window must be >= 1, got {window}")
+    _check_kgram_parameters(k, window)
     return _selection(_rolling_array(token_hashes, k), window)
 
 
@@ -529,10 +533,7 @@ def _kgram_fingerprints(token_hashes: np.ndarray, k: int, window: int) -> np.nda
     ValueError
         If ``k < 1`` or ``window < 1``.
     """
-    if k < 1:
-        raise ValueError(f"k-gram length must be >= 1, got {k}")
-    if window < 1:
-        raise ValueError(f"window must be >= 1, got {window}")
+    _check_kgram_parameters(k, window)
     kgrams = _rolling_array(token_hashes, k)
     return kgrams[_winnow_selected(kgrams, window)]
 
