@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from grading.metrics import native
+
 __all__ = ["arrow_text", "text_permutation", "first_token_match"]
 
 #: Integer keys spanning at most this many values per key are matched by direct addressing.
@@ -335,6 +337,9 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
 
     if len(values) != len(value_set) or values.null_count or value_set.null_count:
         return None
+    order = native.text_permutation(values, value_set)
+    if order is not None:
+        return order
     keys = _integer_keys([values, value_set])
     if keys is not None:
         return _key_permutation(keys[0], keys[1])
@@ -451,6 +456,9 @@ def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
     """
     import pyarrow as pa
 
+    found = native.first_token_match(cells, labels, k)
+    if found is not None:
+        return found
     label_array = labels.combine_chunks()
     ((label_offsets, label_data),) = _chunk_buffers(pa.chunked_array([label_array], type=label_array.type))
     if (label_data[label_offsets[0] : label_offsets[-1]] == 32).any():

@@ -14,6 +14,7 @@ from sklearn import metrics as _skm
 
 from grading.errors import ConfigError, InvalidSubmission
 from grading.metrics.base import as_matrix, undefined_metric
+from grading.metrics import native
 
 __all__ = [
     "roc_auc_score",
@@ -91,6 +92,10 @@ def _binary_auc(truth: np.ndarray, scores: np.ndarray) -> float:
         labels = np.unique(truth)
         why = "the answers hold a single class" if labels.size < 2 else f"the answers hold {labels.size} classes, not 2"
         raise undefined_metric("roc_auc_score", why)
+    counts = native.auc_pair_counts(truth, scores, high)
+    if counts is not None:
+        above, ties, n_pos, n_neg = counts
+        return (float(above) + 0.5 * float(ties)) / (n_pos * n_neg)
     positive = truth == high
     # np.compress copies the selected scores without the general boolean-indexing machinery.
     positives, negatives = np.sort(np.compress(positive, scores)), np.sort(np.compress(~positive, scores))

@@ -5,7 +5,8 @@ integer keys or Arrow's hash join, finding a label among a cell's tokens on the 
 the sort-based ROC AUC and column-wise log loss are each checked against a plain reference (a
 Python dict, ``str.split``, scikit-learn, the earlier formulas) on invented cases chosen to hit
 their edges: leading zeros, prefixes, widths around 8 bytes, multi-byte characters, repeated and
-unknown ids, empty tokens, chunked and sliced arrays.
+unknown ids, empty tokens, chunked and sliced arrays. Every test runs twice: with the compiled
+kernels (``grading.metrics.native``, skipped where they are not built) and with the NumPy paths.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from sklearn import metrics as skm
 
 from grading.errors import InvalidSubmission
 from grading.grade import score_csv, score_frames
-from grading.metrics import METRICS
+from grading.metrics import METRICS, native
 from grading.metrics.probability import _binary_auc, log_loss
 from grading.metrics.ranking import _rank_of
 from grading.validation import _read_with_text, check_frames, check_ids, scoring_options
@@ -34,6 +35,18 @@ pytestmark = pytest.mark.skipif(
     not (isinstance(ARROW_STR, pd.StringDtype) and str(ARROW_STR.storage).startswith("pyarrow")),
     reason="pandas' str dtype is not Arrow-backed here",
 )
+
+
+@pytest.fixture(autouse=True, params=["compiled kernels", "numpy"])
+def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each test once with the compiled kernels and once with the NumPy paths."""
+    if request.param == "numpy":
+        monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "1")
+    else:
+        monkeypatch.delenv("MLEAUDIT_NO_NATIVE", raising=False)
+        if not native.available():
+            pytest.skip("the compiled grading kernels are not built here")
+    return request.param
 
 
 def chunked(values: list[str], rng: np.random.Generator) -> "pa.ChunkedArray":

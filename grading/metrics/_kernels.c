@@ -1,0 +1,747 @@
+/*
+ * Compiled kernels for the hot loops of grading a million-row submission.
+ *
+ * Each kernel has a NumPy counterpart in grading/metrics (used when this module is not built,
+ * or when MLEAUDIT_NO_NATIVE is set) and returns exactly what that counterpart returns; the
+ * tests compare the two on random and edge-case input. Inputs are contiguous buffers handed
+ * over by grading.metrics.native, which checks their types and lengths first: Arrow
+ * large_string columns as their int64 offsets and UTF-8 bytes, float64 and int64 arrays.
+ * The GIL is released while a kernel runs.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A text column: cell i is data[offsets[i] .. offsets[i + 1]). */
+typedef struct {
+    const int64_t *offsets;
+    const unsigned char *data;
+    const unsigned char *limit; /* the end of the data buffer: 8-byte reads stop before it */
+    Py_ssize_t n;               /* cells */
+} text_column;
+
+static int
+text_column_from(Py_buffer *offsets, Py_buffer *data, text_column *out)
+{
+    if (offsets->len % 8 != 0 || offsets->len < 8) {
+        PyErr_SetString(PyExc_ValueError, "offsets must be int64 with at least one entry");
+        return -1;
+    }
+    out->offsets = (const int64_t *)offsets->buf;
+    out->data = (const unsigned char *)data->buf;
+    out->limit = out->data + data->len;
+    out->n = offsets->len / 8 - 1;
+    /* Offsets must stay inside the data buffer and never decrease. */
+    for (Py_ssize_t i = 0; i <= out->n; i++) {
+        int64_t at = out->offsets[i];
+        if (at < 0 || at > data->len || (i > 0 && at < out->offsets[i - 1])) {
+            PyErr_SetString(PyExc_ValueError, "offsets out of bounds of the data buffer");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- words of bytes ------------------------------------------------------------------------- */
+
+/* The n < 8 bytes at p as a little-endian word (a loop, not a memcpy call of variable size). */
+static inline uint64_t
+load_tail(const unsigned char *p, size_t n)
+{
+    uint64_t w = 0;
+    for (size_t k = 0; k < n; k++)
+        w |= (uint64_t)p[k] << (8 * k);
+    return w;
+}
+
+/* The 8 bytes at p as a little-endian word, fewer (zero-filled) where the buffer ends first. */
+static inline uint64_t
+load_word(const unsigned char *p, const unsigned char *limit)
+{
+    if (limit - p >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        return w;
+    }
+    return load_tail(p, (size_t)(limit - p));
+}
+
+/* Bytes 0 .. n - 1 of a word, n <= 8. */
+static inline uint64_t
+low_bytes(size_t n)
+{
+    return n >= 8 ? ~0ULL : (1ULL << (8 * n)) - 1;
+}
+
+/* The 8 bytes ending at p (p - 8 .. p - 1) as a little-endian word; bytes before `start` read
+ * as ASCII "0". */
+static inline uint64_t
+word_ending(const unsigned char *p, const unsigned char *start)
+{
+    if (p - start >= 8) {
+        uint64_t w;
+        memcpy(&w, p - 8, 8);
+        return w;
+    }
+    size_t n = (size_t)(p - start);
+    return (load_tail(start, n) << (8 * (8 - n))) | (0x3030303030303030ULL >> (8 * n));
+}
+
+/* ---- text_join ----------------------------------------------------------------------------- */
+
+/* A 64-bit hash of a byte string: 8 bytes at a time, multiply-xorshift mixing (the finaliser
+ * of MurmurHash3 / SplitMix64). Collisions only cost a comparison of the bytes. */
+static inline uint64_t
+hash_bytes(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (uint64_t)n;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+        p += 8;
+        n -= 8;
+    }
+    if (n) {
+        h = (h ^ load_tail(p, n)) * 0xBF58476D1CE4E5B9ULL;
+        h ^= h >> 31;
+    }
+    h = (h ^ (h >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    h = (h ^ (h >> 27)) * 0x94D049BB133111EBULL;
+    return h ^ (h >> 31);
+}
+
+static inline int
+same_text(const text_column *a, Py_ssize_t i, const text_column *b, Py_ssize_t j)
+{
+    int64_t na = a->offsets[i + 1] - a->offsets[i], nb = b->offsets[j + 1] - b->offsets[j];
+    if (na != nb)
+        return 0;
+    const unsigned char *p = a->data + a->offsets[i], *q = b->data + b->offsets[j];
+    size_t n = (size_t)na;
+    for (; n >= 8; n -= 8, p += 8, q += 8) {
+        uint64_t x, y;
+        memcpy(&x, p, 8);
+        memcpy(&y, q, 8);
+        if (x != y)
+            return 0;
+    }
+    return load_tail(p, n) == load_tail(q, n);
+}
+
+/* How many rows ahead of the one in use the loops prefetch. */
+#define PREFETCH_AHEAD 16
+#define TAG_MASK 0xFFFFFFFF00000000ULL
+/* A slot's row + 1 takes the low 31 bits; bit 31 marks a text already matched by a row. */
+#define ROW_MASK 0x7FFFFFFFULL
+#define USED 0x80000000ULL
+
+/*
+ * order[j] = the row i of `values` whose text equals value_set[j], when `values` holds each
+ * text of `value_set` exactly once and nothing else. Returns 1 on success, 0 when the columns
+ * are not shown to be such a reordering, -1 when out of memory.
+ *
+ * Open addressing with linear probing over a power-of-two table at most half full; a slot
+ * holds the high 32 bits of the text's hash, its row + 1 and whether a row matched it, so rows are matched on 53 or
+ * more bits of hash without reading any text (which would cost two dependent cache misses
+ * per row). Every pair matched so is then compared byte for byte in one pass whose reads are
+ * independent of each other. A hash collision can therefore only make the function return 0
+ * (the caller's general path then decides), never a wrong order. Hashes are computed in a
+ * sequential pass first, so the random table accesses can be prefetched a few rows ahead.
+ */
+static int
+join_texts(const text_column *values, const text_column *value_set, int64_t *order)
+{
+    Py_ssize_t n = value_set->n;
+    if (values->n != n)
+        return 0;
+    if (n == 0)
+        return 1;
+    if ((uint64_t)n >= ROW_MASK)
+        return 0;
+    size_t capacity = 16;
+    while (capacity < 2 * (size_t)n)
+        capacity <<= 1;
+    size_t mask = capacity - 1;
+    uint64_t *slots = calloc(capacity, sizeof(uint64_t));
+    uint64_t *hashes = malloc((size_t)n * sizeof(uint64_t));
+    if (!slots || !hashes) {
+        free(slots);
+        free(hashes);
+        return -1;
+    }
+    int result = 1;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        int64_t at = value_set->offsets[j];
+        hashes[j] = hash_bytes(value_set->data + at, (size_t)(value_set->offsets[j + 1] - at));
+    }
+    for (Py_ssize_t j = 0; j < n && result; j++) {
+        if (j + PREFETCH_AHEAD < n)
+            __builtin_prefetch(&slots[hashes[j + PREFETCH_AHEAD] & mask], 1);
+        uint64_t h = hashes[j], tag = h & TAG_MASK;
+        for (size_t s = h & mask;; s = (s + 1) & mask) {
+            uint64_t slot = slots[s];
+            if (slot == 0) {
+                slots[s] = tag | (uint64_t)(j + 1);
+                break;
+            }
+            if ((slot & TAG_MASK) == tag) {
+                result = 0; /* a repeated text (or a collision): the general path decides */
+                break;
+            }
+        }
+    }
+    for (Py_ssize_t i = 0; i < n && result; i++) {
+        int64_t at = values->offsets[i];
+        hashes[i] = hash_bytes(values->data + at, (size_t)(values->offsets[i + 1] - at));
+    }
+    for (Py_ssize_t i = 0; i < n && result; i++) {
+        if (i + PREFETCH_AHEAD < n)
+            __builtin_prefetch(&slots[hashes[i + PREFETCH_AHEAD] & mask], 1);
+        uint64_t h = hashes[i], tag = h & TAG_MASK;
+        size_t s = h & mask;
+        for (; slots[s] != 0 && (slots[s] & TAG_MASK) != tag; s = (s + 1) & mask)
+            ;
+        uint64_t slot = slots[s];
+        if (slot == 0 || (slot & USED)) {
+            result = 0; /* an unknown text, or a second row with one text */
+        } else {
+            slots[s] = slot | USED; /* in the cache already, unlike order[] */
+            order[(slot & ROW_MASK) - 1] = i;
+        }
+    }
+    free(slots);
+    free(hashes);
+    /* n rows, each matched to a different one of n texts: every text is matched. Confirm each
+     * match on the bytes; the reads of one row do not wait for another's. */
+    for (Py_ssize_t j = 0; j < n && result; j++) {
+        if (j + PREFETCH_AHEAD < n)
+            __builtin_prefetch(&values->offsets[order[j + PREFETCH_AHEAD]], 0);
+        if (!same_text(values, (Py_ssize_t)order[j], value_set, j))
+            result = 0;
+    }
+    return result;
+}
+
+static PyObject *
+py_text_join(PyObject *self, PyObject *args)
+{
+    Py_buffer vo, vd, so, sd, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &vo, &vd, &so, &sd, &out))
+        return NULL;
+    text_column values, value_set;
+    int result = -2;
+    if (text_column_from(&vo, &vd, &values) == 0 && text_column_from(&so, &sd, &value_set) == 0) {
+        if (out.len != value_set.n * 8) {
+            PyErr_SetString(PyExc_ValueError, "order must be int64 with one entry per text of value_set");
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            result = join_texts(&values, &value_set, (int64_t *)out.buf);
+            Py_END_ALLOW_THREADS
+            if (result < 0)
+                PyErr_NoMemory();
+        }
+    }
+    PyBuffer_Release(&vo);
+    PyBuffer_Release(&vd);
+    PyBuffer_Release(&so);
+    PyBuffer_Release(&sd);
+    PyBuffer_Release(&out);
+    if (result < 0)
+        return NULL;
+    return PyBool_FromLong(result);
+}
+
+/* ---- integer keys ----------------------------------------------------------------------------- */
+
+/* Decimal digits beyond which a suffix may not fit an int64. */
+#define MAX_KEY_DIGITS 18
+
+/*
+ * keys[i] = the number spelled by the digits ending text i, when every text is `prefix`
+ * followed by 1 to 18 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
+ * stats (fewest digits, most digits, whether some text's digits start with a 0 and there are
+ * several of them) on success, 1 when some text does not have that form.
+ *
+ * Two such texts are equal exactly when their numbers are, provided the digits either all
+ * take one width or never start with a redundant 0 ("7" and "007" spell one number): the
+ * caller checks that from stats, across both columns it joins.
+ */
+/* Whether the 8 bytes of w are all ASCII digits (simdjson's is_made_of_eight_digits_fast). */
+static inline int
+eight_digits(uint64_t w)
+{
+    return ((w & 0xF0F0F0F0F0F0F0F0ULL) | (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) ==
+           0x3333333333333333ULL;
+}
+
+/* The number spelled by 8 ASCII digits read as a little-endian word, the first byte the most
+ * significant digit: three multiplications (simdjson's parse_eight_digits_unrolled, after
+ * D. Lemire, "Faster parsing of integers", 2022). */
+static inline uint64_t
+parse_eight_digits(uint64_t w)
+{
+    w -= 0x3030303030303030ULL;
+    w = (w * 10) + (w >> 8);
+    return (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+            (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
+}
+
+/* The value of the `digits` (1..18) ASCII digits ending at p, or -1 if some byte is not one. */
+static inline int64_t
+parse_digits(const unsigned char *p, Py_ssize_t digits, const unsigned char *start)
+{
+    /* The last up to 8 digits, the bytes before them replaced by "0"s; then the ones before. */
+    Py_ssize_t low_count = digits < 8 ? digits : 8;
+    uint64_t keep = low_count >= 8 ? ~0ULL : ~0ULL << (8 * (8 - low_count));
+    uint64_t low = (word_ending(p, start) & keep) | (0x3030303030303030ULL & ~keep);
+    if (!eight_digits(low))
+        return -1;
+    int64_t value = (int64_t)parse_eight_digits(low);
+    if (digits > 8) {
+        Py_ssize_t high_count = digits - 8;
+        keep = ~0ULL << (8 * (8 - high_count));
+        uint64_t high = (word_ending(p - 8, start) & keep) | (0x3030303030303030ULL & ~keep);
+        if (!eight_digits(high))
+            return -1;
+        value += (int64_t)parse_eight_digits(high) * 100000000LL;
+    }
+    return value;
+}
+
+/*
+ * keys[i] = the number spelled by the digits ending text i, when every text is `prefix`
+ * followed by 1 to 18 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
+ * stats (fewest digits, most digits, whether some text's digits start with a 0 and there are
+ * several of them) on success, 1 when some text does not have that form.
+ *
+ * Two such texts are equal exactly when their numbers are, provided the digits either all
+ * take one width or never start with a redundant 0 ("7" and "007" spell one number): the
+ * caller checks that from stats, across both columns it joins.
+ */
+static int
+digit_suffix_keys(const text_column *texts, const unsigned char *prefix, Py_ssize_t prefix_size, int64_t *keys,
+                  Py_ssize_t stats[3])
+{
+    Py_ssize_t fewest = MAX_KEY_DIGITS + 1, most = 0, padded = 0;
+    int short_prefix = prefix_size <= 8;
+    uint64_t prefix_word = short_prefix ? load_tail(prefix, (size_t)prefix_size) : 0;
+    uint64_t prefix_mask = low_bytes((size_t)prefix_size);
+    for (Py_ssize_t i = 0; i < texts->n; i++) {
+        const unsigned char *p = texts->data + texts->offsets[i];
+        Py_ssize_t size = (Py_ssize_t)(texts->offsets[i + 1] - texts->offsets[i]);
+        Py_ssize_t digits = size - prefix_size;
+        if (digits < 1 || digits > MAX_KEY_DIGITS)
+            return 1;
+        if (short_prefix ? (load_word(p, texts->limit) & prefix_mask) != prefix_word
+                         : memcmp(p, prefix, (size_t)prefix_size) != 0)
+            return 1;
+        int64_t value = parse_digits(p + size, digits, texts->data);
+        if (value < 0)
+            return 1;
+        keys[i] = value;
+        fewest = digits < fewest ? digits : fewest;
+        most = digits > most ? digits : most;
+        padded |= p[prefix_size] == '0' && digits > 1;
+    }
+    stats[0] = fewest;
+    stats[1] = most;
+    stats[2] = padded;
+    return 0;
+}
+
+static PyObject *
+py_digit_suffix_keys(PyObject *self, PyObject *args)
+{
+    Py_buffer offsets, data, prefix, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &offsets, &data, &prefix, &out))
+        return NULL;
+    text_column texts;
+    int status = -1;
+    Py_ssize_t stats[3] = {0, 0, 0};
+    if (text_column_from(&offsets, &data, &texts) == 0) {
+        if (out.len != texts.n * 8) {
+            PyErr_SetString(PyExc_ValueError, "keys must be int64 with one entry per text");
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            status = digit_suffix_keys(&texts, prefix.buf, prefix.len, out.buf, stats);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&prefix);
+    PyBuffer_Release(&out);
+    if (status < 0)
+        return NULL;
+    if (status > 0)
+        Py_RETURN_NONE;
+    return Py_BuildValue("nnO", stats[0], stats[1], stats[2] ? Py_True : Py_False);
+}
+
+/*
+ * order[j] = the row i with keys[i] == key_set[j], when `keys` holds each number of `key_set`
+ * exactly once and nothing else, by direct addressing: a table with a place per number from
+ * low to high (the caller keeps high - low small). Returns 1 on success, 0 when the keys are
+ * not such a reordering, -1 when out of memory.
+ *
+ * Each key's row + 1 is written at its place; each number of key_set then takes the row at
+ * its place and clears it. All n lookups succeed exactly when the n keys are distinct (else a
+ * place holds fewer than n rows) and each number of key_set is found once (a second lookup
+ * of a number finds its place cleared).
+ */
+static int
+dense_key_join(const int64_t *keys, const int64_t *key_set, Py_ssize_t n, int64_t low, int64_t high, int64_t *order)
+{
+    if (n == 0)
+        return 1;
+    if ((uint64_t)n >= UINT32_MAX)
+        return 0;
+    size_t span = (size_t)(high - low) + 1;
+    uint32_t *table = calloc(span, sizeof(uint32_t));
+    if (!table)
+        return -1;
+    int result = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t key = keys[i];
+        if (key < low || key > high) {
+            result = 0;
+            break;
+        }
+        table[key - low] = (uint32_t)(i + 1);
+    }
+    for (Py_ssize_t j = 0; j < n && result; j++) {
+        int64_t key = key_set[j];
+        if (key < low || key > high) {
+            result = 0;
+            break;
+        }
+        uint32_t row = table[key - low];
+        table[key - low] = 0;
+        if (row == 0)
+            result = 0;
+        order[j] = (int64_t)row - 1;
+    }
+    free(table);
+    return result;
+}
+
+static PyObject *
+py_dense_key_join(PyObject *self, PyObject *args)
+{
+    Py_buffer keys, key_set, out;
+    long long low, high;
+    if (!PyArg_ParseTuple(args, "y*y*LLw*", &keys, &key_set, &low, &high, &out))
+        return NULL;
+    int result = -2;
+    if (keys.len != key_set.len || keys.len % 8 || out.len != key_set.len || high < low) {
+        PyErr_SetString(PyExc_ValueError, "keys, key_set and order must be int64 of one length, low <= high");
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        result = dense_key_join(keys.buf, key_set.buf, key_set.len / 8, low, high, out.buf);
+        Py_END_ALLOW_THREADS
+        if (result < 0)
+            PyErr_NoMemory();
+    }
+    PyBuffer_Release(&keys);
+    PyBuffer_Release(&key_set);
+    PyBuffer_Release(&out);
+    if (result < 0)
+        return NULL;
+    return PyBool_FromLong(result);
+}
+
+/* ---- first_token_match ---------------------------------------------------------------------- */
+
+/* The first space in [p, end), or end. */
+static inline const unsigned char *
+next_space(const unsigned char *p, const unsigned char *end)
+{
+    const unsigned char *space = memchr(p, ' ', (size_t)(end - p));
+    return space ? space : end;
+}
+
+/* High bit of each byte of w that is a space, and no other bit (an exact test, unlike the
+ * shorter one that may also flag a byte above a match). */
+static inline uint64_t
+space_bytes(uint64_t w)
+{
+    uint64_t x = w ^ 0x2020202020202020ULL;
+    uint64_t low7 = (x & 0x7F7F7F7F7F7F7F7FULL) + 0x7F7F7F7F7F7F7F7FULL;
+    return ~(low7 | x | 0x7F7F7F7F7F7F7F7FULL);
+}
+
+/* The high bits of the 8 bytes of w gathered into 8 bits, byte j's into bit j. */
+static inline uint64_t
+byte_bits(uint64_t high_bits)
+{
+    return ((high_bits >> 7) * 0x0102040810204080ULL) >> 56;
+}
+
+/* Cells up to this many bytes have their spaces found as one 64-bit mask. */
+#define MASKED_CELL_BYTES 63
+
+/* place of the label among the first k tokens of a cell of at most MASKED_CELL_BYTES bytes:
+ * bit b of `ends` marks a space at byte b, and one more bit the cell's end, so each token's
+ * end is the lowest bit left. */
+static inline int64_t
+first_match_in_ends(const unsigned char *cell, size_t size, const unsigned char *limit, uint64_t ends,
+                    const unsigned char *label, size_t label_size, const unsigned char *label_limit, Py_ssize_t k)
+{
+    ends = (ends & ((1ULL << size) - 1)) | (1ULL << size);
+    size_t start = 0;
+    if (label_size <= 8 && k <= 8) {
+        /* The first k tokens all compared, without a branch on the outcome: where the label
+         * turns up varies from row to row, so such branches are mispredicted. */
+        uint64_t label_mask = low_bytes(label_size);
+        uint64_t label_word = load_word(label, label_limit) & label_mask;
+        uint64_t matches = 0, alive = 1;
+        for (Py_ssize_t t = 0; t < k; t++) {
+            size_t end = (size_t)__builtin_ctzll(ends);
+            uint64_t same = (end - start == label_size) & ((load_word(cell + start, limit) & label_mask) == label_word);
+            matches |= (same & alive) << t;
+            alive &= end != size;
+            ends &= ends - alive; /* the cell's end bit stays once reached */
+            start = end + alive;  /* and start stays within the cell */
+        }
+        return matches ? (int64_t)__builtin_ctzll(matches) : -1;
+    }
+    for (Py_ssize_t t = 0; t < k; t++) {
+        size_t end = (size_t)__builtin_ctzll(ends);
+        if (end - start == label_size && memcmp(cell + start, label, label_size) == 0)
+            return t;
+        if (end == size)
+            break;
+        ends &= ends - 1;
+        start = end + 1;
+    }
+    return -1;
+}
+
+static inline int64_t
+match_in_short_cell(const unsigned char *cell, size_t size, const unsigned char *limit, const unsigned char *label,
+                    size_t label_size, const unsigned char *label_limit, Py_ssize_t k)
+{
+    uint64_t ends = 0;
+    for (size_t at = 0; at < size; at += 8)
+        ends |= byte_bits(space_bytes(load_word(cell + at, limit))) << at;
+    return first_match_in_ends(cell, size, limit, ends, label, label_size, label_limit, k);
+}
+
+/* The same for a cell of any length, a token at a time. */
+static inline int64_t
+match_in_cell(const unsigned char *p, const unsigned char *end, const unsigned char *label, size_t label_size,
+              Py_ssize_t k)
+{
+    for (Py_ssize_t t = 0; t < k; t++) {
+        const unsigned char *token_end = next_space(p, end);
+        if ((size_t)(token_end - p) == label_size && memcmp(p, label, label_size) == 0)
+            return t;
+        if (token_end == end)
+            break;
+        p = token_end + 1;
+    }
+    return -1;
+}
+
+/*
+ * found[i] = the 0-based place of labels[i] among the first k tokens of cells[i], split on
+ * single spaces as str.split(" ") splits (an empty cell is one empty token); -1 when none of
+ * them equals the label. The caller makes sure no label holds a space.
+ */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX512_VARIANT 1
+
+/* match_first_tokens with each short cell's spaces found by one AVX-512 comparison of its
+ * (up to 63) bytes; a masked load reads no byte past the cell. */
+__attribute__((target("avx512f,avx512bw,bmi,bmi2"))) static void
+match_first_tokens_avx512(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found)
+{
+    const __m512i spaces = _mm512_set1_epi8(' ');
+    for (Py_ssize_t i = 0; i < cells->n; i++) {
+        const unsigned char *cell = cells->data + cells->offsets[i];
+        size_t size = (size_t)(cells->offsets[i + 1] - cells->offsets[i]);
+        const unsigned char *label = labels->data + labels->offsets[i];
+        size_t label_size = (size_t)(labels->offsets[i + 1] - labels->offsets[i]);
+        if (size <= MASKED_CELL_BYTES) {
+            __m512i bytes = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, (unsigned)size), cell);
+            uint64_t ends = _mm512_cmpeq_epi8_mask(bytes, spaces);
+            found[i] = first_match_in_ends(cell, size, cells->limit, ends, label, label_size, labels->limit, k);
+        } else {
+            found[i] = match_in_cell(cell, cell + size, label, label_size, k);
+        }
+    }
+}
+#endif
+
+static void
+match_first_tokens(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found)
+{
+    for (Py_ssize_t i = 0; i < cells->n; i++) {
+        const unsigned char *cell = cells->data + cells->offsets[i];
+        size_t size = (size_t)(cells->offsets[i + 1] - cells->offsets[i]);
+        const unsigned char *label = labels->data + labels->offsets[i];
+        size_t label_size = (size_t)(labels->offsets[i + 1] - labels->offsets[i]);
+        if (size <= MASKED_CELL_BYTES) {
+            found[i] = match_in_short_cell(cell, size, cells->limit, label, label_size, labels->limit, k);
+        } else {
+            found[i] = match_in_cell(cell, cell + size, label, label_size, k);
+        }
+    }
+}
+
+static PyObject *
+py_first_token_match(PyObject *self, PyObject *args)
+{
+    Py_buffer co, cd, lo, ld, out;
+    Py_ssize_t k;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*nw*", &co, &cd, &lo, &ld, &k, &out))
+        return NULL;
+    text_column cells, labels;
+    int ok = 0;
+    if (text_column_from(&co, &cd, &cells) == 0 && text_column_from(&lo, &ld, &labels) == 0) {
+        if (labels.n != cells.n || out.len != cells.n * 8) {
+            PyErr_SetString(PyExc_ValueError, "cells, labels and found must have one entry per row");
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+#ifdef HAVE_AVX512_VARIANT
+            if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2"))
+                match_first_tokens_avx512(&cells, &labels, k, (int64_t *)out.buf);
+            else
+#endif
+                match_first_tokens(&cells, &labels, k, (int64_t *)out.buf);
+            Py_END_ALLOW_THREADS
+            ok = 1;
+        }
+    }
+    PyBuffer_Release(&co);
+    PyBuffer_Release(&cd);
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&ld);
+    PyBuffer_Release(&out);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* ---- ROC AUC -------------------------------------------------------------------------------- */
+
+static PyObject *
+py_split_by_label(PyObject *self, PyObject *args)
+{
+    Py_buffer truth, scores, pos, neg;
+    double high;
+    if (!PyArg_ParseTuple(args, "y*y*dw*w*", &truth, &scores, &high, &pos, &neg))
+        return NULL;
+    Py_ssize_t n = scores.len / 8, n_pos = 0, n_neg = 0;
+    int ok = truth.len == scores.len && scores.len % 8 == 0 && pos.len % 8 == 0 && neg.len % 8 == 0;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "truth and scores must be float64 of one length");
+    } else {
+        const double *t = truth.buf, *x = scores.buf;
+        double *p = pos.buf, *q = neg.buf;
+        Py_ssize_t room_pos = pos.len / 8, room_neg = neg.len / 8;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (t[i] == high) {
+                if (n_pos < room_pos)
+                    p[n_pos] = x[i];
+                n_pos++;
+            } else {
+                if (n_neg < room_neg)
+                    q[n_neg] = x[i];
+                n_neg++;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (n_pos != room_pos || n_neg != room_neg) {
+            PyErr_SetString(PyExc_ValueError, "pos and neg must have room for exactly each class's scores");
+            ok = 0;
+        }
+    }
+    PyBuffer_Release(&truth);
+    PyBuffer_Release(&scores);
+    PyBuffer_Release(&pos);
+    PyBuffer_Release(&neg);
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/*
+ * Mann-Whitney counts of two sorted score arrays: (pairs with the positive strictly above the
+ * negative, tied pairs). One merge pass.
+ */
+static PyObject *
+py_mann_whitney_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer pos, neg;
+    if (!PyArg_ParseTuple(args, "y*y*", &pos, &neg))
+        return NULL;
+    const double *p = pos.buf, *q = neg.buf;
+    Py_ssize_t n_pos = pos.len / 8, n_neg = neg.len / 8;
+    unsigned long long above = 0, ties = 0;
+    Py_BEGIN_ALLOW_THREADS
+    Py_ssize_t below = 0; /* negatives strictly below p[i] */
+    Py_ssize_t upto = 0;  /* negatives at or below p[i] */
+    for (Py_ssize_t i = 0; i < n_pos; i++) {
+        double v = p[i];
+        while (below < n_neg && q[below] < v)
+            below++;
+        if (upto < below)
+            upto = below;
+        while (upto < n_neg && q[upto] <= v)
+            upto++;
+        above += (unsigned long long)below;
+        ties += (unsigned long long)(upto - below);
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&pos);
+    PyBuffer_Release(&neg);
+    return Py_BuildValue("KK", above, ties);
+}
+
+static PyMethodDef kernel_methods[] = {
+    {"text_join", py_text_join, METH_VARARGS,
+     "text_join(values_offsets, values_data, set_offsets, set_data, order) -> bool\n\n"
+     "Fill order (int64, one per text of the set) with the row of values holding each text;\n"
+     "False when values is not a reordering of distinct texts of the set."},
+    {"digit_suffix_keys", py_digit_suffix_keys, METH_VARARGS,
+     "digit_suffix_keys(offsets, data, prefix, keys) -> (fewest, most, padded) or None\n\n"
+     "Fill keys (int64) with the number spelled by the digits after prefix in each text; None\n"
+     "when some text is not prefix + 1..18 digits."},
+    {"dense_key_join", py_dense_key_join, METH_VARARGS,
+     "dense_key_join(keys, key_set, low, high, order) -> bool\n\n"
+     "Fill order with the row of keys holding each number of key_set (all within low..high);\n"
+     "False when keys is not a reordering of distinct numbers of key_set."},
+    {"first_token_match", py_first_token_match, METH_VARARGS,
+     "first_token_match(cell_offsets, cell_data, label_offsets, label_data, k, found) -> None\n\n"
+     "Fill found (int64, one per row) with the place of each row's label among the first k\n"
+     "space-separated tokens of its cell, -1 where absent."},
+    {"split_by_label", py_split_by_label, METH_VARARGS,
+     "split_by_label(truth, scores, high, pos, neg) -> None\n\n"
+     "Copy the scores of rows whose truth equals high into pos, the others into neg, in order."},
+    {"mann_whitney_counts", py_mann_whitney_counts, METH_VARARGS,
+     "mann_whitney_counts(pos_sorted, neg_sorted) -> (above, ties)\n\n"
+     "Pairs with the positive score above the negative one, and tied pairs."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef kernel_module = {
+    PyModuleDef_HEAD_INIT,
+    "grading.metrics._kernels",
+    "Compiled kernels for grading (see grading.metrics.native).",
+    -1,
+    kernel_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__kernels(void)
+{
+    return PyModule_Create(&kernel_module);
+}

@@ -1,0 +1,239 @@
+"""The compiled grading kernels, when built, behind functions that take Arrow and NumPy arrays.
+
+``grading.metrics._kernels`` (C, ``grading/metrics/_kernels.c``) runs the loops that cost most
+when grading a million-row submission: joining submission ids onto test ids, finding a label
+among a row's predicted tokens (MAP@K), and counting ROC AUC's ranked pairs. It is optional:
+an install without a C compiler lacks it, and setting the environment variable
+``MLEAUDIT_NO_NATIVE`` to a non-empty value other than ``0`` turns it off. Every function here
+then returns ``None`` and its caller takes the NumPy path, which gives the same results (the
+tests compare the two).
+
+Each function decides only the cases it can decide fast and exactly; anything else (a repeated
+or unknown id, an unusual shape) returns ``None`` too, and the caller's general path finds and
+names the problem.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from typing import Any, Callable
+
+import numpy as np
+
+__all__ = ["available", "text_permutation", "first_token_match", "auc_pair_counts"]
+
+#: Integer keys spanning at most this many values per key are joined by direct addressing.
+_DENSE_SPAN_PER_KEY = 4
+#: Digits an id's number may have (an int64 holds any 18-digit number).
+_MAX_KEY_DIGITS = 18
+#: Columns of at least this many rows are worked on in two threads at once.
+_PARALLEL_ROWS = 100_000
+
+try:
+    from grading.metrics import _kernels
+except ImportError:  # not built: the NumPy paths serve
+    _kernels = None
+
+
+def _module() -> Any:
+    if os.environ.get("MLEAUDIT_NO_NATIVE", "") not in ("", "0"):
+        return None
+    return _kernels
+
+
+def available() -> bool:
+    """Whether the compiled kernels are built and switched on.
+
+    Returns
+    -------
+    bool
+        False when the extension was not compiled at install or ``MLEAUDIT_NO_NATIVE`` is set.
+    """
+    return _module() is not None
+
+
+def _single_chunk_buffers(array: Any) -> tuple[np.ndarray, np.ndarray]:
+    """A ``large_string`` chunked array's int64 offsets and bytes, as one chunk (no nulls)."""
+    chunk = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    return _buffers(chunk)
+
+
+def _buffers(chunk: Any) -> tuple[np.ndarray, np.ndarray]:
+    _, offsets, data = chunk.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int64)[chunk.offset : chunk.offset + len(chunk) + 1]
+    data = np.frombuffer(data, dtype=np.uint8) if data is not None else np.zeros(1, dtype=np.uint8)
+    return offsets, data
+
+
+def _digit_keys_of_column(kernels: Any, chunks: list[Any], prefix: bytes) -> tuple[np.ndarray, tuple] | None:
+    """:func:`_integer_keys` of one column, chunk by chunk into one array; None if a text does not fit."""
+    keys = np.empty(sum(len(chunk) for chunk in chunks), dtype=np.int64)
+    fewest, most, padded, row = _MAX_KEY_DIGITS + 1, 0, False, 0
+    for chunk in chunks:
+        if not len(chunk):
+            continue
+        offsets, data = _buffers(chunk)
+        stats = kernels.digit_suffix_keys(offsets, data, prefix, keys[row : row + len(chunk)])
+        if stats is None:
+            return None
+        fewest, most, padded = min(fewest, stats[0]), max(most, stats[1]), padded or stats[2]
+        row += len(chunk)
+    return keys, (fewest, most, padded)
+
+
+def _integer_keys(kernels: Any, values: Any, value_set: Any) -> list[np.ndarray] | None:
+    """One number per text, equal exactly when the texts are, for ids like ``"id0000042"``.
+
+    Every text of both columns must be one shared prefix followed by 1 to 18 digits, and the
+    digits must take one width everywhere or never start with a redundant ``0``. The two
+    columns are parsed at once, one in a second thread (the kernel runs without the GIL).
+    """
+    first = value_set.chunks[next(i for i, c in enumerate(value_set.chunks) if len(c))]
+    offsets, data = _buffers(first)
+    prefix = bytes(data[offsets[0] : offsets[1]]).rstrip(b"0123456789")
+    results = _in_two_threads(
+        lambda: _digit_keys_of_column(kernels, values.chunks, prefix),
+        lambda: _digit_keys_of_column(kernels, value_set.chunks, prefix),
+        large=len(values) >= _PARALLEL_ROWS,
+    )
+    if any(r is None for r in results):
+        return None
+    stats = [r[1] for r in results]
+    if min(s[0] for s in stats) != max(s[1] for s in stats) and any(s[2] for s in stats):
+        return None  # "7" and "007": one number, two texts
+    return [r[0] for r in results]
+
+
+def _in_two_threads(first: Callable[[], Any], second: Callable[[], Any], *, large: bool) -> tuple[Any, Any]:
+    """``(first(), second())``, the first in a worker thread while the caller runs the second when large."""
+    if not large:
+        return first(), second()
+    result: list[Any] = []
+    errors: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            result.append(first())
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller
+            errors.append(exc)
+
+    worker = threading.Thread(target=run, name="mleaudit-kernel")
+    worker.start()
+    try:
+        other = second()
+    finally:
+        worker.join()
+    if errors:
+        raise errors[0]
+    return result[0], other
+
+
+def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
+    """How to reorder ``values`` into ``value_set``, from the compiled kernels.
+
+    Parameters
+    ----------
+    values, value_set : pyarrow.ChunkedArray
+        ``large_string`` arrays of one length without nulls (e.g. submission ids, test ids).
+
+    Returns
+    -------
+    numpy.ndarray of intp or None
+        ``order`` with ``values[order[j]] == value_set[j]`` (exact bytes) when ``values`` holds
+        each text of ``value_set`` exactly once and the set repeats no text; ``None`` otherwise,
+        or when the kernels are not available.
+
+    Notes
+    -----
+    Ids that are a shared prefix and digits become the numbers they spell and are joined by
+    direct addressing when the numbers are dense; other text by a hash join on the bytes
+    (64-bit hash, each match confirmed byte for byte).
+    """
+    kernels = _module()
+    if kernels is None or len(values) != len(value_set) or values.null_count or value_set.null_count:
+        return None
+    n = len(value_set)
+    order = np.empty(n, dtype=np.int64)
+    if n:
+        keys = _integer_keys(kernels, values, value_set)
+        if keys is not None:
+            low, high = int(keys[1].min()), int(keys[1].max())
+            if high - low <= _DENSE_SPAN_PER_KEY * n + 1024:
+                return order.astype(np.intp, copy=False) if kernels.dense_key_join(keys[0], keys[1], low, high, order) else None
+    (value_offsets, value_data), (set_offsets, set_data) = _single_chunk_buffers(values), _single_chunk_buffers(value_set)
+    if not kernels.text_join(value_offsets, value_data, set_offsets, set_data, order):
+        return None
+    return order.astype(np.intp, copy=False)
+
+
+def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
+    """Per row, the place of the row's label among the first ``k`` space-separated tokens.
+
+    As :func:`grading.metrics.arrowtext.first_token_match` (cells split as ``str.split(" ")``
+    splits them), from the compiled kernels.
+
+    Parameters
+    ----------
+    cells, labels : pyarrow.ChunkedArray
+        ``large_string`` arrays of one length without nulls.
+    k : int
+        Tokens that count per row (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray of int64 or None
+        0-based place of the first token equal to the label, -1 when none of the first ``k``
+        is; ``None`` when a label holds a space or the kernels are not available.
+    """
+    kernels = _module()
+    if kernels is None or k < 1 or len(cells) != len(labels):
+        return None
+    label_offsets, label_data = _single_chunk_buffers(labels)
+    if (label_data[label_offsets[0] : label_offsets[-1]] == 32).any():
+        return None
+    found = np.empty(len(cells), dtype=np.int64)
+    first_row = 0
+    for chunk in cells.chunks:  # cell chunks in place; the labels' offsets cut to match
+        rows = len(chunk)
+        if rows:
+            cell_offsets, cell_data = _buffers(chunk)
+            kernels.first_token_match(
+                cell_offsets, cell_data, label_offsets[first_row : first_row + rows + 1], label_data, k,
+                found[first_row : first_row + rows],
+            )
+        first_row += rows
+    return found
+
+
+def auc_pair_counts(truth: np.ndarray, scores: np.ndarray, positive: float) -> tuple[int, int, int, int] | None:
+    """ROC AUC's pair counts from the compiled kernels.
+
+    Parameters
+    ----------
+    truth : numpy.ndarray of float64, shape (n_rows,)
+        Two-class answers; rows equal to ``positive`` are positives, the others negatives.
+    scores : numpy.ndarray of float64, shape (n_rows,)
+        Finite scores (higher means positive).
+    positive : float
+        The positive class's value.
+
+    Returns
+    -------
+    (above, ties, n_pos, n_neg) or None
+        Positive/negative pairs with the positive scored strictly higher, pairs with equal
+        scores, and the class sizes (the Mann-Whitney ``U`` is ``above + ties / 2``); ``None``
+        when the kernels are not available.
+    """
+    kernels = _module()
+    if kernels is None:
+        return None
+    truth = np.ascontiguousarray(truth, dtype=np.float64)
+    scores = np.ascontiguousarray(scores, dtype=np.float64)
+    n_pos = int(np.count_nonzero(truth == positive))
+    positives, negatives = np.empty(n_pos), np.empty(truth.size - n_pos)
+    kernels.split_by_label(truth, scores, float(positive), positives, negatives)
+    positives.sort()
+    negatives.sort()
+    above, ties = kernels.mann_whitney_counts(positives, negatives)
+    return int(above), int(ties), positives.size, negatives.size

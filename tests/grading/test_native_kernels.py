@@ -1,0 +1,174 @@
+"""The compiled grading kernels decide what they claim to decide, exactly, and refuse bad buffers.
+
+tests/grading/test_arrow_paths.py runs the scoring paths with and without the kernels against
+plain references; a kernel that declined every case would pass there (its caller falls back).
+These tests call :mod:`grading.metrics.native` directly: a valid case must be decided by the
+kernel itself, with the reference's answer, and buffers that do not fit must raise, not crash.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn import metrics as skm
+
+from grading.metrics import native
+
+pa = pytest.importorskip("pyarrow")
+pytestmark = pytest.mark.skipif(not native.available(), reason="the compiled grading kernels are not built here")
+
+
+def chunked(values: list[str], rng: np.random.Generator) -> "pa.ChunkedArray":
+    cuts = sorted(int(c) for c in rng.integers(0, len(values) + 1, 2))
+    parts = [values[: cuts[0]], values[cuts[0] : cuts[1]], values[cuts[1] :]]
+    return pa.chunked_array([pa.array(p, type=pa.large_string()) for p in parts], type=pa.large_string())
+
+
+IDS = {
+    "prefixed digits": lambda rng, n: [f"id{v:07d}" for v in rng.integers(0, 3 * n + 1, n)],
+    "sparse prefixed digits": lambda rng, n: [f"id{v:012d}" for v in rng.integers(0, 10**12, n)],
+    "decimal": lambda rng, n: [str(v) for v in rng.integers(0, 10**6, n)],
+    "eighteen digits": lambda rng, n: [str(v) for v in rng.integers(10**17, 10**18, n)],
+    "nineteen digits": lambda rng, n: [f"{v:019d}" for v in rng.integers(0, 2**62, n)],
+    "leading zeros, one width": lambda rng, n: [f"{v:05d}" for v in rng.integers(0, 100, n)],
+    "long prefix": lambda rng, n: [f"test_image_{v:08d}" for v in rng.integers(0, 10**8, n)],
+    "hex": lambda rng, n: [f"{v:016x}" for v in rng.integers(0, 2**62, n)],
+    "text": lambda rng, n: [str(rng.choice(["a", "ab", "é", "日本", "", " ", "x" * 9, "x" * 17, "\x00"])) + str(i) for i, _ in enumerate(range(n))],
+}
+
+
+def reference_permutation(values: list[str], value_set: list[str]) -> list[int] | None:
+    if len(values) != len(value_set) or len(set(value_set)) != len(value_set) or sorted(values) != sorted(value_set):
+        return None
+    row = {v: i for i, v in enumerate(values)}
+    return [row[v] for v in value_set]
+
+
+@pytest.mark.parametrize("family", sorted(IDS))
+def test_text_permutation_decides_every_reordering_itself(family: str) -> None:
+    rng = np.random.default_rng(sorted(IDS).index(family))
+    for trial in range(40):
+        test_ids = list(dict.fromkeys(IDS[family](rng, int(rng.integers(1, 60)))))
+        submission = [test_ids[i] for i in rng.permutation(len(test_ids))]
+        got = native.text_permutation(chunked(submission, rng), chunked(test_ids, rng))
+        assert got is not None, (family, test_ids)
+        assert got.tolist() == reference_permutation(submission, test_ids)
+
+
+@pytest.mark.parametrize("family", sorted(IDS))
+def test_text_permutation_refuses_repeats_and_unknown_ids(family: str) -> None:
+    rng = np.random.default_rng(100 + sorted(IDS).index(family))
+    for trial in range(40):
+        test_ids = list(dict.fromkeys(IDS[family](rng, int(rng.integers(2, 60)))))
+        if len(test_ids) < 2:
+            continue
+        submission = [test_ids[i] for i in rng.permutation(len(test_ids))]
+        if trial % 3 == 0:
+            submission[int(rng.integers(1, len(submission)))] = submission[0]
+        elif trial % 3 == 1:
+            submission[int(rng.integers(0, len(submission)))] = test_ids[0] + "0"
+        else:
+            test_ids[-1] = test_ids[0]
+        assert reference_permutation(submission, test_ids) is None
+        assert native.text_permutation(chunked(submission, rng), chunked(test_ids, rng)) is None
+
+
+def test_padded_and_unpadded_numbers_are_different_ids() -> None:
+    # "7" and "007" spell one number; with widths that vary they must not be joined as one.
+    test = pa.chunked_array([["7", "10", "8"]], type=pa.large_string())
+    assert native.text_permutation(pa.chunked_array([["10", "007", "8"]], type=pa.large_string()), test) is None
+    assert native.text_permutation(pa.chunked_array([["8", "7", "10"]], type=pa.large_string()), test).tolist() == [1, 2, 0]
+
+
+def test_a_million_prefixed_ids_join_through_the_dense_table() -> None:
+    rng = np.random.default_rng(1)
+    n = 1_000_000
+    test_ids = np.char.add("id", np.char.zfill(np.arange(n).astype(str), 7))
+    order = rng.permutation(n)
+    got = native.text_permutation(pa.chunked_array([pa.array(test_ids[order], type=pa.large_string())]), pa.chunked_array([pa.array(test_ids, type=pa.large_string())]))
+    assert got is not None and np.array_equal(order[got], np.arange(n))
+
+
+VOCABULARY = ["", "a", "w_1", "w_12", "w_123", "new_whale", "w_f48451c", "ü", "日本", "x" * 7, "x" * 8, "x" * 9, "x" * 16, "x" * 70]
+
+
+def reference_place(cell: str, label: str, k: int) -> int:
+    tokens = cell.split(" ")[:k]
+    return tokens.index(label) if label in tokens else -1
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 8, 9, 20])
+def test_first_token_match_decides_every_row_like_str_split(k: int) -> None:
+    rng = np.random.default_rng(k)
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        cells = [" ".join(VOCABULARY[i] for i in rng.integers(0, len(VOCABULARY), int(rng.integers(0, 12)))) for _ in range(n)]
+        labels = [VOCABULARY[int(i)] for i in rng.integers(0, len(VOCABULARY), n)]
+        # The last cell ends the buffer: no read may pass it.
+        got = native.first_token_match(chunked(["pad"] + cells, rng).slice(1), chunked(labels, rng), k)
+        assert got is not None
+        assert got.tolist() == [reference_place(c, label, k) for c, label in zip(cells, labels)], (cells, labels)
+
+
+def test_first_token_match_cells_around_64_bytes() -> None:
+    # Cells of up to 63 bytes have their spaces found as one mask; longer ones token by token.
+    for size in range(55, 75):
+        for position in range(0, size, 3):
+            cell = "y" * position + " w" + "z" * max(0, size - position - 2)
+            cell = cell[:size]
+            label = cell.split(" ")[1] if " " in cell else "w"
+            got = native.first_token_match(
+                pa.chunked_array([[cell]], type=pa.large_string()), pa.chunked_array([[label]], type=pa.large_string()), 5
+            )
+            assert got.tolist() == [reference_place(cell, label, 5)], (size, position)
+
+
+def test_first_token_match_declines_labels_with_spaces() -> None:
+    cells = pa.chunked_array([["a b c"]], type=pa.large_string())
+    assert native.first_token_match(cells, pa.chunked_array([["a b"]], type=pa.large_string()), 5) is None
+
+
+def test_auc_pair_counts_give_scikit_learns_auc() -> None:
+    rng = np.random.default_rng(3)
+    for trial in range(100):
+        n = int(rng.integers(2, 300))
+        truth = rng.integers(0, 2, n).astype(float) * 3.0
+        if truth.min() == truth.max():
+            continue
+        scores = rng.integers(-3, 4, n) / 4.0 if trial % 2 else rng.normal(size=n)
+        above, ties, n_pos, n_neg = native.auc_pair_counts(truth, scores, 3.0)
+        positives, negatives = scores[truth == 3.0], scores[truth != 3.0]
+        assert (n_pos, n_neg) == (positives.size, negatives.size)
+        assert above == int((positives[:, None] > negatives[None, :]).sum())
+        assert ties == int((positives[:, None] == negatives[None, :]).sum())
+        assert (above + ties / 2) / (n_pos * n_neg) == pytest.approx(skm.roc_auc_score(truth == 3.0, scores), rel=1e-12)
+
+
+def test_kernels_refuse_buffers_that_do_not_fit() -> None:
+    from grading.metrics import _kernels
+
+    data = np.frombuffer(b"abcdef", dtype=np.uint8)
+    order = np.empty(2, dtype=np.int64)
+    past_the_end = np.array([0, 3, 9], dtype=np.int64)
+    decreasing = np.array([0, 4, 2], dtype=np.int64)
+    good = np.array([0, 3, 6], dtype=np.int64)
+    for offsets in (past_the_end, decreasing, np.array([], dtype=np.int64)):
+        with pytest.raises(ValueError):
+            _kernels.text_join(offsets, data, good, data, order)
+        with pytest.raises(ValueError):
+            _kernels.first_token_match(good, data, offsets, data, 5, order)
+    with pytest.raises(ValueError):
+        _kernels.text_join(good, data, good, data, np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _kernels.dense_key_join(np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64), 0, 1, order)
+    with pytest.raises(ValueError):
+        _kernels.split_by_label(np.zeros(3), np.zeros(3), 1.0, np.empty(1), np.empty(1))
+
+
+def test_the_environment_switch_turns_the_kernels_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    ids = pa.chunked_array([["b", "a"]], type=pa.large_string())
+    monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "1")
+    assert not native.available()
+    assert native.text_permutation(ids, ids) is None
+    monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "0")
+    assert native.available()
