@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from grading.errors import ConfigError, InvalidSubmission
-from grading.metrics import SCORING_PARAMS, Metric, TargetKind
+from grading.metrics import SCORING_PARAMS, Metric, TargetKind, native
 from grading.metrics.arrowtext import arrow_text, text_permutation
 
 __all__ = [
@@ -497,8 +497,10 @@ def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series
     # A shuffled file shows at once in its first rows; the whole columns are compared only when
     # those agree.
     head = min(len(sub), 64)
-    if pc.all(pc.equal(sub.slice(0, head), ans.slice(0, head))).as_py() and pc.all(pc.equal(sub, ans)).as_py():
-        return np.arange(len(sub), dtype=np.intp)
+    if pc.all(pc.equal(sub.slice(0, head), ans.slice(0, head))).as_py():
+        same = native.same_texts(sub, ans)
+        if same if same is not None else pc.all(pc.equal(sub, ans)).as_py():
+            return np.arange(len(sub), dtype=np.intp)
     return text_permutation(sub, ans)
 
 
@@ -962,8 +964,15 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
             and answers[id_column].dtype == submission[id_column].dtype
         )
         moved = [c for c in columns if not (reuse and c == id_column)]
-        aligned = submission[moved].assign(**{c: v for c, v in replaced.items() if c in moved}).take(order)
+        source = submission[moved].assign(**{c: v for c, v in replaced.items() if c in moved})
+        # Arrow text columns (label lists, masks) are gathered by the compiled kernel where
+        # built: pandas' take on a chunked text column costs several times the file's read.
+        texts = {c: native.take_text(source[c], order) for c in moved}
+        texts = {c: v for c, v in texts.items() if v is not None}
+        aligned = source[[c for c in moved if c not in texts]].take(order)
         aligned = aligned.set_axis(pd.Index(order, name="row"), axis=0)
+        if texts:
+            aligned = aligned.assign(**{c: v.set_axis(aligned.index) for c, v in texts.items()})[moved]
         if reuse:
             aligned = aligned.assign(**{id_column: answers[id_column].set_axis(aligned.index)})[columns]
     aligned.attrs["id_columns"] = id_columns
@@ -1072,6 +1081,10 @@ def check_arrays(
         columns = [checked.floats[c] for c in targets]
         if len(targets) == 1:
             y_pred = columns[0] if in_order else columns[0][order]
+        elif in_order and not any(c in checked.replaced for c in targets):
+            # Float columns as read: pandas hands out its column-major block itself (a view,
+            # where one block holds them), the layout the copy below would make.
+            y_pred = checked.submission[targets].to_numpy(dtype=float)
         else:
             # Column-major, as DataFrame.to_numpy lays out a frame of separate columns.
             stacked = np.empty((len(targets), len(order)), dtype=float)

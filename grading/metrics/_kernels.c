@@ -256,6 +256,46 @@ py_text_join(PyObject *self, PyObject *args)
     return PyBool_FromLong(result);
 }
 
+/* ---- same_texts ----------------------------------------------------------------------------- */
+
+/* Whether two columns hold the same texts row by row: the offsets, taken from each column's
+ * first, agree everywhere, and then the bytes are one run in each column, compared at once. */
+static int
+same_texts(const text_column *a, const text_column *b)
+{
+    if (a->n != b->n)
+        return 0;
+    int64_t base_a = a->offsets[0], base_b = b->offsets[0];
+    int64_t differ = 0;
+    for (Py_ssize_t i = 1; i <= a->n; i++)
+        differ |= (a->offsets[i] - base_a) ^ (b->offsets[i] - base_b);
+    if (differ)
+        return 0;
+    return memcmp(a->data + base_a, b->data + base_b, (size_t)(a->offsets[a->n] - base_a)) == 0;
+}
+
+static PyObject *
+py_same_texts(PyObject *self, PyObject *args)
+{
+    Py_buffer ao, ad, bo, bd;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*", &ao, &ad, &bo, &bd))
+        return NULL;
+    text_column a, b;
+    int result = -1;
+    if (text_column_from(&ao, &ad, &a) == 0 && text_column_from(&bo, &bd, &b) == 0) {
+        Py_BEGIN_ALLOW_THREADS
+        result = same_texts(&a, &b);
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&ao);
+    PyBuffer_Release(&ad);
+    PyBuffer_Release(&bo);
+    PyBuffer_Release(&bd);
+    if (result < 0)
+        return NULL;
+    return PyBool_FromLong(result);
+}
+
 /* ---- integer keys ----------------------------------------------------------------------------- */
 
 /* Decimal digits beyond which a suffix may not fit an int64. */
@@ -455,6 +495,64 @@ py_dense_key_join(PyObject *self, PyObject *args)
     return PyBool_FromLong(result);
 }
 
+/* ---- take_texts ----------------------------------------------------------------------------- */
+
+/*
+ * The texts at rows order[0], order[1], ... of a column, as a new column: new_offsets (int64,
+ * one more than order) is filled and the bytes are returned as a bytes object. The lengths are
+ * gathered and summed first, then each text is copied, its source prefetched a few rows ahead.
+ */
+static PyObject *
+py_take_texts(PyObject *self, PyObject *args)
+{
+    Py_buffer offsets, data, order_buffer, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*w*", &offsets, &data, &order_buffer, &out))
+        return NULL;
+    PyObject *result = NULL;
+    text_column texts;
+    if (text_column_from(&offsets, &data, &texts) == 0) {
+        const int64_t *order = order_buffer.buf;
+        Py_ssize_t n = order_buffer.len / 8;
+        int64_t *new_offsets = out.buf;
+        int ok = order_buffer.len % 8 == 0 && out.len == (n + 1) * 8;
+        int64_t total = 0;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; ok && j < n; j++)
+            ok = order[j] >= 0 && order[j] < texts.n;
+        if (ok) {
+            new_offsets[0] = 0;
+            for (Py_ssize_t j = 0; j < n; j++) {
+                if (j + PREFETCH_AHEAD < n)
+                    __builtin_prefetch(&texts.offsets[order[j + PREFETCH_AHEAD]], 0);
+                total += texts.offsets[order[j] + 1] - texts.offsets[order[j]];
+                new_offsets[j + 1] = total;
+            }
+        }
+        Py_END_ALLOW_THREADS
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "order must be int64 rows of the column; new_offsets one longer");
+        } else {
+            result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+            if (result) {
+                char *target = PyBytes_AS_STRING(result);
+                Py_BEGIN_ALLOW_THREADS
+                for (Py_ssize_t j = 0; j < n; j++) {
+                    if (j + PREFETCH_AHEAD < n)
+                        __builtin_prefetch(texts.data + texts.offsets[order[j + PREFETCH_AHEAD]], 0);
+                    memcpy(target + new_offsets[j], texts.data + texts.offsets[order[j]],
+                           (size_t)(new_offsets[j + 1] - new_offsets[j]));
+                }
+                Py_END_ALLOW_THREADS
+            }
+        }
+    }
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&data);
+    PyBuffer_Release(&order_buffer);
+    PyBuffer_Release(&out);
+    return result;
+}
+
 /* ---- first_token_match ---------------------------------------------------------------------- */
 
 /* The first space in [p, end), or end. */
@@ -631,6 +729,25 @@ py_first_token_match(PyObject *self, PyObject *args)
 
 /* ---- ROC AUC -------------------------------------------------------------------------------- */
 
+/*
+ * Copy the scores of rows whose truth equals `high` into pos and the others into neg, in row
+ * order. Each score is written to both arrays and only one count moves on, so there is no
+ * branch on the (unpredictable) class: each array needs room for one more score than its
+ * class has.
+ */
+static void
+split_by_label(const double *truth, const double *scores, Py_ssize_t n, double high, double *pos, double *neg)
+{
+    Py_ssize_t n_pos = 0, n_neg = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t is_pos = truth[i] == high;
+        pos[n_pos] = scores[i];
+        neg[n_neg] = scores[i];
+        n_pos += is_pos;
+        n_neg += 1 - is_pos;
+    }
+}
+
 static PyObject *
 py_split_by_label(PyObject *self, PyObject *args)
 {
@@ -638,31 +755,21 @@ py_split_by_label(PyObject *self, PyObject *args)
     double high;
     if (!PyArg_ParseTuple(args, "y*y*dw*w*", &truth, &scores, &high, &pos, &neg))
         return NULL;
-    Py_ssize_t n = scores.len / 8, n_pos = 0, n_neg = 0;
+    Py_ssize_t n = scores.len / 8, n_pos = 0;
+    const double *t = truth.buf;
     int ok = truth.len == scores.len && scores.len % 8 == 0 && pos.len % 8 == 0 && neg.len % 8 == 0;
+    if (ok) {
+        for (Py_ssize_t i = 0; i < n; i++)
+            n_pos += t[i] == high;
+        ok = pos.len / 8 == n_pos + 1 && neg.len / 8 == n - n_pos + 1;
+    }
     if (!ok) {
-        PyErr_SetString(PyExc_ValueError, "truth and scores must be float64 of one length");
+        PyErr_SetString(PyExc_ValueError,
+                        "truth and scores must be float64 of one length; pos and neg one longer than each class");
     } else {
-        const double *t = truth.buf, *x = scores.buf;
-        double *p = pos.buf, *q = neg.buf;
-        Py_ssize_t room_pos = pos.len / 8, room_neg = neg.len / 8;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t i = 0; i < n; i++) {
-            if (t[i] == high) {
-                if (n_pos < room_pos)
-                    p[n_pos] = x[i];
-                n_pos++;
-            } else {
-                if (n_neg < room_neg)
-                    q[n_neg] = x[i];
-                n_neg++;
-            }
-        }
+        split_by_label(t, scores.buf, n, high, pos.buf, neg.buf);
         Py_END_ALLOW_THREADS
-        if (n_pos != room_pos || n_neg != room_neg) {
-            PyErr_SetString(PyExc_ValueError, "pos and neg must have room for exactly each class's scores");
-            ok = 0;
-        }
     }
     PyBuffer_Release(&truth);
     PyBuffer_Release(&scores);
@@ -674,36 +781,42 @@ py_split_by_label(PyObject *self, PyObject *args)
 }
 
 /*
- * Mann-Whitney counts of two sorted score arrays: (pairs with the positive strictly above the
- * negative, tied pairs). One merge pass.
+ * For two sorted arrays, the pairs (p, q) with q < p (strict) or q <= p (or_equal): a merge
+ * that moves through q while q is below the current p and adds how far it got for each p,
+ * written without a branch on the comparison (which is a coin toss on shuffled scores).
  */
+static unsigned long long
+pairs_below(const double *p, Py_ssize_t n_pos, const double *q, Py_ssize_t n_neg, int or_equal)
+{
+    unsigned long long total = 0;
+    Py_ssize_t i = 0, j = 0;
+    while (i < n_pos && j < n_neg) {
+        Py_ssize_t take_neg = or_equal ? q[j] <= p[i] : q[j] < p[i];
+        total += (unsigned long long)((1 - take_neg) * j);
+        j += take_neg;
+        i += 1 - take_neg;
+    }
+    /* Negatives exhausted: every remaining positive is above (or level with) all of them. */
+    total += (unsigned long long)(n_pos - i) * (unsigned long long)j;
+    return total;
+}
+
+/* Mann-Whitney counts of two sorted score arrays: (pairs with the positive strictly above the
+ * negative, tied pairs). */
 static PyObject *
 py_mann_whitney_counts(PyObject *self, PyObject *args)
 {
     Py_buffer pos, neg;
     if (!PyArg_ParseTuple(args, "y*y*", &pos, &neg))
         return NULL;
-    const double *p = pos.buf, *q = neg.buf;
-    Py_ssize_t n_pos = pos.len / 8, n_neg = neg.len / 8;
-    unsigned long long above = 0, ties = 0;
+    unsigned long long above, at_or_above;
     Py_BEGIN_ALLOW_THREADS
-    Py_ssize_t below = 0; /* negatives strictly below p[i] */
-    Py_ssize_t upto = 0;  /* negatives at or below p[i] */
-    for (Py_ssize_t i = 0; i < n_pos; i++) {
-        double v = p[i];
-        while (below < n_neg && q[below] < v)
-            below++;
-        if (upto < below)
-            upto = below;
-        while (upto < n_neg && q[upto] <= v)
-            upto++;
-        above += (unsigned long long)below;
-        ties += (unsigned long long)(upto - below);
-    }
+    above = pairs_below(pos.buf, pos.len / 8, neg.buf, neg.len / 8, 0);
+    at_or_above = pairs_below(pos.buf, pos.len / 8, neg.buf, neg.len / 8, 1);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&pos);
     PyBuffer_Release(&neg);
-    return Py_BuildValue("KK", above, ties);
+    return Py_BuildValue("KK", above, at_or_above - above);
 }
 
 static PyMethodDef kernel_methods[] = {
@@ -711,6 +824,9 @@ static PyMethodDef kernel_methods[] = {
      "text_join(values_offsets, values_data, set_offsets, set_data, order) -> bool\n\n"
      "Fill order (int64, one per text of the set) with the row of values holding each text;\n"
      "False when values is not a reordering of distinct texts of the set."},
+    {"same_texts", py_same_texts, METH_VARARGS,
+     "same_texts(a_offsets, a_data, b_offsets, b_data) -> bool\n\n"
+     "Whether the two columns hold the same texts, row by row."},
     {"digit_suffix_keys", py_digit_suffix_keys, METH_VARARGS,
      "digit_suffix_keys(offsets, data, prefix, keys) -> (fewest, most, padded) or None\n\n"
      "Fill keys (int64) with the number spelled by the digits after prefix in each text; None\n"
@@ -719,13 +835,17 @@ static PyMethodDef kernel_methods[] = {
      "dense_key_join(keys, key_set, low, high, order) -> bool\n\n"
      "Fill order with the row of keys holding each number of key_set (all within low..high);\n"
      "False when keys is not a reordering of distinct numbers of key_set."},
+    {"take_texts", py_take_texts, METH_VARARGS,
+     "take_texts(offsets, data, order, new_offsets) -> bytes\n\n"
+     "The texts at the given rows as a new column: fills new_offsets, returns the bytes."},
     {"first_token_match", py_first_token_match, METH_VARARGS,
      "first_token_match(cell_offsets, cell_data, label_offsets, label_data, k, found) -> None\n\n"
      "Fill found (int64, one per row) with the place of each row's label among the first k\n"
      "space-separated tokens of its cell, -1 where absent."},
     {"split_by_label", py_split_by_label, METH_VARARGS,
      "split_by_label(truth, scores, high, pos, neg) -> None\n\n"
-     "Copy the scores of rows whose truth equals high into pos, the others into neg, in order."},
+     "Copy the scores of rows whose truth equals high into pos, the others into neg, in order;\n"
+     "each array has room for one score more than its class."},
     {"mann_whitney_counts", py_mann_whitney_counts, METH_VARARGS,
      "mann_whitney_counts(pos_sorted, neg_sorted) -> (above, ties)\n\n"
      "Pairs with the positive score above the negative one, and tied pairs."},

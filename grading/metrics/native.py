@@ -20,8 +20,9 @@ import threading
 from typing import Any, Callable
 
 import numpy as np
+import pandas as pd
 
-__all__ = ["available", "text_permutation", "first_token_match", "auc_pair_counts"]
+__all__ = ["available", "same_texts", "text_permutation", "take_text", "first_token_match", "auc_pair_counts"]
 
 #: Integer keys spanning at most this many values per key are joined by direct addressing.
 _DENSE_SPAN_PER_KEY = 4
@@ -129,6 +130,42 @@ def _in_two_threads(first: Callable[[], Any], second: Callable[[], Any], *, larg
     return result[0], other
 
 
+def same_texts(a: Any, b: Any) -> bool | None:
+    """Whether two text columns hold the same texts, row by row (exact bytes).
+
+    Parameters
+    ----------
+    a, b : pyarrow.ChunkedArray
+        ``large_string`` arrays without nulls, chunked in any way.
+
+    Returns
+    -------
+    bool or None
+        ``None`` when the kernels are not available.
+    """
+    kernels = _module()
+    if kernels is None:
+        return None
+    if len(a) != len(b):
+        return False
+    # Walk both columns' chunks at once, a stretch that lies in one chunk of each at a time.
+    a_chunks, b_chunks = [c for c in a.chunks if len(c)], [c for c in b.chunks if len(c)]
+    ai = bi = a_at = b_at = 0
+    while ai < len(a_chunks) and bi < len(b_chunks):
+        a_chunk, b_chunk = a_chunks[ai], b_chunks[bi]
+        rows = min(len(a_chunk) - a_at, len(b_chunk) - b_at)
+        a_offsets, a_data = _buffers(a_chunk)
+        b_offsets, b_data = _buffers(b_chunk)
+        if not kernels.same_texts(a_offsets[a_at : a_at + rows + 1], a_data, b_offsets[b_at : b_at + rows + 1], b_data):
+            return False
+        a_at, b_at = a_at + rows, b_at + rows
+        if a_at == len(a_chunk):
+            ai, a_at = ai + 1, 0
+        if b_at == len(b_chunk):
+            bi, b_at = bi + 1, 0
+    return True
+
+
 def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
     """How to reorder ``values`` into ``value_set``, from the compiled kernels.
 
@@ -165,6 +202,45 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
     if not kernels.text_join(value_offsets, value_data, set_offsets, set_data, order):
         return None
     return order.astype(np.intp, copy=False)
+
+
+def take_text(values: pd.Series, order: np.ndarray) -> pd.Series | None:
+    """The cells of an Arrow-backed text column at the given rows, as a new column.
+
+    Parameters
+    ----------
+    values : pandas.Series
+        A text column (``str`` or ``string[pyarrow]`` with Arrow storage).
+    order : numpy.ndarray of int, shape (n_rows_out,)
+        0-based rows of ``values``, in the order wanted.
+
+    Returns
+    -------
+    pandas.Series or None
+        ``values.iloc[order]`` with a default index and the same dtype and name (missing
+        cells stay missing); ``None`` when the kernels are not available or the column is not
+        Arrow-backed text, for which the caller takes pandas' own ``take``.
+    """
+    kernels = _module()
+    if kernels is None or not isinstance(values.dtype, pd.StringDtype) or not str(values.dtype.storage).startswith("pyarrow"):
+        return None
+    import pyarrow as pa
+
+    array = pa.array(values.array)
+    array = array.combine_chunks() if isinstance(array, pa.ChunkedArray) else array
+    if array.type != pa.large_string():
+        array = array.cast(pa.large_string())
+    order = np.ascontiguousarray(order, dtype=np.int64)
+    offsets, data = _buffers(array)
+    new_offsets = np.empty(order.size + 1, dtype=np.int64)
+    texts = kernels.take_texts(offsets, data, order, new_offsets)
+    validity = None
+    if array.null_count:
+        validity = pa.array(array.is_valid().to_numpy(zero_copy_only=False)[order]).buffers()[1]
+    taken = pa.Array.from_buffers(
+        pa.large_string(), order.size, [validity, pa.py_buffer(new_offsets), pa.py_buffer(texts)], null_count=-1
+    )
+    return pd.Series(pd.array(taken, dtype=values.dtype), name=values.name)
 
 
 def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
@@ -231,8 +307,10 @@ def auc_pair_counts(truth: np.ndarray, scores: np.ndarray, positive: float) -> t
     truth = np.ascontiguousarray(truth, dtype=np.float64)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
     n_pos = int(np.count_nonzero(truth == positive))
-    positives, negatives = np.empty(n_pos), np.empty(truth.size - n_pos)
-    kernels.split_by_label(truth, scores, float(positive), positives, negatives)
+    # One spare place each: the kernel writes every score to both arrays (no branch per row).
+    positive_room, negative_room = np.empty(n_pos + 1), np.empty(truth.size - n_pos + 1)
+    kernels.split_by_label(truth, scores, float(positive), positive_room, negative_room)
+    positives, negatives = positive_room[:n_pos], negative_room[: truth.size - n_pos]
     positives.sort()
     negatives.sort()
     above, ties = kernels.mann_whitney_counts(positives, negatives)

@@ -127,14 +127,16 @@ def _single_label_ap(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | 
     whole token with ``str.find`` and counting the spaces before it gives that place without
     splitting a million cells into lists.
     """
-    rank = _single_label_rank_arrow(truth, pred, k)
+    rank = _single_label_rank_arrow(truth, pred, k)  # within -1 .. k - 1
     if rank is None:
         labels = _texts(truth)
         if any(" " in label for label in labels):
             return None
         rank = np.fromiter(map(_rank_of, _texts(pred), labels), dtype=np.int64, count=len(labels))
-    hit = (rank >= 0) & (rank < k)
-    return np.divide(1.0, rank + 1.0, out=np.zeros(len(rank)), where=hit)
+        rank[rank >= k] = -1
+    # The AP of each place, looked up: 0 for no hit (rank -1), then 1 / (rank + 1).
+    ap_at = np.concatenate([[0.0], 1.0 / np.arange(1.0, k + 1.0)])
+    return ap_at[rank + 1]
 
 
 def _single_label_rank_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | None:

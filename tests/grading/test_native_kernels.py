@@ -172,3 +172,17 @@ def test_the_environment_switch_turns_the_kernels_off(monkeypatch: pytest.Monkey
     assert native.text_permutation(ids, ids) is None
     monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "0")
     assert native.available()
+
+
+def test_same_texts_across_different_chunkings() -> None:
+    rng = np.random.default_rng(8)
+    for _ in range(200):
+        texts = [str(rng.choice(["", "a", "bb", "é", "id0001", "x" * 9])) for _ in range(int(rng.integers(0, 30)))]
+        other = list(texts)
+        if other and rng.integers(0, 2):
+            at = int(rng.integers(0, len(other)))
+            other[at] = other[at] + "z" if rng.integers(0, 2) else other[at][:-1]
+        # An offset into the first chunk of one side, other cuts on the other.
+        got = native.same_texts(chunked(["pad"] + texts, rng).slice(1), chunked(other, rng))
+        assert got == (texts == other), (texts, other)
+    assert native.same_texts(chunked(["a"], rng), chunked(["a", "b"], rng)) is False
