@@ -1,12 +1,14 @@
 /*
  * Compiled kernels for the hot loops of grading a million-row submission.
  *
- * Each kernel has a NumPy counterpart in grading/metrics (used when this module is not built,
- * or when MLEAUDIT_NO_NATIVE is set) and returns exactly what that counterpart returns; the
- * tests compare the two on random and edge-case input. Inputs are contiguous buffers handed
- * over by grading.metrics.native, which checks their types and lengths first: Arrow
- * large_string columns as their int64 offsets and UTF-8 bytes, float64 and int64 arrays.
- * The GIL is released while a kernel runs.
+ * Each kernel has a NumPy, pandas or Arrow counterpart (used when this module is not built, or
+ * when MLEAUDIT_NO_NATIVE is set) and returns exactly what that counterpart returns; the tests
+ * compare the two on random and edge-case input. Inputs are contiguous buffers handed over by
+ * grading.metrics.native: Arrow large_string columns as their int64 offsets and UTF-8 bytes,
+ * float64 and int64 arrays. Each kernel checks that what it is given fits (offsets within
+ * the bytes, rows within the column, output sizes) and raises ValueError rather than read or
+ * write out of bounds. The GIL is released while a kernel loops, so the caller may run two
+ * kernels in two threads.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -495,62 +497,86 @@ py_dense_key_join(PyObject *self, PyObject *args)
     return PyBool_FromLong(result);
 }
 
-/* ---- take_texts ----------------------------------------------------------------------------- */
+/* ---- taking texts at given rows ------------------------------------------------------------- */
 
 /*
- * The texts at rows order[0], order[1], ... of a column, as a new column: new_offsets (int64,
- * one more than order) is filled and the bytes are returned as a bytes object. The lengths are
- * gathered and summed first, then each text is copied, its source prefetched a few rows ahead.
+ * A column made of the texts at rows order[0], order[1], ... of another, in two steps so the
+ * caller can allocate the bytes and split the copying between threads: taken_offsets fills
+ * the new column's offsets (one more than order) and returns the total size; copy_taken_texts
+ * copies the texts of a stretch of those rows to their places in the new buffer.
  */
 static PyObject *
-py_take_texts(PyObject *self, PyObject *args)
+py_taken_offsets(PyObject *self, PyObject *args)
 {
-    Py_buffer offsets, data, order_buffer, out;
-    if (!PyArg_ParseTuple(args, "y*y*y*w*", &offsets, &data, &order_buffer, &out))
+    Py_buffer offsets, order_buffer, out;
+    if (!PyArg_ParseTuple(args, "y*y*w*", &offsets, &order_buffer, &out))
         return NULL;
-    PyObject *result = NULL;
-    text_column texts;
-    if (text_column_from(&offsets, &data, &texts) == 0) {
-        const int64_t *order = order_buffer.buf;
-        Py_ssize_t n = order_buffer.len / 8;
-        int64_t *new_offsets = out.buf;
-        int ok = order_buffer.len % 8 == 0 && out.len == (n + 1) * 8;
-        int64_t total = 0;
+    const int64_t *source = offsets.buf, *order = order_buffer.buf;
+    int64_t *new_offsets = out.buf;
+    Py_ssize_t rows = offsets.len / 8 - 1, n = order_buffer.len / 8;
+    int64_t total = 0;
+    int ok = offsets.len % 8 == 0 && rows >= 0 && order_buffer.len % 8 == 0 && out.len == (n + 1) * 8;
+    if (ok) {
         Py_BEGIN_ALLOW_THREADS
         for (Py_ssize_t j = 0; ok && j < n; j++)
-            ok = order[j] >= 0 && order[j] < texts.n;
+            ok = order[j] >= 0 && order[j] < rows && source[order[j] + 1] >= source[order[j]];
         if (ok) {
             new_offsets[0] = 0;
             for (Py_ssize_t j = 0; j < n; j++) {
                 if (j + PREFETCH_AHEAD < n)
-                    __builtin_prefetch(&texts.offsets[order[j + PREFETCH_AHEAD]], 0);
-                total += texts.offsets[order[j] + 1] - texts.offsets[order[j]];
+                    __builtin_prefetch(&source[order[j + PREFETCH_AHEAD]], 0);
+                total += source[order[j] + 1] - source[order[j]];
                 new_offsets[j + 1] = total;
             }
         }
         Py_END_ALLOW_THREADS
-        if (!ok) {
-            PyErr_SetString(PyExc_ValueError, "order must be int64 rows of the column; new_offsets one longer");
-        } else {
-            result = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
-            if (result) {
-                char *target = PyBytes_AS_STRING(result);
-                Py_BEGIN_ALLOW_THREADS
-                for (Py_ssize_t j = 0; j < n; j++) {
-                    if (j + PREFETCH_AHEAD < n)
-                        __builtin_prefetch(texts.data + texts.offsets[order[j + PREFETCH_AHEAD]], 0);
-                    memcpy(target + new_offsets[j], texts.data + texts.offsets[order[j]],
-                           (size_t)(new_offsets[j + 1] - new_offsets[j]));
-                }
-                Py_END_ALLOW_THREADS
-            }
+    }
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&order_buffer);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "order must be int64 rows of the column; new_offsets one longer");
+        return NULL;
+    }
+    return PyLong_FromLongLong(total);
+}
+
+static PyObject *
+py_copy_taken_texts(PyObject *self, PyObject *args)
+{
+    Py_buffer offsets, data, order_buffer, new_offsets_buffer, out;
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &offsets, &data, &order_buffer, &new_offsets_buffer, &out))
+        return NULL;
+    text_column texts;
+    int ok = 0;
+    if (text_column_from(&offsets, &data, &texts) == 0) {
+        const int64_t *order = order_buffer.buf, *new_offsets = new_offsets_buffer.buf;
+        Py_ssize_t n = order_buffer.len / 8;
+        ok = order_buffer.len % 8 == 0 && new_offsets_buffer.len == (n + 1) * 8;
+        Py_BEGIN_ALLOW_THREADS
+        char *target = out.buf;
+        for (Py_ssize_t j = 0; ok && j < n; j++) {
+            int64_t row = order[j];
+            /* A row of the column, copied to a place within the buffer as long as its text. */
+            ok = row >= 0 && row < texts.n && new_offsets[j] >= 0 && new_offsets[j + 1] <= out.len &&
+                 new_offsets[j + 1] - new_offsets[j] == texts.offsets[row + 1] - texts.offsets[row];
+            if (j + PREFETCH_AHEAD < n && order[j + PREFETCH_AHEAD] >= 0 && order[j + PREFETCH_AHEAD] < texts.n)
+                __builtin_prefetch(texts.data + texts.offsets[order[j + PREFETCH_AHEAD]], 0);
+            if (ok)
+                memcpy(target + new_offsets[j], texts.data + texts.offsets[row], (size_t)(new_offsets[j + 1] - new_offsets[j]));
         }
+        Py_END_ALLOW_THREADS
+        if (!ok)
+            PyErr_SetString(PyExc_ValueError, "order, new_offsets and the buffer do not fit the column");
     }
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&data);
     PyBuffer_Release(&order_buffer);
+    PyBuffer_Release(&new_offsets_buffer);
     PyBuffer_Release(&out);
-    return result;
+    if (!ok)
+        return NULL;
+    Py_RETURN_NONE;
 }
 
 /* ---- first_token_match ---------------------------------------------------------------------- */
@@ -801,22 +827,20 @@ pairs_below(const double *p, Py_ssize_t n_pos, const double *q, Py_ssize_t n_neg
     return total;
 }
 
-/* Mann-Whitney counts of two sorted score arrays: (pairs with the positive strictly above the
- * negative, tied pairs). */
 static PyObject *
-py_mann_whitney_counts(PyObject *self, PyObject *args)
+py_pairs_below(PyObject *self, PyObject *args)
 {
     Py_buffer pos, neg;
-    if (!PyArg_ParseTuple(args, "y*y*", &pos, &neg))
+    int or_equal;
+    if (!PyArg_ParseTuple(args, "y*y*p", &pos, &neg, &or_equal))
         return NULL;
-    unsigned long long above, at_or_above;
+    unsigned long long total;
     Py_BEGIN_ALLOW_THREADS
-    above = pairs_below(pos.buf, pos.len / 8, neg.buf, neg.len / 8, 0);
-    at_or_above = pairs_below(pos.buf, pos.len / 8, neg.buf, neg.len / 8, 1);
+    total = pairs_below(pos.buf, pos.len / 8, neg.buf, neg.len / 8, or_equal);
     Py_END_ALLOW_THREADS
     PyBuffer_Release(&pos);
     PyBuffer_Release(&neg);
-    return Py_BuildValue("KK", above, at_or_above - above);
+    return PyLong_FromUnsignedLongLong(total);
 }
 
 static PyMethodDef kernel_methods[] = {
@@ -835,9 +859,12 @@ static PyMethodDef kernel_methods[] = {
      "dense_key_join(keys, key_set, low, high, order) -> bool\n\n"
      "Fill order with the row of keys holding each number of key_set (all within low..high);\n"
      "False when keys is not a reordering of distinct numbers of key_set."},
-    {"take_texts", py_take_texts, METH_VARARGS,
-     "take_texts(offsets, data, order, new_offsets) -> bytes\n\n"
-     "The texts at the given rows as a new column: fills new_offsets, returns the bytes."},
+    {"taken_offsets", py_taken_offsets, METH_VARARGS,
+     "taken_offsets(offsets, order, new_offsets) -> int\n\n"
+     "Fill new_offsets with the offsets of the texts at the given rows; return their total size."},
+    {"copy_taken_texts", py_copy_taken_texts, METH_VARARGS,
+     "copy_taken_texts(offsets, data, order, new_offsets, out) -> None\n\n"
+     "Copy the texts at the given rows to their new_offsets in out."},
     {"first_token_match", py_first_token_match, METH_VARARGS,
      "first_token_match(cell_offsets, cell_data, label_offsets, label_data, k, found) -> None\n\n"
      "Fill found (int64, one per row) with the place of each row's label among the first k\n"
@@ -846,9 +873,9 @@ static PyMethodDef kernel_methods[] = {
      "split_by_label(truth, scores, high, pos, neg) -> None\n\n"
      "Copy the scores of rows whose truth equals high into pos, the others into neg, in order;\n"
      "each array has room for one score more than its class."},
-    {"mann_whitney_counts", py_mann_whitney_counts, METH_VARARGS,
-     "mann_whitney_counts(pos_sorted, neg_sorted) -> (above, ties)\n\n"
-     "Pairs with the positive score above the negative one, and tied pairs."},
+    {"pairs_below", py_pairs_below, METH_VARARGS,
+     "pairs_below(pos_sorted, neg_sorted, or_equal) -> int\n\n"
+     "Pairs (p, q) of the two sorted float64 arrays with q < p, or q <= p when or_equal."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -233,7 +233,13 @@ def take_text(values: pd.Series, order: np.ndarray) -> pd.Series | None:
     order = np.ascontiguousarray(order, dtype=np.int64)
     offsets, data = _buffers(array)
     new_offsets = np.empty(order.size + 1, dtype=np.int64)
-    texts = kernels.take_texts(offsets, data, order, new_offsets)
+    texts = np.empty(kernels.taken_offsets(offsets, order, new_offsets), dtype=np.uint8)
+    half = order.size // 2
+    _in_two_threads(
+        lambda: kernels.copy_taken_texts(offsets, data, order[:half], new_offsets[: half + 1], texts),
+        lambda: kernels.copy_taken_texts(offsets, data, order[half:], new_offsets[half:], texts),
+        large=order.size >= _PARALLEL_ROWS,
+    )
     validity = None
     if array.null_count:
         validity = pa.array(array.is_valid().to_numpy(zero_copy_only=False)[order]).buffers()[1]
@@ -269,16 +275,27 @@ def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
     if (label_data[label_offsets[0] : label_offsets[-1]] == 32).any():
         return None
     found = np.empty(len(cells), dtype=np.int64)
+    # The cell chunks in place, cut in two halves of the rows that run in two threads; the
+    # labels' offsets cut to match each stretch.
+    stretches: list[tuple[np.ndarray, np.ndarray, int, int]] = []
     first_row = 0
-    for chunk in cells.chunks:  # cell chunks in place; the labels' offsets cut to match
-        rows = len(chunk)
-        if rows:
-            cell_offsets, cell_data = _buffers(chunk)
-            kernels.first_token_match(
-                cell_offsets, cell_data, label_offsets[first_row : first_row + rows + 1], label_data, k,
-                found[first_row : first_row + rows],
-            )
-        first_row += rows
+    for chunk in cells.chunks:
+        if len(chunk):
+            offsets, data = _buffers(chunk)
+            stretches.append((offsets, data, first_row, first_row + len(chunk)))
+        first_row += len(chunk)
+    half = len(cells) // 2
+
+    def run(start: int, stop: int) -> None:
+        for offsets, data, begin, end in stretches:
+            low, high = max(begin, start), min(end, stop)
+            if low < high:
+                kernels.first_token_match(
+                    offsets[low - begin : high - begin + 1], data, label_offsets[low : high + 1], label_data, k,
+                    found[low:high],
+                )
+
+    _in_two_threads(lambda: run(0, half), lambda: run(half, len(cells)), large=len(cells) >= _PARALLEL_ROWS)
     return found
 
 
@@ -311,7 +328,11 @@ def auc_pair_counts(truth: np.ndarray, scores: np.ndarray, positive: float) -> t
     positive_room, negative_room = np.empty(n_pos + 1), np.empty(truth.size - n_pos + 1)
     kernels.split_by_label(truth, scores, float(positive), positive_room, negative_room)
     positives, negatives = positive_room[:n_pos], negative_room[: truth.size - n_pos]
-    positives.sort()
-    negatives.sort()
-    above, ties = kernels.mann_whitney_counts(positives, negatives)
-    return int(above), int(ties), positives.size, negatives.size
+    large = truth.size >= _PARALLEL_ROWS
+    _in_two_threads(positives.sort, negatives.sort, large=large)  # NumPy sorts without the GIL
+    above, at_or_above = _in_two_threads(
+        lambda: kernels.pairs_below(positives, negatives, False),
+        lambda: kernels.pairs_below(positives, negatives, True),
+        large=large,
+    )
+    return above, at_or_above - above, positives.size, negatives.size

@@ -186,3 +186,29 @@ def test_same_texts_across_different_chunkings() -> None:
         got = native.same_texts(chunked(["pad"] + texts, rng).slice(1), chunked(other, rng))
         assert got == (texts == other), (texts, other)
     assert native.same_texts(chunked(["a"], rng), chunked(["a", "b"], rng)) is False
+
+
+def test_large_columns_split_between_two_threads_give_the_numpy_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Past native._PARALLEL_ROWS rows the token match and the reordering of texts run in two
+    # threads, each on half of the rows; chunk edges fall on both sides of the middle.
+    import pandas as pd
+
+    from grading.metrics import arrowtext
+
+    rng = np.random.default_rng(11)
+    n = native._PARALLEL_ROWS * 2 + 3
+    words = np.array(VOCABULARY[1:-1] + ["w_9"])
+    cells = [" ".join(row) for row in words[rng.integers(0, len(words), (n, 3))]]
+    labels = list(words[rng.integers(0, len(words), n)])
+    cut = [0, n // 3, n // 2 + 1, n]
+    cell_array = pa.chunked_array([pa.array(cells[a:b], type=pa.large_string()) for a, b in zip(cut, cut[1:])])
+    label_array = pa.chunked_array([pa.array(labels, type=pa.large_string())])
+    text_dtype = pd.api.types.pandas_dtype("str")
+    if not (isinstance(text_dtype, pd.StringDtype) and str(text_dtype.storage).startswith("pyarrow")):
+        pytest.skip("pandas' str dtype is not Arrow-backed here")
+    series = pd.Series(pd.array(cell_array, dtype=text_dtype))
+    order = rng.permutation(n)
+    found, taken = native.first_token_match(cell_array, label_array, 3), native.take_text(series, order)
+    monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "1")
+    assert found.tolist() == arrowtext.first_token_match(cell_array, label_array, 3).tolist()
+    assert taken.tolist() == series.take(order).tolist()
