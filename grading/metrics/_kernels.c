@@ -261,19 +261,21 @@ py_text_join(PyObject *self, PyObject *args)
 /* ---- same_texts ----------------------------------------------------------------------------- */
 
 /* Whether two columns hold the same texts row by row: the offsets, taken from each column's
- * first, agree everywhere, and then the bytes are one run in each column, compared at once. */
+ * first, agree everywhere, and then the bytes are one run in each column, compared at once.
+ * The offsets are checked against the buffers in the same pass (no separate check). */
 static int
-same_texts(const text_column *a, const text_column *b)
+same_texts(const int64_t *a, Py_ssize_t a_len, const int64_t *b, Py_ssize_t b_len, Py_ssize_t n,
+           const unsigned char *a_data, const unsigned char *b_data, int *in_bounds)
 {
-    if (a->n != b->n)
+    int64_t differ = 0, decreasing = 0;
+    for (Py_ssize_t i = 1; i <= n; i++) {
+        differ |= (a[i] - a[0]) ^ (b[i] - b[0]);
+        decreasing |= (a[i] - a[i - 1]) | (b[i] - b[i - 1]); /* the sign bit of any negative step */
+    }
+    *in_bounds = a[0] >= 0 && b[0] >= 0 && decreasing >= 0 && a[n] <= a_len && b[n] <= b_len;
+    if (!*in_bounds || differ)
         return 0;
-    int64_t base_a = a->offsets[0], base_b = b->offsets[0];
-    int64_t differ = 0;
-    for (Py_ssize_t i = 1; i <= a->n; i++)
-        differ |= (a->offsets[i] - base_a) ^ (b->offsets[i] - base_b);
-    if (differ)
-        return 0;
-    return memcmp(a->data + base_a, b->data + base_b, (size_t)(a->offsets[a->n] - base_a)) == 0;
+    return memcmp(a_data + a[0], b_data + b[0], (size_t)(a[n] - a[0])) == 0;
 }
 
 static PyObject *
@@ -282,30 +284,33 @@ py_same_texts(PyObject *self, PyObject *args)
     Py_buffer ao, ad, bo, bd;
     if (!PyArg_ParseTuple(args, "y*y*y*y*", &ao, &ad, &bo, &bd))
         return NULL;
-    text_column a, b;
-    int result = -1;
-    if (text_column_from(&ao, &ad, &a) == 0 && text_column_from(&bo, &bd, &b) == 0) {
+    int result = 0, in_bounds = 0;
+    if (ao.len % 8 == 0 && ao.len >= 8 && ao.len == bo.len) {
         Py_BEGIN_ALLOW_THREADS
-        result = same_texts(&a, &b);
+        result = same_texts(ao.buf, ad.len, bo.buf, bd.len, ao.len / 8 - 1, ad.buf, bd.buf, &in_bounds);
         Py_END_ALLOW_THREADS
+    } else if (ao.len % 8 == 0 && bo.len % 8 == 0 && ao.len >= 8 && bo.len >= 8) {
+        in_bounds = 1; /* different row counts: not the same texts */
     }
     PyBuffer_Release(&ao);
     PyBuffer_Release(&ad);
     PyBuffer_Release(&bo);
     PyBuffer_Release(&bd);
-    if (result < 0)
+    if (!in_bounds) {
+        PyErr_SetString(PyExc_ValueError, "offsets must be non-decreasing int64 within the data buffers");
         return NULL;
+    }
     return PyBool_FromLong(result);
 }
 
 /* ---- integer keys ----------------------------------------------------------------------------- */
 
-/* Decimal digits beyond which a suffix may not fit an int64. */
-#define MAX_KEY_DIGITS 18
+/* Digits a key may have: two 8-byte words of them (and any 16-digit number fits an int64). */
+#define MAX_KEY_DIGITS 16
 
 /*
  * keys[i] = the number spelled by the digits ending text i, when every text is `prefix`
- * followed by 1 to 18 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
+ * followed by 1 to 16 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
  * stats (fewest digits, most digits, whether some text's digits start with a 0 and there are
  * several of them) on success, 1 when some text does not have that form.
  *
@@ -333,7 +338,7 @@ parse_eight_digits(uint64_t w)
             (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >> 32;
 }
 
-/* The value of the `digits` (1..18) ASCII digits ending at p, or -1 if some byte is not one. */
+/* The value of the `digits` (1..16) ASCII digits ending at p, or -1 if some byte is not one. */
 static inline int64_t
 parse_digits(const unsigned char *p, Py_ssize_t digits, const unsigned char *start)
 {
@@ -357,7 +362,7 @@ parse_digits(const unsigned char *p, Py_ssize_t digits, const unsigned char *sta
 
 /*
  * keys[i] = the number spelled by the digits ending text i, when every text is `prefix`
- * followed by 1 to 18 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
+ * followed by 1 to 16 ASCII digits (ids like "id0000042" or "12345"). Returns 0 and fills
  * stats (fewest digits, most digits, whether some text's digits start with a 0 and there are
  * several of them) on success, 1 when some text does not have that form.
  *
@@ -443,7 +448,7 @@ dense_key_join(const int64_t *keys, const int64_t *key_set, Py_ssize_t n, int64_
         return 1;
     if ((uint64_t)n >= UINT32_MAX)
         return 0;
-    size_t span = (size_t)(high - low) + 1;
+    size_t span = (size_t)((uint64_t)high - (uint64_t)low) + 1; /* high >= low: no overflow */
     uint32_t *table = calloc(span, sizeof(uint32_t));
     if (!table)
         return -1;
@@ -480,8 +485,12 @@ py_dense_key_join(PyObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*LLw*", &keys, &key_set, &low, &high, &out))
         return NULL;
     int result = -2;
-    if (keys.len != key_set.len || keys.len % 8 || out.len != key_set.len || high < low) {
-        PyErr_SetString(PyExc_ValueError, "keys, key_set and order must be int64 of one length, low <= high");
+    /* The table takes 4 bytes per number from low to high: at most a few per key. */
+    uint64_t span = (uint64_t)high - (uint64_t)low;
+    if (keys.len != key_set.len || keys.len % 8 || out.len != key_set.len || high < low ||
+        span > 4 * (uint64_t)(key_set.len / 8) + 1024) {
+        PyErr_SetString(PyExc_ValueError,
+                        "keys, key_set and order must be int64 of one length; low <= high, at most 4 numbers per key apart");
     } else {
         Py_BEGIN_ALLOW_THREADS
         result = dense_key_join(keys.buf, key_set.buf, key_set.len / 8, low, high, out.buf);
@@ -854,7 +863,7 @@ static PyMethodDef kernel_methods[] = {
     {"digit_suffix_keys", py_digit_suffix_keys, METH_VARARGS,
      "digit_suffix_keys(offsets, data, prefix, keys) -> (fewest, most, padded) or None\n\n"
      "Fill keys (int64) with the number spelled by the digits after prefix in each text; None\n"
-     "when some text is not prefix + 1..18 digits."},
+     "when some text is not prefix + 1..16 digits."},
     {"dense_key_join", py_dense_key_join, METH_VARARGS,
      "dense_key_join(keys, key_set, low, high, order) -> bool\n\n"
      "Fill order with the row of keys holding each number of key_set (all within low..high);\n"

@@ -26,8 +26,8 @@ __all__ = ["available", "same_texts", "text_permutation", "take_text", "first_to
 
 #: Integer keys spanning at most this many values per key are joined by direct addressing.
 _DENSE_SPAN_PER_KEY = 4
-#: Digits an id's number may have (an int64 holds any 18-digit number).
-_MAX_KEY_DIGITS = 18
+#: Digits an id's number may have (the kernel parses two 8-byte words of them).
+_MAX_KEY_DIGITS = 16
 #: Columns of at least this many rows are worked on in two threads at once.
 _PARALLEL_ROWS = 100_000
 
@@ -86,7 +86,7 @@ def _digit_keys_of_column(kernels: Any, chunks: list[Any], prefix: bytes) -> tup
 def _integer_keys(kernels: Any, values: Any, value_set: Any) -> list[np.ndarray] | None:
     """One number per text, equal exactly when the texts are, for ids like ``"id0000042"``.
 
-    Every text of both columns must be one shared prefix followed by 1 to 18 digits, and the
+    Every text of both columns must be one shared prefix followed by 1 to 16 digits, and the
     digits must take one width everywhere or never start with a redundant ``0``. The two
     columns are parsed at once, one in a second thread (the kernel runs without the GIL).
     """

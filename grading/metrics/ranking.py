@@ -41,7 +41,7 @@ def map_at_k_score(
     Per row, with the true labels as a set ``A`` and the first ``k`` predicted labels
     ``p_1 .. p_k``: ``AP@k = sum_i [p_i in A and p_i not in p_1..p_{i-1}] * precision@i / min(|A|, k)``;
     the score is the mean over rows. Cells are split on single spaces, as MLE-bench's graders
-    do (an empty cell is one empty label, which never matches).
+    do (an empty cell is one empty label, which matches only an empty answer).
 
     Parameters
     ----------

@@ -29,6 +29,8 @@ IDS = {
     "sparse prefixed digits": lambda rng, n: [f"id{v:012d}" for v in rng.integers(0, 10**12, n)],
     "decimal": lambda rng, n: [str(v) for v in rng.integers(0, 10**6, n)],
     "eighteen digits": lambda rng, n: [str(v) for v in rng.integers(10**17, 10**18, n)],
+    "dense seventeen digits": lambda rng, n: [str(10**16 + int(v)) for v in rng.integers(0, 3 * n + 1, n)],
+    "dense prefixed sixteen digits": lambda rng, n: [f"id{9 * 10**15 + int(v)}" for v in rng.integers(0, 3 * n + 1, n)],
     "nineteen digits": lambda rng, n: [f"{v:019d}" for v in rng.integers(0, 2**62, n)],
     "leading zeros, one width": lambda rng, n: [f"{v:05d}" for v in rng.integers(0, 100, n)],
     "long prefix": lambda rng, n: [f"test_image_{v:08d}" for v in rng.integers(0, 10**8, n)],
@@ -78,6 +80,18 @@ def test_padded_and_unpadded_numbers_are_different_ids() -> None:
     test = pa.chunked_array([["7", "10", "8"]], type=pa.large_string())
     assert native.text_permutation(pa.chunked_array([["10", "007", "8"]], type=pa.large_string()), test) is None
     assert native.text_permutation(pa.chunked_array([["8", "7", "10"]], type=pa.large_string()), test).tolist() == [1, 2, 0]
+
+
+@pytest.mark.parametrize("digits", range(1, 21))
+def test_dense_ids_that_differ_in_their_first_digit_are_different_ids(digits: int) -> None:
+    # Consecutive ids join through the dense table; ids equal but for their leading digits
+    # (beyond any one 8-byte word of them) are other ids, with the prefix or without.
+    for prefix in ("", "id"):
+        test = [f"{prefix}1{i:0{digits - 1}d}" if digits > 1 else f"{prefix}{i}" for i in range(min(5, 10 ** (digits - 1)))]
+        for lead in "2789":
+            other = [lead + t[len(prefix) + 1 :] if digits > 1 else str(int(t[len(prefix):]) + 5) for t in test]
+            other = [prefix + o for o in other][::-1]
+            assert native.text_permutation(pa.chunked_array([other], type=pa.large_string()), pa.chunked_array([test], type=pa.large_string())) is None, (test, other)
 
 
 def test_a_million_prefixed_ids_join_through_the_dense_table() -> None:
@@ -157,10 +171,14 @@ def test_kernels_refuse_buffers_that_do_not_fit() -> None:
             _kernels.text_join(offsets, data, good, data, order)
         with pytest.raises(ValueError):
             _kernels.first_token_match(good, data, offsets, data, 5, order)
+        with pytest.raises(ValueError):
+            _kernels.same_texts(offsets, data, offsets, data)
     with pytest.raises(ValueError):
         _kernels.text_join(good, data, good, data, np.empty(3, dtype=np.int64))
     with pytest.raises(ValueError):
         _kernels.dense_key_join(np.zeros(2, dtype=np.int64), np.zeros(3, dtype=np.int64), 0, 1, order)
+    with pytest.raises(ValueError):  # a table of 2^64 places is not attempted (nor its size overflowed)
+        _kernels.dense_key_join(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), -(2**63), 2**63 - 1, order)
     with pytest.raises(ValueError):
         _kernels.split_by_label(np.zeros(3), np.zeros(3), 1.0, np.empty(1), np.empty(1))
 
