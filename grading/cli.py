@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
 
-from grading.errors import GradingError
+from grading.errors import ChecksumMismatch, GradingError
 from grading.paths import COMPETITIONS_ENV, DATA_DIR_ENV, find_competitions_root, resolve_data_dir
 
 if TYPE_CHECKING:
@@ -78,6 +78,14 @@ def data_dir_option(func: Callable[..., Any]) -> Callable[..., Any]:
 def _grading_errors() -> Iterator[None]:
     try:
         yield
+    except ChecksumMismatch as exc:
+        message = str(exc)
+        if "--force" not in message:
+            message += (
+                "\nTo prepare from these files anyway, add --no-verify (the result is marked unverified and its "
+                "scores may differ from MLE-bench's)."
+            )
+        raise GradingCliError(message) from None
     except GradingError as exc:
         raise GradingCliError(str(exc)) from None
 

@@ -157,6 +157,15 @@ def test_prepare_single_accepts_a_folder_of_raw_folders(env: dict[str, str], tmp
     assert result.output.startswith("toy-auc: prepared in ")
 
 
+def test_prepare_checksum_mismatch_names_the_way_past_it(env: dict[str, str]) -> None:
+    checksums = Path(env["MLEAUDIT_COMPETITIONS"]) / "toy-auc" / "checksums.yaml"
+    checksums.write_text("public:\n  train.csv: d41d8cd98f00b204e9800998ecf8427e\nprivate: {}\n", encoding="utf-8")
+    result = run(["prepare", "-c", "toy-auc", "--raw", str(FIXTURES / "raw" / "toy-auc")], env)
+    assert result.exit_code == 2
+    assert "\npublic/train.csv: MD5 " in result.output
+    assert "add --no-verify (the result is marked unverified" in result.output
+
+
 def test_prepare_failure_in_a_batch_exits_2(env: dict[str, str], tmp_path: Path) -> None:
     checksums = Path(env["MLEAUDIT_COMPETITIONS"]) / "toy-auc" / "checksums.yaml"
     checksums.write_text("public:\n  train.csv: d41d8cd98f00b204e9800998ecf8427e\nprivate: {}\n", encoding="utf-8")
