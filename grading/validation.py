@@ -303,6 +303,8 @@ class ScoringOptions:
         ``{target column: answers column}`` for targets the answers name differently.
     unscored_columns : tuple of str
         Columns the submission must have that are not scored.
+    extra_columns : str
+        ``"error"`` or ``"ignore"`` for columns beyond the id, target and unscored ones.
     extra_ids : str
         ``"error"`` or ``"ignore"`` for submission ids that are not test ids.
     repeated_ids : str
@@ -320,6 +322,7 @@ class ScoringOptions:
     target_columns: tuple[str, ...]
     answer_columns: Mapping[str, str] = field(default_factory=dict)
     unscored_columns: tuple[str, ...] = ()
+    extra_columns: str = "error"
     extra_ids: str = "error"
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
@@ -385,6 +388,9 @@ def scoring_options(
         isinstance(k, str) and isinstance(v, str) for k, v in answer_columns.items()
     ):
         raise ConfigError(f"{where}: metric parameter 'answer_columns' must map target columns to answer columns")
+    extra_columns = scoring.get("extra_columns", "error")
+    if extra_columns not in ("error", "ignore"):
+        raise ConfigError(f"{where}: metric parameter 'extra_columns' must be 'error' or 'ignore', not {extra_columns!r}")
     extra_ids = scoring.get("extra_ids", "error")
     if extra_ids not in ("error", "ignore"):
         raise ConfigError(f"{where}: metric parameter 'extra_ids' must be 'error' or 'ignore', not {extra_ids!r}")
@@ -416,6 +422,7 @@ def scoring_options(
         target_columns=tuple(target_columns),
         answer_columns=dict(answer_columns),
         unscored_columns=_string_list(scoring.get("unscored_columns", []), "unscored_columns", where),
+        extra_columns=extra_columns,
         extra_ids=extra_ids,
         repeated_ids=repeated_ids,
         row_mask=row_mask,
@@ -431,8 +438,14 @@ def check_columns(
     id_column: str | Sequence[str],
     target_columns: Sequence[str],
     unscored_columns: Sequence[str] = (),
+    extra_columns: str = "error",
 ) -> None:
     """Check the submission has exactly the id, target (and unscored) columns.
+
+    Parameters
+    ----------
+    extra_columns : {"error", "ignore"}
+        Whether other columns are an error or allowed (the scoring path never reads them).
 
     Raises
     ------
@@ -450,7 +463,7 @@ def check_columns(
             f"(expected columns: {_quote_list(expected)})."
         )
     extra = [c for c in columns if c not in expected]
-    if extra:
+    if extra and extra_columns != "ignore":
         raise InvalidSubmission(
             f"Submission has unexpected {_plural('column', len(extra))} {_quote_list(extra)} "
             f"(expected columns: {_quote_list(expected)})."
@@ -852,7 +865,13 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     absent = [c for c in targets if c not in answers.columns]
     if absent and metric.targets_in_answers:
         raise ConfigError(f"the answers have no column(s) {_quote_list(absent)}")
-    check_columns(submission, id_column=id_columns, target_columns=targets, unscored_columns=options.unscored_columns)
+    check_columns(
+        submission,
+        id_column=id_columns,
+        target_columns=targets,
+        unscored_columns=options.unscored_columns,
+        extra_columns=options.extra_columns,
+    )
     submission = submission.reset_index(drop=True)
     ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
     answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]

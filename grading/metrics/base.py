@@ -66,6 +66,9 @@ class TargetKind(enum.Enum):
 #: - ``answer_columns``: ``{target column: answers column}`` when the answer file names a target
 #:   differently from the submission (``{prediction: toxicity}``).
 #: - ``unscored_columns``: columns the submission must have but that are not scored.
+#: - ``extra_columns``: ``"error"`` (default) or ``"ignore"``: columns beyond the id, target and
+#:   unscored ones are left out instead of rejected (MLE-bench graders that read only the
+#:   columns they score accept a submission that keeps, or drops, the sample's other columns).
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
 #: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several
@@ -78,6 +81,7 @@ class TargetKind(enum.Enum):
 #:   absolute tolerance.
 SCORING_PARAMS = (
     "answer_columns",
+    "extra_columns",
     "extra_ids",
     "id_columns",
     "repeated_ids",

@@ -233,6 +233,19 @@ def test_extra_ids_can_be_ignored() -> None:
     )
 
 
+def test_extra_columns_can_be_ignored() -> None:
+    answers = {"id": ["a", "b"], "y": [1.0, 2.0]}
+    submission = {"Date": ["x", "y"], "id": ["b", "a"], "y": [2.0, 1.0], "note": ["", ""]}
+    assert score(submission, answers, "rmse_error", "id", ["y"], extra_columns="ignore") == 0.0
+    assert invalid(submission, answers, "rmse_error", "id", ["y"]) == (
+        "Submission has unexpected columns 'Date', 'note' (expected columns: 'id', 'y')."
+    )
+    # Ignoring other columns never excuses a missing scored one.
+    assert invalid({"id": ["b", "a"], "note": ["", ""]}, answers, "rmse_error", "id", ["y"], extra_columns="ignore") == (
+        "Submission is missing column 'y' (expected columns: 'id', 'y')."
+    )
+
+
 def test_row_mask_and_unscored_columns() -> None:
     answers = {"id_seqpos": ["s_0", "s_1", "s_2"], "reactivity": [1.0, 2.0, 9.0], "keep": [True, True, False]}
     submission = {"id_seqpos": ["s_2", "s_1", "s_0"], "reactivity": [0.0, 2.0, 1.0], "deg_50C": [0.0, 0.0, 0.0]}
@@ -250,11 +263,12 @@ def test_row_mask_and_unscored_columns() -> None:
         ({"row_mask": {"column": "keep"}}, "metric 'rmse_error': metric parameter 'row_mask' must be {column: <answers column>, equals: <value>}"),
         ({"value_range": [5, 1]}, "metric 'rmse_error': metric parameter 'value_range' must be [low, high] with low <= high"),
         ({"extra_ids": "drop"}, "metric 'rmse_error': metric parameter 'extra_ids' must be 'error' or 'ignore', not 'drop'"),
+        ({"extra_columns": "keep"}, "metric 'rmse_error': metric parameter 'extra_columns' must be 'error' or 'ignore', not 'keep'"),
         ({"id_columns": "id"}, "metric 'rmse_error': metric parameter 'id_columns' must be a list of column names"),
         ({"row_mask": {"column": "absent", "equals": 1}}, "row_mask: the answers have no column 'absent'"),
         ({"answer_columns": {"y": "absent"}}, "the answers have no column 'absent' (mapped to target 'y' by answer_columns)"),
-        ({"squared": True}, "metric 'rmse_error': unknown parameter(s) 'squared' (it takes: answer_columns, extra_ids, "
-                            "id_columns, repeated_ids, row_mask, row_sum_tolerance, unscored_columns, value_range)"),
+        ({"squared": True}, "metric 'rmse_error': unknown parameter(s) 'squared' (it takes: answer_columns, extra_columns, "
+                            "extra_ids, id_columns, repeated_ids, row_mask, row_sum_tolerance, unscored_columns, value_range)"),
     ],
 )
 def test_malformed_scoring_parameters_are_config_errors(params: dict, message: str) -> None:

@@ -2,7 +2,7 @@
 
 Uses Kaggle's raw files from the shared data, in place. Some test comments repeat (each with one
 label), so a reordered copy of the answers must still pair every row, and Date, which MLE-bench
-never compares, must not decide whether a row is a test row.
+never reads, must not decide whether a row is a test row, nor be required.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ def test_repeated_comments_share_one_label(registry: CompetitionRegistry, answer
     assert (len(repeated), repeated["Comment"].nunique()) == (29, 9)
     # One label per comment: any pairing of a repeated comment's rows gives the same AUC.
     assert (repeated.groupby("Comment")["Insult"].nunique() == 1).all()
-    assert dict(registry.get(CID).metric.params) == {"repeated_ids": "in_order", "unscored_columns": ["Date"]}
+    assert dict(registry.get(CID).metric.params) == {"repeated_ids": "in_order", "extra_columns": "ignore"}
 
 
 def test_answers_in_any_order_earn_gold(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
@@ -82,6 +82,27 @@ def test_dates_are_not_compared(registry: CompetitionRegistry, answers: pd.DataF
     report = grade_submission(tmp_path / "changed.csv", spec, registry.data_dir)
     assert report.valid_submission, report.error
     assert report.score == 1.0
+
+
+def test_only_comment_and_insult_are_read(registry: CompetitionRegistry, answers: pd.DataFrame, tmp_path: Path) -> None:
+    # MLE-bench's grader reads Comment and Insult only: without Date, or with another column, the
+    # submission is graded the same; without Insult it is not.
+    spec = registry.get(CID)
+    rng = np.random.default_rng(1)
+    noisy = answers.assign(Insult=np.clip(0.3 * answers["Insult"] + 0.7 * rng.random(len(answers)), 0, 1))
+    expected = round(mlebench_reference_score(noisy, answers), 5)
+    variants = {
+        "no date": noisy[["Comment", "Insult"]],
+        "extra column": noisy.assign(Usage="PrivateTest", Id=range(len(noisy))).sample(frac=1.0, random_state=8),
+    }
+    for name, frame in variants.items():
+        frame.to_csv(tmp_path / f"{name}.csv", index=False)
+        report = grade_submission(tmp_path / f"{name}.csv", spec, registry.data_dir)
+        assert report.valid_submission, (name, report.error)
+        assert report.score == expected, name
+    noisy[["Comment", "Date"]].to_csv(tmp_path / "no insult.csv", index=False)
+    report = grade_submission(tmp_path / "no insult.csv", spec, registry.data_dir)
+    assert not report.valid_submission and "missing column 'Insult'" in report.error
 
 
 def test_a_comment_on_too_few_rows_is_named_with_both_counts(
