@@ -45,11 +45,13 @@ def test_answer_key_as_submission_earns_gold(prepared: CompetitionRegistry, tmp_
     assert report.gold_medal and report.medal is Medal.GOLD and report.above_median
 
 
-def test_full_answers_file_is_rejected_for_its_extra_columns(prepared: CompetitionRegistry) -> None:
+def test_full_answers_file_is_graded_like_mlebench(prepared: CompetitionRegistry) -> None:
+    # MLE-bench's grader reads PassengerId and Transported only: the private test file, with every
+    # passenger column, is a perfect submission.
     spec = prepared.get("spaceship-titanic")
     report = grade_submission(spec.answers_path(prepared.data_dir), spec, prepared.data_dir)
-    assert not report.valid_submission
-    assert report.error.startswith("Submission has unexpected columns 'HomePlanet', 'CryoSleep'")
+    assert report.valid_submission, report.error
+    assert report.score == 1.0 and report.medal is Medal.GOLD
 
 
 def test_sample_submission_is_valid_without_medal_on_the_real_leaderboard(prepared: CompetitionRegistry) -> None:

@@ -1,0 +1,182 @@
+"""Which submission columns each MLE-bench competition tolerates beyond the ones it scores.
+
+MLE-bench's ``grade.py`` either selects the columns it scores by name, so a submission that keeps
+the sample submission's other columns (or the unnamed index column ``to_csv`` writes by default)
+is graded as usual, or compares the submission's column set or shape with a fixed list and
+rejects anything else. Competitions of the first kind set ``extra_columns: ignore`` in
+``metric.params``; those of the second kind keep the default and reject extra columns, as
+MLE-bench does.
+
+For every competition that ignores extra columns, a small invented answer key and an imperfect
+submission (the metric's property case in ``tests/fixtures/grading/metrics/cases.yaml``, renamed
+to the competition's id and target columns) score the same with extra columns as without, and
+the same file is rejected once ``extra_columns`` is set back to ``error``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+import yaml
+
+from grading import CompetitionRegistry, find_competitions_root
+from grading.errors import InvalidSubmission
+from grading.grade import score_csv
+from grading.metrics import METRICS, SCORING_PARAMS
+from grading.spec import CompetitionSpec
+from grading.validation import ScoringOptions, scoring_options
+
+ROOT = find_competitions_root()
+REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
+MLEBENCH_IDS = [cid for cid in REGISTRY.ids() if not REGISTRY.get(cid).is_embedded]
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "metrics"
+CASES: dict[str, dict[str, Any]] = {
+    case["metric"]: case for case in yaml.safe_load((FIXTURES / "cases.yaml").read_text(encoding="utf-8"))
+}
+
+#: MLE-bench graders that reject a submission with any column beyond the ones they read.
+REJECTS_EXTRA_COLUMNS = {
+    "freesound-audio-tagging-2019": "header must be fname then the 80 classes, in order",
+    "google-quest-challenge": "exactly 31 columns",
+    "h-and-m-personalized-fashion-recommendations": "column set must be {customer_id, prediction}",
+    # Kaggle's KL-divergence metric checks every non-id column of the submission as a
+    # probability and each row to sum to 1, so any non-zero extra column fails it.
+    "hms-harmful-brain-activity-classification": "every non-id column is a probability column",
+    "icecube-neutrinos-in-deep-ice": "column set must be {event_id, azimuth, zenith}",
+    # All non-id columns go to roc_auc_score by position: an extra column breaks the shape.
+    "jigsaw-toxic-comment-classification-challenge": "every non-id column is scored, by position",
+    "leaf-classification": "column set must be id and the 99 species",
+    "plant-pathology-2020-fgvc7": "column set must be image_id and the 4 classes",
+    "spooky-author-identification": "shape must be (rows, 4)",
+    "tgs-salt-identification-challenge": "column set must be {id, rle_mask}",
+    "vesuvius-challenge-ink-detection": "each row must have exactly 2 cells",
+    "whale-categorization-playground": "column set must be {Image, Id}",
+}
+#: Competitions whose grader's handling of other columns is not confirmed: they keep the default.
+UNCONFIRMED = {"herbarium-2020-fgvc7"}
+
+
+def _policy(spec: CompetitionSpec) -> str:
+    return (spec.metric.params or {}).get("extra_columns", "error")
+
+
+IGNORES_EXTRA_COLUMNS = [cid for cid in MLEBENCH_IDS if _policy(REGISTRY.get(cid)) == "ignore"]
+
+
+def test_only_lenient_graders_ignore_extra_columns() -> None:
+    assert len(MLEBENCH_IDS) == 82
+    assert set(REJECTS_EXTRA_COLUMNS) | UNCONFIRMED <= set(MLEBENCH_IDS)
+    assert not set(IGNORES_EXTRA_COLUMNS) & (set(REJECTS_EXTRA_COLUMNS) | UNCONFIRMED)
+    # The 82 graders less the 12 strict ones, the unconfirmed one, and two lenient ones whose current
+    # column handling other tests pin (lmsys-chatbot-arena's parameters, spaceship-titanic's
+    # rejection of the full answers file).
+    assert len(IGNORES_EXTRA_COLUMNS) >= 67
+
+
+@pytest.mark.parametrize("competition_id", sorted(REJECTS_EXTRA_COLUMNS) + sorted(UNCONFIRMED))
+def test_strict_graders_keep_rejecting_extra_columns(competition_id: str) -> None:
+    assert _policy(REGISTRY.get(competition_id)) == "error"
+
+
+def _options(metric_name: str, id_column: Any, target_columns: Any, params: dict[str, Any]) -> ScoringOptions:
+    return scoring_options(METRICS[metric_name], id_column=id_column, target_columns=target_columns, params=params)[0]
+
+
+def _read(path: Path) -> pd.DataFrame:
+    # Everything as text, so a rewritten file keeps each cell's exact spelling.
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def _renamed(frame: pd.DataFrame, ids: dict[str, str], targets: list[tuple[str, str]], old: list[str]) -> pd.DataFrame:
+    """``frame`` with its id columns renamed and its target columns ``old`` replaced by ``targets``.
+
+    ``targets`` pairs each new column with the case column whose values it takes; a case column
+    may feed several new ones (a case with one class column, a competition with eleven) or none.
+    """
+    kept = frame.drop(columns=[c for c in old if c in frame.columns]).rename(columns=ids)
+    assert not {new for new, _ in targets} & set(kept.columns)
+    return kept.assign(**{new: frame[source] for new, source in targets})
+
+
+def _class_probabilities(ids: str, classes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """An answer key with one class per row (each class once) and rows of probabilities summing to 1.
+
+    Half the rows put most weight on the true class, half on the next one.
+    """
+    n = len(classes)
+    rest = 0.5 / (n - 1)
+    keys = [f"row{i:03d}" for i in range(n)]
+    answers = pd.DataFrame({ids: keys, **{c: [int(i == j) for i in range(n)] for j, c in enumerate(classes)}})
+    top = [i if i % 2 == 0 else (i + 1) % n for i in range(n)]
+    submission = pd.DataFrame({ids: keys, **{c: [0.5 if top[i] == j else rest for i in range(n)] for j, c in enumerate(classes)}})
+    return answers, submission
+
+
+def _pair(spec: CompetitionSpec, tmp_path: Path) -> tuple[Path, pd.DataFrame, dict[str, Any]]:
+    """The answers file, an imperfect submission and the scoring parameters for ``spec``'s columns."""
+    case = CASES[spec.metric.name]
+    # The case's own metric parameters (identity columns of its small key ...), then the competition's.
+    params = {k: v for k, v in case.get("params", {}).items() if k not in SCORING_PARAMS}
+    params.update(spec.metric.params or {})
+    case_options = _options(case["metric"], case["id_column"], case["target_columns"], case.get("params", {}))
+    options = _options(spec.metric.name, spec.id_column, spec.target_columns, params)
+    if options.row_sum_tolerance is not None and len(options.target_columns) != len(case_options.target_columns):
+        answers, submission = _class_probabilities(options.id_columns[0], list(options.target_columns))
+    else:
+        assert len(options.id_columns) == len(case_options.id_columns)
+        ids = dict(zip(case_options.id_columns, options.id_columns))
+        m = len(case_options.target_columns)
+        answer_targets = [
+            (new, case_options.answer_target_columns[j % m]) for j, new in enumerate(options.answer_target_columns)
+        ]
+        submission_targets = [(new, case_options.target_columns[j % m]) for j, new in enumerate(options.target_columns)]
+        key = _read(FIXTURES / case["folder"] / case.get("answers", "answers.csv"))
+        # Some targets have no answer column (osic's Confidence).
+        answers = _renamed(
+            key,
+            ids,
+            [(new, source) for new, source in answer_targets if source in key.columns],
+            list(case_options.answer_target_columns),
+        )
+        submission = _renamed(
+            _read(FIXTURES / case["folder"] / case["degraded"]), ids, submission_targets, list(case_options.target_columns)
+        )
+    if options.row_mask is not None:
+        # Every answer row is scored but the last.
+        column, value = options.row_mask
+        other = (not value) if isinstance(value, bool) else value + 1
+        answers[column] = [value] * (len(answers) - 1) + [other]
+    for column in options.unscored_columns:
+        submission[column] = "0.5"
+    answers_path = tmp_path / "answers.csv"
+    answers.to_csv(answers_path, index=False, lineterminator="\n")
+    return answers_path, submission, params
+
+
+@pytest.mark.parametrize("competition_id", IGNORES_EXTRA_COLUMNS)
+def test_extra_columns_are_left_out_as_mlebench_does(competition_id: str, tmp_path: Path) -> None:
+    spec = REGISTRY.get(competition_id)
+    answers_path, submission, params = _pair(spec, tmp_path)
+
+    def score(path: Path, **changes: Any) -> float:
+        return score_csv(
+            path,
+            answers_path,
+            metric=spec.metric.name,
+            id_column=spec.id_column,
+            target_columns=spec.target_columns,
+            params={**params, **changes},
+        )
+
+    plain = tmp_path / "plain.csv"
+    submission.to_csv(plain, index=False, lineterminator="\n")
+    # The sample submission's other columns and the unnamed index column of to_csv's default.
+    extra = tmp_path / "extra.csv"
+    submission.assign(note="kept from the sample", fold="3").to_csv(extra, index=True, lineterminator="\n")
+    expected = score(plain)
+    assert score(extra) == expected
+    with pytest.raises(InvalidSubmission, match=r"^Submission has unexpected columns 'Unnamed: 0', 'note', 'fold'"):
+        score(extra, extra_columns="error")
