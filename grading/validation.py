@@ -1099,7 +1099,8 @@ def check_arrays(
     if numeric:
         columns = [checked.floats[c] for c in targets]
         if len(targets) == 1:
-            y_pred = columns[0] if in_order else columns[0][order]
+            # The order is a checked permutation: take without bounds checks.
+            y_pred = columns[0] if in_order else np.take(columns[0], order, mode="clip")
         elif in_order and not any(c in checked.replaced for c in targets):
             # Float columns as read: pandas hands out its column-major block itself (a view,
             # where one block holds them), the layout the copy below would make.
@@ -1115,7 +1116,7 @@ def check_arrays(
             y_pred = stacked.T
     else:
         labels = checked.submission[targets].to_numpy()[:, 0]
-        y_pred = labels if in_order else labels[order]
+        y_pred = labels if in_order else np.take(labels, order, mode="clip")
     return AlignedArrays(y_true=y_true, y_pred=y_pred, rows=order, ids=checked.ids)
 
 
