@@ -147,13 +147,14 @@ same_text(const text_column *a, Py_ssize_t i, const text_column *b, Py_ssize_t j
  * text of `value_set` exactly once and nothing else. Returns 1 on success, 0 when the columns
  * are not shown to be such a reordering, -1 when out of memory.
  *
- * Open addressing with linear probing over a power-of-two table at most half full; a slot
- * holds the high 32 bits of the text's hash, its row + 1 and whether a row matched it, so rows are matched on 53 or
- * more bits of hash without reading any text (which would cost two dependent cache misses
- * per row). Every pair matched so is then compared byte for byte in one pass whose reads are
- * independent of each other. A hash collision can therefore only make the function return 0
- * (the caller's general path then decides), never a wrong order. Hashes are computed in a
- * sequential pass first, so the random table accesses can be prefetched a few rows ahead.
+ * Open addressing with linear probing over a power-of-two table at most half full, entered at
+ * the hash's low bits; a slot holds the high 32 bits of the text's hash, its row + 1 and
+ * whether a row matched it. Rows are matched on those 32 bits within the probe run, without
+ * reading any text (which would cost two dependent cache misses per row); every pair matched
+ * so is then compared byte for byte in one pass whose reads are independent of each other. A
+ * hash collision can therefore only make the function return 0 (the caller's general path
+ * then decides), never a wrong order. Hashes are computed in a sequential pass first, so the
+ * random table accesses can be prefetched a few rows ahead.
  */
 static int
 join_texts(const text_column *values, const text_column *value_set, int64_t *order)

@@ -1,12 +1,15 @@
 """The compiled grading kernels, when built, behind functions that take Arrow and NumPy arrays.
 
 ``grading.metrics._kernels`` (C, ``grading/metrics/_kernels.c``) runs the loops that cost most
-when grading a million-row submission: joining submission ids onto test ids, finding a label
-among a row's predicted tokens (MAP@K), and counting ROC AUC's ranked pairs. It is optional:
-an install without a C compiler lacks it, and setting the environment variable
-``MLEAUDIT_NO_NATIVE`` to a non-empty value other than ``0`` turns it off. Every function here
-then returns ``None`` and its caller takes the NumPy path, which gives the same results (the
-tests compare the two).
+when grading a million-row submission: comparing and joining submission ids with test ids
+(:func:`same_texts`, :func:`text_permutation`), reordering a text column (:func:`take_text`),
+finding a label among a row's predicted tokens for MAP@K (:func:`first_token_match`), and
+counting ROC AUC's ranked pairs (:func:`auc_pair_counts`). On large columns the work is split
+between two threads (the kernels release the GIL). The extension is optional: an install
+without a C compiler lacks it, and setting the environment variable ``MLEAUDIT_NO_NATIVE`` to a
+non-empty value other than ``0`` turns it off. Every function here then returns ``None`` and
+its caller takes the NumPy, pandas or Arrow path, which gives the same results (the tests
+compare the two).
 
 Each function decides only the cases it can decide fast and exactly; anything else (a repeated
 or unknown id, an unusual shape) returns ``None`` too, and the caller's general path finds and
@@ -197,7 +200,8 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
         if keys is not None:
             low, high = int(keys[1].min()), int(keys[1].max())
             if high - low <= _DENSE_SPAN_PER_KEY * n + 1024:
-                return order.astype(np.intp, copy=False) if kernels.dense_key_join(keys[0], keys[1], low, high, order) else None
+                joined = kernels.dense_key_join(keys[0], keys[1], low, high, order)
+                return order.astype(np.intp, copy=False) if joined else None
     (value_offsets, value_data), (set_offsets, set_data) = _single_chunk_buffers(values), _single_chunk_buffers(value_set)
     if not kernels.text_join(value_offsets, value_data, set_offsets, set_data, order):
         return None
