@@ -282,8 +282,21 @@ def _id_keys(frame: pd.DataFrame, id_columns: Sequence[str]) -> pd.Series:
     return keys.where(~all_missing).reset_index(drop=True)
 
 
+#: Characters of an id quoted in a message; a longer id (a whole comment used as the id) is cut.
+_SHOWN_ID_CHARS = 80
+
+
+def _quote_id(text: str) -> str:
+    """An id as messages quote it: ``repr``, cut after :data:`_SHOWN_ID_CHARS` characters."""
+    if len(text) <= _SHOWN_ID_CHARS:
+        return repr(text)
+    return f"{text[:_SHOWN_ID_CHARS]!r}... ({len(text)} characters)"
+
+
 def _show_key(key: str, n_parts: int) -> str:
-    return repr(str(key)) if n_parts == 1 else repr(tuple(str(key).split(_KEY_SEPARATOR)))
+    if n_parts == 1:
+        return _quote_id(str(key))
+    return "(" + ", ".join(_quote_id(part) for part in str(key).split(_KEY_SEPARATOR)) + ")"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -674,10 +687,10 @@ def check_ids_in_order(
 
 def _describe_row(row: int, ids: pd.Series | pd.DataFrame) -> str:
     if isinstance(ids, pd.DataFrame):
-        parts = tuple(str(ids[c].iloc[row]) for c in ids.columns)
-        shown = repr(parts[0]) if len(parts) == 1 else repr(parts)
+        parts = [_quote_id(str(ids[c].iloc[row])) for c in ids.columns]
+        shown = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ")"
     else:
-        shown = repr(str(ids.iloc[row]))
+        shown = _quote_id(str(ids.iloc[row]))
     return f"row {row + 1} (id {shown})"
 
 

@@ -233,6 +233,21 @@ def test_extra_ids_can_be_ignored() -> None:
     )
 
 
+def test_long_ids_are_cut_in_messages() -> None:
+    # A whole comment can be the id (Detecting Insults): messages quote its first 80 characters.
+    comment = "you are " + "very " * 600 + "wrong"
+    answers = {"Comment": ["short", comment], "Insult": [0, 1]}
+    unknown = comment.replace("wrong", "right")
+    assert invalid({"Comment": ["short", unknown], "Insult": [0.1, 0.9]}, answers, "auc-roc", "Comment", ["Insult"]) == (
+        f"Submission has id {unknown[:80]!r}... ({len(unknown)} characters) at row 2, which is not a test id "
+        "(1 of its 2 rows have ids outside the 2 test ids)."
+    )
+    assert invalid({"Comment": ["short", comment], "Insult": [0.1, 2.0]}, answers, "auc-roc", "Comment", ["Insult"]) == (
+        f"Submission column 'Insult' has 2.0 at row 2 (id {comment[:80]!r}... ({len(comment)} characters)), "
+        "outside [0, 1]; expected a probability."
+    )
+
+
 def test_extra_columns_can_be_ignored() -> None:
     answers = {"id": ["a", "b"], "y": [1.0, 2.0]}
     submission = {"Date": ["x", "y"], "id": ["b", "a"], "y": [2.0, 1.0], "note": ["", ""]}
