@@ -766,45 +766,55 @@ py_first_token_match(PyObject *self, PyObject *args)
 /* ---- ROC AUC -------------------------------------------------------------------------------- */
 
 /*
- * Copy the scores of rows whose truth equals `high` into pos and the others into neg, in row
- * order. Each score is written to both arrays and only one count moves on, so there is no
- * branch on the (unpredictable) class: each array needs room for one more score than its
- * class has.
+ * Split the scores of a two-class column: the classes are the column's lowest and highest
+ * truth values (a NaN, a single class or a third value makes the column not two-class), the
+ * positives those equal to the highest. Each score is written to both arrays and only one
+ * count moves on, so there is no branch on the (unpredictable) class: each array needs room
+ * for every row plus one (only the places written are ever touched). Returns the number of
+ * positives, or -1 when the column is not two-class.
  */
-static void
-split_by_label(const double *truth, const double *scores, Py_ssize_t n, double high, double *pos, double *neg)
+static Py_ssize_t
+split_by_label(const double *truth, const double *scores, Py_ssize_t n, double *pos, double *neg)
 {
+    if (n == 0)
+        return -1;
+    double low = truth[0], high = truth[0];
+    int nan = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        double t = truth[i];
+        nan |= t != t;
+        low = t < low ? t : low;
+        high = t > high ? t : high;
+    }
+    if (nan || !(low < high))
+        return -1;
     Py_ssize_t n_pos = 0, n_neg = 0;
+    int other = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_ssize_t is_pos = truth[i] == high;
+        other |= !is_pos & (truth[i] != low);
         pos[n_pos] = scores[i];
         neg[n_neg] = scores[i];
         n_pos += is_pos;
         n_neg += 1 - is_pos;
     }
+    return other ? -1 : n_pos;
 }
 
 static PyObject *
 py_split_by_label(PyObject *self, PyObject *args)
 {
     Py_buffer truth, scores, pos, neg;
-    double high;
-    if (!PyArg_ParseTuple(args, "y*y*dw*w*", &truth, &scores, &high, &pos, &neg))
+    if (!PyArg_ParseTuple(args, "y*y*w*w*", &truth, &scores, &pos, &neg))
         return NULL;
-    Py_ssize_t n = scores.len / 8, n_pos = 0;
-    const double *t = truth.buf;
-    int ok = truth.len == scores.len && scores.len % 8 == 0 && pos.len % 8 == 0 && neg.len % 8 == 0;
-    if (ok) {
-        for (Py_ssize_t i = 0; i < n; i++)
-            n_pos += t[i] == high;
-        ok = pos.len / 8 == n_pos + 1 && neg.len / 8 == n - n_pos + 1;
-    }
+    Py_ssize_t n = scores.len / 8, n_pos = -1;
+    int ok = truth.len == scores.len && scores.len % 8 == 0 && pos.len >= (n + 1) * 8 && neg.len >= (n + 1) * 8;
     if (!ok) {
         PyErr_SetString(PyExc_ValueError,
-                        "truth and scores must be float64 of one length; pos and neg one longer than each class");
+                        "truth and scores must be float64 of one length; pos and neg each one longer");
     } else {
         Py_BEGIN_ALLOW_THREADS
-        split_by_label(t, scores.buf, n, high, pos.buf, neg.buf);
+        n_pos = split_by_label(truth.buf, scores.buf, n, pos.buf, neg.buf);
         Py_END_ALLOW_THREADS
     }
     PyBuffer_Release(&truth);
@@ -813,7 +823,7 @@ py_split_by_label(PyObject *self, PyObject *args)
     PyBuffer_Release(&neg);
     if (!ok)
         return NULL;
-    Py_RETURN_NONE;
+    return PyLong_FromSsize_t(n_pos);
 }
 
 /*
@@ -880,9 +890,10 @@ static PyMethodDef kernel_methods[] = {
      "Fill found (int64, one per row) with the place of each row's label among the first k\n"
      "space-separated tokens of its cell, -1 where absent."},
     {"split_by_label", py_split_by_label, METH_VARARGS,
-     "split_by_label(truth, scores, high, pos, neg) -> None\n\n"
-     "Copy the scores of rows whose truth equals high into pos, the others into neg, in order;\n"
-     "each array has room for one score more than its class."},
+     "split_by_label(truth, scores, pos, neg) -> int\n\n"
+     "Copy the scores of rows whose truth is the column's highest value into pos, those at its\n"
+     "lowest into neg, in order; each array has room for every row plus one. Returns the number\n"
+     "of positives, or -1 when the truth column does not hold exactly two values (or a NaN)."},
     {"pairs_below", py_pairs_below, METH_VARARGS,
      "pairs_below(pos_sorted, neg_sorted, or_equal) -> int\n\n"
      "Pairs (p, q) of the two sorted float64 arrays with q < p, or q <= p when or_equal."},

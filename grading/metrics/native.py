@@ -303,34 +303,36 @@ def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
     return found
 
 
-def auc_pair_counts(truth: np.ndarray, scores: np.ndarray, positive: float) -> tuple[int, int, int, int] | None:
+def auc_pair_counts(truth: np.ndarray, scores: np.ndarray) -> tuple[int, int, int, int] | None:
     """ROC AUC's pair counts from the compiled kernels.
 
     Parameters
     ----------
     truth : numpy.ndarray of float64, shape (n_rows,)
-        Two-class answers; rows equal to ``positive`` are positives, the others negatives.
+        Two-class answers: rows at the column's highest value are positives, those at its
+        lowest negatives.
     scores : numpy.ndarray of float64, shape (n_rows,)
         Finite scores (higher means positive).
-    positive : float
-        The positive class's value.
 
     Returns
     -------
     (above, ties, n_pos, n_neg) or None
         Positive/negative pairs with the positive scored strictly higher, pairs with equal
         scores, and the class sizes (the Mann-Whitney ``U`` is ``above + ties / 2``); ``None``
-        when the kernels are not available.
+        when the truth column does not hold exactly two values (or holds a NaN), for the
+        caller to say why, or when the kernels are not available.
     """
     kernels = _module()
     if kernels is None:
         return None
     truth = np.ascontiguousarray(truth, dtype=np.float64)
     scores = np.ascontiguousarray(scores, dtype=np.float64)
-    n_pos = int(np.count_nonzero(truth == positive))
-    # One spare place each: the kernel writes every score to both arrays (no branch per row).
-    positive_room, negative_room = np.empty(n_pos + 1), np.empty(truth.size - n_pos + 1)
-    kernels.split_by_label(truth, scores, float(positive), positive_room, negative_room)
+    # Room for every row plus one in each (the kernel writes every score to both arrays, with no
+    # branch per row); only the places written are ever touched, so memory stays one column.
+    positive_room, negative_room = np.empty(truth.size + 1), np.empty(truth.size + 1)
+    n_pos = kernels.split_by_label(truth, scores, positive_room, negative_room)
+    if n_pos < 0:
+        return None
     positives, negatives = positive_room[:n_pos], negative_room[: truth.size - n_pos]
     large = truth.size >= _PARALLEL_ROWS
     _in_two_threads(positives.sort, negatives.sort, large=large)  # NumPy sorts without the GIL

@@ -87,15 +87,15 @@ def _binary_auc(truth: np.ndarray, scores: np.ndarray) -> float:
     positive's place in the merge, less the positives before it, counts the negatives strictly
     below it. The counts are integers, so ``U`` is exact.
     """
+    counts = native.auc_pair_counts(truth, scores)  # None also when not two classes: the checks below say why
+    if counts is not None:
+        above, ties, n_pos, n_neg = counts
+        return (float(above) + 0.5 * float(ties)) / (n_pos * n_neg)
     low, high = truth.min(initial=np.inf), truth.max(initial=-np.inf)
     if not (low < high and ((truth == low) | (truth == high)).all()):
         labels = np.unique(truth)
         why = "the answers hold a single class" if labels.size < 2 else f"the answers hold {labels.size} classes, not 2"
         raise undefined_metric("roc_auc_score", why)
-    counts = native.auc_pair_counts(truth, scores, high)
-    if counts is not None:
-        above, ties, n_pos, n_neg = counts
-        return (float(above) + 0.5 * float(ties)) / (n_pos * n_neg)
     positive = truth == high
     # np.compress copies the selected scores without the general boolean-indexing machinery.
     positives, negatives = np.sort(np.compress(positive, scores)), np.sort(np.compress(~positive, scores))

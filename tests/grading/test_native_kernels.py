@@ -150,12 +150,19 @@ def test_auc_pair_counts_give_scikit_learns_auc() -> None:
         if truth.min() == truth.max():
             continue
         scores = rng.integers(-3, 4, n) / 4.0 if trial % 2 else rng.normal(size=n)
-        above, ties, n_pos, n_neg = native.auc_pair_counts(truth, scores, 3.0)
+        above, ties, n_pos, n_neg = native.auc_pair_counts(truth, scores)
         positives, negatives = scores[truth == 3.0], scores[truth != 3.0]
         assert (n_pos, n_neg) == (positives.size, negatives.size)
         assert above == int((positives[:, None] > negatives[None, :]).sum())
         assert ties == int((positives[:, None] == negatives[None, :]).sum())
         assert (above + ties / 2) / (n_pos * n_neg) == pytest.approx(skm.roc_auc_score(truth == 3.0, scores), rel=1e-12)
+
+
+def test_auc_pair_counts_leave_columns_that_are_not_two_class_to_the_caller() -> None:
+    scores = np.array([0.1, 0.2, 0.3])
+    for truth in ([1.0, 1.0, 1.0], [0.0, 1.0, 2.0], [0.0, np.nan, 1.0], []):
+        assert native.auc_pair_counts(np.array(truth), scores[: len(truth)]) is None, truth
+    assert native.auc_pair_counts(np.array([5.0, -1.0, 5.0]), scores) == (1, 0, 2, 1)
 
 
 def test_kernels_refuse_buffers_that_do_not_fit() -> None:
@@ -180,7 +187,7 @@ def test_kernels_refuse_buffers_that_do_not_fit() -> None:
     with pytest.raises(ValueError):  # a table of 2^64 places is not attempted (nor its size overflowed)
         _kernels.dense_key_join(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), -(2**63), 2**63 - 1, order)
     with pytest.raises(ValueError):
-        _kernels.split_by_label(np.zeros(3), np.zeros(3), 1.0, np.empty(1), np.empty(1))
+        _kernels.split_by_label(np.zeros(3), np.zeros(3), np.empty(4), np.empty(3))
 
 
 def test_the_environment_switch_turns_the_kernels_off(monkeypatch: pytest.MonkeyPatch) -> None:
