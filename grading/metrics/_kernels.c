@@ -438,7 +438,8 @@ py_digit_suffix_keys(PyObject *self, PyObject *args)
  * not such a reordering, -1 when out of memory.
  *
  * Each key's row + 1 is written at its place; each number of key_set then takes the row at
- * its place and clears it. All n lookups succeed exactly when the n keys are distinct (else a
+ * its place and clears it. order may be key_set itself (each entry is read before its place
+ * is written). All n lookups succeed exactly when the n keys are distinct (else a
  * place holds fewer than n rows) and each number of key_set is found once (a second lookup
  * of a number finds its place cleared).
  */
