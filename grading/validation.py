@@ -984,6 +984,29 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
         if replaced:
             aligned = aligned.assign(**replaced)
         aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
+    elif (
+        metric.any_row_order
+        and len(order) == len(submission) == len(answers)
+        and options.row_mask is None
+        and not metric.repeated_answer_ids
+    ):
+        # The metric reduces in answer order itself: the rows stay in file order and the
+        # answers, usually the smaller table, are reordered to match, their index holding each
+        # row's place in answer order.
+        aligned = submission[[*id_columns, *targets, *options.unscored_columns]]
+        if replaced:
+            aligned = aligned.assign(**replaced)
+        aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
+        aligned.attrs["id_columns"] = id_columns
+        place = np.empty(len(order), dtype=np.intp)
+        place[order] = np.arange(len(order), dtype=np.intp)
+        answers = answers.reset_index(drop=True)
+        # Ids matched exactly are the submission's own, in file order: reused, not gathered.
+        same_ids = [c for c in id_columns if answers[c].dtype == aligned[c].dtype and arrow_text(aligned[c]) is not None]
+        reordered = _taken(answers.drop(columns=same_ids), place)
+        if same_ids:
+            reordered = reordered.assign(**{c: aligned[c].reset_index(drop=True) for c in same_ids})[list(answers.columns)]
+        return reordered.set_axis(pd.Index(place), axis=0), aligned
     else:
         columns = [*id_columns, *targets, *options.unscored_columns]
         # Text ids matched exactly are the answers' own ids, one row each: those are reused
@@ -997,14 +1020,7 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
         )
         moved = [c for c in columns if not (reuse and c == id_column)]
         source = submission[moved].assign(**{c: v for c, v in replaced.items() if c in moved})
-        # Arrow text columns (label lists, masks) are gathered by the compiled kernel where
-        # built: pandas' take on a chunked text column costs several times the file's read.
-        texts = {c: native.take_text(source[c], order) for c in moved}
-        texts = {c: v for c, v in texts.items() if v is not None}
-        aligned = source[[c for c in moved if c not in texts]].take(order)
-        aligned = aligned.set_axis(pd.Index(order, name="row"), axis=0)
-        if texts:
-            aligned = aligned.assign(**{c: v.set_axis(aligned.index) for c, v in texts.items()})[moved]
+        aligned = _taken(source, order).set_axis(pd.Index(order, name="row"), axis=0)
         if reuse:
             aligned = aligned.assign(**{id_column: answers[id_column].set_axis(aligned.index)})[columns]
     aligned.attrs["id_columns"] = id_columns
@@ -1019,6 +1035,19 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
         answers = answers[keep].reset_index(drop=True)
         aligned = aligned[keep]
     return answers, aligned
+
+
+def _taken(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
+    """``frame.take(rows)`` with a fresh index; Arrow text columns (label lists, masks, ids)
+    gathered by the compiled kernel where built, since pandas' take on a chunked text column
+    costs several times the file's read."""
+    texts = {c: native.take_text(frame[c], rows) for c in frame.columns}
+    texts = {c: v for c, v in texts.items() if v is not None}
+    others = [c for c in frame.columns if c not in texts]
+    if not others:
+        return pd.DataFrame(texts, columns=list(frame.columns))
+    taken = frame[others].take(rows).reset_index(drop=True)
+    return taken.assign(**texts)[list(frame.columns)] if texts else taken
 
 
 def _in_order(order: np.ndarray, n_rows: int) -> bool:

@@ -178,7 +178,7 @@ _FUNCTIONS: dict[str, tuple[Any, bool, TargetKind, float, bool, dict[str, Any]]]
     "laplace_log_likelihood_score": (
         laplace_log_likelihood_score, True, _N, -math.log(math.sqrt(2) * 70.0), True, {"targets_in_answers": False}
     ),
-    "map_at_k_score": (map_at_k_score, True, _T, 1.0, True, {"allow_missing": True}),
+    "map_at_k_score": (map_at_k_score, True, _T, 1.0, True, {"allow_missing": True, "any_row_order": True}),
     "kendall_tau_score": (kendall_tau_score, True, _T, 1.0, True, {}),
     "levenshtein_distance_error": (levenshtein_distance_error, False, _T, 0.0, True, {"allow_missing": True}),
     "normalized_edit_distance_error": (normalized_edit_distance_error, False, _T, 0.0, True, {"allow_missing": True}),
@@ -283,6 +283,7 @@ def _build_registry() -> Mapping[str, Metric]:
             allow_missing=base.allow_missing,
             repeated_answer_ids=base.repeated_answer_ids,
             targets_in_answers=base.targets_in_answers,
+            any_row_order=base.any_row_order,
         )
     return entries
 

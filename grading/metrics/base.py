@@ -36,6 +36,7 @@ __all__ = [
     "SCORING_PARAMS",
     "FRAME_ARGUMENTS",
     "describe_row",
+    "in_answer_order",
     "invalid_cell",
     "require_answer_columns",
     "undefined_metric",
@@ -127,6 +128,11 @@ class Metric:
     targets_in_answers : bool
         Every target column has a column of answers (false when a target, like a confidence,
         has no true value).
+    any_row_order : bool
+        A frame metric that computes one value per row and reduces them itself in the order of
+        ``answers.index`` (each row's place in answer order; see :func:`in_answer_order`), so
+        the scoring path may hand it a shuffled submission's rows in file order with the
+        answers reordered to match, instead of reordering the (often larger) submission.
     """
 
     name: str
@@ -140,6 +146,7 @@ class Metric:
     allow_missing: bool = False
     repeated_answer_ids: bool = False
     targets_in_answers: bool = True
+    any_row_order: bool = False
 
     @property
     def own_param_names(self) -> tuple[str, ...]:
@@ -161,6 +168,34 @@ class Metric:
         """
         own = {k: v for k, v in self.defaults.items() if k not in SCORING_PARAMS}
         return float(self.fn(y_true, y_pred, **{**own, **params}))
+
+
+def in_answer_order(values: np.ndarray, answers: pd.DataFrame) -> np.ndarray:
+    """Per-row values of aligned frames, put in answer order before they are reduced.
+
+    Frames are in answer order (``answers.index`` is ``0 .. n - 1``), or, for a metric with
+    ``any_row_order``, possibly in the submission's file order with ``answers.index`` holding
+    each row's place in answer order. Reducing the values in answer order gives a score that
+    does not depend, to the last bit, on how the submission ordered its rows.
+
+    Parameters
+    ----------
+    values : numpy.ndarray, shape (n_rows,)
+        One value per row of the frames, in their order.
+    answers : pandas.DataFrame
+        The aligned answers.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n_rows,)
+        ``values`` in answer order (the same array when already so).
+    """
+    index = answers.index
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return values
+    ordered = np.empty_like(values)
+    ordered[index.to_numpy()] = values
+    return ordered
 
 
 def _id_text(submission: pd.DataFrame, position: int) -> str:

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from grading.metrics.arrowtext import arrow_text, first_token_match
-from grading.metrics.base import invalid_cell, undefined_metric
+from grading.metrics.base import in_answer_order, invalid_cell, undefined_metric
 from grading.metrics.tokens import split_tokens, token_codes
 
 __all__ = ["map_at_k_score", "kendall_tau_score"]
@@ -73,7 +73,7 @@ def map_at_k_score(
     n_rows = len(answers)
     fast = _single_label_ap(answers[column], submission[column], k)
     if fast is not None:
-        return float(np.mean(fast)) if n_rows else 0.0
+        return float(np.mean(in_answer_order(fast, answers))) if n_rows else 0.0
     true_rows, true_tokens = split_tokens(answers[column], sep=" ")
     pred_rows, pred_tokens = split_tokens(submission[column], sep=" ")
     keep = _positions(pred_rows) < k
@@ -93,7 +93,7 @@ def map_at_k_score(
     per_row = np.bincount(pred_rows, weights=precision, minlength=n_rows)
     denominator = np.minimum(n_true, k)
     ap = np.divide(per_row, denominator, out=np.zeros(n_rows), where=denominator > 0)
-    return float(np.mean(ap)) if n_rows else 0.0
+    return float(np.mean(in_answer_order(ap, answers))) if n_rows else 0.0
 
 
 def _rank_of(cell: str, label: str) -> int:

@@ -159,6 +159,31 @@ def test_map_at_k_scores_the_same_on_arrow_and_object_columns() -> None:
         assert scores[0] == scores[1]
 
 
+@pytest.mark.parametrize("several_labels", [False, True])
+def test_map_at_k_of_a_shuffled_file_equals_the_ordered_file_to_the_bit(several_labels: bool) -> None:
+    # MAP@K takes a shuffled file's rows in file order, with the answers reordered to match
+    # (their index holding each row's place in answer order), and averages in answer order.
+    rng = np.random.default_rng(6)
+    n = 3000
+    words = [w for w in VOCABULARY if w and " " not in w]
+    truth = [" ".join(rng.choice(words, int(rng.integers(1, 3)) if several_labels else 1)) for _ in range(n)]
+    cells = [" ".join(rng.choice(words, int(rng.integers(0, 7)))) for _ in range(n)]
+    ids = pd.array([f"img{i:05d}" for i in range(n)], dtype=ARROW_STR)
+    answers = pd.DataFrame({"Image": ids, "Id": pd.array(truth, dtype=ARROW_STR)})
+    ordered = pd.DataFrame({"Image": ids, "Id": pd.array(cells, dtype=ARROW_STR)})
+    shuffled = ordered.sample(frac=1.0, random_state=3)
+    metric = METRICS["MAP@5"]
+    want = score_frames(ordered, answers, metric=metric, id_column="Image", target_columns=["Id"])
+    assert score_frames(shuffled, answers, metric=metric, id_column="Image", target_columns=["Id"]) == want
+    options, _ = scoring_options(metric, id_column="Image", target_columns=["Id"])
+    reordered, aligned = check_frames(shuffled, answers, metric=metric, options=options)
+    assert aligned["Id"].tolist() == shuffled["Id"].tolist()  # file order, not copied into answer order
+    place = reordered.index.to_numpy()
+    assert sorted(place.tolist()) == list(range(n))
+    assert reordered["Image"].tolist() == aligned["Image"].tolist()
+    assert reordered["Id"].tolist() == [truth[p] for p in place]
+
+
 TRICKY_CELLS = [
     "007", "", "NA", "nan", "NaN", "None", "<NA>", "n/a", "null", "#N/A", " 7", "7 ", "1.0", "1e5", "True",
     "tRUE", '"quoted, comma"', '""', '"NA"', "a b", "ü", "-nan", "0x10", "inf", '"two\nlines"',
