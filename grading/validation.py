@@ -963,6 +963,10 @@ def check_frames(
         index is each row's 0-based position in the submission file, and
         ``attrs["id_columns"]`` names the id columns.
 
+    For a metric with ``any_row_order`` and a submission that only reorders the test ids, the
+    rows stay in file order instead and the answers are reordered to match: the answers' index
+    then holds each row's place in answer order (:func:`grading.metrics.base.in_answer_order`).
+
     Raises
     ------
     InvalidSubmission
