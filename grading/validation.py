@@ -1042,14 +1042,16 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
 
 
 def _taken(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """``frame.take(rows)`` with a fresh index; Arrow text columns (label lists, masks, ids)
-    gathered by the compiled kernel where built, since pandas' take on a chunked text column
-    costs several times the file's read."""
+    """``frame.take(rows)`` with a fresh index.
+
+    Arrow text columns (label lists, masks, ids) are gathered by the compiled kernel where it is
+    built: pandas' take on a chunked text column costs several times the file's read.
+    """
     texts = {c: native.take_text(frame[c], rows) for c in frame.columns}
     texts = {c: v for c, v in texts.items() if v is not None}
     others = [c for c in frame.columns if c not in texts]
     if not others:
-        return pd.DataFrame(texts, columns=list(frame.columns))
+        return pd.DataFrame(texts, columns=list(frame.columns), index=pd.RangeIndex(len(rows)))
     taken = frame[others].take(rows).reset_index(drop=True)
     return taken.assign(**texts)[list(frame.columns)] if texts else taken
 
