@@ -127,7 +127,7 @@ def _single_label_mean_ap(truth: pd.Series, pred: pd.Series, k: int) -> float | 
     among the predictions, if that place is within the first ``k``. Finding the label as a
     whole token with ``str.find`` and counting the spaces before it gives that place without
     splitting a million cells into lists. The mean is taken from the number of rows at each
-    place, ``sum_r count_r / (r + 1) / n`` (the terms summed exactly by :func:`math.fsum`), so
+    place, ``sum_r count_r / (r + 1) / n`` (the terms added with one rounding, :func:`math.fsum`), so
     it does not depend on the order of the rows, to the last bit.
     """
     rank = _single_label_rank_arrow(truth, pred, k)  # within -1 .. k - 1
