@@ -42,6 +42,7 @@ __all__ = [
     "ScoringOptions",
     "scoring_options",
     "check_columns",
+    "COLUMN_ORDERS",
     "check_ids",
     "check_ids_in_order",
     "check_no_missing",
@@ -318,6 +319,9 @@ class ScoringOptions:
         Columns the submission must have that are not scored.
     extra_columns : str
         ``"error"`` or ``"ignore"`` for columns beyond the id, target and unscored ones.
+    column_order : str
+        ``"any"``, ``"id_first"`` (the id columns lead, in their order) or ``"as_listed"`` (the
+        header is exactly the id, target and unscored columns, in that order).
     extra_ids : str
         ``"error"`` or ``"ignore"`` for submission ids that are not test ids.
     repeated_ids : str
@@ -336,6 +340,7 @@ class ScoringOptions:
     answer_columns: Mapping[str, str] = field(default_factory=dict)
     unscored_columns: tuple[str, ...] = ()
     extra_columns: str = "error"
+    column_order: str = "any"
     extra_ids: str = "error"
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
@@ -346,6 +351,10 @@ class ScoringOptions:
     def answer_target_columns(self) -> tuple[str, ...]:
         """The targets as the answer file names them."""
         return tuple(self.answer_columns.get(c, c) for c in self.target_columns)
+
+
+#: Values of the ``column_order`` scoring parameter.
+COLUMN_ORDERS = ("any", "id_first", "as_listed")
 
 
 def _string_list(value: Any, name: str, where: str) -> tuple[str, ...]:
@@ -404,6 +413,13 @@ def scoring_options(
     extra_columns = scoring.get("extra_columns", "error")
     if extra_columns not in ("error", "ignore"):
         raise ConfigError(f"{where}: metric parameter 'extra_columns' must be 'error' or 'ignore', not {extra_columns!r}")
+    column_order = scoring.get("column_order", "any")
+    if column_order not in COLUMN_ORDERS:
+        raise ConfigError(
+            f"{where}: metric parameter 'column_order' must be one of {_quote_list(COLUMN_ORDERS)}, not {column_order!r}"
+        )
+    if column_order == "as_listed" and extra_columns == "ignore":
+        raise ConfigError(f"{where}: metric parameter 'column_order: as_listed' admits no extra columns to ignore")
     extra_ids = scoring.get("extra_ids", "error")
     if extra_ids not in ("error", "ignore"):
         raise ConfigError(f"{where}: metric parameter 'extra_ids' must be 'error' or 'ignore', not {extra_ids!r}")
@@ -436,6 +452,7 @@ def scoring_options(
         answer_columns=dict(answer_columns),
         unscored_columns=_string_list(scoring.get("unscored_columns", []), "unscored_columns", where),
         extra_columns=extra_columns,
+        column_order=column_order,
         extra_ids=extra_ids,
         repeated_ids=repeated_ids,
         row_mask=row_mask,
@@ -452,6 +469,7 @@ def check_columns(
     target_columns: Sequence[str],
     unscored_columns: Sequence[str] = (),
     extra_columns: str = "error",
+    column_order: str = "any",
 ) -> None:
     """Check the submission has exactly the id, target (and unscored) columns.
 
@@ -459,11 +477,15 @@ def check_columns(
     ----------
     extra_columns : {"error", "ignore"}
         Whether other columns are an error or allowed (the scoring path never reads them).
+    column_order : {"any", "id_first", "as_listed"}
+        Whether the columns may come in any order, must start with the id column(s), or must
+        be exactly ``[*id_column, *target_columns, *unscored_columns]`` in that order.
 
     Raises
     ------
     InvalidSubmission
-        Naming the missing columns, or else the unexpected ones, and the expected set.
+        Naming the missing columns, or else the unexpected ones, and the expected set; then
+        a repeated column; then the first column out of place.
     """
     expected = [*_as_tuple(id_column), *target_columns, *unscored_columns]
     columns = [str(c) for c in submission.columns]
@@ -486,6 +508,22 @@ def check_columns(
         if c in seen:
             raise InvalidSubmission(f"Submission repeats column {c!r}.")
         seen.add(c)
+    if column_order not in COLUMN_ORDERS:
+        raise ValueError(f"column_order must be one of {_quote_list(COLUMN_ORDERS)}, not {column_order!r}")
+    n_ids = len(_as_tuple(id_column))
+    in_place = {"any": 0, "id_first": n_ids, "as_listed": len(expected)}[column_order]
+    for position, (found, wanted) in enumerate(zip(columns[:in_place], expected[:in_place])):
+        if found != wanted:
+            raise InvalidSubmission(
+                f"Submission has column {found!r} in place {position + 1}, where {wanted!r} must be "
+                f"({_order_rule(column_order, expected, n_ids)})."
+            )
+
+
+def _order_rule(column_order: str, expected: Sequence[str], n_ids: int) -> str:
+    if column_order == "id_first":
+        return "the id column comes first" if n_ids == 1 else "the id columns come first, in this order"
+    return f"columns in this order: {_quote_list(expected)}"
 
 
 def _key_values(ids: pd.Series | pd.DataFrame) -> tuple[np.ndarray, int]:
@@ -884,6 +922,7 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
         target_columns=targets,
         unscored_columns=options.unscored_columns,
         extra_columns=options.extra_columns,
+        column_order=options.column_order,
     )
     submission = submission.reset_index(drop=True)
     ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]

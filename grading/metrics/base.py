@@ -70,6 +70,11 @@ class TargetKind(enum.Enum):
 #: - ``extra_columns``: ``"error"`` (default) or ``"ignore"``: columns beyond the id, target and
 #:   unscored ones are left out instead of rejected (MLE-bench graders that read only the
 #:   columns they score accept a submission that keeps, or drops, the sample's other columns).
+#: - ``column_order``: ``"any"`` (default), ``"id_first"`` or ``"as_listed"``: whether the
+#:   submission's columns may come in any order, must start with the id column(s), or must be
+#:   exactly the id, target and unscored columns in the config's order (MLE-bench graders that
+#:   read columns by position: Spooky's takes every column after the first as a class, Freesound's
+#:   compares the header with its class list).
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
 #: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several
@@ -82,6 +87,7 @@ class TargetKind(enum.Enum):
 #:   absolute tolerance.
 SCORING_PARAMS = (
     "answer_columns",
+    "column_order",
     "extra_columns",
     "extra_ids",
     "id_columns",

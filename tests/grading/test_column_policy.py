@@ -23,11 +23,11 @@ import pytest
 import yaml
 
 from grading import CompetitionRegistry, find_competitions_root
-from grading.errors import InvalidSubmission
+from grading.errors import ConfigError, InvalidSubmission
 from grading.grade import score_csv
 from grading.metrics import METRICS, SCORING_PARAMS
 from grading.spec import CompetitionSpec
-from grading.validation import ScoringOptions, scoring_options
+from grading.validation import ScoringOptions, check_columns, scoring_options
 
 ROOT = find_competitions_root()
 REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
@@ -180,3 +180,72 @@ def test_extra_columns_are_left_out_as_mlebench_does(competition_id: str, tmp_pa
     assert score(extra) == expected
     with pytest.raises(InvalidSubmission, match=r"^Submission has unexpected columns 'Unnamed: 0', 'note', 'fold'"):
         score(extra, extra_columns="error")
+
+
+#: MLE-bench graders that read columns by position, and the order they need.
+ORDERED_COLUMNS = {
+    "freesound-audio-tagging-2019": "as_listed",  # header == ["fname", *CLASS_NAMES]
+    "spooky-author-identification": "id_first",  # submission.iloc[:, 1:] are the authors
+}
+
+
+def test_only_positional_graders_check_column_order() -> None:
+    orders = {cid: (REGISTRY.get(cid).metric.params or {}).get("column_order", "any") for cid in MLEBENCH_IDS}
+    assert {cid: order for cid, order in orders.items() if order != "any"} == ORDERED_COLUMNS
+
+
+@pytest.mark.parametrize("competition_id", sorted(ORDERED_COLUMNS))
+def test_column_order_is_checked_as_mlebench_does(competition_id: str, tmp_path: Path) -> None:
+    spec = REGISTRY.get(competition_id)
+    answers_path, submission, params = _pair(spec, tmp_path)
+    id_column, targets = spec.id_column, list(spec.target_columns)
+
+    def score(columns: list[str], **changes: Any) -> float:
+        path = tmp_path / "submission.csv"
+        submission[columns].to_csv(path, index=False, lineterminator="\n")
+        return score_csv(
+            path, answers_path, metric=spec.metric.name, id_column=id_column, target_columns=targets,
+            params={**params, **changes},
+        )
+
+    expected = score([id_column, *targets])
+    # The id column last: rejected by both orders, accepted when the order is free.
+    with pytest.raises(InvalidSubmission, match=rf"^Submission has column '{targets[0]}' in place 1, where '{id_column}' must be"):
+        score([*targets, id_column])
+    assert score([*targets, id_column], column_order="any") == expected
+    # The same classes in reverse order after the id: by name for id_first, rejected for as_listed.
+    reversed_classes = [id_column, *targets[::-1]]
+    if ORDERED_COLUMNS[competition_id] == "id_first":
+        assert score(reversed_classes) == pytest.approx(expected, abs=1e-12)
+    else:
+        with pytest.raises(InvalidSubmission, match=rf"in place 2, where '{targets[0]}' must be \(columns in this order: "):
+            score(reversed_classes)
+        assert score(reversed_classes, column_order="id_first") == expected
+
+
+def test_check_columns_order_rules() -> None:
+    frame = pd.DataFrame(columns=["b", "a", "id", "key"])
+    check_columns(frame, id_column=["id", "key"], target_columns=["a", "b"])
+    with pytest.raises(InvalidSubmission, match=r"^Submission has column 'b' in place 1, where 'id' must be \(the id columns come first, in this order\)\.$"):
+        check_columns(frame, id_column=["id", "key"], target_columns=["a", "b"], column_order="id_first")
+    ordered = pd.DataFrame(columns=["id", "key", "b", "a"])
+    check_columns(ordered, id_column=["id", "key"], target_columns=["a", "b"], column_order="id_first")
+    with pytest.raises(InvalidSubmission, match=r"^Submission has column 'b' in place 3, where 'a' must be \(columns in this order: 'id', 'key', 'a', 'b'\)\.$"):
+        check_columns(ordered, id_column=["id", "key"], target_columns=["a", "b"], column_order="as_listed")
+    # Missing and unexpected columns are named before any order.
+    with pytest.raises(InvalidSubmission, match=r"^Submission is missing column 'a'"):
+        check_columns(pd.DataFrame(columns=["b", "id"]), id_column="id", target_columns=["a", "b"], column_order="as_listed")
+    with pytest.raises(ValueError, match="column_order must be one of"):
+        check_columns(ordered, id_column=["id", "key"], target_columns=["a", "b"], column_order="sorted")
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        ({"column_order": "sorted"}, r"'column_order' must be one of 'any', 'id_first', 'as_listed', not 'sorted'"),
+        ({"column_order": "as_listed", "extra_columns": "ignore"}, r"'column_order: as_listed' admits no extra columns"),
+    ],
+)
+def test_column_order_parameter_is_checked(params: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        _options("accuracy", "id", ["label"], params)
