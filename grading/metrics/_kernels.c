@@ -529,16 +529,26 @@ py_taken_offsets(PyObject *self, PyObject *args)
     int ok = offsets.len % 8 == 0 && rows >= 0 && order_buffer.len % 8 == 0 && out.len == (n + 1) * 8;
     if (ok) {
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t j = 0; ok && j < n; j++)
-            ok = order[j] >= 0 && order[j] < rows && source[order[j] + 1] >= source[order[j]];
-        if (ok) {
-            new_offsets[0] = 0;
-            for (Py_ssize_t j = 0; j < n; j++) {
-                if (j + PREFETCH_AHEAD < n)
-                    __builtin_prefetch(&source[order[j + PREFETCH_AHEAD]], 0);
-                total += source[order[j] + 1] - source[order[j]];
-                new_offsets[j + 1] = total;
+        /* One pass over the rows: each is checked as it is read (the reads are random). */
+        new_offsets[0] = 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int64_t row = order[j];
+            if (row < 0 || row >= rows) {
+                ok = 0;
+                break;
             }
+            if (j + PREFETCH_AHEAD < n) {
+                int64_t ahead = order[j + PREFETCH_AHEAD];
+                if (ahead >= 0 && ahead < rows)
+                    __builtin_prefetch(&source[ahead], 0);
+            }
+            int64_t size = source[row + 1] - source[row];
+            if (size < 0) {
+                ok = 0;
+                break;
+            }
+            total += size;
+            new_offsets[j + 1] = total;
         }
         Py_END_ALLOW_THREADS
     }
@@ -558,28 +568,47 @@ py_copy_taken_texts(PyObject *self, PyObject *args)
     Py_buffer offsets, data, order_buffer, new_offsets_buffer, out;
     if (!PyArg_ParseTuple(args, "y*y*y*y*w*", &offsets, &data, &order_buffer, &new_offsets_buffer, &out))
         return NULL;
-    text_column texts;
-    int ok = 0;
-    if (text_column_from(&offsets, &data, &texts) == 0) {
-        const int64_t *order = order_buffer.buf, *new_offsets = new_offsets_buffer.buf;
-        Py_ssize_t n = order_buffer.len / 8;
-        ok = order_buffer.len % 8 == 0 && new_offsets_buffer.len == (n + 1) * 8;
+    const int64_t *source = offsets.buf, *order = order_buffer.buf, *new_offsets = new_offsets_buffer.buf;
+    const unsigned char *texts = data.buf;
+    Py_ssize_t rows = offsets.len / 8 - 1, n = order_buffer.len / 8;
+    int ok = offsets.len % 8 == 0 && rows >= 0 && order_buffer.len % 8 == 0 && new_offsets_buffer.len == (n + 1) * 8 &&
+             (n == 0 || (new_offsets[0] >= 0 && new_offsets[n] <= out.len));
+    if (ok) {
         Py_BEGIN_ALLOW_THREADS
-        char *target = out.buf;
-        for (Py_ssize_t j = 0; ok && j < n; j++) {
+        unsigned char *target = out.buf;
+        /* Texts of up to 16 bytes are copied as 16 bytes (a fixed-size copy, no call) where
+         * that stays within this stretch of the output; the overrun is rewritten by the rows
+         * after. */
+        unsigned char *stretch_end = target + (n ? new_offsets[n] : 0);
+        for (Py_ssize_t j = 0; j < n; j++) {
             int64_t row = order[j];
-            /* A row of the column, copied to a place within the buffer as long as its text. */
-            ok = row >= 0 && row < texts.n && new_offsets[j] >= 0 && new_offsets[j + 1] <= out.len &&
-                 new_offsets[j + 1] - new_offsets[j] == texts.offsets[row + 1] - texts.offsets[row];
-            if (j + PREFETCH_AHEAD < n && order[j + PREFETCH_AHEAD] >= 0 && order[j + PREFETCH_AHEAD] < texts.n)
-                __builtin_prefetch(texts.data + texts.offsets[order[j + PREFETCH_AHEAD]], 0);
-            if (ok)
-                memcpy(target + new_offsets[j], texts.data + texts.offsets[row], (size_t)(new_offsets[j + 1] - new_offsets[j]));
+            if (row < 0 || row >= rows) {
+                ok = 0;
+                break;
+            }
+            /* The offsets of a row further on, then the text of a nearer one (its offsets by
+             * now in cache): both reads are random. */
+            if (j + 2 * PREFETCH_AHEAD < n && order[j + 2 * PREFETCH_AHEAD] >= 0 && order[j + 2 * PREFETCH_AHEAD] < rows)
+                __builtin_prefetch(&source[order[j + 2 * PREFETCH_AHEAD]], 0);
+            if (j + PREFETCH_AHEAD < n && order[j + PREFETCH_AHEAD] >= 0 && order[j + PREFETCH_AHEAD] < rows)
+                __builtin_prefetch(texts + source[order[j + PREFETCH_AHEAD]], 0);
+            /* A row's text lies within the bytes and goes to a place in the output as long as it. */
+            int64_t begin = source[row], end = source[row + 1], at = new_offsets[j], size = end - begin;
+            if (begin < 0 || end < begin || end > data.len || at < new_offsets[0] || new_offsets[j + 1] > new_offsets[n] ||
+                new_offsets[j + 1] - at != size) {
+                ok = 0;
+                break;
+            }
+            unsigned char *to = target + at;
+            if (size <= 16 && to + 16 <= stretch_end && begin + 16 <= data.len)
+                memcpy(to, texts + begin, 16);
+            else
+                memcpy(to, texts + begin, (size_t)size);
         }
         Py_END_ALLOW_THREADS
-        if (!ok)
-            PyErr_SetString(PyExc_ValueError, "order, new_offsets and the buffer do not fit the column");
     }
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError, "order, new_offsets and the buffer do not fit the column");
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&data);
     PyBuffer_Release(&order_buffer);

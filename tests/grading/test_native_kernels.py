@@ -188,6 +188,40 @@ def test_kernels_refuse_buffers_that_do_not_fit() -> None:
         _kernels.dense_key_join(np.zeros(2, dtype=np.int64), np.zeros(2, dtype=np.int64), -(2**63), 2**63 - 1, order)
     with pytest.raises(ValueError):
         _kernels.split_by_label(np.zeros(3), np.zeros(3), np.empty(4), np.empty(3))
+    # Taking texts: a row outside the column, offsets past the bytes, a place past the output,
+    # and new offsets that fall back (a long text placed where the output is short).
+    rows = np.array([1, 0], dtype=np.int64)
+    with pytest.raises(ValueError):
+        _kernels.taken_offsets(good, np.array([2, 0], dtype=np.int64), np.empty(3, dtype=np.int64))
+    with pytest.raises(ValueError):
+        _kernels.taken_offsets(decreasing, rows, np.empty(3, dtype=np.int64))
+    for offsets, new_offsets, size in (
+        (good, np.array([0, 3, 6], dtype=np.int64), 6),
+        (past_the_end, np.array([0, 6, 9], dtype=np.int64), 9),
+        (good, np.array([0, 3, 6], dtype=np.int64), 5),
+        (good, np.array([0, 3, 1], dtype=np.int64), 1),
+    ):
+        with pytest.raises(ValueError):
+            _kernels.copy_taken_texts(offsets, data, np.array([2, 0], dtype=np.int64) if size == 6 else rows, new_offsets, np.empty(size, dtype=np.uint8))
+
+
+def test_take_text_copies_texts_of_every_length_exactly() -> None:
+    import pandas as pd
+
+    text_dtype = pd.api.types.pandas_dtype("str")
+    if not (isinstance(text_dtype, pd.StringDtype) and str(text_dtype.storage).startswith("pyarrow")):
+        pytest.skip("pandas' str dtype is not Arrow-backed here")
+    rng = np.random.default_rng(5)
+    # Lengths around the 16-byte copy, multi-byte characters, empty texts; the last rows of each
+    # half of a large column are where a copy may not run past its stretch.
+    alphabet = ["a", "é", "日", "\x00", " "]
+    for n in (1, 2, 17, 1000, native._PARALLEL_ROWS + 7):
+        texts = ["".join(rng.choice(alphabet, int(rng.integers(0, 40)))) for _ in range(min(n, 5000))]
+        texts = [texts[i % len(texts)] + str(i) * int(rng.integers(0, 2)) for i in range(n)]
+        series = pd.Series(pd.array(texts, dtype=text_dtype))
+        for order in (rng.permutation(n), rng.integers(0, n, n // 2 + 1), np.arange(n)[::-1]):
+            taken = native.take_text(series, order)
+            assert taken.tolist() == [texts[i] for i in order]
 
 
 def test_the_environment_switch_turns_the_kernels_off(monkeypatch: pytest.MonkeyPatch) -> None:
