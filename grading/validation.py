@@ -1041,15 +1041,17 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
             aligned = aligned.assign(**replaced)
         aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
         aligned.attrs["id_columns"] = id_columns
-        place = np.empty(len(order), dtype=np.intp)
-        place[order] = np.arange(len(order), dtype=np.intp)
+        place = native.inverse_order(order)
+        if place is None:
+            place = np.empty(len(order), dtype=np.intp)
+            place[order] = np.arange(len(order), dtype=np.intp)
         answers = answers.reset_index(drop=True)
         # Ids matched exactly are the submission's own, in file order: reused, not gathered.
         same_ids = [c for c in id_columns if answers[c].dtype == aligned[c].dtype and arrow_text(aligned[c]) is not None]
         reordered = _taken(answers.drop(columns=same_ids), place)
         if same_ids:
             reordered = reordered.assign(**{c: aligned[c].reset_index(drop=True) for c in same_ids})[list(answers.columns)]
-        return reordered.set_axis(pd.Index(place), axis=0), aligned
+        return reordered.set_axis(pd.Index(place, copy=False), axis=0), aligned
     else:
         columns = [*id_columns, *targets, *options.unscored_columns]
         # Text ids matched exactly are the answers' own ids, one row each: those are reused
@@ -1063,7 +1065,7 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
         )
         moved = [c for c in columns if not (reuse and c == id_column)]
         source = submission[moved].assign(**{c: v for c, v in replaced.items() if c in moved})
-        aligned = _taken(source, order).set_axis(pd.Index(order, name="row"), axis=0)
+        aligned = _taken(source, order).set_axis(pd.Index(order, name="row", copy=False), axis=0)
         if reuse:
             aligned = aligned.assign(**{id_column: answers[id_column].set_axis(aligned.index)})[columns]
     aligned.attrs["id_columns"] = id_columns

@@ -508,6 +508,43 @@ py_dense_key_join(PyObject *self, PyObject *args)
     return PyBool_FromLong(result);
 }
 
+/* ---- inverse of a reordering ---------------------------------------------------------------- */
+
+/* place[order[j]] = j for a reordering `order` of 0 .. n - 1; 0 when an entry is out of range.
+ * The writes are random: the ones a few rows ahead are prefetched for writing. */
+static PyObject *
+py_inverse_order(PyObject *self, PyObject *args)
+{
+    Py_buffer order_buffer, out;
+    if (!PyArg_ParseTuple(args, "y*w*", &order_buffer, &out))
+        return NULL;
+    const int64_t *order = order_buffer.buf;
+    int64_t *place = out.buf;
+    Py_ssize_t n = order_buffer.len / 8;
+    int ok = order_buffer.len % 8 == 0 && out.len == order_buffer.len;
+    if (ok) {
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t j = 0; j < n; j++) {
+            int64_t row = order[j];
+            if (row < 0 || row >= n) {
+                ok = 0;
+                break;
+            }
+            if (j + PREFETCH_AHEAD < n && order[j + PREFETCH_AHEAD] >= 0 && order[j + PREFETCH_AHEAD] < n)
+                __builtin_prefetch(&place[order[j + PREFETCH_AHEAD]], 1);
+            place[row] = j;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    PyBuffer_Release(&order_buffer);
+    PyBuffer_Release(&out);
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "order must be int64 rows 0 .. n - 1; place as long");
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* ---- taking texts at given rows ------------------------------------------------------------- */
 
 /*
@@ -909,6 +946,9 @@ static PyMethodDef kernel_methods[] = {
      "dense_key_join(keys, key_set, low, high, order) -> bool\n\n"
      "Fill order with the row of keys holding each number of key_set (all within low..high);\n"
      "False when keys is not a reordering of distinct numbers of key_set."},
+    {"inverse_order", py_inverse_order, METH_VARARGS,
+     "inverse_order(order, place) -> None\n\n"
+     "Fill place (int64) with place[order[j]] = j for a reordering order of 0 .. n - 1."},
     {"taken_offsets", py_taken_offsets, METH_VARARGS,
      "taken_offsets(offsets, order, new_offsets) -> int\n\n"
      "Fill new_offsets with the offsets of the texts at the given rows; return their total size."},

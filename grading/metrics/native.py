@@ -25,7 +25,15 @@ from typing import Any, Callable
 import numpy as np
 import pandas as pd
 
-__all__ = ["available", "same_texts", "text_permutation", "take_text", "first_token_match", "auc_pair_counts"]
+__all__ = [
+    "available",
+    "same_texts",
+    "text_permutation",
+    "inverse_order",
+    "take_text",
+    "first_token_match",
+    "auc_pair_counts",
+]
 
 #: Integer keys spanning at most this many values per key are joined by direct addressing.
 _DENSE_SPAN_PER_KEY = 4
@@ -209,6 +217,32 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
     if not kernels.text_join(value_offsets, value_data, set_offsets, set_data, order):
         return None
     return order.astype(np.intp, copy=False)
+
+
+def inverse_order(order: np.ndarray) -> np.ndarray | None:
+    """The inverse of a reordering, from the compiled kernels.
+
+    Parameters
+    ----------
+    order : numpy.ndarray of int, shape (n,)
+        A reordering of ``0 .. n - 1`` (each row once).
+
+    Returns
+    -------
+    numpy.ndarray of intp or None
+        ``place`` with ``place[order[j]] == j``; ``None`` when the kernels are not available.
+
+    Raises
+    ------
+    ValueError
+        If an entry of ``order`` is outside ``0 .. n - 1``.
+    """
+    kernels = _module()
+    if kernels is None:
+        return None
+    place = np.empty(len(order), dtype=np.int64)
+    kernels.inverse_order(np.ascontiguousarray(order, dtype=np.int64), place)
+    return place.astype(np.intp, copy=False)
 
 
 def take_text(values: pd.Series, order: np.ndarray) -> pd.Series | None:

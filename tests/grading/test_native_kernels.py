@@ -205,6 +205,22 @@ def test_kernels_refuse_buffers_that_do_not_fit() -> None:
             _kernels.copy_taken_texts(offsets, data, np.array([2, 0], dtype=np.int64) if size == 6 else rows, new_offsets, np.empty(size, dtype=np.uint8))
 
 
+def test_inverse_order_inverts_every_reordering() -> None:
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 2, 33, 100_003):
+        order = rng.permutation(n)
+        place = native.inverse_order(order)
+        assert place.dtype == np.intp and place.tolist() == np.argsort(order).tolist()
+    with pytest.raises(ValueError):
+        native.inverse_order(np.array([0, 2], dtype=np.int64))
+    with pytest.raises(ValueError):
+        native.inverse_order(np.array([-1, 0], dtype=np.int64))
+    from grading.metrics import _kernels
+
+    with pytest.raises(ValueError):
+        _kernels.inverse_order(np.array([1, 0], dtype=np.int64), np.empty(3, dtype=np.int64))
+
+
 def test_take_text_copies_texts_of_every_length_exactly() -> None:
     import pandas as pd
 
