@@ -1,0 +1,53 @@
+"""Competitions whose MLE-bench grader transforms or checks a submission in its own way.
+
+Each test writes a small invented answer key where the competition's config expects it, then
+grades submissions through :func:`grading.grade.score_submission` (the path of ``mleaudit
+grade``) and checks the score, or the rejection, that MLE-bench's ``grade.py`` for that
+competition gives the same file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from grading import CompetitionRegistry, find_competitions_root
+from grading.errors import InvalidSubmission
+from grading.grade import score_submission
+
+ROOT = find_competitions_root()
+REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
+
+
+def grade(competition_id: str, answers: str, submission: str, tmp_path: Path) -> float:
+    """Score CSV text ``submission`` against CSV text ``answers`` as the competition's answer key."""
+    spec = REGISTRY.get(competition_id)
+    data_dir = tmp_path / "data"
+    answers_path = spec.answers_path(data_dir)
+    answers_path.parent.mkdir(parents=True, exist_ok=True)
+    answers_path.write_text(answers, encoding="utf-8")
+    submission_path = tmp_path / "submission.csv"
+    submission_path.write_text(submission, encoding="utf-8")
+    return score_submission(submission_path, spec, data_dir)
+
+
+def test_plant_seedlings_species_are_whole_labels(tmp_path: Path) -> None:
+    answers = "file,species\na.png,Common Chickweed\nb.png,Loose Silky-bent\n"
+    # One right, one wrong that shares a word with the truth: micro F1 of single labels = accuracy.
+    submission = "file,species\na.png,Common Chickweed\nb.png,Common wheat\n"
+    assert grade("plant-seedlings-classification", answers, submission, tmp_path) == 0.5
+
+
+@pytest.mark.parametrize(("value", "valid"), [("1", True), ("100", True), ("0.5", False), ("100.01", False)])
+def test_petfinder_pawpularity_lies_between_1_and_100(value: str, valid: bool, tmp_path: Path) -> None:
+    answers = "Id,Pawpularity\np1,30\np2,60\n"
+    submission = f"Id,Pawpularity\np1,30\np2,{value}\n"
+    if valid:
+        assert grade("petfinder-pawpularity-score", answers, submission, tmp_path) == pytest.approx(
+            (((60 - float(value)) ** 2) / 2) ** 0.5
+        )
+    else:
+        with pytest.raises(InvalidSubmission, match=r"Pawpularity.*row 2"):
+            grade("petfinder-pawpularity-score", answers, submission, tmp_path)
