@@ -45,6 +45,7 @@ __all__ = [
     "COLUMN_ORDERS",
     "check_ids",
     "check_ids_in_order",
+    "ids_by_number",
     "check_no_missing",
     "check_numeric",
     "check_probabilities",
@@ -324,6 +325,9 @@ class ScoringOptions:
         header is exactly the id, target and unscored columns, in that order).
     extra_ids : str
         ``"error"`` or ``"ignore"`` for submission ids that are not test ids.
+    id_match : str
+        ``"exact"`` (ids compared as text) or ``"number"`` (ids of two number columns compared by
+        value, see :func:`ids_by_number`).
     repeated_ids : str
         ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
         occurrence (see :func:`check_ids_in_order`).
@@ -342,6 +346,7 @@ class ScoringOptions:
     extra_columns: str = "error"
     column_order: str = "any"
     extra_ids: str = "error"
+    id_match: str = "exact"
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
     value_range: tuple[float, float] | None = None
@@ -423,6 +428,9 @@ def scoring_options(
     extra_ids = scoring.get("extra_ids", "error")
     if extra_ids not in ("error", "ignore"):
         raise ConfigError(f"{where}: metric parameter 'extra_ids' must be 'error' or 'ignore', not {extra_ids!r}")
+    id_match = scoring.get("id_match", "exact")
+    if id_match not in ("exact", "number"):
+        raise ConfigError(f"{where}: metric parameter 'id_match' must be 'exact' or 'number', not {id_match!r}")
     repeated_ids = scoring.get("repeated_ids", "error")
     if repeated_ids not in ("error", "in_order"):
         raise ConfigError(f"{where}: metric parameter 'repeated_ids' must be 'error' or 'in_order', not {repeated_ids!r}")
@@ -454,6 +462,7 @@ def scoring_options(
         extra_columns=extra_columns,
         column_order=column_order,
         extra_ids=extra_ids,
+        id_match=id_match,
         repeated_ids=repeated_ids,
         row_mask=row_mask,
         value_range=value_range,
@@ -649,6 +658,45 @@ def check_ids(
             f"First missing id: {missing_id} (row {first_missing + 1} of the test set)."
         )
     return order.astype(np.intp)
+
+
+def ids_by_number(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series | pd.DataFrame) -> pd.Series | None:
+    """The submission's ids spelled as the test ids with the same number, where both are numbers.
+
+    MLE-bench reads both files with plain :func:`pandas.read_csv`, so an id column of numbers
+    becomes int64 (float64 once a cell reads ``"2.0"``) and its graders compare the values:
+    ``"00002"``, ``"2"`` and ``"2.0"`` are one id there. This maps each submission id to the
+    test id whose number equals its own, compared as NumPy compares the two columns (as floats
+    once either column is), so the usual text checks then apply.
+
+    Parameters
+    ----------
+    submission_ids, answer_ids : pandas.Series
+        One id column each, as read (text).
+
+    Returns
+    -------
+    pandas.Series or None
+        The submission's ids, each replaced by the test id of equal number where there is one
+        (others kept as written, for the checks to name); ``None`` for composite ids, when a
+        column holds something that is not a number, or when two test ids are one number.
+    """
+    if not isinstance(submission_ids, pd.Series) or not isinstance(answer_ids, pd.Series):
+        return None
+    sub = pd.to_numeric(submission_ids.astype(object), errors="coerce")
+    ans = pd.to_numeric(answer_ids.astype(object), errors="coerce")
+    if sub.isna().any() or ans.isna().any() or sub.dtype == object or ans.dtype == object:
+        return None
+    if sub.dtype.kind == "f" or ans.dtype.kind == "f":
+        sub, ans = sub.astype(np.float64), ans.astype(np.float64)
+    if not (np.isfinite(sub.to_numpy(dtype=float)).all() and np.isfinite(ans.to_numpy(dtype=float)).all()):
+        return None
+    spelling = pd.Series(answer_ids.to_numpy(dtype=object), index=ans.to_numpy())
+    if spelling.index.has_duplicates:
+        return None
+    found = spelling.reindex(sub.to_numpy())
+    spelled = found.where(found.notna().to_numpy(), submission_ids.to_numpy(dtype=object)).to_numpy(dtype=object)
+    return pd.Series(spelled, index=submission_ids.index, name=submission_ids.name).astype(answer_ids.dtype)
 
 
 def check_ids_in_order(
@@ -930,7 +978,16 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     if options.repeated_ids == "in_order":
         order = check_ids_in_order(ids, answer_ids, extra_ids=options.extra_ids)
     else:
-        order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+        try:
+            order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+        except InvalidSubmission:
+            # Only ids that fail as text are read as numbers: the usual file costs nothing more.
+            spelled = ids_by_number(ids, answer_ids) if options.id_match == "number" else None
+            if spelled is None:
+                raise
+            submission = submission.assign(**{spelled.name: spelled})
+            ids = submission[spelled.name]
+            order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
     if len(order) != len(answers) and not metric.repeated_answer_ids:
         repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
         row = int(np.flatnonzero(repeated.to_numpy())[0])

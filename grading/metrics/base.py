@@ -75,6 +75,9 @@ class TargetKind(enum.Enum):
 #:   exactly the id, target and unscored columns in the config's order (MLE-bench graders that
 #:   read columns by position: Spooky's takes every column after the first as a class, Freesound's
 #:   compares the header with its class list).
+#: - ``id_match``: ``"exact"`` (default) or ``"number"``: ids are compared as text, or, where both
+#:   id columns hold only numbers, by the number they spell (``"00002"``, ``"2"`` and ``"2.0"`` are
+#:   one id), as MLE-bench's graders compare ids that pandas reads as numbers.
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
 #: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several
@@ -91,6 +94,7 @@ SCORING_PARAMS = (
     "extra_columns",
     "extra_ids",
     "id_columns",
+    "id_match",
     "repeated_ids",
     "row_mask",
     "row_sum_tolerance",

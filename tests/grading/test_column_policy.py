@@ -144,6 +144,19 @@ def _pair(spec: CompetitionSpec, tmp_path: Path) -> tuple[Path, pd.DataFrame, di
         submission = _renamed(
             _read(FIXTURES / case["folder"] / case["degraded"]), ids, submission_targets, list(case_options.target_columns)
         )
+    if options.value_range is not None:
+        # The case's numbers, moved linearly into the competition's range (both files alike).
+        low, high = options.value_range
+        columns = [c for c in options.target_columns if c in submission.columns]
+        answer_columns = [options.answer_columns.get(c, c) for c in columns]
+        values = pd.concat([submission[columns].astype(float), answers[answer_columns].astype(float).set_axis(columns, axis=1)])
+        least, most = float(values.min().min()), float(values.max().max())
+
+        def moved(frame: pd.DataFrame, names: list[str]) -> dict[str, pd.Series]:
+            return {c: low + (frame[c].astype(float) - least) / (most - least) * (high - low) for c in names}
+
+        submission = submission.assign(**moved(submission, columns))
+        answers = answers.assign(**moved(answers, answer_columns))
     if options.row_mask is not None:
         # Every answer row is scored but the last.
         column, value = options.row_mask

@@ -51,3 +51,36 @@ def test_petfinder_pawpularity_lies_between_1_and_100(value: str, valid: bool, t
     else:
         with pytest.raises(InvalidSubmission, match=r"Pawpularity.*row 2"):
             grade("petfinder-pawpularity-score", answers, submission, tmp_path)
+
+
+RSNA_MICCAI = "rsna-miccai-brain-tumor-radiogenomic-classification"
+RSNA_ANSWERS = "BraTS21ID,MGMT_value\n00002,1\n00005,0\n00010,1\n00011,0\n"
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        ["00002", "00005", "00010", "00011"],  # as the answers spell them
+        ["2", "5", "10", "11"],  # written from pd.read_csv(sample_submission)
+        ["2.0", "5.0", "10.0", "11.0"],  # a float column
+        ["11", "2", "10", "5"],  # and in another order
+    ],
+)
+def test_rsna_miccai_ids_are_matched_by_number(ids: list[str], tmp_path: Path) -> None:
+    scores = {"2": "0.9", "5": "0.2", "10": "0.4", "11": "0.6"}
+    rows = "".join(f"{i},{scores[str(int(float(i)))]}\n" for i in ids)
+    # Positives 0.9 and 0.4 against negatives 0.2 and 0.6: three of the four pairs are ordered.
+    assert grade(RSNA_MICCAI, RSNA_ANSWERS, "BraTS21ID,MGMT_value\n" + rows, tmp_path) == 0.75
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        ("2,0.9\n5,0.2\n10,0.4\n12,0.6\n", r"^Submission has id '12' at row 4, which is not a test id"),
+        ("2,0.9\n2.0,0.2\n10,0.4\n11,0.6\n", r"^Submission repeats id '00002' at rows 1 and 2\."),
+        ("2,0.9\nfive,0.2\n10,0.4\n11,0.6\n", r"^Submission has id '2' at row 1, which is not a test id"),
+    ],
+)
+def test_rsna_miccai_ids_that_are_no_test_id_as_a_number_are_still_rejected(rows: str, message: str, tmp_path: Path) -> None:
+    with pytest.raises(InvalidSubmission, match=message):
+        grade(RSNA_MICCAI, RSNA_ANSWERS, "BraTS21ID,MGMT_value\n" + rows, tmp_path)

@@ -10,7 +10,15 @@ import pytest
 
 from grading.errors import ConfigError, InvalidSubmission
 from grading.metrics import METRICS, TargetKind
-from grading.validation import check_frames, check_ids, check_submission, read_answers, read_submission, scoring_options
+from grading.validation import (
+    check_frames,
+    check_ids,
+    check_submission,
+    ids_by_number,
+    read_answers,
+    read_submission,
+    scoring_options,
+)
 
 ANSWERS_CSV = "PassengerId,Transported\n0001_01,True\n0002_01,False\n0003_01,True\n0004_01,False\n"
 NUMERIC_ANSWERS_CSV = "id,target\n1,0.5\n2,1.5\n3,2.5\n"
@@ -313,3 +321,50 @@ def test_scoring_options_merge_label_defaults_with_config_params() -> None:
     )
     assert own == {"height": "height_pixels", "width": "width_pixels"}
     assert options.answer_columns == {"predicted": "encoding"} and options.answer_target_columns == ("encoding",)
+
+
+def _text(values: list[str]) -> pd.Series:
+    return pd.Series(values, dtype="str", name="id")
+
+
+@pytest.mark.parametrize(
+    ("submission", "answers", "expected"),
+    [
+        (["2", "10"], ["00010", "00002"], ["00002", "00010"]),
+        (["2.0", "1e1"], ["10", "2"], ["2", "10"]),
+        # A number that is no test id keeps its spelling, for the id checks to name it.
+        (["2", "3"], ["2", "02.5"], ["2", "3"]),
+        (["-0", "7"], ["0", "7"], ["0", "7"]),
+    ],
+)
+def test_ids_by_number_spell_each_number_as_the_test_ids_do(submission: list[str], answers: list[str], expected: list[str]) -> None:
+    spelled = ids_by_number(_text(submission), _text(answers))
+    assert spelled.tolist() == expected and spelled.name == "id"
+
+
+@pytest.mark.parametrize(
+    ("submission", "answers"),
+    [
+        (["2", "x"], ["2", "3"]),  # not a number
+        (["2", "3"], ["2", "b"]),
+        (["2", "3"], ["2", "02"]),  # two test ids, one number
+        (["2", "inf"], ["2", "3"]),
+        (["2", ""], ["2", "3"]),
+    ],
+)
+def test_ids_by_number_declines_columns_that_are_not_all_numbers(submission: list[str], answers: list[str]) -> None:
+    assert ids_by_number(_text(submission), _text(answers)) is None
+
+
+def test_ids_by_number_compares_as_floats_once_a_column_is() -> None:
+    # 2**53 + 1 has no float of its own: as floats it equals 2**53, as NumPy compares them.
+    big = 2**53
+    assert ids_by_number(_text([f"{big + 1}.0"]), _text([str(big)])).tolist() == [str(big)]
+    assert ids_by_number(_text([str(big + 1)]), _text([str(big)])).tolist() == [str(big + 1)]
+
+
+def test_id_match_parameter_is_checked() -> None:
+    from grading.metrics import METRICS
+
+    with pytest.raises(ConfigError, match=r"'id_match' must be 'exact' or 'number', not 'value'"):
+        scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"id_match": "value"})
