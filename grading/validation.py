@@ -328,6 +328,8 @@ class ScoringOptions:
     id_match : str
         ``"exact"`` (ids compared as text) or ``"number"`` (ids of two number columns compared by
         value, see :func:`ids_by_number`).
+    missing_values : str
+        ``"error"`` or ``"nan_text"`` (missing label cells are the text ``"nan"`` in both files).
     repeated_ids : str
         ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
         occurrence (see :func:`check_ids_in_order`).
@@ -347,6 +349,7 @@ class ScoringOptions:
     column_order: str = "any"
     extra_ids: str = "error"
     id_match: str = "exact"
+    missing_values: str = "error"
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
     value_range: tuple[float, float] | None = None
@@ -357,6 +360,10 @@ class ScoringOptions:
         """The targets as the answer file names them."""
         return tuple(self.answer_columns.get(c, c) for c in self.target_columns)
 
+
+#: What ``str()`` makes of a missing cell pandas read (``float("nan")``): the label such a cell
+#: takes under ``missing_values: nan_text``.
+NAN_TEXT = "nan"
 
 #: Values of the ``column_order`` scoring parameter.
 COLUMN_ORDERS = ("any", "id_first", "as_listed")
@@ -431,6 +438,13 @@ def scoring_options(
     id_match = scoring.get("id_match", "exact")
     if id_match not in ("exact", "number"):
         raise ConfigError(f"{where}: metric parameter 'id_match' must be 'exact' or 'number', not {id_match!r}")
+    missing_values = scoring.get("missing_values", "error")
+    if missing_values not in ("error", "nan_text"):
+        raise ConfigError(
+            f"{where}: metric parameter 'missing_values' must be 'error' or 'nan_text', not {missing_values!r}"
+        )
+    if missing_values == "nan_text" and metric.target_kind is not TargetKind.LABEL:
+        raise ConfigError(f"{where}: metric parameter 'missing_values: nan_text' applies to label targets only")
     repeated_ids = scoring.get("repeated_ids", "error")
     if repeated_ids not in ("error", "in_order"):
         raise ConfigError(f"{where}: metric parameter 'repeated_ids' must be 'error' or 'in_order', not {repeated_ids!r}")
@@ -463,6 +477,7 @@ def scoring_options(
         column_order=column_order,
         extra_ids=extra_ids,
         id_match=id_match,
+        missing_values=missing_values,
         repeated_ids=repeated_ids,
         row_mask=row_mask,
         value_range=value_range,
@@ -683,6 +698,8 @@ def ids_by_number(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Serie
     """
     if not isinstance(submission_ids, pd.Series) or not isinstance(answer_ids, pd.Series):
         return None
+    # Each test id once (answer files with one row per box repeat them).
+    answer_ids = answer_ids.drop_duplicates()
     sub = pd.to_numeric(submission_ids.astype(object), errors="coerce")
     ans = pd.to_numeric(answer_ids.astype(object), errors="coerce")
     if sub.isna().any() or ans.isna().any() or sub.dtype == object or ans.dtype == object:
@@ -1000,6 +1017,10 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
         if kind is TargetKind.TEXT and metric.allow_missing:
             if values.isna().any():
                 replaced[column] = values.astype(object).where(values.notna(), "")
+            continue
+        if options.missing_values == "nan_text":
+            if values.isna().any():
+                replaced[column] = values.astype(object).where(values.notna(), NAN_TEXT)
             continue
         numbers = None
         if kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):

@@ -15,7 +15,7 @@ import pytest
 
 from grading import CompetitionRegistry, find_competitions_root
 from grading.errors import InvalidSubmission
-from grading.grade import score_submission
+from grading.grade import score_csv, score_submission
 
 ROOT = find_competitions_root()
 REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
@@ -84,3 +84,72 @@ def test_rsna_miccai_ids_are_matched_by_number(ids: list[str], tmp_path: Path) -
 def test_rsna_miccai_ids_that_are_no_test_id_as_a_number_are_still_rejected(rows: str, message: str, tmp_path: Path) -> None:
     with pytest.raises(InvalidSubmission, match=message):
         grade(RSNA_MICCAI, RSNA_ANSWERS, "BraTS21ID,MGMT_value\n" + rows, tmp_path)
+
+
+@pytest.mark.parametrize("competition_id", ["text-normalization-challenge-english-language", "text-normalization-challenge-russian-language"])
+def test_text_normalization_compares_missing_looking_tokens_as_nan(competition_id: str, tmp_path: Path) -> None:
+    answers = "id,after\n0_0,None\n0_1,n a\n0_2,null\n0_3,seven\n"
+    # "None" and "null" are read as missing in both files and compared as "nan"; so is an empty
+    # cell, which therefore matches "null". "NA" for "n a" is wrong.
+    submission = "id,after\n0_0,None\n0_1,NA\n0_2,\n0_3,seven\n"
+    assert grade(competition_id, answers, submission, tmp_path) == 0.75
+
+
+#: Competitions whose MLE-bench grader compares ids as the numbers pandas reads (sorting both
+#: files by id and comparing the values, or merging on them) and whose test ids are numbers.
+IDS_BY_NUMBER = {
+    "billion-word-imputation",
+    "cdiscount-image-classification-challenge",
+    "champs-scalar-coupling",
+    "dogs-vs-cats-redux-kernels-edition",
+    "facebook-recruiting-iii-keyword-extraction",
+    "google-research-identify-contrails-reduce-global-warming",
+    "herbarium-2021-fgvc8",
+    "herbarium-2022-fgvc9",
+    "hms-harmful-brain-activity-classification",
+    "icecube-neutrinos-in-deep-ice",
+    "inaturalist-2019-fgvc6",
+    "invasive-species-monitoring",
+    "jigsaw-unintended-bias-in-toxicity-classification",
+    "leaf-classification",
+    "lmsys-chatbot-arena",
+    "ml2021spring-hw2",
+    "mlsp-2013-birds",
+    "movie-review-sentiment-analysis-kernels-only",
+    "multi-modal-gesture-recognition",
+    "playground-series-s3e18",
+    "predict-volcanic-eruptions-ingv-oe",
+    RSNA_MICCAI,
+    "tabular-playground-series-dec-2021",
+    "tabular-playground-series-may-2022",
+    "ventilator-pressure-prediction",
+}
+
+
+def test_only_graders_comparing_numbers_match_ids_by_number() -> None:
+    matched = {cid for cid in REGISTRY.ids() if (REGISTRY.get(cid).metric.params or {}).get("id_match") == "number"}
+    assert matched == IDS_BY_NUMBER
+
+
+@pytest.mark.parametrize("competition_id", sorted(IDS_BY_NUMBER))
+def test_ids_spelled_as_other_numbers_grade_alike(competition_id: str, tmp_path: Path) -> None:
+    from tests.grading.test_column_policy import _pair
+
+    spec = REGISTRY.get(competition_id)
+    answers_path, submission, params = _pair(spec, tmp_path)
+    answers = pd.read_csv(answers_path, dtype=str, keep_default_na=False)
+    (id_column,) = spec.id_column if isinstance(spec.id_column, list) else [spec.id_column]
+    # The test ids become zero-padded numbers; the submission writes them as floats.
+    number = {text: i + 1 for i, text in enumerate(dict.fromkeys(answers[id_column]))}
+    answers[id_column] = [f"{number[t]:05d}" for t in answers[id_column]]
+    answers.to_csv(answers_path, index=False, lineterminator="\n")
+
+    def score(ids: list[str]) -> float:
+        path = tmp_path / "submission.csv"
+        submission.assign(**{id_column: ids}).to_csv(path, index=False, lineterminator="\n")
+        return score_csv(path, answers_path, metric=spec.metric.name, id_column=id_column, target_columns=spec.target_columns, params=params)
+
+    exact = score([f"{number[t]:05d}" for t in submission[id_column]])
+    assert score([f"{number[t]}.0" for t in submission[id_column]]) == exact
+    with pytest.raises(InvalidSubmission, match="not a test id"):
+        score([f"{number[t] + 0.5}" for t in submission[id_column]])
