@@ -68,7 +68,7 @@ SUMS = [
 
 def test_the_config_sets_mlebench_s_tolerance() -> None:
     assert SPEC.metric.name == "multi-class-log-loss"
-    assert dict(SPEC.metric.params) == {"row_sum_tolerance": 5e-7, "extra_columns": "ignore"}
+    assert dict(SPEC.metric.params) == {"row_sum_tolerance": 5e-7, "extra_columns": "ignore", "id_match": "number"}
 
 
 @pytest.mark.parametrize("total", SUMS)

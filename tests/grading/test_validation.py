@@ -368,3 +368,12 @@ def test_id_match_parameter_is_checked() -> None:
 
     with pytest.raises(ConfigError, match=r"'id_match' must be 'exact' or 'number', not 'value'"):
         scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"id_match": "value"})
+
+
+def test_missing_values_parameter_is_checked() -> None:
+    from grading.metrics import METRICS
+
+    with pytest.raises(ConfigError, match=r"'missing_values' must be 'error' or 'nan_text', not 'keep'"):
+        scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"missing_values": "keep"})
+    with pytest.raises(ConfigError, match=r"'missing_values: nan_text' applies to label targets only"):
+        scoring_options(METRICS["rmse"], id_column="id", target_columns=["y"], params={"missing_values": "nan_text"})
