@@ -376,4 +376,4 @@ def test_missing_values_parameter_is_checked() -> None:
     with pytest.raises(ConfigError, match=r"'missing_values' must be 'error' or 'nan_text', not 'keep'"):
         scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"missing_values": "keep"})
     with pytest.raises(ConfigError, match=r"'missing_values: nan_text' applies to label targets only"):
-        scoring_options(METRICS["rmse"], id_column="id", target_columns=["y"], params={"missing_values": "nan_text"})
+        scoring_options(METRICS["root-mean-squared-error"], id_column="id", target_columns=["y"], params={"missing_values": "nan_text"})
