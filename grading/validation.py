@@ -815,19 +815,27 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.Data
 def check_numeric(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> np.ndarray:
     """Check a target column holds finite numbers and return them as floats.
 
+    A column pandas reads as booleans (every cell ``True`` or ``False``) holds the numbers 1 and
+    0, as MLE-bench's graders take it (``pd.to_numeric`` keeps it, NumPy and scikit-learn count
+    ``True`` as 1): hard class predictions of a binary target are valid scores.
+
     Raises
     ------
     InvalidSubmission
-        Naming the first value that is not a number (booleans and text count as not numbers)
+        Naming the first value that is not a number (text, or a boolean among other values)
         or is infinite, with its row and id.
     """
     values = values.reset_index(drop=True)
-    if pd.api.types.is_float_dtype(values.dtype) or pd.api.types.is_integer_dtype(values.dtype):
+    if (
+        pd.api.types.is_float_dtype(values.dtype)
+        or pd.api.types.is_integer_dtype(values.dtype)
+        or (pd.api.types.is_bool_dtype(values.dtype) and not values.isna().any())
+    ):
         floats = values.to_numpy(dtype=float)
     else:
-        # Booleans convert to 0/1 silently, but True/False is a label, not a prediction of a number.
+        # A boolean among numbers or text is no number pandas could read the column as.
         if pd.api.types.is_bool_dtype(values.dtype):
-            is_bool = np.ones(len(values), dtype=bool)
+            is_bool = values.notna().to_numpy(dtype=bool)
         else:
             is_bool = values.map(lambda v: isinstance(v, (bool, np.bool_))).to_numpy(dtype=bool)
         numbers = pd.to_numeric(values.where(~is_bool), errors="coerce")

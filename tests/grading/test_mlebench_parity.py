@@ -153,3 +153,10 @@ def test_ids_spelled_as_other_numbers_grade_alike(competition_id: str, tmp_path:
     assert score([f"{number[t]}.0" for t in submission[id_column]]) == exact
     with pytest.raises(InvalidSubmission, match="not a test id"):
         score([f"{number[t] + 0.5}" for t in submission[id_column]])
+
+
+def test_random_acts_of_pizza_hard_predictions_are_scores(tmp_path: Path) -> None:
+    answers = "request_id,requester_received_pizza\nt3_a,True\nt3_b,False\nt3_c,True\nt3_d,False\n"
+    # A classifier's predict() output: True ranks above False; one positive missed.
+    submission = "request_id,requester_received_pizza\nt3_a,True\nt3_b,False\nt3_c,False\nt3_d,False\n"
+    assert grade("random-acts-of-pizza", answers, submission, tmp_path) == 0.75

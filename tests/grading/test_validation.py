@@ -206,11 +206,17 @@ def test_text_in_numeric_target(tmp_path: Path, numeric_answers: pd.DataFrame) -
     assert message(excinfo) == "Submission column 'target' has a non-numeric value 'abc' at row 2 (id '2'); expected a number."
 
 
-def test_bool_in_numeric_target(tmp_path: Path, numeric_answers: pd.DataFrame) -> None:
-    text = "id,target\n1,True\n2,False\n3,True\n"
+def test_bool_column_in_numeric_target_is_ones_and_zeros(tmp_path: Path, numeric_answers: pd.DataFrame) -> None:
+    text = "id,target\n1,True\n2,False\n3,TRUE\n"
+    _, y_pred = check(tmp_path, text, numeric_answers, id_column="id", target_columns=["target"], target_kind=TargetKind.NUMERIC)
+    assert y_pred.tolist() == [1.0, 0.0, 1.0]
+
+
+def test_bool_among_numbers_in_numeric_target(tmp_path: Path, numeric_answers: pd.DataFrame) -> None:
+    submission = pd.DataFrame({"id": ["1", "2", "3"], "target": pd.Series([0.5, True, 1.0], dtype=object)})
     with pytest.raises(InvalidSubmission) as excinfo:
-        check(tmp_path, text, numeric_answers, id_column="id", target_columns=["target"], target_kind=TargetKind.NUMERIC)
-    assert message(excinfo) == "Submission column 'target' has a non-numeric value 'True' at row 1 (id '1'); expected a number."
+        check_submission(submission, numeric_answers, id_column="id", target_columns=["target"], target_kind=TargetKind.NUMERIC)
+    assert message(excinfo) == "Submission column 'target' has a non-numeric value 'True' at row 2 (id '2'); expected a number."
 
 
 def test_probability_out_of_range(tmp_path: Path, numeric_answers: pd.DataFrame) -> None:
