@@ -49,9 +49,14 @@ def test_probability_values(metric: str, values: list, message: str) -> None:
 def test_numeric_metrics_accept_any_finite_number_but_not_text() -> None:
     submission = {"id": ["d", "c", "b", "a"], "y": [-3.0, 12.5, 7, 0]}
     assert np.isfinite(score(submission, BINARY, "weighted-auroc", "id", ["y"]))
+    # A column of booleans is ones and zeros; a word among numbers is not a number.
     submission["y"] = [True, False, True, False]
+    assert score(submission, BINARY, "rmse_error", "id", ["y"]) == score(
+        {**submission, "y": [1.0, 0.0, 1.0, 0.0]}, BINARY, "rmse_error", "id", ["y"]
+    )
+    submission["y"] = [0.5, "high", 1.0, 0.0]
     assert invalid(submission, BINARY, "rmse_error", "id", ["y"]) == (
-        "Submission column 'y' has a non-numeric value 'True' at row 1 (id 'd'); expected a number."
+        "Submission column 'y' has a non-numeric value 'high' at row 2 (id 'c'); expected a number."
     )
 
 
