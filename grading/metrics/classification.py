@@ -377,13 +377,12 @@ def probabilistic_f1_score(y_true: np.ndarray, y_pred: np.ndarray, beta: float =
     Returns
     -------
     float
-        In [0, 1], higher is better.
+        In [0, 1], higher is better; 0 when every prediction is 0 (precision 0 / 0), as in
+        MLE-bench's grader, whose NumPy division gives NaN there and whose ``NaN > 0`` test then
+        gives 0.
 
     Raises
     ------
-    InvalidSubmission
-        If every prediction is 0 (after clipping): precision is then 0 / 0, which Kaggle's
-        scoring code and MLE-bench's grader fail on, so such a file is no valid submission.
     ConfigError
         If the answers have no positive row (recall is undefined).
 
@@ -405,9 +404,7 @@ def probabilistic_f1_score(y_true: np.ndarray, y_pred: np.ndarray, beta: float =
     ctp = float(pred[truth].sum())
     cfp = float(pred[~truth].sum())
     if ctp + cfp == 0:
-        raise InvalidSubmission(
-            "every prediction is 0 (after clipping to [0, 1]): the probabilistic F-score's precision is 0 / 0"
-        )
+        return 0.0
     precision, recall = ctp / (ctp + cfp), ctp / positives
     if precision <= 0 or recall <= 0:
         return 0.0
