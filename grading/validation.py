@@ -693,27 +693,45 @@ def ids_by_number(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Serie
     -------
     pandas.Series or None
         The submission's ids, each replaced by the test id of equal number where there is one
-        (others kept as written, for the checks to name); ``None`` for composite ids, when a
-        column holds something that is not a number, or when two test ids are one number.
+        (others, numbers or not, kept as written, for the checks to name); ``None`` for
+        composite ids, when a test id is not a number, or when two test ids are one number.
     """
     if not isinstance(submission_ids, pd.Series) or not isinstance(answer_ids, pd.Series):
         return None
     # Each test id once (answer files with one row per box repeat them).
     answer_ids = answer_ids.drop_duplicates()
-    sub = pd.to_numeric(submission_ids.astype(object), errors="coerce")
     ans = pd.to_numeric(answer_ids.astype(object), errors="coerce")
-    if sub.isna().any() or ans.isna().any() or sub.dtype == object or ans.dtype == object:
+    if (
+        ans.isna().any()
+        or ans.dtype == object
+        or not np.isfinite(ans.to_numpy(dtype=float)).all()
+        or _beyond_64_bits(answer_ids).any()
+    ):
         return None
+    # A submission id that is no number (or an infinite one, or an integer pandas would keep as
+    # text) matches nothing and stays as written.
+    beyond = _beyond_64_bits(submission_ids)
+    sub = pd.to_numeric(submission_ids.astype(object).where(~beyond), errors="coerce")
+    numbers = sub.notna().to_numpy() & np.isfinite(sub.to_numpy(dtype=float, na_value=np.nan))
     if sub.dtype.kind == "f" or ans.dtype.kind == "f":
         sub, ans = sub.astype(np.float64), ans.astype(np.float64)
-    if not (np.isfinite(sub.to_numpy(dtype=float)).all() and np.isfinite(ans.to_numpy(dtype=float)).all()):
-        return None
     spelling = pd.Series(answer_ids.to_numpy(dtype=object), index=ans.to_numpy())
     if spelling.index.has_duplicates:
         return None
-    found = spelling.reindex(sub.to_numpy())
-    spelled = found.where(found.notna().to_numpy(), submission_ids.to_numpy(dtype=object)).to_numpy(dtype=object)
+    found = spelling.reindex(sub.to_numpy()).to_numpy(dtype=object)
+    spelled = np.where(numbers & pd.notna(found), found, submission_ids.to_numpy(dtype=object))
     return pd.Series(spelled, index=submission_ids.index, name=submission_ids.name).astype(answer_ids.dtype)
+
+
+def _beyond_64_bits(ids: pd.Series) -> np.ndarray:
+    """Which cells are integers outside int64 and uint64, which pandas reads as text, not numbers."""
+    texts = ids.astype(object).where(ids.notna(), "").astype(str).str.strip()
+    long = texts.str.fullmatch(r"[+-]?\d{19,}").to_numpy(dtype=bool)
+    beyond = np.zeros(len(texts), dtype=bool)
+    for row in np.flatnonzero(long):
+        value = int(texts.iloc[row])
+        beyond[row] = not (-(2**63) <= value < 2**64)
+    return beyond
 
 
 def check_ids_in_order(
@@ -1000,19 +1018,17 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     submission = submission.reset_index(drop=True)
     ids = submission[id_columns[0]] if len(id_columns) == 1 else submission[id_columns]
     answer_ids = answers[id_columns[0]] if len(id_columns) == 1 else answers[id_columns]
-    if options.repeated_ids == "in_order":
-        order = check_ids_in_order(ids, answer_ids, extra_ids=options.extra_ids)
-    else:
-        try:
-            order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
-        except InvalidSubmission:
-            # Only ids that fail as text are read as numbers: the usual file costs nothing more.
-            spelled = ids_by_number(ids, answer_ids) if options.id_match == "number" else None
-            if spelled is None:
-                raise
-            submission = submission.assign(**{spelled.name: spelled})
-            ids = submission[spelled.name]
-            order = check_ids(ids, answer_ids, extra_ids=options.extra_ids)
+    matched = check_ids_in_order if options.repeated_ids == "in_order" else check_ids
+    try:
+        order = matched(ids, answer_ids, extra_ids=options.extra_ids)
+    except InvalidSubmission:
+        # Only ids that fail as text are read as numbers: the usual file costs nothing more.
+        spelled = ids_by_number(ids, answer_ids) if options.id_match == "number" else None
+        if spelled is None:
+            raise
+        submission = submission.assign(**{spelled.name: spelled})
+        ids = submission[spelled.name]
+        order = matched(ids, answer_ids, extra_ids=options.extra_ids)
     if len(order) != len(answers) and not metric.repeated_answer_ids:
         repeated = answer_ids.duplicated() if isinstance(answer_ids, pd.Series) else answer_ids.duplicated()
         row = int(np.flatnonzero(repeated.to_numpy())[0])

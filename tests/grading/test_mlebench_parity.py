@@ -78,7 +78,7 @@ def test_rsna_miccai_ids_are_matched_by_number(ids: list[str], tmp_path: Path) -
     [
         ("2,0.9\n5,0.2\n10,0.4\n12,0.6\n", r"^Submission has id '12' at row 4, which is not a test id"),
         ("2,0.9\n2.0,0.2\n10,0.4\n11,0.6\n", r"^Submission repeats id '00002' at rows 1 and 2\."),
-        ("2,0.9\nfive,0.2\n10,0.4\n11,0.6\n", r"^Submission has id '2' at row 1, which is not a test id"),
+        ("2,0.9\nfive,0.2\n10,0.4\n11,0.6\n", r"^Submission has id 'five' at row 2, which is not a test id \(1 of its 4 rows"),
     ],
 )
 def test_rsna_miccai_ids_that_are_no_test_id_as_a_number_are_still_rejected(rows: str, message: str, tmp_path: Path) -> None:
@@ -167,3 +167,18 @@ def test_rsna_breast_cancer_all_zero_predictions_score_0(tmp_path: Path) -> None
     # Precision 0 / 0: NaN in MLE-bench's NumPy sums, which its "> 0" test turns into a score of 0.
     assert grade("rsna-breast-cancer-detection", answers, "prediction_id,cancer\n10_L,0\n10_R,0\n11_L,0\n", tmp_path) == 0.0
     assert grade("rsna-breast-cancer-detection", answers, "prediction_id,cancer\n10_L,0.5\n10_R,0\n11_L,0.5\n", tmp_path) == pytest.approx(0.5)
+
+
+HMS = "hms-harmful-brain-activity-classification"
+HMS_VOTES = "seizure_vote,lpd_vote,gpd_vote,lrda_vote,grda_vote,other_vote"
+HMS_ANSWERS = f"eeg_id,{HMS_VOTES}\n568657,3,0,0,0,0,0\n568657,3,0,0,0,0,0\n1895581,0,0,1,0,0,2\n"
+
+
+def test_hms_test_rows_share_eeg_ids_as_in_mlebench(tmp_path: Path) -> None:
+    rows = {"568657": "0.8,0.04,0.04,0.04,0.04,0.04", "1895581": "0.1,0.1,0.3,0.1,0.1,0.3"}
+    in_order = grade(HMS, HMS_ANSWERS, f"eeg_id,{HMS_VOTES}\n" + "".join(f"{i},{rows[i]}\n" for i in ["568657", "568657", "1895581"]), tmp_path)
+    shuffled = grade(HMS, HMS_ANSWERS, f"eeg_id,{HMS_VOTES}\n" + "".join(f"{i},{rows[i.removesuffix('.0')]}\n" for i in ["1895581", "568657", "568657.0"]), tmp_path)
+    assert shuffled == pytest.approx(in_order) and in_order > 0
+    # One row per eeg_id is a submission error (MLE-bench: lengths differ), not a broken answer key.
+    with pytest.raises(InvalidSubmission, match=r"568657"):
+        grade(HMS, HMS_ANSWERS, f"eeg_id,{HMS_VOTES}\n" + "".join(f"{i},{rows[i]}\n" for i in rows), tmp_path)

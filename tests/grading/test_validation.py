@@ -341,6 +341,11 @@ def _text(values: list[str]) -> pd.Series:
         # A number that is no test id keeps its spelling, for the id checks to name it.
         (["2", "3"], ["2", "02.5"], ["2", "3"]),
         (["-0", "7"], ["0", "7"], ["0", "7"]),
+        # Ids that are no number (or no finite one) are kept too.
+        (["2", "x"], ["2", "3"], ["2", "x"]),
+        (["2", "inf"], ["2", "3"], ["2", "inf"]),
+        (["2", ""], ["2", "3"], ["2", ""]),
+        (["2", "1" + "0" * 20], ["2", "3"], ["2", "1" + "0" * 20]),
     ],
 )
 def test_ids_by_number_spell_each_number_as_the_test_ids_do(submission: list[str], answers: list[str], expected: list[str]) -> None:
@@ -351,14 +356,13 @@ def test_ids_by_number_spell_each_number_as_the_test_ids_do(submission: list[str
 @pytest.mark.parametrize(
     ("submission", "answers"),
     [
-        (["2", "x"], ["2", "3"]),  # not a number
-        (["2", "3"], ["2", "b"]),
+        (["2", "3"], ["2", "b"]),  # a test id that is not a number
+        (["2", "3"], ["2", "inf"]),
         (["2", "3"], ["2", "02"]),  # two test ids, one number
-        (["2", "inf"], ["2", "3"]),
-        (["2", ""], ["2", "3"]),
+        (["2", "3"], ["2", "1" + "0" * 20]),  # beyond 64 bits pandas reads the column as text
     ],
 )
-def test_ids_by_number_declines_columns_that_are_not_all_numbers(submission: list[str], answers: list[str]) -> None:
+def test_ids_by_number_declines_test_ids_that_are_not_all_numbers(submission: list[str], answers: list[str]) -> None:
     assert ids_by_number(_text(submission), _text(answers)) is None
 
 
