@@ -544,10 +544,17 @@ def check_columns(
             )
 
 
+#: Columns named in full in a column-order message; longer headers show their start and size.
+_SHOWN_ORDER_COLUMNS = 8
+
+
 def _order_rule(column_order: str, expected: Sequence[str], n_ids: int) -> str:
     if column_order == "id_first":
         return "the id column comes first" if n_ids == 1 else "the id columns come first, in this order"
-    return f"columns in this order: {_quote_list(expected)}"
+    if len(expected) <= _SHOWN_ORDER_COLUMNS:
+        return f"columns in this order: {_quote_list(expected)}"
+    start = _quote_list(expected[: _SHOWN_ORDER_COLUMNS - 2])
+    return f"the {len(expected)} columns in the order of the sample submission: {start}, ..., {expected[-1]!r}"
 
 
 def _key_values(ids: pd.Series | pd.DataFrame) -> tuple[np.ndarray, int]:

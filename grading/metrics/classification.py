@@ -200,7 +200,9 @@ def micro_f1_score(
     ``F1 = 2 TP / (|true labels| + |predicted labels|)``, 0 when both are empty.
 
     Without ``multilabel`` each cell is one label (text) and micro F1 equals accuracy, as
-    :func:`sklearn.metrics.f1_score` with ``average="micro"`` gives for single-label classes.
+    :func:`sklearn.metrics.f1_score` with ``average="micro"`` gives for single-label classes; a
+    prediction column of numbers only (class indices) against answers that are not is
+    rejected, as scikit-learn rejects that mix of label types.
 
     Parameters
     ----------
@@ -226,6 +228,11 @@ def micro_f1_score(
     if not multilabel:
         truth = answers[column].fillna("").astype(str).to_numpy()
         pred = submission[column].fillna("").astype(str).to_numpy()
+        if len(pred) and _all_numbers(pred) and not _all_numbers(truth):
+            raise InvalidSubmission(
+                f"predicted labels cannot be compared with the answers: column {column!r} holds only numbers "
+                f"(e.g. {pred[0]!r}), the answers hold text labels (e.g. {truth[0]!r})"
+            )
         return float(np.mean(truth == pred)) if len(truth) else 0.0
     true_rows, true_tokens = split_tokens(answers[column])
     pred_rows, pred_tokens = split_tokens(submission[column])
@@ -237,6 +244,11 @@ def micro_f1_score(
     tp = np.intersect1d(true_keys, pred_keys, assume_unique=True).size
     denominator = true_keys.size + pred_keys.size
     return float(2 * tp / denominator) if denominator else 0.0
+
+
+def _all_numbers(cells: np.ndarray) -> bool:
+    """Whether every cell is a number, so pandas would have read the column as numbers."""
+    return bool(pd.to_numeric(pd.Series(cells, dtype=object), errors="coerce").notna().all())
 
 
 def macro_f1_score(

@@ -182,3 +182,9 @@ def test_hms_test_rows_share_eeg_ids_as_in_mlebench(tmp_path: Path) -> None:
     # One row per eeg_id is a submission error (MLE-bench: lengths differ), not a broken answer key.
     with pytest.raises(InvalidSubmission, match=r"568657"):
         grade(HMS, HMS_ANSWERS, f"eeg_id,{HMS_VOTES}\n" + "".join(f"{i},{rows[i]}\n" for i in rows), tmp_path)
+
+
+def test_plant_seedlings_class_indices_are_no_species(tmp_path: Path) -> None:
+    answers = "file,species\na.png,Common Chickweed\nb.png,Maize\n"
+    with pytest.raises(InvalidSubmission, match=r"column 'species' holds only numbers \(e\.g\. '3'\), the answers hold text labels"):
+        grade("plant-seedlings-classification", answers, "file,species\na.png,3\nb.png,7\n", tmp_path)
