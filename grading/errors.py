@@ -5,6 +5,7 @@ from __future__ import annotations
 __all__ = [
     "GradingError",
     "InvalidSubmission",
+    "UndefinedScore",
     "CompetitionNotFound",
     "DatasetNotPrepared",
     "ConfigError",
@@ -19,6 +20,15 @@ class GradingError(Exception):
 
 class InvalidSubmission(GradingError):
     """A submission cannot be scored; the message names the column, row or problem."""
+
+
+class UndefinedScore(InvalidSubmission):
+    """A submission passed every check but its metric is undefined (NaN).
+
+    A correlation of constant predictions, for instance (a sample submission of zeros). The
+    submission has no score; MLE-bench, whose graders return that NaN, counts it as a valid
+    submission that earns nothing (``valid_submission`` true, no medal, not above the median).
+    """
 
 
 class CompetitionNotFound(GradingError):

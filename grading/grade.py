@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
-from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission
+from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission, UndefinedScore
 from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
 from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
@@ -63,9 +63,11 @@ class GradeReport:
     valid_submission : bool
         It passed validation and was scored.
     score : float or None
-        Rounded to 5 decimals; ``None`` unless ``valid_submission``.
+        Rounded to 5 decimals; ``None`` unless ``valid_submission``, and for a valid submission
+        whose metric is undefined (:class:`~grading.errors.UndefinedScore`).
     error : str or None
-        Why the submission is missing or invalid; ``None`` when valid.
+        Why the submission is missing or invalid, or why a valid one has no score; ``None``
+        when it has one.
     medal : Medal
         Medal earned (``NONE`` when none or invalid).
     above_median : bool
@@ -258,7 +260,10 @@ def score_frames(
     ------
     InvalidSubmission
         If the submission fails validation, a metric cannot parse a cell, or the score is
-        not finite.
+        infinite.
+    UndefinedScore
+        (An :class:`InvalidSubmission`) if the metric returns NaN for a submission that passed
+        every check; MLE-bench counts such a submission as valid.
     ConfigError
         If the parameters are malformed, or the answers do not fit the metric.
 
@@ -285,7 +290,16 @@ def score_frames(
     except PredictionError as exc:
         column = options.target_columns[exc.column]
         raise InvalidSubmission(f"Submission column {column!r} has {exc.problem} at {describe(exc.position)}.") from None
-    score = float(score)
+    return _finite(float(score))
+
+
+def _finite(score: float) -> float:
+    """The score, checked: NaN is an undefined score, an infinity an invalid submission."""
+    if math.isnan(score):
+        raise UndefinedScore(
+            "the metric is undefined for this submission (it returned nan, e.g. a correlation of constant "
+            "predictions); MLE-bench counts it as a valid submission with no score and no medal"
+        )
     if not math.isfinite(score):
         raise InvalidSubmission(f"the metric returned {score!r} for this submission")
     return score
@@ -359,10 +373,7 @@ def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> 
         except Exception as exc:  # noqa: BLE001 - a custom grader's failure must not crash a batch
             logger.warning("grader of %s failed on %s", spec.id, submission_path, exc_info=True)
             raise InvalidSubmission(f"the grader could not score the submission: {exc!r}") from exc
-        score = float(score)
-        if not math.isfinite(score):
-            raise InvalidSubmission(f"the metric returned {score!r} for this submission")
-        return score
+        return _finite(float(score))
     metric = spec.metric.metric
     if metric is None:  # unreachable for specs built by load_competition_spec
         raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
@@ -427,6 +438,7 @@ def grade_submission(
     exists = path.is_file() and path.suffix.lower() == ".csv"
     score: float | None = None
     error: str | None = None
+    valid = False
     if not path.exists():
         error = f"No submission file at {path}."
     elif not path.is_file():
@@ -436,6 +448,9 @@ def grade_submission(
     else:
         try:
             score = round(_score(path, spec, answers_path), SCORE_DECIMALS)
+            valid = True
+        except UndefinedScore as exc:
+            error, valid = str(exc), True
         except InvalidSubmission as exc:
             error = str(exc)
             logger.info("invalid submission %s for %s: %s", path, spec.id, error)
@@ -443,7 +458,7 @@ def grade_submission(
         competition_id=spec.id,
         submission_path=str(submission_path),
         submission_exists=exists,
-        valid_submission=score is not None,
+        valid_submission=valid,
         score=score,
         error=error,
         medal=award_medal(score, thresholds),
@@ -482,6 +497,8 @@ def validate_submission(
         return False, f"Submission file {path} is not a .csv file."
     try:
         _score(path, spec, answers_path)
+    except UndefinedScore:
+        pass  # valid, as MLE-bench's validation (which only runs the grader) says
     except InvalidSubmission as exc:
         return False, str(exc)
     return True, "Submission is valid."

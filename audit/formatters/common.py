@@ -77,13 +77,16 @@ def medal_of(grade: Mapping[str, Any] | None) -> str:
 
 
 def grade_status(grade: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> str | None:
-    """Why there is no score to show (not graded, no submission, invalid submission), else ``None``."""
+    """Why there is no score to show (not graded, no submission, invalid submission, or a valid
+    submission whose metric is undefined), else ``None``."""
     if grade is None:
         return f"not graded: {meta.get('grade_skipped') or 'no competition given'}"
     if not grade.get("submission_exists"):
         return "no submission.csv in the run"
     if not grade.get("valid_submission"):
         return f"invalid submission: {grade.get('error')}"
+    if grade.get("score") is None:
+        return f"valid submission without a score, no medal: {grade.get('error')}"
     return None
 
 

@@ -22,6 +22,7 @@ from typing import Any, Mapping, TextIO
 from rich.console import Console
 from rich.table import Table
 
+from audit.formatters.common import grade_status
 from audit.report import AuditReport
 
 __all__ = ["write_text"]
@@ -48,13 +49,9 @@ def _fmt(value: Any, digits: int = 4) -> str:
 
 
 def _grade_lines(grade: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> list[str]:
-    if grade is None:
-        reason = meta.get("grade_skipped") or "no competition given"
-        return [f"not graded: {reason}"]
-    if not grade.get("submission_exists"):
-        return ["no submission.csv in the run"]
-    if not grade.get("valid_submission"):
-        return [f"invalid submission: {grade.get('error')}"]
+    status = grade_status(grade, meta)
+    if status is not None:
+        return [status]
     medal = next((m for m in ("gold", "silver", "bronze") if grade.get(f"{m}_medal")), "none")
     first = f"score {_fmt(grade.get('score'))} · valid submission · medal: {medal}"
     first += " · above median" if grade.get("above_median") else " · not above median"

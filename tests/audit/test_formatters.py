@@ -637,3 +637,18 @@ def test_pipeline_stores_the_texts_that_fragment_spans_point_into():
     assert sources["reference"][REFERENCE_PATH] == {"kind": "notebook", "text": REFERENCE_TEXT, "cells": REFERENCE_CELL_MAP}
     huge = sources["reference"]["kernels/huge.py"]
     assert huge["text"] is None and huge["omitted"].endswith(f"over the {MAX_SOURCE_CHARS}-character cap")
+
+
+def test_a_valid_submission_without_a_score_says_why_in_every_format():
+    import dataclasses
+
+    base = hostile_report()
+    why = "the metric is undefined for this submission (it returned nan, e.g. a correlation of constant predictions)"
+    grade = {**base.grade, "score": None, "error": why, "any_medal": False, "bronze_medal": False, "above_median": False}
+    report = dataclasses.replace(base, grade=grade)
+    expected = f"valid submission without a score, no medal: {why}"
+    assert expected in render_markdown(report)
+    assert expected in render_html(report)
+    stream = io.StringIO()
+    get_formatter("text")(report, stream)
+    assert "valid submission without a score, no medal" in stream.getvalue()

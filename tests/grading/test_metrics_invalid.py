@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import ConfigError, InvalidSubmission
+from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
 from grading.grade import score_frames
 
 
@@ -190,12 +190,11 @@ def test_array_metric_errors_name_the_submission_row() -> None:
     )
 
 
-def test_non_finite_scores_are_invalid() -> None:
+def test_an_undefined_score_is_its_own_error() -> None:
     answers = {"id": ["a", "b", "c"], "y": [1.0, 2.0, 3.0]}
     submission = {"id": ["a", "b", "c"], "y": [5.0, 5.0, 5.0]}
-    assert invalid(submission, answers, "pearson-correlation-coefficient", "id", ["y"]) == (
-        "the metric returned nan for this submission"
-    )
+    with pytest.raises(UndefinedScore, match=r"^the metric is undefined for this submission \(it returned nan, e\.g\. a correlation"):
+        score(submission, answers, "pearson-correlation-coefficient", "id", ["y"])
 
 
 def test_composite_ids() -> None:

@@ -188,3 +188,22 @@ def test_plant_seedlings_class_indices_are_no_species(tmp_path: Path) -> None:
     answers = "file,species\na.png,Common Chickweed\nb.png,Maize\n"
     with pytest.raises(InvalidSubmission, match=r"column 'species' holds only numbers \(e\.g\. '3'\), the answers hold text labels"):
         grade("plant-seedlings-classification", answers, "file,species\na.png,3\nb.png,7\n", tmp_path)
+
+
+def test_a_constant_prediction_of_a_correlation_is_valid_without_a_score(tmp_path: Path) -> None:
+    from grading.grade import grade_submission, validate_submission
+
+    # us-patent-phrase-to-phrase-matching's sample submission: score 0 on every row. Pearson's r
+    # is NaN, which MLE-bench's grader returns and counts as a valid submission.
+    spec = REGISTRY.get("us-patent-phrase-to-phrase-matching")
+    answers = "id,anchor,target,context,score\na1,x,y,A01,0.5\na2,x,z,A01,0.25\na3,w,y,B02,1.0\n"
+    data_dir = tmp_path / "data"
+    spec.answers_path(data_dir).parent.mkdir(parents=True)
+    spec.answers_path(data_dir).write_text(answers, encoding="utf-8")
+    sample = tmp_path / "submission.csv"
+    sample.write_text("id,score\na1,0\na2,0\na3,0\n", encoding="utf-8")
+    report = grade_submission(sample, spec, data_dir).to_dict()
+    assert report["valid_submission"] is True and report["score"] is None
+    assert not report["any_medal"] and not report["above_median"]
+    assert report["error"].startswith("the metric is undefined for this submission (it returned nan")
+    assert validate_submission(sample, spec, data_dir) == (True, "Submission is valid.")
