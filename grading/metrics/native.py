@@ -159,22 +159,38 @@ def same_texts(a: Any, b: Any) -> bool | None:
         return None
     if len(a) != len(b):
         return False
-    # Walk both columns' chunks at once, a stretch that lies in one chunk of each at a time.
+    # Both columns' chunks walked at once: stretches of rows that lie in one chunk of each.
+    stretches: list[tuple[Any, int, Any, int, int]] = []  # (a chunk, row in it, b chunk, row in it, rows)
     a_chunks, b_chunks = [c for c in a.chunks if len(c)], [c for c in b.chunks if len(c)]
     ai = bi = a_at = b_at = 0
     while ai < len(a_chunks) and bi < len(b_chunks):
         a_chunk, b_chunk = a_chunks[ai], b_chunks[bi]
         rows = min(len(a_chunk) - a_at, len(b_chunk) - b_at)
-        a_offsets, a_data = _buffers(a_chunk)
-        b_offsets, b_data = _buffers(b_chunk)
-        if not kernels.same_texts(a_offsets[a_at : a_at + rows + 1], a_data, b_offsets[b_at : b_at + rows + 1], b_data):
-            return False
+        stretches.append((a_chunk, a_at, b_chunk, b_at, rows))
         a_at, b_at = a_at + rows, b_at + rows
         if a_at == len(a_chunk):
             ai, a_at = ai + 1, 0
         if b_at == len(b_chunk):
             bi, b_at = bi + 1, 0
-    return True
+
+    def compare(start: int, stop: int) -> bool:
+        """The rows start .. stop - 1 of both columns are the same texts."""
+        first = 0
+        for a_chunk, a_at, b_chunk, b_at, rows in stretches:
+            low, high = max(start, first), min(stop, first + rows)
+            if low < high:
+                a_offsets, a_data = _buffers(a_chunk)
+                b_offsets, b_data = _buffers(b_chunk)
+                a_low, b_low = a_at + low - first, b_at + low - first
+                if not kernels.same_texts(
+                    a_offsets[a_low : a_low + high - low + 1], a_data, b_offsets[b_low : b_low + high - low + 1], b_data
+                ):
+                    return False
+            first += rows
+        return True
+
+    half = len(a) // 2
+    return all(_in_two_threads(lambda: compare(0, half), lambda: compare(half, len(a)), large=len(a) >= _PARALLEL_ROWS))
 
 
 def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:

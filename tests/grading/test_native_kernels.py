@@ -263,6 +263,25 @@ def test_same_texts_across_different_chunkings() -> None:
     assert native.same_texts(chunked(["a"], rng), chunked(["a", "b"], rng)) is False
 
 
+def test_same_texts_of_large_columns_compare_both_halves() -> None:
+    # Past native._PARALLEL_ROWS rows each half of the rows is compared in its own thread;
+    # chunk edges fall on both sides of the middle, differently in the two columns.
+    rng = np.random.default_rng(12)
+    n = native._PARALLEL_ROWS * 2 + 5
+    texts = [f"id{v}" for v in rng.integers(0, 10**6, n)]
+
+    def cut(values: list[str], edges: list[int]) -> "pa.ChunkedArray":
+        bounds = [0, *edges, len(values)]
+        return pa.chunked_array([pa.array(values[a:b], type=pa.large_string()) for a, b in zip(bounds, bounds[1:])])
+
+    same = cut(texts, [n // 3, n // 2 + 2])
+    assert native.same_texts(same, cut(texts, [n // 2 - 1, 2 * n // 3])) is True
+    for row in (0, n // 2 - 1, n // 2, n // 2 + 1, n - 1):
+        other = list(texts)
+        other[row] += "x"
+        assert native.same_texts(same, cut(other, [n // 2 - 1])) is False, row
+
+
 def test_large_columns_split_between_two_threads_give_the_numpy_answers(monkeypatch: pytest.MonkeyPatch) -> None:
     # Past native._PARALLEL_ROWS rows the token match and the reordering of texts run in two
     # threads, each on half of the rows; chunk edges fall on both sides of the middle.
