@@ -61,7 +61,8 @@ class GradeReport:
     submission_exists : bool
         The path is an existing ``.csv`` file (MLE-bench's rule).
     valid_submission : bool
-        It passed validation and was scored.
+        It passed validation (MLE-bench's ``valid_submission``); it then has a score unless its
+        metric is undefined for it.
     score : float or None
         Rounded to 5 decimals; ``None`` unless ``valid_submission``, and for a valid submission
         whose metric is undefined (:class:`~grading.errors.UndefinedScore`).

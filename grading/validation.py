@@ -511,6 +511,8 @@ def check_columns(
         Naming the missing columns, or else the unexpected ones, and the expected set; then
         a repeated column; then the first column out of place.
     """
+    if column_order not in COLUMN_ORDERS:
+        raise ValueError(f"column_order must be one of {_quote_list(COLUMN_ORDERS)}, not {column_order!r}")
     expected = [*_as_tuple(id_column), *target_columns, *unscored_columns]
     columns = [str(c) for c in submission.columns]
     if not columns:
@@ -532,8 +534,6 @@ def check_columns(
         if c in seen:
             raise InvalidSubmission(f"Submission repeats column {c!r}.")
         seen.add(c)
-    if column_order not in COLUMN_ORDERS:
-        raise ValueError(f"column_order must be one of {_quote_list(COLUMN_ORDERS)}, not {column_order!r}")
     n_ids = len(_as_tuple(id_column))
     in_place = {"any": 0, "id_first": n_ids, "as_listed": len(expected)}[column_order]
     for position, (found, wanted) in enumerate(zip(columns[:in_place], expected[:in_place])):
