@@ -510,8 +510,9 @@ py_dense_key_join(PyObject *self, PyObject *args)
 
 /* ---- inverse of a reordering ---------------------------------------------------------------- */
 
-/* place[order[j]] = j for a reordering `order` of 0 .. n - 1; 0 when an entry is out of range.
- * The writes are random: the ones a few rows ahead are prefetched for writing. */
+/* place[order[j]] = j for a reordering `order` of 0 .. n - 1 (a ValueError when an entry is out
+ * of range; repeats are the caller's to rule out). The writes are random: the ones a few rows
+ * ahead are prefetched for writing. */
 static PyObject *
 py_inverse_order(PyObject *self, PyObject *args)
 {

@@ -241,7 +241,7 @@ def inverse_order(order: np.ndarray) -> np.ndarray | None:
     Parameters
     ----------
     order : numpy.ndarray of int, shape (n,)
-        A reordering of ``0 .. n - 1`` (each row once).
+        A reordering of ``0 .. n - 1`` (each row once; only the range is checked).
 
     Returns
     -------
