@@ -31,7 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.errors import ConfigError, InvalidSubmission
+from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
 from grading.metrics import SCORING_PARAMS, Metric, TargetKind, native
 from grading.metrics.arrowtext import arrow_text, text_permutation
 
@@ -520,14 +520,14 @@ def check_columns(
     missing = [c for c in expected if c not in columns]
     if missing:
         raise InvalidSubmission(
-            f"Submission is missing {_plural('column', len(missing))} {_quote_list(missing)} "
-            f"(expected columns: {_quote_list(expected)})."
+            f"Submission is missing {_plural('column', len(missing))} {_columns_text(missing)} "
+            f"(expected columns: {_columns_text(expected)})."
         )
     extra = [c for c in columns if c not in expected]
     if extra and extra_columns != "ignore":
         raise InvalidSubmission(
-            f"Submission has unexpected {_plural('column', len(extra))} {_quote_list(extra)} "
-            f"(expected columns: {_quote_list(expected)})."
+            f"Submission has unexpected {_plural('column', len(extra))} {_columns_text(extra)} "
+            f"(expected columns: {_columns_text(expected)})."
         )
     seen: set[str] = set()
     for c in columns:
@@ -544,17 +544,21 @@ def check_columns(
             )
 
 
-#: Columns named in full in a column-order message; longer headers show their start and size.
-_SHOWN_ORDER_COLUMNS = 8
+#: Columns named in full in a message; a longer list shows its start, its end and its size.
+_SHOWN_COLUMNS = 8
+
+
+def _columns_text(columns: Sequence[str]) -> str:
+    """The quoted column names, or for a long list (80 class columns) its start, end and size."""
+    if len(columns) <= _SHOWN_COLUMNS:
+        return _quote_list(columns)
+    return f"{_quote_list(columns[: _SHOWN_COLUMNS - 2])}, ..., {columns[-1]!r}: {len(columns)} columns"
 
 
 def _order_rule(column_order: str, expected: Sequence[str], n_ids: int) -> str:
     if column_order == "id_first":
         return "the id column comes first" if n_ids == 1 else "the id columns come first, in this order"
-    if len(expected) <= _SHOWN_ORDER_COLUMNS:
-        return f"columns in this order: {_quote_list(expected)}"
-    start = _quote_list(expected[: _SHOWN_ORDER_COLUMNS - 2])
-    return f"the {len(expected)} columns in the order of the sample submission: {start}, ..., {expected[-1]!r}"
+    return f"columns in this order: {_columns_text(expected)}"
 
 
 def _key_values(ids: pd.Series | pd.DataFrame) -> tuple[np.ndarray, int]:
@@ -597,6 +601,11 @@ def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series
         if same if same is not None else pc.all(pc.equal(sub, ans)).as_py():
             return np.arange(len(sub), dtype=np.intp)
     return text_permutation(sub, ans)
+
+
+def _outside(n_unknown: int, n_rows: int) -> str:
+    """``"3 of its 10 rows have ids outside"`` with the verb agreeing."""
+    return f"{n_unknown} of its {n_rows} {_plural('row', n_rows)} {'has an id' if n_unknown == 1 else 'have ids'} outside"
 
 
 def check_ids(
@@ -661,8 +670,7 @@ def check_ids(
         row = int(np.flatnonzero(unknown)[0])
         raise InvalidSubmission(
             f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
-            f"({int(unknown.sum())} of its {n_sub} {_plural('row', n_sub)} have ids outside the "
-            f"{len(ans_distinct)} test ids)."
+            f"({_outside(int(unknown.sum()), n_sub)} the {len(ans_distinct)} test ids)."
         )
     order = np.where(first_row[ans_distinct] < n_sub, first_row[ans_distinct], -1)
     missing = np.flatnonzero(order < 0)
@@ -791,7 +799,7 @@ def check_ids_in_order(
             row = int(np.flatnonzero(unknown)[0])
             raise InvalidSubmission(
                 f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
-                f"({int(unknown.sum())} of its {len(sub)} {_plural('row', len(sub))} have ids outside the test ids)."
+                f"({_outside(int(unknown.sum()), len(sub))} the test ids)."
             )
         rows, sub_codes = rows[~unknown], sub_codes[~unknown]
     if not sub_codes.size:
@@ -803,9 +811,9 @@ def check_ids_in_order(
         code = ans_codes[test_row]
         have, want = int(sub_counts[code]), int(ans_counts[code])
         raise InvalidSubmission(
-            f"Submission has id {_show_key(uniques[code], n_parts)} on {have} {_plural('row', have)}; the test set "
-            f"has it on {want} (the first is row {test_row + 1} of the test set); rows with one id are paired in "
-            "file order."
+            f"Submission has id {_show_key(uniques[code], n_parts)} on {have} {_plural('row', have)}, the test set "
+            f"on {want} (its first test row is row {test_row + 1}); each id must stand on as many rows as in the "
+            f"test set ({len(ans)} rows in all; the submission has {len(sub)}), paired in file order."
         )
     # Equal counts per id: both sides sorted by id (stably, so in file order within an id) line up.
     order = np.empty(len(ans), dtype=np.intp)
@@ -1056,6 +1064,8 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
         numbers = None
         if kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):
             numbers = _checked_floats(values, kind=kind, options=options)
+        if numbers is None and metric.undefined_on_missing:
+            _raise_if_undefined(values, column=column, ids=ids, metric=metric)
         if numbers is None:
             check_no_missing(values, column=column, ids=ids)
             if kind in (TargetKind.LABEL, TargetKind.TEXT):
@@ -1071,6 +1081,25 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
         check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
     return _Checked(answers=answers, submission=submission, ids=ids, order=order, floats=floats, replaced=replaced)
+
+
+def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame, metric: Metric) -> None:
+    """For a metric that is NaN on missing or infinite predictions: raise :class:`UndefinedScore`.
+
+    Only a column of numbers (some missing or infinite) is undefined; one with text in it is
+    left to the usual checks, which reject it.
+    """
+    numbers = pd.to_numeric(values.astype(object).where(values.notna(), np.nan), errors="coerce").reset_index(drop=True)
+    if (numbers.isna().to_numpy() & values.notna().to_numpy()).any():
+        return
+    undefined = np.flatnonzero(~np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan)))
+    if undefined.size:
+        row = int(undefined[0])
+        what = "a missing value" if pd.isna(numbers.iloc[row]) else f"the value {float(numbers.iloc[row])!r}"
+        raise UndefinedScore(
+            f"Submission column {column!r} has {what} at {_describe_row(row, ids)}, for which {metric.name} is "
+            "undefined (NaN); MLE-bench counts it as a valid submission with no score and no medal"
+        )
 
 
 def check_frames(

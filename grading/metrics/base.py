@@ -148,6 +148,11 @@ class Metric:
         ``answers.index`` (each row's place in answer order; see :func:`in_answer_order`), so
         the scoring path may hand it a shuffled submission's rows in file order with the
         answers reordered to match, instead of reordering the (often larger) submission.
+    undefined_on_missing : bool
+        A missing or infinite prediction makes the score undefined (NaN) instead of the
+        submission invalid: SciPy's correlations return NaN for such input, and MLE-bench
+        counts a NaN score as a valid submission with no score
+        (:class:`~grading.errors.UndefinedScore`).
     """
 
     name: str
@@ -162,6 +167,7 @@ class Metric:
     repeated_answer_ids: bool = False
     targets_in_answers: bool = True
     any_row_order: bool = False
+    undefined_on_missing: bool = False
 
     @property
     def own_param_names(self) -> tuple[str, ...]:

@@ -232,7 +232,7 @@ def test_column_order_is_checked_as_mlebench_does(competition_id: str, tmp_path:
     if ORDERED_COLUMNS[competition_id] == "id_first":
         assert score(reversed_classes) == pytest.approx(expected, abs=1e-12)
     else:
-        with pytest.raises(InvalidSubmission, match=rf"in place 2, where '{targets[0]}' must be \(the 81 columns in the order of the sample submission: '{id_column}', '{targets[0]}', .*, \.\.\., '{re.escape(targets[-1])}'\)\.$"):
+        with pytest.raises(InvalidSubmission, match=rf"in place 2, where '{targets[0]}' must be \(columns in this order: '{id_column}', '{targets[0]}', .*, \.\.\., '{re.escape(targets[-1])}': 81 columns\)\.$"):
             score(reversed_classes)
         assert score(reversed_classes, column_order="id_first") == expected
 

@@ -33,10 +33,11 @@ def test_composite_ids_are_paired_the_same_way() -> None:
 @pytest.mark.parametrize(
     ("submission", "message"),
     [
-        (["b", "a", "b", "c"], "Submission has id 'b' on 2 rows; the test set has it on 3 (the first is row 1 of "
-                               "the test set); rows with one id are paired in file order."),
-        (["b", "a", "b", "c", "b", "a"], "Submission has id 'a' on 2 rows; the test set has it on 1 (the first is "
-                                         "row 2 of the test set)"),
+        (["b", "a", "b", "c"], "Submission has id 'b' on 2 rows, the test set on 3 (its first test row is row 1); "
+                               "each id must stand on as many rows as in the test set (5 rows in all; the submission "
+                               "has 4), paired in file order."),
+        (["b", "a", "b", "c", "b", "a"], "Submission has id 'a' on 2 rows, the test set on 1 (its first test row is "
+                                         "row 2)"),
         (["b", "a", "b", "x", "b"], "Submission has id 'x' at row 4, which is not a test id (1 of its 5 rows"),
         (["b", "a", None, "c", "b"], "Submission has an empty id at row 3."),
         ([], "Submission has no rows with test ids; expected 5 (one per test row)."),

@@ -212,7 +212,7 @@ def test_composite_ids() -> None:
     )
     unknown = dict(good, UnixTimeMillis=["1000", "2000", "3000"])
     assert invalid(unknown, answers, "average-haversine-distance", "tripId", ["LatitudeDegrees", "LongitudeDegrees"]) == (
-        "Submission has id ('t1', '3000') at row 3, which is not a test id (1 of its 3 rows have ids outside the 3 test ids)."
+        "Submission has id ('t1', '3000') at row 3, which is not a test id (1 of its 3 rows has an id outside the 3 test ids)."
     )
     missing = {"tripId": ["t1"], "UnixTimeMillis": ["1000"], "LatitudeDegrees": [37.0], "LongitudeDegrees": [-122.0]}
     assert invalid(missing, answers, "average-haversine-distance", "tripId", ["LatitudeDegrees", "LongitudeDegrees"]) == (
@@ -229,7 +229,7 @@ def test_extra_ids_can_be_ignored() -> None:
     submission = {"customer_id": ["c9", "c2", "c1"], "prediction": ["x", "c", "a b"]}
     assert score(submission, answers, "MAP@12", "customer_id", ["prediction"]) == 1.0
     assert invalid(submission, answers, "map_at_k_score", "customer_id", ["prediction"]) == (
-        "Submission has id 'c9' at row 1, which is not a test id (1 of its 3 rows have ids outside the 2 test ids)."
+        "Submission has id 'c9' at row 1, which is not a test id (1 of its 3 rows has an id outside the 2 test ids)."
     )
     short = {"customer_id": ["c9", "c2"], "prediction": ["x", "c"]}
     assert invalid(short, answers, "MAP@12", "customer_id", ["prediction"]) == (
@@ -244,7 +244,7 @@ def test_long_ids_are_cut_in_messages() -> None:
     unknown = comment.replace("wrong", "right")
     assert invalid({"Comment": ["short", unknown], "Insult": [0.1, 0.9]}, answers, "auc-roc", "Comment", ["Insult"]) == (
         f"Submission has id {unknown[:80]!r}... ({len(unknown)} characters) at row 2, which is not a test id "
-        "(1 of its 2 rows have ids outside the 2 test ids)."
+        "(1 of its 2 rows has an id outside the 2 test ids)."
     )
     assert invalid({"Comment": ["short", comment], "Insult": [0.1, 2.0]}, answers, "auc-roc", "Comment", ["Insult"]) == (
         f"Submission column 'Insult' has 2.0 at row 2 (id {comment[:80]!r}... ({len(comment)} characters)), "
@@ -325,7 +325,7 @@ def test_a_composite_id_may_have_an_empty_part() -> None:
     submission["Date"][0] = "20990101000000Z"
     assert invalid(submission, answers, "auc-roc", "Comment", ["Insult"], id_columns=["Date", "Comment"]) == (
         "Submission has id ('20990101000000Z', 'nice') at row 1, which is not a test id "
-        "(1 of its 3 rows have ids outside the 3 test ids)."
+        "(1 of its 3 rows has an id outside the 3 test ids)."
     )
     submission["Date"][0], submission["Comment"][0] = None, None
     assert invalid(submission, answers, "auc-roc", "Comment", ["Insult"], id_columns=["Date", "Comment"]) == (

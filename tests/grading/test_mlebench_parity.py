@@ -207,3 +207,16 @@ def test_a_constant_prediction_of_a_correlation_is_valid_without_a_score(tmp_pat
     assert not report["any_medal"] and not report["above_median"]
     assert report["error"].startswith("the metric is undefined for this submission (it returned nan")
     assert validate_submission(sample, spec, data_dir) == (True, "Submission is valid.")
+
+
+@pytest.mark.parametrize(("cell", "what"), [("", "a missing value"), ("inf", "the value inf"), ("NaN", "a missing value")])
+def test_a_correlation_with_a_missing_or_infinite_prediction_is_valid_without_a_score(cell: str, what: str, tmp_path: Path) -> None:
+    from grading.errors import UndefinedScore
+
+    answers = "id,anchor,target,context,score\na1,x,y,A01,0.5\na2,x,z,A01,0.25\na3,w,y,B02,1.0\n"
+    with pytest.raises(UndefinedScore, match=rf"^Submission column 'score' has {what} at row 2 \(id 'a2'\), for which pearson-correlation-coefficient is undefined"):
+        grade("us-patent-phrase-to-phrase-matching", answers, f"id,score\na1,0.4\na2,{cell}\na3,0.9\n", tmp_path)
+    # Text is no number: the submission is invalid, as SciPy fails on it.
+    with pytest.raises(InvalidSubmission, match=r"non-numeric value 'high' at row 2") as excinfo:
+        grade("us-patent-phrase-to-phrase-matching", answers, "id,score\na1,0.4\na2,high\na3,0.9\n", tmp_path)
+    assert not isinstance(excinfo.value, UndefinedScore)

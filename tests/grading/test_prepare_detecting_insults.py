@@ -121,6 +121,7 @@ def test_a_comment_on_too_few_rows_is_named_with_both_counts(
     assert not report.valid_submission
     first = int(np.flatnonzero((comments == comment).to_numpy())[0])
     assert report.error == (
-        f"Submission has id {comment!r} on {want - 1} {'row' if want == 2 else 'rows'}; the test set has it on "
-        f"{want} (the first is row {first + 1} of the test set); rows with one id are paired in file order."
+        f"Submission has id {comment!r} on {want - 1} {'row' if want == 2 else 'rows'}, the test set on {want} "
+        f"(its first test row is row {first + 1}); each id must stand on as many rows as in the test set "
+        f"({len(answers)} rows in all; the submission has {len(short)}), paired in file order."
     )

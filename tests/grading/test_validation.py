@@ -131,7 +131,7 @@ def test_unknown_id_names_id_and_row(tmp_path: Path, answers: pd.DataFrame) -> N
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
     assert message(excinfo) == (
-        "Submission has id '9999_01' at row 3, which is not a test id (1 of its 4 rows have ids outside the 4 test ids)."
+        "Submission has id '9999_01' at row 3, which is not a test id (1 of its 4 rows has an id outside the 4 test ids)."
     )
 
 
@@ -141,7 +141,7 @@ def test_ids_are_compared_as_text(tmp_path: Path, answers: pd.DataFrame) -> None
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
     assert message(excinfo) == (
-        "Submission has id '1_01' at row 1, which is not a test id (1 of its 4 rows have ids outside the 4 test ids)."
+        "Submission has id '1_01' at row 1, which is not a test id (1 of its 4 rows has an id outside the 4 test ids)."
     )
 
 
@@ -174,7 +174,7 @@ def test_too_many_rows_is_a_repeat_or_unknown_id(tmp_path: Path, answers: pd.Dat
     with pytest.raises(InvalidSubmission) as excinfo:
         check(tmp_path, text, answers)
     assert message(excinfo) == (
-        "Submission has id '0005_01' at row 5, which is not a test id (1 of its 5 rows have ids outside the 4 test ids)."
+        "Submission has id '0005_01' at row 5, which is not a test id (1 of its 5 rows has an id outside the 4 test ids)."
     )
 
 
