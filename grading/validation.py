@@ -1051,8 +1051,14 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     floats: dict[str, np.ndarray] = {}
     replaced: dict[str, Any] = {}
     kind = metric.target_kind
+    unscored = _unscored_file_rows(answers, order, options, n_rows=len(submission), metric=metric)
     for column in targets:
         values = submission[column]
+        if unscored is not None:
+            # Rows the row mask drops are never read: MLE-bench drops them before scoring, so a
+            # missing or odd value there is no error. They take the first scored row's value,
+            # which is checked itself, and the mask removes them after alignment.
+            values = values.where(~unscored, values.iloc[int(np.flatnonzero(~unscored)[0])])
         if kind is TargetKind.TEXT and metric.allow_missing:
             if values.isna().any():
                 replaced[column] = values.astype(object).where(values.notna(), "")
@@ -1081,6 +1087,27 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     if options.row_sum_tolerance is not None and kind in (TargetKind.PROBABILITY, TargetKind.NUMERIC) and len(targets) > 1:
         check_row_sums([floats[c] for c in targets], columns=targets, ids=ids, tolerance=options.row_sum_tolerance)
     return _Checked(answers=answers, submission=submission, ids=ids, order=order, floats=floats, replaced=replaced)
+
+
+def _unscored_file_rows(
+    answers: pd.DataFrame, order: np.ndarray, options: ScoringOptions, *, n_rows: int, metric: Metric
+) -> np.ndarray | None:
+    """Which submission rows the ``row_mask`` leaves out of the score; None when it leaves none out.
+
+    ``order`` holds each answer row's row in the file; rows it does not hold (ids dropped by
+    ``extra_ids: ignore``) are dropped too. ``None`` also when every row is left out (the
+    usual checks then apply) or the answers lack the mask's column (an error named later).
+    """
+    if options.row_mask is None or metric.repeated_answer_ids or len(order) != len(answers):
+        return None
+    column, value = options.row_mask
+    if column not in answers.columns:
+        return None
+    scored = np.zeros(n_rows, dtype=bool)
+    scored[order] = (answers[column] == value).to_numpy(dtype=bool)
+    if scored.all() or not scored.any():
+        return None
+    return ~scored
 
 
 def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame, metric: Metric) -> None:

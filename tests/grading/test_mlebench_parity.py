@@ -220,3 +220,25 @@ def test_a_correlation_with_a_missing_or_infinite_prediction_is_valid_without_a_
     with pytest.raises(InvalidSubmission, match=r"non-numeric value 'high' at row 2") as excinfo:
         grade("us-patent-phrase-to-phrase-matching", answers, "id,score\na1,0.4\na2,high\na3,0.9\n", tmp_path)
     assert not isinstance(excinfo.value, UndefinedScore)
+
+
+def test_ventilator_rows_left_out_of_the_score_may_hold_anything(tmp_path: Path) -> None:
+    # u_out = 1 rows (the expiratory phase) are dropped before MLE-bench's grader reads a value.
+    answers = "id,breath_id,u_out,pressure\n1,1,0,5.0\n2,1,0,7.0\n3,1,1,9.0\n4,1,1,3.0\n"
+    expected = grade("ventilator-pressure-prediction", answers, "id,pressure\n1,6.0\n2,7.0\n3,0.0\n4,0.0\n", tmp_path)
+    assert expected == 0.5
+    for unscored in ("", "nan", "inf", "high"):
+        submission = f"id,pressure\n1,6.0\n2,7.0\n3,{unscored}\n4,0.0\n"
+        assert grade("ventilator-pressure-prediction", answers, submission, tmp_path) == expected, unscored
+    # A scored row is checked as ever.
+    with pytest.raises(InvalidSubmission, match=r"^Submission column 'pressure' has a missing value at row 2 \(id '2'\)"):
+        grade("ventilator-pressure-prediction", answers, "id,pressure\n1,6.0\n2,\n3,0.0\n4,0.0\n", tmp_path)
+
+
+def test_stanford_covid_unscored_positions_may_be_left_empty(tmp_path: Path) -> None:
+    columns = "reactivity,deg_Mg_pH10,deg_Mg_50C"
+    answers = f"id_seqpos,{columns},keep\nm_0,0.5,0.5,0.5,True\nm_1,1.0,1.0,1.0,True\nm_2,2.0,2.0,2.0,False\n"
+    header = f"id_seqpos,{columns},deg_pH10,deg_50C\n"
+    full = header + "m_0,0.5,0.5,0.5,0,0\nm_1,1.0,1.0,1.0,0,0\nm_2,0.1,0.1,0.1,0,0\n"
+    blank = header + "m_2,,,,0,0\nm_0,0.5,0.5,0.5,0,0\nm_1,1.0,1.0,1.0,0,0\n"
+    assert grade("stanford-covid-vaccine", answers, full, tmp_path) == grade("stanford-covid-vaccine", answers, blank, tmp_path) == 0.0
