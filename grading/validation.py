@@ -328,8 +328,10 @@ class ScoringOptions:
     id_match : str
         ``"exact"`` (ids compared as text) or ``"number"`` (ids of two number columns compared by
         value, see :func:`ids_by_number`).
-    missing_values : str
-        ``"error"`` or ``"nan_text"`` (missing label cells are the text ``"nan"`` in both files).
+    missing_values : str or None
+        ``None`` (the metric decides), ``"error"`` (missing cells are rejected even where the
+        metric allows empty text) or ``"nan_text"`` (missing label cells are the text ``"nan"``
+        in both files).
     repeated_ids : str
         ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
         occurrence (see :func:`check_ids_in_order`).
@@ -349,7 +351,7 @@ class ScoringOptions:
     column_order: str = "any"
     extra_ids: str = "error"
     id_match: str = "exact"
-    missing_values: str = "error"
+    missing_values: str | None = None
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
     value_range: tuple[float, float] | None = None
@@ -438,8 +440,8 @@ def scoring_options(
     id_match = scoring.get("id_match", "exact")
     if id_match not in ("exact", "number"):
         raise ConfigError(f"{where}: metric parameter 'id_match' must be 'exact' or 'number', not {id_match!r}")
-    missing_values = scoring.get("missing_values", "error")
-    if missing_values not in ("error", "nan_text"):
+    missing_values = scoring.get("missing_values")
+    if missing_values not in (None, "error", "nan_text"):
         raise ConfigError(
             f"{where}: metric parameter 'missing_values' must be 'error' or 'nan_text', not {missing_values!r}"
         )
@@ -1059,7 +1061,7 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
             # missing or odd value there is no error. They take the first scored row's value,
             # which is checked itself, and the mask removes them after alignment.
             values = values.where(~unscored, values.iloc[int(np.flatnonzero(~unscored)[0])])
-        if kind is TargetKind.TEXT and metric.allow_missing:
+        if kind is TargetKind.TEXT and metric.allow_missing and options.missing_values != "error":
             if values.isna().any():
                 replaced[column] = values.astype(object).where(values.notna(), "")
             continue

@@ -78,10 +78,12 @@ class TargetKind(enum.Enum):
 #: - ``id_match``: ``"exact"`` (default) or ``"number"``: ids are compared as text, or, where both
 #:   id columns hold only numbers, by the number they spell (``"00002"``, ``"2"`` and ``"2.0"`` are
 #:   one id), as MLE-bench's graders compare ids that pandas reads as numbers.
-#: - ``missing_values``: ``"error"`` (default) or ``"nan_text"``: an empty or missing-looking cell
-#:   (``""``, ``"NA"``, ``"None"``, ``"null"`` ...: what pandas reads as missing) in a label column is
-#:   rejected, or taken as the text ``"nan"`` in both files, as MLE-bench's graders that compare
-#:   ``astype(str)`` labels take it.
+#: - ``missing_values``: what an empty or missing-looking cell (``""``, ``"NA"``, ``"None"``,
+#:   ``"null"`` ...: what pandas reads as missing) in a target column is. By default the metric
+#:   says: an error, or empty text where a text metric allows it (an empty mask or box list).
+#:   ``"error"`` rejects it even there (MLE-bench graders that fail on a NaN cell);
+#:   ``"nan_text"`` takes it as the text ``"nan"`` in both files of a label column, as MLE-bench's
+#:   graders that compare ``astype(str)`` labels take it.
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
 #: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several

@@ -242,3 +242,45 @@ def test_stanford_covid_unscored_positions_may_be_left_empty(tmp_path: Path) -> 
     full = header + "m_0,0.5,0.5,0.5,0,0\nm_1,1.0,1.0,1.0,0,0\nm_2,0.1,0.1,0.1,0,0\n"
     blank = header + "m_2,,,,0,0\nm_0,0.5,0.5,0.5,0,0\nm_1,1.0,1.0,1.0,0,0\n"
     assert grade("stanford-covid-vaccine", answers, full, tmp_path) == grade("stanford-covid-vaccine", answers, blank, tmp_path) == 0.0
+
+
+#: Text metrics that read an empty cell as an empty prediction, in competitions whose MLE-bench
+#: grader fails on the NaN pandas reads there (Levenshtein on a float, rle_decode's str check,
+#: .split or .strip on NaN).
+EMPTY_CELL_IS_INVALID = {
+    "billion-word-imputation",
+    "google-research-identify-contrails-reduce-global-warming",
+    "multi-modal-gesture-recognition",
+    "siim-covid19-detection",
+    "vesuvius-challenge-ink-detection",
+    "vinbigdata-chest-xray-abnormalities-detection",
+}
+
+
+def test_only_graders_failing_on_empty_cells_reject_them() -> None:
+    rejecting = {cid for cid in REGISTRY.ids() if (REGISTRY.get(cid).metric.params or {}).get("missing_values") == "error"}
+    assert rejecting == EMPTY_CELL_IS_INVALID
+
+
+@pytest.mark.parametrize("competition_id", sorted(EMPTY_CELL_IS_INVALID))
+def test_an_empty_prediction_is_rejected_as_mlebench_does(competition_id: str, tmp_path: Path) -> None:
+    from tests.grading.test_column_policy import _pair
+
+    spec = REGISTRY.get(competition_id)
+    answers_path, submission, params = _pair(spec, tmp_path)
+    target = spec.target_columns[0]
+    blank = submission.copy()
+    blank.loc[blank.index[1], target] = ""
+    path = tmp_path / "submission.csv"
+    blank.to_csv(path, index=False, lineterminator="\n")
+
+    def score(**changes: object) -> float:
+        return score_csv(
+            path, answers_path, metric=spec.metric.name, id_column=spec.id_column, target_columns=spec.target_columns,
+            params={**params, **changes},
+        )
+
+    with pytest.raises(InvalidSubmission, match=rf"^Submission column '{target}' has a missing value at row 2"):
+        score()
+    params.pop("missing_values")
+    assert isinstance(score(), float)  # the metric itself reads it as an empty prediction
