@@ -158,6 +158,15 @@ def _pair(spec: CompetitionSpec, tmp_path: Path) -> tuple[Path, pd.DataFrame, di
 
         submission = submission.assign(**moved(submission, columns))
         answers = answers.assign(**moved(answers, answer_columns))
+    if options.missing_values == "error":
+        # No empty predictions where the grader rejects them: such a cell takes its answer.
+        id_column = options.id_columns[0]
+        for column, answer_column in zip(options.target_columns, options.answer_target_columns):
+            if answer_column not in answers.columns:  # one answer row per box: no cell to copy
+                continue
+            truth = answers.drop_duplicates(id_column).set_index(id_column)[answer_column]
+            empty = submission[column] == ""
+            submission.loc[empty, column] = submission.loc[empty, id_column].map(truth)
     if options.row_mask is not None:
         # Every answer row is scored but the last.
         column, value = options.row_mask
