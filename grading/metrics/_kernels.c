@@ -750,8 +750,19 @@ match_in_cell(const unsigned char *p, const unsigned char *end, const unsigned c
     return -1;
 }
 
+/* A row's place (-1 .. k - 1): written to found[i], or counted in counts[place + 1] when the
+ * caller wants only how many rows take each place (counts has k + 1 entries). */
+static inline void
+record_place(int64_t *found, int64_t *counts, Py_ssize_t i, int64_t place)
+{
+    if (counts)
+        counts[place + 1]++;
+    else
+        found[i] = place;
+}
+
 /*
- * found[i] = the 0-based place of labels[i] among the first k tokens of cells[i], split on
+ * found[i] = the 0-based place of labels[i] among the first k tokens of cells[i], split on * found[i] = the 0-based place of labels[i] among the first k tokens of cells[i], split on
  * single spaces as str.split(" ") splits (an empty cell is one empty token); -1 when none of
  * them equals the label. The caller makes sure no label holds a space.
  */
@@ -762,7 +773,8 @@ match_in_cell(const unsigned char *p, const unsigned char *end, const unsigned c
 /* match_first_tokens with each short cell's spaces found by one AVX-512 comparison of its
  * (up to 63) bytes; a masked load reads no byte past the cell. */
 __attribute__((target("avx512f,avx512bw,bmi,bmi2"))) static void
-match_first_tokens_avx512(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found)
+match_first_tokens_avx512(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found,
+                          int64_t *counts)
 {
     const __m512i spaces = _mm512_set1_epi8(' ');
     for (Py_ssize_t i = 0; i < cells->n; i++) {
@@ -773,16 +785,17 @@ match_first_tokens_avx512(const text_column *cells, const text_column *labels, P
         if (size <= MASKED_CELL_BYTES) {
             __m512i bytes = _mm512_maskz_loadu_epi8(_bzhi_u64(~0ULL, (unsigned)size), cell);
             uint64_t ends = _mm512_cmpeq_epi8_mask(bytes, spaces);
-            found[i] = first_match_in_ends(cell, size, cells->limit, ends, label, label_size, labels->limit, k);
+            record_place(found, counts, i,
+                         first_match_in_ends(cell, size, cells->limit, ends, label, label_size, labels->limit, k));
         } else {
-            found[i] = match_in_cell(cell, cell + size, label, label_size, k);
+            record_place(found, counts, i, match_in_cell(cell, cell + size, label, label_size, k));
         }
     }
 }
 #endif
 
 static void
-match_first_tokens(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found)
+match_first_tokens(const text_column *cells, const text_column *labels, Py_ssize_t k, int64_t *found, int64_t *counts)
 {
     for (Py_ssize_t i = 0; i < cells->n; i++) {
         const unsigned char *cell = cells->data + cells->offsets[i];
@@ -790,15 +803,17 @@ match_first_tokens(const text_column *cells, const text_column *labels, Py_ssize
         const unsigned char *label = labels->data + labels->offsets[i];
         size_t label_size = (size_t)(labels->offsets[i + 1] - labels->offsets[i]);
         if (size <= MASKED_CELL_BYTES) {
-            found[i] = match_in_short_cell(cell, size, cells->limit, label, label_size, labels->limit, k);
+            record_place(found, counts, i, match_in_short_cell(cell, size, cells->limit, label, label_size, labels->limit, k));
         } else {
-            found[i] = match_in_cell(cell, cell + size, label, label_size, k);
+            record_place(found, counts, i, match_in_cell(cell, cell + size, label, label_size, k));
         }
     }
 }
 
+/* first_token_match (found: one place per row) or first_token_counts (counts: rows per place,
+ * added to what the array holds), by `counting`. */
 static PyObject *
-py_first_token_match(PyObject *self, PyObject *args)
+first_tokens(PyObject *args, int counting)
 {
     Py_buffer co, cd, lo, ld, out;
     Py_ssize_t k;
@@ -807,16 +822,18 @@ py_first_token_match(PyObject *self, PyObject *args)
     text_column cells, labels;
     int ok = 0;
     if (text_column_from(&co, &cd, &cells) == 0 && text_column_from(&lo, &ld, &labels) == 0) {
-        if (labels.n != cells.n || out.len != cells.n * 8) {
-            PyErr_SetString(PyExc_ValueError, "cells, labels and found must have one entry per row");
+        if (labels.n != cells.n || k < 1 || out.len != (counting ? (k + 1) * 8 : cells.n * 8)) {
+            PyErr_SetString(PyExc_ValueError,
+                            "cells and labels must have one entry per row, k >= 1, and found one per row (counts k + 1)");
         } else {
+            int64_t *found = counting ? NULL : (int64_t *)out.buf, *counts = counting ? (int64_t *)out.buf : NULL;
             Py_BEGIN_ALLOW_THREADS
 #ifdef HAVE_AVX512_VARIANT
             if (__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("bmi2"))
-                match_first_tokens_avx512(&cells, &labels, k, (int64_t *)out.buf);
+                match_first_tokens_avx512(&cells, &labels, k, found, counts);
             else
 #endif
-                match_first_tokens(&cells, &labels, k, (int64_t *)out.buf);
+                match_first_tokens(&cells, &labels, k, found, counts);
             Py_END_ALLOW_THREADS
             ok = 1;
         }
@@ -829,6 +846,18 @@ py_first_token_match(PyObject *self, PyObject *args)
     if (!ok)
         return NULL;
     Py_RETURN_NONE;
+}
+
+static PyObject *
+py_first_token_match(PyObject *self, PyObject *args)
+{
+    return first_tokens(args, 0);
+}
+
+static PyObject *
+py_first_token_counts(PyObject *self, PyObject *args)
+{
+    return first_tokens(args, 1);
 }
 
 /* ---- ROC AUC -------------------------------------------------------------------------------- */
@@ -960,6 +989,10 @@ static PyMethodDef kernel_methods[] = {
      "first_token_match(cell_offsets, cell_data, label_offsets, label_data, k, found) -> None\n\n"
      "Fill found (int64, one per row) with the place of each row's label among the first k\n"
      "space-separated tokens of its cell, -1 where absent."},
+    {"first_token_counts", py_first_token_counts, METH_VARARGS,
+     "first_token_counts(cell_offsets, cell_data, label_offsets, label_data, k, counts) -> None\n\n"
+     "Add to counts (int64, k + 1 entries) the rows whose label is absent from the first k tokens\n"
+     "(counts[0]) or first found at place p (counts[p + 1])."},
     {"split_by_label", py_split_by_label, METH_VARARGS,
      "split_by_label(truth, scores, pos, neg) -> int\n\n"
      "Copy the scores of rows whose truth is the column's highest value into pos, those at its\n"

@@ -32,6 +32,7 @@ __all__ = [
     "inverse_order",
     "take_text",
     "first_token_match",
+    "first_token_counts",
     "auc_pair_counts",
 ]
 
@@ -159,38 +160,49 @@ def same_texts(a: Any, b: Any) -> bool | None:
         return None
     if len(a) != len(b):
         return False
-    # Both columns' chunks walked at once: stretches of rows that lie in one chunk of each.
-    stretches: list[tuple[Any, int, Any, int, int]] = []  # (a chunk, row in it, b chunk, row in it, rows)
+    stretches = _aligned_stretches(a, b)
+
+    def compare(start: int, stop: int) -> bool:
+        """The rows start .. stop - 1 of both columns are the same texts."""
+        return all(kernels.same_texts(ao, ad, bo, bd) for ao, ad, bo, bd, _, _ in _pieces(stretches, start, stop))
+
+    half = len(a) // 2
+    return all(_in_two_threads(lambda: compare(0, half), lambda: compare(half, len(a)), large=len(a) >= _PARALLEL_ROWS))
+
+
+def _aligned_stretches(a: Any, b: Any) -> list[tuple[Any, int, Any, int, int, int]]:
+    """Two columns of one length cut into runs of rows that lie in one chunk of each.
+
+    Each run is ``(a chunk, its first row in that chunk, b chunk, likewise, first row, rows)``.
+    """
+    stretches = []
     a_chunks, b_chunks = [c for c in a.chunks if len(c)], [c for c in b.chunks if len(c)]
-    ai = bi = a_at = b_at = 0
+    ai = bi = a_at = b_at = first = 0
     while ai < len(a_chunks) and bi < len(b_chunks):
         a_chunk, b_chunk = a_chunks[ai], b_chunks[bi]
         rows = min(len(a_chunk) - a_at, len(b_chunk) - b_at)
-        stretches.append((a_chunk, a_at, b_chunk, b_at, rows))
-        a_at, b_at = a_at + rows, b_at + rows
+        stretches.append((a_chunk, a_at, b_chunk, b_at, first, rows))
+        a_at, b_at, first = a_at + rows, b_at + rows, first + rows
         if a_at == len(a_chunk):
             ai, a_at = ai + 1, 0
         if b_at == len(b_chunk):
             bi, b_at = bi + 1, 0
+    return stretches
 
-    def compare(start: int, stop: int) -> bool:
-        """The rows start .. stop - 1 of both columns are the same texts."""
-        first = 0
-        for a_chunk, a_at, b_chunk, b_at, rows in stretches:
-            low, high = max(start, first), min(stop, first + rows)
-            if low < high:
-                a_offsets, a_data = _buffers(a_chunk)
-                b_offsets, b_data = _buffers(b_chunk)
-                a_low, b_low = a_at + low - first, b_at + low - first
-                if not kernels.same_texts(
-                    a_offsets[a_low : a_low + high - low + 1], a_data, b_offsets[b_low : b_low + high - low + 1], b_data
-                ):
-                    return False
-            first += rows
-        return True
 
-    half = len(a) // 2
-    return all(_in_two_threads(lambda: compare(0, half), lambda: compare(half, len(a)), large=len(a) >= _PARALLEL_ROWS))
+def _pieces(stretches: list[tuple[Any, int, Any, int, int, int]], start: int, stop: int):
+    """The buffers of the rows ``start .. stop - 1`` of both columns, a run at a time.
+
+    Yields ``(a offsets, a bytes, b offsets, b bytes, low, high)``: each side's offsets cut to
+    the rows ``low .. high - 1`` (one more offset than rows), its bytes whole.
+    """
+    for a_chunk, a_at, b_chunk, b_at, first, rows in stretches:
+        low, high = max(start, first), min(stop, first + rows)
+        if low < high:
+            a_offsets, a_data = _buffers(a_chunk)
+            b_offsets, b_data = _buffers(b_chunk)
+            a_low, b_low = a_at + low - first, b_at + low - first
+            yield a_offsets[a_low : a_low + high - low + 1], a_data, b_offsets[b_low : b_low + high - low + 1], b_data, low, high
 
 
 def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
@@ -326,34 +338,63 @@ def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
         is; ``None`` when a label holds a space or the kernels are not available.
     """
     kernels = _module()
-    if kernels is None or k < 1 or len(cells) != len(labels):
-        return None
-    label_offsets, label_data = _single_chunk_buffers(labels)
-    if (label_data[label_offsets[0] : label_offsets[-1]] == 32).any():
+    if kernels is None or k < 1 or len(cells) != len(labels) or _holds_a_space(labels):
         return None
     found = np.empty(len(cells), dtype=np.int64)
-    # The cell chunks in place, cut in two halves of the rows that run in two threads; the
-    # labels' offsets cut to match each stretch.
-    stretches: list[tuple[np.ndarray, np.ndarray, int, int]] = []
-    first_row = 0
-    for chunk in cells.chunks:
-        if len(chunk):
-            offsets, data = _buffers(chunk)
-            stretches.append((offsets, data, first_row, first_row + len(chunk)))
-        first_row += len(chunk)
-    half = len(cells) // 2
+    stretches = _aligned_stretches(cells, labels)
 
     def run(start: int, stop: int) -> None:
-        for offsets, data, begin, end in stretches:
-            low, high = max(begin, start), min(end, stop)
-            if low < high:
-                kernels.first_token_match(
-                    offsets[low - begin : high - begin + 1], data, label_offsets[low : high + 1], label_data, k,
-                    found[low:high],
-                )
+        for co, cd, lo, ld, low, high in _pieces(stretches, start, stop):
+            kernels.first_token_match(co, cd, lo, ld, k, found[low:high])
 
+    half = len(cells) // 2
     _in_two_threads(lambda: run(0, half), lambda: run(half, len(cells)), large=len(cells) >= _PARALLEL_ROWS)
     return found
+
+
+def first_token_counts(cells: Any, labels: Any, k: int) -> np.ndarray | None:
+    """How many rows find their label at each place among the first ``k`` tokens.
+
+    :func:`first_token_match` reduced to its histogram, without an array of one place per row.
+
+    Parameters
+    ----------
+    cells, labels : pyarrow.ChunkedArray
+        ``large_string`` arrays of one length without nulls.
+    k : int
+        Tokens that count per row (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (k + 1,), or None
+        Entry 0 counts the rows whose label is none of their first ``k`` tokens, entry
+        ``p + 1`` those whose label is first found at place ``p``; ``None`` when a label holds
+        a space or the kernels are not available.
+    """
+    kernels = _module()
+    if kernels is None or k < 1 or len(cells) != len(labels) or _holds_a_space(labels):
+        return None
+    stretches = _aligned_stretches(cells, labels)
+
+    def count(start: int, stop: int) -> np.ndarray:
+        counts = np.zeros(k + 1, dtype=np.int64)
+        for co, cd, lo, ld, _, _ in _pieces(stretches, start, stop):
+            kernels.first_token_counts(co, cd, lo, ld, k, counts)
+        return counts
+
+    half = len(cells) // 2
+    first, second = _in_two_threads(lambda: count(0, half), lambda: count(half, len(cells)), large=len(cells) >= _PARALLEL_ROWS)
+    return first + second
+
+
+def _holds_a_space(labels: Any) -> bool:
+    """Some text of the column holds a space (so it is not one token)."""
+    for chunk in labels.chunks:
+        if len(chunk):
+            offsets, data = _buffers(chunk)
+            if (data[offsets[0] : offsets[-1]] == 32).any():
+                return True
+    return False
 
 
 def auc_pair_counts(truth: np.ndarray, scores: np.ndarray) -> tuple[int, int, int, int] | None:

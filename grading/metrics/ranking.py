@@ -17,6 +17,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from grading.metrics import native
 from grading.metrics.arrowtext import arrow_text, first_token_match
 from grading.metrics.base import in_answer_order, invalid_cell, undefined_metric
 from grading.metrics.tokens import split_tokens, token_codes
@@ -130,27 +131,31 @@ def _single_label_mean_ap(truth: pd.Series, pred: pd.Series, k: int) -> float | 
     place, ``sum_r count_r / (r + 1) / n`` (the terms added with one rounding, :func:`math.fsum`), so
     it does not depend on the order of the rows, to the last bit.
     """
-    rank = _single_label_rank_arrow(truth, pred, k)  # within -1 .. k - 1
-    if rank is None:
+    # Rows per place: index 0 counts misses, index r + 1 the rows whose label is first at rank r.
+    per_place = _single_label_places_arrow(truth, pred, k)
+    if per_place is None:
         labels = _texts(truth)
         if any(" " in label for label in labels):
             return None
         rank = np.fromiter(map(_rank_of, _texts(pred), labels), dtype=np.int64, count=len(labels))
         rank[rank >= k] = -1
-    if not rank.size:
+        per_place = np.bincount(rank + 1, minlength=k + 1)
+    n_rows = int(per_place.sum())
+    if not n_rows:
         return 0.0
-    # Rows per place: index 0 counts misses (rank -1), index r + 1 the hits at rank r.
-    per_place = np.bincount(rank + 1, minlength=k + 1)
-    return math.fsum(int(count) / (place + 1.0) for place, count in enumerate(per_place[1:])) / rank.size
+    return math.fsum(int(count) / (place + 1.0) for place, count in enumerate(per_place[1:])) / n_rows
 
 
-def _single_label_rank_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | None:
-    """Per row, the place of the one true label among the first ``k`` predicted tokens.
+def _single_label_places_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | None:
+    """Rows per place of the one true label among the first ``k`` predicted tokens.
 
     The Arrow-backed counterpart of :func:`_rank_of` over whole columns (missing cells as
-    ``""``), by :func:`grading.metrics.arrowtext.first_token_match`. Returns -1 where the label
-    is not among them, and ``None`` when a column is not Arrow-backed text or an answer holds
-    several labels, so the caller takes the general path.
+    ``""``): the compiled kernels count the places at once
+    (:func:`grading.metrics.native.first_token_counts`); otherwise
+    :func:`grading.metrics.arrowtext.first_token_match` gives each row's place. Entry 0 counts
+    the rows whose label is not among those tokens, entry ``r + 1`` those whose label is first
+    at place ``r``. ``None`` when a column is not Arrow-backed text or an answer holds several
+    labels, so the caller takes the general path.
     """
     if k < 1:
         return None
@@ -163,7 +168,11 @@ def _single_label_rank_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.nd
         truth_text = pc.fill_null(truth_text, "")
     if pred_text.null_count:
         pred_text = pc.fill_null(pred_text, "")
-    return first_token_match(pred_text, truth_text, k)
+    counts = native.first_token_counts(pred_text, truth_text, k)
+    if counts is not None:
+        return counts
+    rank = first_token_match(pred_text, truth_text, k)
+    return None if rank is None else np.bincount(rank + 1, minlength=k + 1)
 
 
 def _count_inversions(ranks: list[int]) -> int:

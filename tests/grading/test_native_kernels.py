@@ -124,6 +124,20 @@ def test_first_token_match_decides_every_row_like_str_split(k: int) -> None:
         assert got.tolist() == [reference_place(c, label, k) for c, label in zip(cells, labels)], (cells, labels)
 
 
+@pytest.mark.parametrize("k", [1, 5, 9])
+def test_first_token_counts_count_the_places_str_split_gives(k: int) -> None:
+    rng = np.random.default_rng(100 + k)
+    for n in list(range(1, 40)) + [native._PARALLEL_ROWS * 2 + 3]:
+        cells = [" ".join(VOCABULARY[i] for i in rng.integers(0, len(VOCABULARY), int(rng.integers(0, 12)))) for _ in range(min(n, 3000))]
+        cells = [cells[i % len(cells)] for i in range(n)]
+        labels = [VOCABULARY[int(i)] for i in rng.integers(0, len(VOCABULARY), n)]
+        # Both columns chunked, differently, with edges on both sides of the middle.
+        counts = native.first_token_counts(chunked(["pad"] + cells, rng).slice(1), chunked(labels, rng), k)
+        places = np.array([reference_place(c, label, k) for c, label in zip(cells, labels)])
+        assert counts.tolist() == np.bincount(places + 1, minlength=k + 1).tolist(), n
+    assert native.first_token_counts(chunked(["a b"], rng), chunked(["a b"], rng), 5) is None  # a label with a space
+
+
 def test_first_token_match_cells_around_64_bytes() -> None:
     # Cells of up to 63 bytes have their spaces found as one mask; longer ones token by token.
     for size in range(55, 75):
