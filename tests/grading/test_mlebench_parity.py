@@ -126,9 +126,13 @@ IDS_BY_NUMBER = {
 }
 
 
+def setting(name: str, value: object) -> set[str]:
+    """The competitions whose config sets the scoring parameter ``name`` to ``value``."""
+    return {cid for cid in REGISTRY.ids() if (REGISTRY.get(cid).metric.params or {}).get(name) == value}
+
+
 def test_only_graders_comparing_numbers_match_ids_by_number() -> None:
-    matched = {cid for cid in REGISTRY.ids() if (REGISTRY.get(cid).metric.params or {}).get("id_match") == "number"}
-    assert matched == IDS_BY_NUMBER
+    assert setting("id_match", "number") == IDS_BY_NUMBER
 
 
 @pytest.mark.parametrize("competition_id", sorted(IDS_BY_NUMBER))
@@ -258,8 +262,7 @@ EMPTY_CELL_IS_INVALID = {
 
 
 def test_only_graders_failing_on_empty_cells_reject_them() -> None:
-    rejecting = {cid for cid in REGISTRY.ids() if (REGISTRY.get(cid).metric.params or {}).get("missing_values") == "error"}
-    assert rejecting == EMPTY_CELL_IS_INVALID
+    assert setting("missing_values", "error") == EMPTY_CELL_IS_INVALID
 
 
 @pytest.mark.parametrize("competition_id", sorted(EMPTY_CELL_IS_INVALID))
