@@ -16,6 +16,7 @@ import pytest
 from grading import CompetitionRegistry, find_competitions_root
 from grading.errors import InvalidSubmission
 from grading.grade import score_csv, score_submission
+from tests.grading.test_column_policy import _pair
 
 ROOT = find_competitions_root()
 REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
@@ -137,8 +138,6 @@ def test_only_graders_comparing_numbers_match_ids_by_number() -> None:
 
 @pytest.mark.parametrize("competition_id", sorted(IDS_BY_NUMBER))
 def test_ids_spelled_as_other_numbers_grade_alike(competition_id: str, tmp_path: Path) -> None:
-    from tests.grading.test_column_policy import _pair
-
     spec = REGISTRY.get(competition_id)
     answers_path, submission, params = _pair(spec, tmp_path)
     answers = pd.read_csv(answers_path, dtype=str, keep_default_na=False)
@@ -267,8 +266,6 @@ def test_only_graders_failing_on_empty_cells_reject_them() -> None:
 
 @pytest.mark.parametrize("competition_id", sorted(EMPTY_CELL_IS_INVALID))
 def test_an_empty_prediction_is_rejected_as_mlebench_does(competition_id: str, tmp_path: Path) -> None:
-    from tests.grading.test_column_policy import _pair
-
     spec = REGISTRY.get(competition_id)
     answers_path, submission, params = _pair(spec, tmp_path)
     target = spec.target_columns[0]
