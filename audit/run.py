@@ -14,6 +14,7 @@ decoded by :func:`decode_text` (UTF-8, BOMs honoured, invalid bytes replaced and
 from __future__ import annotations
 
 import enum
+import errno
 import hashlib
 import json
 import logging
@@ -21,11 +22,12 @@ import os
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from audit.errors import RunLayoutError
 from audit.model import Skipped
 from audit.parsing import language_for_path
+from grading import untrusted_json
 
 __all__ = [
     "RunLayout",
@@ -36,6 +38,8 @@ __all__ = [
     "classify_path",
     "decode_text",
     "detect_layout",
+    "display_name",
+    "read_run_file",
 ]
 
 logger = logging.getLogger(__name__)
@@ -81,11 +85,14 @@ class ArtifactKind(enum.Enum):
 class Artifact:
     """One file of a run.
 
-    ``path`` is POSIX relative to the run root; ``abs_path`` is where it lies on disk.
-    ``language`` is the grammar name for code files, else ``None``. ``size`` is the file's
-    size in bytes on disk. ``truncated`` marks a log larger than ``RunLayout.MAX_LOG_BYTES``, of
-    which only the first part is read (``read_size`` bytes, ending at a line end); ``sha256``
-    is then the digest of that part.
+    ``path`` is POSIX relative to the run root, printable: a name that is not valid UTF-8 is
+    written with ``\\xNN`` escapes (:func:`display_name`); ``abs_path`` is where the file lies
+    on disk. ``language`` is the grammar name for code files, else ``None``. ``size`` is the
+    file's size in bytes on disk. ``truncated`` marks a log larger than
+    ``RunLayout.MAX_LOG_BYTES``, of which only the first part is read (``read_size`` bytes,
+    ending at a line end); ``sha256`` is then the digest of that part. ``root`` is the run root
+    the file was found under (set by :func:`load_run`): reads then open every folder between
+    the root and the file without following symbolic links.
     """
 
     path: str
@@ -96,6 +103,7 @@ class Artifact:
     sha256: str
     truncated: bool = False
     read_size: int | None = None
+    root: Path | None = None
 
     def read_bytes(self) -> bytes:
         """The file's bytes (for a truncated log: its first ``read_size`` bytes).
@@ -103,13 +111,14 @@ class Artifact:
         Raises
         ------
         OSError
-            If the file cannot be read, is a symlink, or is over the caps.
+            If the file cannot be read, is a symlink, lies under a symlinked folder (when
+            ``root`` is set), or is over the caps.
         """
         if self.truncated or (self.kind is ArtifactKind.LOG and _partly_readable(self.path)):
-            return _read_prefix(self.abs_path, self.path, RunLayout.MAX_LOG_BYTES)
+            return _read_prefix(self.abs_path, self.path, RunLayout.MAX_LOG_BYTES, root=self.root)
         if self.size > RunLayout.MAX_FILE_BYTES:
             raise OSError(f"{self.path}: {self.size} bytes is over the {RunLayout.MAX_FILE_BYTES}-byte cap")
-        return _read_capped(self.abs_path, self.path)
+        return _read_capped(self.abs_path, self.path, root=self.root)
 
     def read_text(self) -> str:
         """The file decoded by :func:`decode_text` (UTF-8, invalid bytes replaced).
@@ -157,35 +166,161 @@ _DATA_SUFFIXES = frozenset(
 #: Directories never entered: version control, caches, editor state. Any other dot-directory
 #: is skipped too (``.git``, ``.ipynb_checkpoints``, ``.venv``).
 _SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
-#: ``O_NOFOLLOW`` makes ``open`` fail on a symlink swapped in after the walk saw a regular file.
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+#: ``O_NOFOLLOW`` makes ``open`` fail on a symlink swapped in after the walk saw a regular file;
+#: ``O_NONBLOCK`` keeps a FIFO swapped in from blocking the open (``fstat`` then refuses it).
+_OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
+               | getattr(os, "O_CLOEXEC", 0))
+#: Folders are opened one at a time, relative to their parent, refusing symlinks at every level.
+_DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+_DIR_FD = (
+    os.open in os.supports_dir_fd and os.scandir in os.supports_fd
+    and hasattr(os, "O_DIRECTORY") and hasattr(os, "O_NOFOLLOW")
+)
 
 
-def _read_capped(abs_path: Path, rel_path: str) -> bytes:
+def display_name(name: str) -> str:
+    """A file name as printable text: bytes that are not UTF-8 become ``\\xNN`` escapes.
+
+    ``os`` hands undecodable name bytes over as lone surrogates (``surrogateescape``), which
+    no report can encode; the escaped name still tells a person which file it is.
+
+    Examples
+    --------
+    >>> display_name("train.py")
+    'train.py'
+    >>> display_name(b"bad\\xff.py".decode("utf-8", "surrogateescape"))
+    'bad\\\\xff.py'
+    """
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return name.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="backslashreplace")
+    return name
+
+
+def _inside(root_real: str, path: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _relative_parts(root: Path, path: Path | str) -> tuple[str, ...]:
+    """The components of ``path`` below ``root`` (``path`` absolute under it, or relative to it).
+
+    Raises
+    ------
+    OSError
+        If ``path`` is not below ``root`` or has ``..``/``.`` components.
+    """
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.relative_to(root)
+        except ValueError:
+            raise OSError(errno.EACCES, "not under the run root") from None
+    parts = candidate.parts
+    if not parts or any(part in ("", ".", "..") for part in parts):
+        raise OSError(errno.EACCES, "not a plain path under the run root")
+    return parts
+
+
+def _refused_component(root: Path, parts: Sequence[str]) -> str | None:
+    """Why a path under ``root`` may not be opened: a symlinked or special folder on the way."""
+    current = root
+    for number, part in enumerate(parts):
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return None
+        shown = "/".join(display_name(p) for p in parts[: number + 1])
+        last = number == len(parts) - 1
+        if stat.S_ISLNK(info.st_mode):
+            return "symbolic link (not followed)" if last else f"its folder {shown} is a symbolic link (not followed)"
+        if not last and not stat.S_ISDIR(info.st_mode):
+            return f"{shown} is not a folder"
+    return None
+
+
+def _open_in_root(root: Path, parts: Sequence[str]) -> int:
+    """Open the regular file ``root/parts...`` for reading, following no symlink on the way.
+
+    Each folder is opened relative to its parent with ``O_NOFOLLOW | O_DIRECTORY`` where the
+    platform allows it (so a folder swapped for a symlink after the walk is refused too);
+    elsewhere every component is checked with ``lstat`` first. The real path must also lie
+    inside the real run root.
+
+    Raises
+    ------
+    OSError
+        With a message naming the refused component.
+    """
+    root_real = os.path.realpath(root)
+    target = os.path.join(root, *parts)
+    refused = _refused_component(root, parts)
+    if refused is not None:
+        raise OSError(errno.ELOOP, refused)
+    if not _inside(root_real, target):
+        raise OSError(errno.EACCES, "resolves outside the run root")
+    if not _DIR_FD:
+        return os.open(target, _OPEN_FLAGS)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for part in parts[:-1]:
+            try:
+                child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise OSError(exc.errno, _refused_component(root, parts) or "a folder on the way is not a folder") from None
+                raise
+            os.close(fd)
+            fd = child
+        try:
+            return os.open(parts[-1], _OPEN_FLAGS, dir_fd=fd)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EMLINK):
+                raise OSError(exc.errno, "symbolic link (not followed)") from None
+            raise
+    finally:
+        os.close(fd)
+
+
+def _open_nofollow(abs_path: Path, root: Path | None) -> int:
+    if root is None:
+        return os.open(abs_path, _OPEN_FLAGS)
+    return _open_in_root(root, _relative_parts(root, abs_path))
+
+
+def _read_fd(fd: int, rel_path: str, limit: int) -> bytes:
+    """Up to ``limit + 1`` bytes of an open regular file; the descriptor is closed."""
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{rel_path}: not a regular file")
+        with os.fdopen(fd, "rb", closefd=True) as handle:
+            fd = -1
+            return handle.read(limit + 1)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _read_capped(abs_path: Path, rel_path: str, *, root: Path | None = None) -> bytes:
     """Read a regular file without following symlinks, at most ``MAX_FILE_BYTES`` bytes.
+
+    With ``root``, no folder between ``root`` and the file may be a symlink either.
 
     Raises
     ------
     OSError
         If the file is a symlink, not a regular file, unreadable, or grew past the cap.
     """
-    fd = os.open(abs_path, _OPEN_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{rel_path}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=True) as handle:
-            fd = -1
-            data = handle.read(RunLayout.MAX_FILE_BYTES + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    data = _read_fd(_open_nofollow(abs_path, root), rel_path, RunLayout.MAX_FILE_BYTES)
     if len(data) > RunLayout.MAX_FILE_BYTES:
-        raise OSError(f"{rel_path}: over the {RunLayout.MAX_FILE_BYTES}-byte cap")
+        raise OSError(errno.EFBIG, f"{rel_path}: over the {RunLayout.MAX_FILE_BYTES}-byte cap")
     return data
 
 
-def _read_prefix(abs_path: Path, rel_path: str, limit: int) -> bytes:
+def _read_prefix(abs_path: Path, rel_path: str, limit: int, *, root: Path | None = None) -> bytes:
     """The first ``limit`` bytes of a regular file (not following symlinks), cut back to the
     last line end when the file is longer, so no record or UTF-8 character is split.
 
@@ -194,22 +329,47 @@ def _read_prefix(abs_path: Path, rel_path: str, limit: int) -> bytes:
     OSError
         If the file is a symlink, not a regular file or unreadable.
     """
-    fd = os.open(abs_path, _OPEN_FLAGS)
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{rel_path}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=True) as handle:
-            fd = -1
-            data = handle.read(limit + 1)
-    finally:
-        if fd >= 0:
-            os.close(fd)
+    data = _read_fd(_open_nofollow(abs_path, root), rel_path, limit)
     if len(data) <= limit:
         return data
     data = data[:limit]
     line_end = data.rfind(b"\n")
     return data[: line_end + 1] if line_end >= 0 else data
+
+
+def read_run_file(root: str | os.PathLike[str], path: str | os.PathLike[str], *,
+                  max_bytes: int = RunLayout.MAX_FILE_BYTES) -> bytes:
+    """Read a file of a run without following symbolic links anywhere below the run root.
+
+    Parameters
+    ----------
+    root : str or path-like
+        The run root (:attr:`Run.root`).
+    path : str or path-like
+        The file, relative to ``root`` (POSIX) or absolute under it.
+    max_bytes : int, optional
+        Files larger than this are refused (checked on the bytes read, not only the size the
+        file system reports).
+
+    Returns
+    -------
+    bytes
+        The whole file.
+
+    Raises
+    ------
+    OSError
+        If the file or a folder between it and ``root`` is a symbolic link, the real path
+        leaves ``root``, the file is not a regular file, unreadable, or over ``max_bytes``;
+        ``strerror`` says which in words.
+    """
+    root_path = Path(root)
+    parts = _relative_parts(root_path, path)
+    rel = "/".join(display_name(p) for p in parts)
+    data = _read_fd(_open_in_root(root_path, parts), rel, max_bytes)
+    if len(data) > max_bytes:
+        raise OSError(errno.EFBIG, f"over the {max_bytes}-byte cap")
+    return data
 
 
 #: Share of undecodable bytes above which a file counts as binary rather than mis-encoded text.
@@ -333,79 +493,159 @@ def _partly_readable(rel: str) -> bool:
     return kind is ArtifactKind.LOG and PurePosixPath(rel).suffix.lower() not in _ARCHIVE_SUFFIXES
 
 
-def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
-    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+@dataclass(slots=True)
+class _Walk:
+    """What :func:`_walk` found: files, refused paths (with reasons) and notes on names."""
+
+    files: list[tuple[str, Path, int]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    notes: list[Skipped] = field(default_factory=list)
 
 
-def _walk(root: Path, names: list[str] | None, skipped: list[Skipped]) -> list[tuple[str, Path, int]]:
+def _list_folder(root: Path, parts: tuple[str, ...]) -> list[tuple[str, os.stat_result | OSError]]:
+    """``(name, lstat result or the error)`` of each entry of the folder ``root/parts``.
+
+    The folder is reached by opening each component without following symlinks (see
+    :func:`_open_in_root`), so a folder swapped for a symlink after its parent was listed is
+    refused rather than entered.
+
+    Raises
+    ------
+    OSError
+        If the folder cannot be opened or listed.
+    """
+    entries: list[tuple[str, os.stat_result | OSError]] = []
+    if not _DIR_FD:
+        folder = os.path.join(root, *parts)
+        refused = _refused_component(root, parts) if parts else None
+        if refused is not None:
+            raise OSError(errno.ELOOP, refused)
+        with os.scandir(folder) as handle:
+            for entry in handle:
+                try:
+                    entries.append((entry.name, entry.stat(follow_symlinks=False)))
+                except OSError as exc:
+                    entries.append((entry.name, exc))
+        return entries
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        for part in parts:
+            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        with os.scandir(fd) as handle:
+            for entry in handle:
+                try:
+                    entries.append((entry.name, entry.stat(follow_symlinks=False)))
+                except OSError as exc:
+                    entries.append((entry.name, exc))
+    finally:
+        os.close(fd)
+    return entries
+
+
+def _shown(name: str, siblings: set[str], walk: _Walk, prefix: str) -> str | None:
+    """The printable form of an entry name (:func:`display_name`), noting escaped names.
+
+    ``None`` when the escaped form is the name of another entry of the same folder (the entry
+    is then listed as skipped: two files must never share a path in the report).
+    """
+    shown = display_name(name)
+    if shown == name:
+        return shown
+    if shown in siblings:
+        walk.skipped.append(Skipped(path=prefix + shown, reason=(
+            "file name is not valid UTF-8 and its escaped form names another entry of the folder; not read")))
+        return None
+    walk.notes.append(Skipped(path=prefix + shown, reason="file name is not valid UTF-8 (bytes shown as \\xNN escapes)"))
+    return shown
+
+
+def _walk(root: Path, names: list[str] | None) -> _Walk:
     """Regular files under ``root`` as ``(relative POSIX path, absolute path, size)``, sorted.
 
-    ``names`` restricts the top level to those entries (a single-file run). Symlinks, special
-    files, hidden and cache directories, files over the size cap and anything whose real path
-    leaves ``root`` are not returned; all but the skipped directories are recorded in ``skipped``.
+    ``names`` restricts the top level to those entries (a single-file run). Symlinks (to files
+    or folders), special files, hidden and cache directories, files over the size cap and
+    anything whose real path leaves ``root`` are not returned; all but the hidden and cache
+    directories are recorded in ``skipped``. Relative paths are printable (:func:`display_name`);
+    absolute paths keep the names as on disk.
     """
+    walk = _Walk()
     root_real = os.path.realpath(root)
-    found: list[tuple[str, Path, int]] = []
-    stack: list[tuple[Path, str]] = [(root, "")]
+    stack: list[tuple[tuple[str, ...], str]] = [((), "")]
     while stack:
-        directory, prefix = stack.pop()
+        parts, prefix = stack.pop()
         try:
-            with os.scandir(directory) as handle:
-                entries = sorted(handle, key=lambda e: e.name)
+            entries = sorted(_list_folder(root, parts), key=lambda item: item[0])
         except OSError as exc:
-            reason = f"cannot list directory: {exc.strerror or exc}"
-            skipped.append(Skipped(path=prefix.rstrip("/") or ".", reason=reason))
+            folder = prefix.rstrip("/") or "."
+            reason = exc.strerror or str(exc)
+            if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                # Swapped for a symlink (or a file) after its parent was listed.
+                reason = _refused_component(root, parts) or "symbolic link (not followed)"
+                walk.skipped.append(Skipped(path=folder, reason=reason))
+            else:
+                walk.skipped.append(Skipped(path=folder, reason=f"cannot list folder: {reason}"))
             continue
-        subdirs: list[tuple[Path, str]] = []
-        for entry in entries:
-            if names is not None and not prefix and entry.name not in names:
+        siblings = {name for name, _ in entries}
+        subdirs: list[tuple[tuple[str, ...], str]] = []
+        for name, info in entries:
+            if names is not None and not prefix and name not in names:
                 continue
-            rel = prefix + entry.name
-            try:
-                if entry.is_symlink():
-                    skipped.append(Skipped(path=rel, reason="symbolic link (not followed)"))
-                    continue
-                info = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                skipped.append(Skipped(path=rel, reason=f"cannot stat: {exc.strerror or exc}"))
+            shown = _shown(name, siblings, walk, prefix)
+            if shown is None:
+                continue
+            rel = prefix + shown
+            path = os.path.join(root, *parts, name)
+            if isinstance(info, OSError):
+                walk.skipped.append(Skipped(path=rel, reason=f"cannot stat: {info.strerror or info}"))
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                walk.skipped.append(Skipped(path=rel, reason="symbolic link (not followed)"))
                 continue
             if stat.S_ISDIR(info.st_mode):
-                if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+                if name.startswith(".") or name in _SKIP_DIRS:
                     logger.debug("not entering %s", rel)
                     continue
-                if not _inside(root_real, entry.path):
-                    skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))
+                if not _inside(root_real, path):
+                    walk.skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))
                     continue
-                subdirs.append((Path(entry.path), rel + "/"))
+                subdirs.append(((*parts, name), rel + "/"))
                 continue
             if not stat.S_ISREG(info.st_mode):
-                skipped.append(Skipped(path=rel, reason="not a regular file"))
+                walk.skipped.append(Skipped(path=rel, reason="not a regular file"))
                 continue
-            if not _inside(root_real, entry.path):
-                skipped.append(Skipped(path=rel, reason="file resolves outside the run root"))
+            if not _inside(root_real, path):
+                walk.skipped.append(Skipped(path=rel, reason="file resolves outside the run root"))
                 continue
             if info.st_size > RunLayout.MAX_FILE_BYTES and not _partly_readable(rel):
-                skipped.append(
+                walk.skipped.append(
                     Skipped(path=rel, reason=f"{info.st_size} bytes is over the {RunLayout.MAX_FILE_BYTES}-byte cap")
                 )
                 continue
-            found.append((rel, Path(entry.path), info.st_size))
+            walk.files.append((rel, Path(path), info.st_size))
         # Depth-first in name order; reversed because the stack pops from the end.
         stack.extend(reversed(subdirs))
-    found.sort(key=lambda item: item[0])
-    return found
+    walk.files.sort(key=lambda item: item[0])
+    return walk
 
 
 def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str, Any]:
-    """Merge ``run.json`` then ``metadata.json`` (earlier names win) from the run root."""
+    """Merge ``run.json`` then ``metadata.json`` (earlier names win) from the run root.
+
+    The files are read without following links and decoded with bounded nesting
+    (:func:`grading.untrusted_json.loads`); what cannot be read is listed in ``skipped``.
+    """
     meta: dict[str, Any] = {}
     for name in reversed(RunLayout.RUN_META):
         if name not in paths:
             continue
         try:
-            data = json.loads(_read_capped(root / name, name).decode("utf-8", errors="replace"))
-        except (OSError, ValueError, RecursionError) as exc:
+            data = untrusted_json.loads(read_run_file(root, name))
+        except OSError as exc:
+            skipped.append(Skipped(path=name, reason=f"run metadata not read: {exc.strerror or exc}"))
+            continue
+        except ValueError as exc:
             skipped.append(Skipped(path=name, reason=f"run metadata not read: {exc}"))
             continue
         if not isinstance(data, dict):
@@ -413,6 +653,36 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
             continue
         meta.update(data)
     return meta
+
+
+def _submission_choice(paths: set[str], skipped: list[Skipped]) -> tuple[str | None, Skipped | None]:
+    """The submission path, or the refused candidate that stands in its way.
+
+    Candidates are taken in :data:`RunLayout.SUBMISSION_CANDIDATES` order. A candidate that
+    was refused, itself or through a folder on its path (a symlink, a folder that could not be
+    listed, a file over the cap), ends the search: a later candidate is not taken in its
+    place, since the refused one is the file the layout names.
+
+    Returns
+    -------
+    (str or None, Skipped or None)
+        The chosen path, else ``None`` and, when a candidate was refused, a
+        :class:`Skipped` entry for the candidate's own path (``None`` when ``skipped``
+        already names it).
+    """
+    refused = {item.path: item for item in skipped}
+    for candidate in RunLayout.SUBMISSION_CANDIDATES:
+        if candidate in paths:
+            return candidate, None
+        pieces = candidate.split("/")
+        for depth in range(1, len(pieces) + 1):
+            blocker = refused.get("/".join(pieces[:depth]))
+            if blocker is None:
+                continue
+            if blocker.path == candidate:
+                return None, None
+            return None, Skipped(path=candidate, reason=f"its folder {blocker.path} was not read: {blocker.reason}")
+    return None, None
 
 
 def _meta_str(meta: Mapping[str, Any], key: str) -> str | None:
@@ -441,7 +711,8 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         falls back to the folder name (the file stem for a single file) and ``competition_id``
         is ``None`` when the metadata does not say it (no guess is made from names).
         ``submission`` is the first of ``RunLayout.SUBMISSION_CANDIDATES`` that exists; when
-        there is none, ``notes`` says so (a run may end without one). ``skipped`` lists
+        there is none, ``notes`` says so (a run may end without one), unless a candidate was
+        refused, which ``skipped`` then lists. ``skipped`` lists
         symlinks, special files, files over ``RunLayout.MAX_FILE_BYTES``, the unread rest of
         logs over ``RunLayout.MAX_LOG_BYTES``, unreadable files and unreadable metadata.
         ``layout`` comes from :func:`detect_layout`.
@@ -453,9 +724,14 @@ def load_run(path: str | os.PathLike[str]) -> Run:
 
     Notes
     -----
-    Run contents are untrusted: symlinks are never followed, nothing outside the run root is
-    read, files are opened with ``O_NOFOLLOW`` and read up to the size cap, and dot-directories
-    (``.git``) and ``__pycache__`` are not entered.
+    Run contents are untrusted: symlinks (to files or folders) are never followed and are
+    listed in ``skipped``; nothing outside the run root is read; every folder and file is
+    opened relative to its parent with ``O_NOFOLLOW`` and files are read up to the size cap;
+    dot-directories (``.git``) and ``__pycache__`` are not entered. A submission candidate
+    that is refused (itself, or a folder on its path such as a symlinked ``submission/``)
+    is listed in ``skipped`` under the candidate's path and no later candidate is taken in
+    its place. Names that are not valid UTF-8 are read, with ``\\xNN`` escapes in their
+    printed path and a note.
     """
     given = Path(path)
     if not os.path.lexists(given):
@@ -463,19 +739,22 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     names: list[str] | None = None
     if given.is_dir():
         root = given.resolve()
-        run_name = root.name
+        run_name = display_name(root.name)
     elif given.is_file() or given.is_symlink():
         root = given.parent.resolve()
         names = [given.name]
-        run_name = given.stem
+        run_name = display_name(given.stem)
     else:
         raise RunLayoutError(f"run path is neither a directory nor a regular file: {given}")
 
-    skipped: list[Skipped] = []
-    files = _walk(root, names, skipped)
+    walk = _walk(root, names)
+    skipped = walk.skipped
+    files = walk.files
     paths = {rel for rel, _, _ in files}
     meta = _read_meta(root, paths, skipped) if names is None else {}
-    submission_path = next((c for c in RunLayout.SUBMISSION_CANDIDATES if c in paths), None)
+    submission_path, blocked = _submission_choice(paths, skipped)
+    if blocked is not None:
+        skipped.append(blocked)
 
     artifacts: list[Artifact] = []
     for rel, abs_path, size in files:
@@ -485,7 +764,10 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         text_log = kind is ArtifactKind.LOG and _partly_readable(rel)
         truncated = text_log and size > RunLayout.MAX_LOG_BYTES
         try:
-            data = _read_prefix(abs_path, rel, RunLayout.MAX_LOG_BYTES) if text_log else _read_capped(abs_path, rel)
+            if text_log:
+                data = _read_prefix(abs_path, rel, RunLayout.MAX_LOG_BYTES, root=root)
+            else:
+                data = _read_capped(abs_path, rel, root=root)
         except OSError as exc:
             skipped.append(Skipped(path=rel, reason=f"cannot read: {exc.strerror or exc}"))
             continue
@@ -504,10 +786,11 @@ def load_run(path: str | os.PathLike[str]) -> Run:
                 sha256=hashlib.sha256(data).hexdigest(),
                 truncated=truncated,
                 read_size=len(data) if truncated else None,
+                root=root,
             )
         )
     submission = next((a for a in artifacts if a.kind is ArtifactKind.SUBMISSION), None)
-    notes: list[Skipped] = []
+    notes: list[Skipped] = list(walk.notes)
     if names is None and submission is None and submission_path is None and not any(
         s.path in RunLayout.SUBMISSION_CANDIDATES for s in skipped
     ):
