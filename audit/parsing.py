@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -109,13 +110,22 @@ def _char_starts(text: str) -> tuple[int, ...]:
     offset = 0
     for ch in text:
         starts.append(offset)
-        offset += len(ch.encode("utf-8"))
+        code = ord(ch)
+        offset += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
     return tuple(starts)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @functools.lru_cache(maxsize=512)
 def _parse_cached(digest: str, text: str, language: str) -> ParsedFile:
-    data = text.encode("utf-8", errors="surrogatepass")
+    if not text.isascii() and _SURROGATE.search(text):
+        # A lone surrogate (decoded from a JSON ``\\udfff`` escape) has no UTF-8 form; U+FFFD
+        # takes its place, one character for one and three bytes for three, so every offset
+        # into the text stays the same.
+        text = _SURROGATE.sub("\ufffd", text)
+    data = text.encode("utf-8")
     tree = get_parser(language).parse(data)
     return ParsedFile(
         text=text,
@@ -139,7 +149,9 @@ def parse(text: str, language: str) -> ParsedFile:
     Returns
     -------
     ParsedFile
-        Always returned, also for broken code (see ``has_error``).
+        Always returned, also for broken code (see ``has_error``). Lone surrogates in
+        ``text`` (which have no UTF-8 form) are replaced by U+FFFD in ``ParsedFile.text``;
+        offsets are unchanged.
 
     Raises
     ------
