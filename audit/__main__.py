@@ -1,6 +1,15 @@
-"""``python -m audit`` runs the ``mleaudit`` command line."""
+"""``python -m audit`` runs the ``mleaudit`` command line.
 
-from audit.cli import main
+``python -m`` puts the current directory first on ``sys.path``; the audited run folder is often
+that directory, so the path is cleaned (:func:`audit._entry.clean_sys_path`) before anything
+else is imported.
+"""
+
+from audit._entry import clean_sys_path
+
+clean_sys_path()
 
 if __name__ == "__main__":
+    from audit._entry import main
+
     main()

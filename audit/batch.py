@@ -19,18 +19,23 @@ A run that cannot be audited (missing folder, unknown competition, unreadable fi
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import logging
 import os
 import re
+import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from audit.errors import AuditError
-from grading.submission_list import listed_path, read_listed_records
+from grading import untrusted_json
+from grading.submission_list import confine_path, listed_path, read_listed_records
 
 __all__ = [
     "BatchEntry",
@@ -41,6 +46,7 @@ __all__ = [
     "discover_runs",
     "looks_like_run",
     "report_file_name",
+    "write_text_atomic",
 ]
 
 logger = logging.getLogger(__name__)
@@ -49,6 +55,10 @@ logger = logging.getLogger(__name__)
 RUN_PARTS = ("submission", "logs", "code")
 #: Keys of one submission JSONL line (MLE-bench's ``make_submission.py``).
 JSONL_PATH_KEYS = ("submission_path", "logs_path", "code_path")
+#: A run group's ``metadata.json`` larger than this is refused (real ones are a few kB per run).
+MAX_METADATA_BYTES = 64 * 1024 * 1024
+#: Characters of the readable part of a report file name (the hash that follows keeps names apart).
+_SLUG_CHARS = 60
 
 
 class BatchSourceError(AuditError):
@@ -71,12 +81,17 @@ class BatchEntry:
     listed_at : str
         Where the source lists the run (``metadata.json runs[3]``, ``submission.jsonl:4``), for
         error messages.
+    refused : str or None
+        Why the run is not audited although the source lists it (its folder resolves outside the
+        run group or the submission list's folder); the batch reports it as the run's error and
+        never reads ``run_dir``.
     """
 
     run_id: str
     run_dir: Path
     competition_id: str | None
     listed_at: str
+    refused: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -134,22 +149,57 @@ def looks_like_run(folder: Path) -> bool:
 
 
 def _unique_ids(entries: list[BatchEntry]) -> list[BatchEntry]:
-    seen: dict[str, int] = {}
+    """Entries with ids unique within the batch: a repeated id gets ``-2``, ``-3``... (skipping
+    suffixed ids that the source itself lists)."""
+    taken = {entry.run_id for entry in entries}
+    seen: set[str] = set()
     unique = []
     for entry in entries:
-        count = seen.get(entry.run_id, 0) + 1
-        seen[entry.run_id] = count
-        unique.append(entry if count == 1 else replace(entry, run_id=f"{entry.run_id}-{count}"))
+        run_id = entry.run_id
+        if run_id in seen:
+            count = 2
+            while f"{entry.run_id}-{count}" in taken or f"{entry.run_id}-{count}" in seen:
+                count += 1
+            run_id = f"{entry.run_id}-{count}"
+        seen.add(run_id)
+        unique.append(entry if run_id == entry.run_id else replace(entry, run_id=run_id))
     return unique
+
+
+def _read_metadata(metadata_path: Path) -> Any:
+    try:
+        with metadata_path.open("rb") as stream:
+            data = stream.read(MAX_METADATA_BYTES + 1)
+    except OSError as exc:
+        raise BatchSourceError(f"{metadata_path}: cannot read ({exc.strerror or exc})") from exc
+    if len(data) > MAX_METADATA_BYTES:
+        raise BatchSourceError(f"{metadata_path}: larger than {MAX_METADATA_BYTES // (1024 * 1024)} MiB; not a run-group metadata file")
+    try:
+        return untrusted_json.loads(data)
+    except json.JSONDecodeError as exc:
+        raise BatchSourceError(f"{metadata_path}: not a readable JSON file ({exc.msg})") from None
+
+
+def _group_entry(folder: Path, folder_real: Path, run_id: str, listed_at: str) -> BatchEntry:
+    """The entry of one run id of a run group's metadata, refused when its folder is not inside the group."""
+    competition = competition_from_run_name(run_id)
+    listed = folder / run_id
+    try:
+        real = Path(os.path.realpath(listed))
+    except (OSError, ValueError) as exc:
+        return BatchEntry(run_id=run_id, run_dir=listed, competition_id=competition, listed_at=listed_at,
+                          refused=f"run id {run_id!r} ({listed_at}) is not a usable folder name ({exc}); not audited")
+    if real == folder_real or not real.is_relative_to(folder_real):
+        return BatchEntry(run_id=run_id, run_dir=listed, competition_id=competition, listed_at=listed_at,
+                          refused=f"run id {run_id!r} ({listed_at}) resolves to {real}, which is not a folder inside "
+                                  f"the run group {folder_real}; not audited")
+    return BatchEntry(run_id=run_id, run_dir=real, competition_id=competition, listed_at=listed_at)
 
 
 def _runs_of_group(folder: Path) -> list[BatchEntry]:
     metadata_path = folder / "metadata.json"
     if metadata_path.is_file():
-        try:
-            metadata = json.loads(metadata_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise BatchSourceError(f"{metadata_path}: not a readable JSON file ({exc})") from exc
+        metadata = _read_metadata(metadata_path)
         runs = metadata.get("runs") if isinstance(metadata, dict) else None
         if isinstance(runs, dict):
             run_ids = list(runs)
@@ -157,11 +207,9 @@ def _runs_of_group(folder: Path) -> list[BatchEntry]:
             run_ids = list(runs)
         else:
             raise BatchSourceError(f"{metadata_path}: field 'runs' must be an object keyed by run id (MLE-bench's run-group metadata)")
-        return [
-            BatchEntry(run_id=str(run_id), run_dir=folder / str(run_id), competition_id=competition_from_run_name(str(run_id)),
-                       listed_at=f"{metadata_path} runs[{i}]")
-            for i, run_id in enumerate(run_ids)
-        ]
+        folder_real = Path(os.path.realpath(folder))
+        return [_group_entry(folder, folder_real, str(run_id), f"{metadata_path} runs[{i}]")
+                for i, run_id in enumerate(run_ids)]
     runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and looks_like_run(p))
     if not runs:
         raise BatchSourceError(
@@ -187,16 +235,28 @@ def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
         records, problems = read_listed_records(path)
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchSourceError(f"{path}: cannot read ({exc})") from exc
+    base = path.parent
+    base_real = Path(os.path.realpath(base))
     entries = []
     for listed in records:
         paths = []
+        refusal = None
         for key in JSONL_PATH_KEYS:
-            resolved, problem = listed_path(listed, key, path.parent)
+            resolved, problem = listed_path(listed, key, base)
             if problem:
                 problems.append(problem)
                 break
-            if resolved is not None:
-                paths.append(resolved)
+            if resolved is None:
+                continue
+            # Confined after resolution (links and '..' included): a line must not make the
+            # batch audit a folder outside the submission list's own folder.
+            real = confine_path(resolved, base_real)
+            if real is None:
+                refusal = refusal or (f"{listed.listed_at}: {key} {listed.record[key]!r} resolves outside the folder "
+                                      f"of the submission list ({base_real}); not audited")
+                paths.append(Path(listed.record[key]))
+            else:
+                paths.append(real)
         else:
             where = listed.listed_at
             if not paths:
@@ -204,13 +264,16 @@ def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
                                               "nothing to audit"))
                 continue
             folders = {_run_folder(p) for p in paths}
-            if len(folders) > 1:
+            if refusal is None and len(folders) > 1:
                 listed_folders = ", ".join(sorted(str(f) for f in folders))
                 problems.append((listed.line, f"{where}: the paths point into different run folders ({listed_folders})"))
                 continue
-            folder = folders.pop()
+            folder = sorted(folders)[0]
+            if refusal is None and confine_path(folder, base_real) is None:
+                refusal = (f"{where}: the run folder {folder} is not inside the folder of the submission list "
+                           f"({base_real}); not audited")
             entries.append(BatchEntry(run_id=folder.name or listed.competition_id, run_dir=folder,
-                                      competition_id=listed.competition_id, listed_at=where))
+                                      competition_id=listed.competition_id, listed_at=where, refused=refusal))
     if problems:
         messages = [message for _, message in sorted(problems)]
         raise BatchSourceError("; ".join(messages[:20]) + (f"; and {len(messages) - 20} more" if len(messages) > 20 else ""))
@@ -252,9 +315,59 @@ def discover_runs(source: str | os.PathLike[str]) -> list[BatchEntry]:
 
 
 def report_file_name(run_id: str) -> str:
-    """A safe file name ``<run-id>.json`` for a run's report (other characters become ``_``)."""
-    safe = re.sub(r"[^A-Za-z0-9._-]", "_", run_id).lstrip(".") or "run"
-    return f"{safe}.json"
+    """The file name of a run's report: ``<slug>-<hash>.json``.
+
+    The slug is the run id with every run of characters other than ASCII letters, digits,
+    ``.``, ``_`` and ``-`` turned into one ``_`` (no leading dot or dash, at most 60
+    characters), for reading; the hash is the first 16 hex digits of the SHA-256 of the exact
+    run id, so two run ids never share a file name (``a b`` and ``a_b``, ``Run`` and ``run`` on
+    a case-insensitive file system, two long ids with one prefix).
+
+    Examples
+    --------
+    >>> report_file_name("spaceship-titanic_0a1b")
+    'spaceship-titanic_0a1b-7e7faef4cca07921.json'
+    >>> report_file_name("a b") != report_file_name("a_b")
+    True
+    """
+    digest = hashlib.sha256(run_id.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id, flags=re.ASCII).lstrip(".-")[:_SLUG_CHARS] or "run"
+    return f"{slug}-{digest}.json"
+
+
+def _file_mode() -> int:
+    """The mode a new file gets under the current umask (``mkstemp`` makes its files 0600)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` all at once: a temporary file beside it, synced, then renamed over it.
+
+    An interrupted batch (Ctrl-C, a killed process) therefore leaves each report either as it
+    was or complete, never half written; a link at ``path`` is replaced, not followed. The
+    temporary file (``.<name>.<random>.tmp``) is removed when writing fails.
+
+    Raises
+    ------
+    OSError
+        If the folder is not writable.
+    """
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name[:80]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, _file_mode())
+        os.replace(temporary, path)
+    except BaseException:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
 
 
 # -- auditing -------------------------------------------------------------------------------------
@@ -267,6 +380,8 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
     from audit.pipeline import AuditRequest, run_audit
 
     started = time.perf_counter()
+    if entry.refused is not None:
+        return None, entry.refused, 0.0
     if not entry.run_dir.is_dir():
         return None, f"run folder {entry.run_dir} does not exist (listed at {entry.listed_at})", 0.0
     request = AuditRequest(
@@ -289,6 +404,27 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
         return None, f"{exc.filename or entry.run_dir}: {exc.strerror or exc}", time.perf_counter() - started
     report["run"]["run_id"] = entry.run_id  # the batch's id, unique within the batch
     return report, None, time.perf_counter() - started
+
+
+@contextlib.contextmanager
+def _safe_spawn_path() -> Iterator[None]:
+    """Keep the current directory off the path of spawned workers while they start.
+
+    ``multiprocessing`` starts a spawned worker as ``python -c ...``, which puts the current
+    directory first on ``sys.path`` and imports ``multiprocessing`` and its dependencies from
+    there before the worker receives this process's (cleaned) path. The batch is often started
+    from inside an audited run group, whose files must never be imported; ``PYTHONSAFEPATH=1``
+    (inherited by the workers) leaves the current directory off.
+    """
+    before = os.environ.get("PYTHONSAFEPATH")
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = before
 
 
 def _prepare_embedded(entries: Iterable[BatchEntry], options: BatchOptions) -> None:
@@ -339,7 +475,13 @@ def audit_batch(
         if progress is not None:
             progress(result)
 
-    if options.jobs <= 1 or len(entries) <= 1:
+    jobs = options.jobs
+    if jobs > 1 and sys.flags.ignore_environment and not sys.flags.safe_path:
+        # -E without -P: the workers would ignore PYTHONSAFEPATH and start with the current
+        # directory first on their path (see _safe_spawn_path)
+        logger.warning("python -E without -P: auditing the runs one at a time in this process")
+        jobs = 1
+    if jobs <= 1 or len(entries) <= 1:
         for index, entry in enumerate(entries):
             try:
                 outcome = _audit_one(entry, options)
@@ -351,7 +493,7 @@ def audit_batch(
         import multiprocessing
 
         # spawn: workers start clean (no inherited threads or parser state)
-        with ProcessPoolExecutor(max_workers=options.jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        with _safe_spawn_path(), ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             futures = {pool.submit(_audit_one, entry, options): i for i, entry in enumerate(entries)}
             for future in as_completed(futures):
                 index = futures[future]

@@ -1,9 +1,11 @@
 """``mleaudit audit batch``: audit every run of an MLE-bench run group or submission JSONL.
 
-Writes ``DIR/runs/<run-id>.json`` (one audit report per run), ``DIR/summary.json`` (see
-:mod:`audit.batch_summary`), ``DIR/summary.html`` (the summary and every run's report in one
-self-contained page) and ``DIR/results.sarif`` (one SARIF run per audited run), and prints the
-summary's tables on the terminal.
+Writes ``DIR/runs/<slug>-<hash>.json`` (one audit report per run, named by
+:func:`audit.batch.report_file_name`), ``DIR/summary.json`` (see :mod:`audit.batch_summary`),
+``DIR/summary.html`` (the summary and every run's report in one self-contained page) and
+``DIR/results.sarif`` (one SARIF run per audited run), and prints the summary's tables on the
+terminal. Every file is written whole (a temporary file renamed over it), so an interrupted
+batch leaves no half-written report; running it again writes the same reports.
 """
 
 from __future__ import annotations
@@ -22,10 +24,24 @@ __all__ = ["audit_batch_command"]
 
 
 def _write_json(path: Path, data) -> None:
+    from audit.batch import write_text_atomic
+
     try:
-        path.write_text(json.dumps(data, indent=2, sort_keys=False, default=str) + "\n", encoding="utf-8")
+        write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from exc
+
+
+def _check_report_names(entries) -> None:
+    """Refuse a batch in which two runs would write one report file (also on a case-insensitive file system)."""
+    from audit.batch import report_file_name
+
+    owners: dict[str, str] = {}
+    for entry in entries:
+        name = report_file_name(entry.run_id).casefold()
+        if name in owners:
+            raise InputError(f"runs {owners[name]!r} and {entry.run_id!r} would write the same report file {name}")
+        owners[name] = entry.run_id
 
 
 def _print_summary(summary: dict, stream) -> None:
@@ -84,14 +100,15 @@ def _clusters(results) -> dict:
 
 def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
     """``summary.html`` (summary and every run, self-contained) and ``results.sarif`` (one SARIF run per audited run)."""
+    from audit.batch import write_text_atomic
     from audit.formatters.html import render_html
     from audit.formatters.sarif import build_sarif
 
     reports = [r.report for r in results if r.report is not None]
     try:
-        (output_dir / "summary.html").write_text(render_html(reports, title=f"mleaudit · batch of {len(results)} runs",
-                                                             summary=summary), encoding="utf-8")
-        (output_dir / "results.sarif").write_text(json.dumps(build_sarif(reports), indent=2) + "\n", encoding="utf-8")
+        write_text_atomic(output_dir / "summary.html", render_html(reports, title=f"mleaudit · batch of {len(results)} runs",
+                                                                   summary=summary))
+        write_text_atomic(output_dir / "results.sarif", json.dumps(build_sarif(reports), indent=2) + "\n")
     except OSError as exc:
         raise InputError(f"cannot write to {output_dir}: {exc.strerror or exc}") from exc
 
@@ -119,8 +136,10 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
 
     SOURCE is an MLE-bench run-group folder (runs/<run-group>/ with metadata.json and one
     <competition-id>_<uuid> folder per run) or a submission JSONL (competition_id,
-    submission_path, logs_path, code_path per line). Each run gets its report in
-    OUTPUT_DIR/runs/<run-id>.json; OUTPUT_DIR/summary.json holds MLE-bench's totals with and
+    submission_path, logs_path, code_path per line); a run whose folder resolves outside the
+    run group (or the JSONL's folder) is listed as not audited. Each run gets its report in
+    OUTPUT_DIR/runs/<run-id>-<hash>.json (summary.json names each run's file);
+    OUTPUT_DIR/summary.json holds MLE-bench's totals with and
     without the flagged runs, mean ± SEM over seeds, pass@k, per-rule, per-category and
     per-competition counts and copy clusters; summary.html shows it with every run's report
     (self-contained) and results.sarif holds every run's findings (SARIF 2.1.0). A run that cannot be audited is listed with its reason; the batch
@@ -139,6 +158,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
         entries = discover_runs(source)
     except BatchSourceError as exc:
         raise InputError(str(exc)) from exc
+    _check_report_names(entries)
     if output_dir.exists() and not output_dir.is_dir():
         raise InputError(f"{output_dir} exists and is not a folder")
     runs_dir = output_dir / "runs"

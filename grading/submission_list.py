@@ -5,6 +5,11 @@ MLE-bench's ``experiments/make_submission.py`` writes one object per run with
 string or null), relative to where it ran. ``mleaudit grade`` reads the submission path of each
 line and ``mleaudit audit batch`` all three; both read the file through :func:`read_listed_records`
 so that they accept and refuse the same lines with the same messages.
+
+The file may come from anywhere: each line is decoded with :func:`grading.untrusted_json.loads`
+(bounded nesting, so a line of a thousand nested brackets is a "not JSON" line, not a crash),
+and :func:`confine_path` tells whether a listed path, once resolved (links and ``..``
+included), stays inside a folder.
 """
 
 from __future__ import annotations
@@ -15,7 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ListedRecord", "read_listed_records", "resolve_listed_path", "listed_path"]
+from grading import untrusted_json
+
+__all__ = ["ListedRecord", "confine_path", "read_listed_records", "resolve_listed_path", "listed_path"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +69,36 @@ def resolve_listed_path(value: str, base: Path) -> Path:
         return path
     beside = base / path
     return beside if beside.exists() or not path.exists() else path
+
+
+def confine_path(path: str | os.PathLike[str], base: str | os.PathLike[str]) -> Path | None:
+    """``path`` resolved (symbolic links and ``..`` followed), if it is ``base`` or inside it.
+
+    Parameters
+    ----------
+    path : path-like
+        A path as resolved by :func:`resolve_listed_path` (it need not exist).
+    base : path-like
+        The folder it must stay in (resolved the same way).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The resolved path, or ``None`` when it lies outside ``base`` or cannot be resolved.
+
+    Examples
+    --------
+    >>> confine_path("/data/runs/../etc", "/data/runs") is None
+    True
+    >>> str(confine_path("/data/runs/r1/./logs", "/data/runs"))
+    '/data/runs/r1/logs'
+    """
+    try:
+        real = Path(os.path.realpath(path))
+        base_real = Path(os.path.realpath(base))
+    except (OSError, ValueError):
+        return None
+    return real if real == base_real or real.is_relative_to(base_real) else None
 
 
 def listed_path(listed: ListedRecord, key: str, base: Path) -> tuple[Path | None, tuple[int, str] | None]:
@@ -124,7 +161,7 @@ def read_listed_records(path: str | os.PathLike[str]) -> tuple[list[ListedRecord
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(text)
+            record = untrusted_json.loads(text)
         except json.JSONDecodeError as exc:
             problems.append((number, f"{where}: not JSON ({exc.msg} at column {exc.colno})"))
             continue

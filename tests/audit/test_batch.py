@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 from pathlib import Path
 
@@ -201,3 +203,154 @@ def test_copy_clusters_link_runs_copying_one_notebook_and_each_other(tmp_path):
     run_edge = next(edge for edge in cluster["edges"] if edge["kind"] == "run-run")
     assert run_edge["left_file"].startswith(copied[0] + "/") and run_edge["right_file"].startswith(copied[1] + "/")
     assert result["run_pairs_skipped"] is None
+
+
+# -- report file names, run folders outside the source, hostile JSON --------------------------------
+
+
+def test_report_file_names_are_distinct_for_ids_with_one_slug():
+    from audit.batch import report_file_name
+
+    ids = ["a b", "a_b", "a/b", "a\\b", "a:b", "A_B", "a_B", "é", "e", "ｅ", "", ".", "..", "-x", "x" * 300,
+           "x" * 300 + "y", "a\udcff", "a\ufffd", "a\x00b"]
+    names = [report_file_name(run_id) for run_id in ids]
+    assert len({name.casefold() for name in names}) == len(ids)
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z0-9._-]+\.json", name) and not name.startswith((".", "-"))
+        assert "/" not in name and "\\" not in name and len(name.encode()) < 100
+    assert report_file_name("a b").startswith("a_b-") and report_file_name("x" * 300).startswith("x" * 60 + "-")
+    assert report_file_name("a b") == report_file_name("a b")  # stable across calls (and processes)
+
+
+def test_repeated_ids_stay_unique_even_against_listed_suffixes(tmp_path):
+    group = tmp_path / "g"
+    group.mkdir()
+    (group / "metadata.json").write_text(json.dumps({"runs": ["a", "a", "a-2", "a"]}))
+    assert [e.run_id for e in discover_runs(group)] == ["a", "a-3", "a-2", "a-4"]
+
+
+def test_batch_keeps_a_report_per_run_for_ids_with_one_slug(tmp_path):
+    # "a b" (an LLM-calling run, flagged) and "a_b" (honest) used to share runs/a_b.json, the
+    # clean report overwriting the flagged one.
+    group = tmp_path / "g"
+    group.mkdir()
+    shutil.copytree(EXAMPLES / "llm-digits", group / "a b")
+    shutil.copytree(EXAMPLES / "honest-digits", group / "a_b")
+    (group / "metadata.json").write_text(json.dumps({"runs": {"a b": {}, "a_b": {}}}))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(group), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--no-grade", "--competitions", str(EXAMPLES.parents[1] / "competitions")])
+    assert result.exit_code == 1, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    reports = {run["run_id"]: json.loads((out / run["report"]).read_text()) for run in summary["runs"]}
+    assert set(reports) == {"a b", "a_b"} and len(list((out / "runs").iterdir())) == 2
+    assert reports["a b"]["run"]["run_id"] == "a b" and reports["a_b"]["run"]["run_id"] == "a_b"
+    assert reports["a b"]["verdict"]["kind"] == "flagged" and reports["a_b"]["verdict"]["kind"] != "flagged"
+
+
+@pytest.mark.parametrize("run_id", ["../outside", "../../outside", "{outside}", "link", "sub/../../outside", "", "."])
+def test_run_group_ids_leading_outside_are_refused(tmp_path, run_id):
+    outside = tmp_path / "outside"
+    shutil.copytree(EXAMPLES / "llm-digits", outside)
+    group = tmp_path / "runs" / "g"
+    group.mkdir(parents=True)
+    (group / "link").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "runs" / "outside").symlink_to(outside, target_is_directory=True)
+    shutil.copytree(EXAMPLES / "honest-digits", group / f"sklearn-digits_{UUID}")
+    run_id = run_id.format(outside=outside)
+    (group / "metadata.json").write_text(json.dumps({"runs": {run_id: {}, f"sklearn-digits_{UUID}": {}}}))
+    entries = discover_runs(group)
+    assert entries[0].refused and "not a folder inside the run group" in entries[0].refused
+    assert entries[1].refused is None and entries[1].run_dir == group / f"sklearn-digits_{UUID}"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(group), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--no-grade"])
+    assert result.exit_code == 0, result.output  # the outside run (an LLM call) was never audited
+    summary = json.loads((out / "summary.json").read_text())
+    refused = summary["runs"][0]
+    assert refused["report"] is None and "not audited" in refused["error"]
+    assert summary["verdicts"]["error"] == 1 and summary["verdicts"]["clean"] == 1
+    assert "not audited" in result.output and len(list((out / "runs").iterdir())) == 1
+
+
+def test_run_group_ids_inside_the_group_with_slashes_are_audited(tmp_path):
+    group = tmp_path / "g"
+    (group / "nested").mkdir(parents=True)
+    shutil.copytree(EXAMPLES / "honest-digits", group / "nested" / "r1")
+    (group / "metadata.json").write_text(json.dumps({"runs": {"nested/r1": {}, "nested/./../nested/r1": {}}}))
+    entries = discover_runs(group)
+    assert [e.refused for e in entries] == [None, None]
+    assert entries[0].run_dir == entries[1].run_dir == group / "nested" / "r1"
+
+
+@pytest.mark.parametrize("value", ["../elsewhere/submission/submission.csv", "{outside}/submission/submission.csv",
+                                   "link/submission/submission.csv", "code/../../elsewhere/submission/submission.csv"])
+def test_jsonl_paths_leading_outside_its_folder_are_refused(tmp_path, value):
+    outside = tmp_path / "elsewhere"
+    shutil.copytree(EXAMPLES / "llm-digits", outside)
+    listing = tmp_path / "listing"
+    shutil.copytree(EXAMPLES / "honest-digits", listing / "r1")
+    (listing / "link").symlink_to(outside, target_is_directory=True)
+    lines = [{"competition_id": "sklearn-digits", "submission_path": value.format(outside=outside), "logs_path": None,
+              "code_path": None},
+             {"competition_id": "sklearn-digits", "submission_path": "r1/submission/submission.csv"}]
+    source = listing / "submission.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    entries = discover_runs(source)
+    assert entries[0].refused and "submission.jsonl:1" in entries[0].refused and "not audited" in entries[0].refused
+    assert entries[1].refused is None and entries[1].run_dir == listing / "r1"
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(source), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--no-grade"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["runs"][0]["report"] is None and "outside the folder" in summary["runs"][0]["error"]
+    assert summary["verdicts"]["clean"] == 1
+
+
+def test_jsonl_relative_to_the_current_directory_is_refused_outside_its_folder(tmp_path, monkeypatch):
+    shutil.copytree(EXAMPLES / "honest-digits", tmp_path / "r1")
+    (tmp_path / "lists").mkdir()
+    source = tmp_path / "lists" / "submission.jsonl"
+    source.write_text(json.dumps({"competition_id": "c", "submission_path": "r1/submission/submission.csv"}) + "\n")
+    monkeypatch.chdir(tmp_path)  # r1/... exists from here only
+    (entry,) = discover_runs(source)
+    assert entry.refused and "outside the folder" in entry.refused
+
+
+def test_deeply_nested_metadata_and_jsonl_are_named_errors(tmp_path):
+    group = tmp_path / "g"
+    group.mkdir()
+    (group / "metadata.json").write_text('{"runs": ' + "[" * 1000 + "]" * 1000 + "}")
+    with pytest.raises(BatchSourceError, match=r"metadata\.json: not a readable JSON file \(nested"):
+        discover_runs(group)
+    source = tmp_path / "submission.jsonl"
+    source.write_text(json.dumps({"competition_id": "c", "submission_path": "r/submission/s.csv"}) + "\n"
+                      + '{"competition_id": "c", "x": ' + "{\"a\": " * 1000 + "1" + "}" * 1000 + "}\n")
+    with pytest.raises(BatchSourceError, match=r"submission\.jsonl:2: not JSON \(nested"):
+        discover_runs(source)
+    for target in (group, source):
+        result = CliRunner().invoke(main, ["audit", "batch", str(target), "-o", str(tmp_path / "out")])
+        assert result.exit_code == 2 and "nested" in result.output and "Traceback" not in result.output
+        assert not isinstance(result.exception, RecursionError)
+
+
+def test_reports_are_written_whole(tmp_path, monkeypatch):
+    from audit import batch
+
+    target = tmp_path / "r.json"
+    target.write_text("old")
+    real_replace = os.replace
+
+    def failing_replace(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch.os, "replace", failing_replace)
+    with pytest.raises(KeyboardInterrupt):
+        batch.write_text_atomic(target, "new" * 1000)
+    assert target.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+    monkeypatch.setattr(batch.os, "replace", real_replace)
+    link = tmp_path / "link.json"
+    link.symlink_to(tmp_path / "victim")
+    batch.write_text_atomic(link, "x")
+    assert not (tmp_path / "victim").exists() and not link.is_symlink() and link.read_text() == "x"
