@@ -14,11 +14,14 @@
   shell is checked as Python.
 
 Nothing is parsed here (the rules engine parses). Files that cannot be read, binary content,
-notebooks in languages without a grammar and the parts of logs that could not be read (a JSON
-log cut short, the event limit) go to ``skipped``; text that was read with caveats (not valid
-UTF-8) goes to ``notes``; nothing aborts the expansion. Inspect ``.eval`` archives are read
-member by member (:func:`audit.logs.inspect_eval.read_eval_archive`); their events and units
-carry the member's virtual path ``<archive>!/<member>``.
+notebooks in languages without a grammar or nested too deep, and the parts of logs that could
+not be read (a JSON log cut short or nested deeper than
+:data:`~grading.untrusted_json.MAX_JSON_DEPTH`, the event limit) go to ``skipped``; text that
+was read with caveats (not valid UTF-8, lone surrogate escapes decoded as U+FFFD) goes to
+``notes``; nothing aborts the expansion. Inspect ``.eval`` archives are read member by member
+(:func:`audit.logs.inspect_eval.read_eval_archive`); their events and units carry the member's
+virtual path ``<archive>!/<member>``, and each member not read is listed in ``skipped`` under
+that virtual path.
 
 Note on ``origin``: for logs whose events are decoded from JSON strings (AIDE journals,
 OpenHands events, JSONL), ``origin`` is the string literal's region in the file, but the unit
@@ -37,6 +40,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from audit.logs import parse_log
+from audit.logs.common import json_nesting_problem, surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
@@ -179,17 +183,27 @@ def _python_with_magics(path: str, text: str, origin: Span, exact: bool) -> list
     return units
 
 
-def _notebook_units(path: str, text: str, skipped: list[Skipped]) -> list[CodeUnit]:
+def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]) -> list[CodeUnit]:
+    nesting = json_nesting_problem(text)
+    if nesting is not None:
+        skipped.append(Skipped(path=path, reason=f"notebook not read: {nesting}"))
+        return []
     try:
         notebook = read_notebook(text, path)
     except NotebookError as exc:
         skipped.append(Skipped(path=path, reason=str(exc)))
+        return []
+    except RecursionError:
+        skipped.append(Skipped(path=path, reason="notebook not read: JSON nested too deep to decode"))
         return []
     if notebook.language not in LANGUAGES:
         skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
         return []
     if not notebook.cells:
         return []
+    remark = surrogate_note(text)
+    if remark is not None:
+        notes.append(Skipped(path=path, reason=remark))
     units = [
         CodeUnit(path=path, language=notebook.language, text=notebook.text, cells=notebook.cells, source="notebook")
     ]
@@ -217,11 +231,15 @@ def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
     return units
 
 
-def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, code_units, skipped) -> None:
-    """Events and code units of an Inspect ``.eval`` archive."""
+def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, code_units, skipped, notes) -> None:
+    """Events and code units of an Inspect ``.eval`` archive; unread members go to ``skipped``."""
     archive = read_eval_archive(artifact.path, data)
     for problem in archive.problems:
         skipped.append(Skipped(path=artifact.path, reason=f"eval archive partly read: {problem}"))
+    for member, reason in archive.unread:
+        skipped.append(Skipped(path=f"{artifact.path}!/{member}", reason=f"eval archive member: {reason}"))
+    for remark in archive.notes:
+        notes.append(Skipped(path=artifact.path, reason=f"eval archive member {remark}"))
     if not archive.events:
         return
     log_formats.append((artifact.path, INSPECT_FORMAT))
@@ -265,10 +283,14 @@ def expand_run(run: Run) -> RunUnits:
         try:
             data = artifact.read_bytes()
         except OSError as exc:
-            skipped.append(Skipped(path=artifact.path, reason=f"cannot read: {exc}"))
+            skipped.append(Skipped(path=artifact.path, reason=f"cannot read: {exc.strerror or exc}"))
             continue
         if artifact.kind is ArtifactKind.LOG and PurePosixPath(artifact.path).suffix.lower() == ".eval":
-            _archive_units(artifact, data, log_formats, log_events, code_units, skipped)
+            try:
+                _archive_units(artifact, data, log_formats, log_events, code_units, skipped, notes)
+            except Exception as exc:  # noqa: BLE001 - one hostile archive must not stop the audit
+                logger.warning("%s: eval archive not read", artifact.path, exc_info=True)
+                skipped.append(Skipped(path=artifact.path, reason=f"eval archive not read: {type(exc).__name__}: {exc}"))
             continue
         text, decoding = decode_text(data)
         if _is_binary(text):
@@ -282,7 +304,7 @@ def expand_run(run: Run) -> RunUnits:
             language = artifact.language or "python"
             code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))
         elif artifact.kind is ArtifactKind.NOTEBOOK:
-            code_units.extend(_notebook_units(artifact.path, text, skipped))
+            code_units.extend(_notebook_units(artifact.path, text, skipped, notes))
         else:
             try:
                 reading = parse_log(artifact.path, text)
@@ -292,6 +314,8 @@ def expand_run(run: Run) -> RunUnits:
                 continue
             for problem in reading.problems:
                 skipped.append(Skipped(path=artifact.path, reason=f"log partly read: {problem}"))
+            for remark in reading.notes:
+                notes.append(Skipped(path=artifact.path, reason=remark))
             if reading.log_format is None or not reading.events:
                 continue
             log_formats.append((artifact.path, reading.log_format))

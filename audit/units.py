@@ -4,16 +4,39 @@ A :class:`CodeUnit` is what rules of target ``code`` and the similarity engine r
 be a whole ``.py`` file, the joined code cells of a notebook, or a block embedded in a log
 (an AIDE node, a shell command in a transcript); ``origin`` and ``cells`` map positions in the
 unit back to the host file so evidence always points at something a reviewer can open.
+
+Every text of a unit or an event encodes as UTF-8: a lone UTF-16 surrogate (which JSON escapes
+such as ``"\\udfff"`` and Python literals can spell, and which no encoder accepts) is replaced by
+U+FFFD when the record is built, one character for one, so offsets into the text are unchanged.
+The readers that decode such escapes say so in their notes.
 """
 
 from __future__ import annotations
 
 import enum
+import re
 from dataclasses import dataclass
 
 from audit.model import Span
 
-__all__ = ["CellRange", "CodeUnit", "LogEventKind", "LogEvent"]
+__all__ = ["CellRange", "CodeUnit", "LogEventKind", "LogEvent", "encodable"]
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD, so that it encodes as UTF-8.
+
+    Examples
+    --------
+    >>> encodable("x = '\\udfff'")
+    "x = '\ufffd'"
+    >>> encodable("plain") == "plain"
+    True
+    """
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub("\ufffd", text)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,6 +76,14 @@ class CodeUnit:
     origin: Span | None = None
     cells: tuple[CellRange, ...] = ()
     source: str = "file"
+
+    def __post_init__(self) -> None:
+        for name in ("path", "text"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                clean = encodable(value)
+                if clean is not value:
+                    object.__setattr__(self, name, clean)
 
     def host_span(self, span: Span) -> Span:
         """Map ``span`` (relative to ``text``) to the host file.
@@ -103,3 +134,11 @@ class LogEvent:
     language: str | None = None
     role: str = ""
     location: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("text", "role", "location"):
+            value = getattr(self, name)
+            if isinstance(value, str):
+                clean = encodable(value)
+                if clean is not value:
+                    object.__setattr__(self, name, clean)

@@ -18,7 +18,11 @@ Formats, tried in this order by :func:`detect_log_format`:
 
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
 than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
-:func:`parse_log` says what was not read in :attr:`LogReading.problems`; nothing raises.
+:func:`parse_log` says what was not read in :attr:`LogReading.problems`: JSON nested deeper
+than :data:`~audit.logs.common.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
+is then read as plain text), unreadable JSONL lines. Nothing raises. Lone UTF-16 surrogates
+that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
+:attr:`LogReading.notes` counts.
 
 Adding a format: a module with ``NAME``, ``detect(path, text) -> bool`` and
 ``read_events(path, text, notes=None) -> list[LogEvent]`` (events collected in an
@@ -34,7 +38,9 @@ from typing import Callable
 
 from audit.logs import aide, assistants, inspect_eval, jsondoc, jsonl, openhands, pylogging, runlog, steplog
 from audit.logs import text as plain_text
-from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached
+from pathlib import PurePosixPath
+
+from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, json_nesting_problem, surrogate_note
 from audit.units import LogEvent, LogEventKind
 
 __all__ = [
@@ -84,13 +90,18 @@ class LogReading:
         In file order, ``index`` from 0.
     problems : tuple of str
         Parts of the log that were not read, one sentence each naming where (a JSON document
-        cut short, unreadable JSONL lines, the event limit); empty when all was read.
+        cut short or nested too deep, unreadable JSONL lines, a structured reader that failed,
+        the event limit); empty when all was read.
+    notes : tuple of str
+        What was read with a caveat that is no sign of anything missing (lone surrogate
+        escapes decoded as U+FFFD).
     """
 
     path: str
     log_format: str | None
     events: tuple[LogEvent, ...]
     problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def detect_log_format(path: str, text: str) -> str | None:
@@ -133,11 +144,20 @@ def _read_capped(adapter: LogAdapter, path: str, text: str, notes: list[str]) ->
         return list(exc.events)
 
 
+#: Adapters that decode JSON (or Python) string escapes, where ``\\udXXX`` can spell a lone surrogate.
+_DECODING_FORMATS = frozenset({aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME})
+#: Suffixes of files meant to hold JSON.
+_JSON_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson"})
+
+
 def parse_log(path: str, text: str) -> LogReading:
     """Detect a log's format and read it, saying what could not be read.
 
-    A structured reader that fails outright falls back to the plain-text reader (nothing is
-    lost: every line of the file is then read as text).
+    A structured reader that fails outright falls back to the plain-text reader (every line
+    of the file is then read as text) and the failure is listed in ``problems``: code the
+    structured reader would have found in the log is not audited as code. A file meant to
+    hold JSON (``.json``/``.jsonl`` suffix or a leading ``{``/``[``) that nests deeper than
+    :data:`~audit.logs.common.MAX_JSON_DEPTH` and was read as plain text is listed too.
 
     Parameters
     ----------
@@ -149,19 +169,34 @@ def parse_log(path: str, text: str) -> LogReading:
     Returns
     -------
     LogReading
-        The adapter's name, its events and the problems met (see :class:`LogReading`).
+        The adapter's name, its events, the problems met and the notes (see :class:`LogReading`).
     """
     detected = detect_log_format(path, text)
     if detected is None:
         return LogReading(path=path, log_format=None, events=())
     notes: list[str] = []
+    fallback: str | None = None
     try:
         events = _read_capped(_BY_NAME[detected], path, text, notes)
     except (ValueError, TypeError, KeyError, RecursionError) as exc:
         logger.info("%s: read as plain text, the %s reader failed: %s", path, detected, exc)
+        message = "nested too deep to decode" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+        fallback = f"not read as {detected} ({message}); read as plain text instead"
         detected, notes = plain_text.NAME, []
         events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
-    return LogReading(path=path, log_format=detected, events=tuple(events), problems=tuple(notes))
+    if fallback is not None:
+        notes.insert(0, fallback)
+    remarks: list[str] = []
+    if detected in _DECODING_FORMATS:
+        remark = surrogate_note(text)
+        if remark is not None:
+            remarks.append(remark)
+    elif PurePosixPath(path).suffix.lower() in _JSON_SUFFIXES or text.lstrip()[:1] in ("{", "["):
+        nesting = json_nesting_problem(text)
+        if nesting is not None:
+            notes.insert(0, f"{nesting}: not read as JSON (its lines were read as plain text)")
+    return LogReading(path=path, log_format=detected, events=tuple(events), problems=tuple(notes),
+                      notes=tuple(remarks))
 
 
 def read_log(path: str, text: str) -> tuple[str | None, list[LogEvent]]:

@@ -19,7 +19,7 @@ import json
 import re
 from itertools import accumulate
 
-from audit.logs.common import EventList, SpanMaker, json_member_regions, string_content
+from audit.logs.common import EventList, SpanMaker, json_member_regions, loads_json, string_content
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -85,7 +85,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         for i, (start, end, body, role) in enumerate(_messages(text)):
             events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=spans.span(start, end), role=role))
         return events
-    data = json.loads(text)
+    data = loads_json(text)
     dump = data.get("response") if isinstance(data, dict) else None
     if not isinstance(dump, str):
         raise ValueError(f"{path}: no 'response' string in the JSON summary")

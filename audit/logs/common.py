@@ -23,8 +23,14 @@ from typing import Any
 
 from audit.model import Span
 from audit.units import LogEvent
+from grading import untrusted_json
+from grading.untrusted_json import MAX_JSON_DEPTH, count_lone_surrogates
 
 __all__ = [
+    "MAX_JSON_DEPTH",
+    "loads_json",
+    "json_nesting_problem",
+    "surrogate_note",
     "lines_start_with",
     "MAX_LOG_EVENTS",
     "EventList",
@@ -133,6 +139,63 @@ _DECODER = json.JSONDecoder()
 _WS = re.compile(r"[ \t\n\r]*")
 
 
+def loads_json(text: str) -> Any:
+    """Decode one untrusted JSON text (a JSONL record, a tool call's arguments).
+
+    :func:`grading.untrusted_json.loads` (nesting bounded by :data:`MAX_JSON_DEPTH`, lone
+    surrogate escapes replaced by U+FFFD), with a fast path for the common case: a text with
+    no ``\\u`` escape and fewer brackets than the bound can neither nest too deep nor spell
+    a surrogate, so the standard decoder reads it as is.
+
+    Raises
+    ------
+    json.JSONDecodeError
+        Invalid JSON, or nesting deeper than :data:`MAX_JSON_DEPTH` (the message says
+        ``nested N levels deep``).
+
+    Examples
+    --------
+    >>> loads_json('{"a": "\\\\udfff"}')
+    {'a': '\ufffd'}
+    """
+    if "\\u" not in text and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return json.loads(text)
+    return untrusted_json.loads(text)
+
+
+def surrogate_note(text: str) -> str | None:
+    """A sentence counting the lone surrogate escapes of a JSON text, else ``None``.
+
+    Parameters
+    ----------
+    text : str
+        The raw JSON text (the escapes are counted as written, ``\\udfff``).
+
+    Returns
+    -------
+    str or None
+    """
+    if "\\u" not in text:
+        return None
+    count = count_lone_surrogates(text)
+    if not count:
+        return None
+    return f"{count} lone UTF-16 surrogate escape(s) (such as \\udfff) decoded as U+FFFD"
+
+
+def json_nesting_problem(text: str) -> str | None:
+    """A sentence when ``text`` nests JSON brackets deeper than :data:`MAX_JSON_DEPTH`, else ``None``.
+
+    Brackets inside string literals are not counted (:func:`grading.untrusted_json.json_depth`).
+    """
+    if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
+        return None
+    depth = untrusted_json.json_depth(text)
+    if depth <= MAX_JSON_DEPTH:
+        return None
+    return f"JSON nested {depth} levels deep, deeper than the {MAX_JSON_DEPTH} accepted"
+
+
 def _skip_ws(text: str, pos: int) -> int:
     return _WS.match(text, pos).end()
 
@@ -227,7 +290,7 @@ def _json_break(text: str, offset: int, message: str) -> JsonBreak:
 def _decode_error(text: str, pos: int, exc: Exception) -> JsonBreak:
     if isinstance(exc, json.JSONDecodeError):
         return _json_break(text, exc.pos, exc.msg)
-    return _json_break(text, pos, "nesting too deep" if isinstance(exc, RecursionError) else str(exc))
+    return _json_break(text, pos, "nested too deep to decode" if isinstance(exc, RecursionError) else str(exc))
 
 
 def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBreak | None]:

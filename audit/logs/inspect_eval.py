@@ -24,10 +24,15 @@ raw region longer than the text), falling back to the message's first line; ``lo
 JSON path, e.g. ``samples[0].messages[5].tool_calls[0]``.
 
 An ``.eval`` file is a zip archive (``header.json``, ``samples/<id>_epoch_<n>.json`` with one
-sample each, ``_journal/`` while running). :func:`read_eval_archive` reads the sample members
-with hard limits checked before and while reading (zip bombs: declared and actual sizes, member
-count, total bytes), and gives events whose span path is ``<archive>!/<member>``, the location
-of the member inside the archive.
+sample each, ``_journal/`` while running). :func:`read_eval_archive` reads every member under
+``samples/`` whose name ends in ``.json`` (any case), whatever other characters the name holds
+(spaces, colons, subfolders, very long names: member names are only names, nothing is ever
+extracted to disk), with hard limits checked before and while reading (zip bombs: declared and
+actual sizes, member count, total bytes), and gives events whose span path is
+``<archive>!/<member>``, the location of the member inside the archive. Every member that is
+not read (a damaged, encrypted or oversized member, one that is not JSON, or any member other
+than the samples and Inspect's own ``header.json``, ``reductions.json``, ``summaries.json`` and
+``_journal/``) is listed with the reason.
 
 References: ``inspect_ai/log/_log.py`` (``EvalLog``, ``EvalSample``),
 ``inspect_ai/model/_chat_message.py``, ``inspect_ai/tool/_tool_call.py``,
@@ -39,7 +44,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import re
 import zipfile
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -51,9 +55,12 @@ from audit.logs.common import (
     SpanMaker,
     guess_code_language,
     json_members_partial,
+    json_nesting_problem,
     json_value_regions,
     load_json,
+    loads_json,
     string_content,
+    surrogate_note,
 )
 from audit.units import LogEvent, LogEventKind
 
@@ -84,8 +91,11 @@ _PYTHON_TOOLS = frozenset({"python", "ipython", "execute_python", "run_ipython",
 _EDITOR_TOOLS = frozenset({"text_editor", "str_replace_based_edit_tool", "str_replace_editor", "edit_file", "write_file"})
 _CODE_SUFFIXES = {".py": "python", ".sh": "bash", ".bash": "bash"}
 _ATTACHMENT = "attachment://"
-#: Sample members read from an archive; other names (odd characters, other folders) are ignored.
-_SAMPLE_MEMBER = re.compile(r"^samples/[\w.@+-]{1,200}\.json$")
+#: Members Inspect writes besides the samples, which hold no agent messages: not read, not a gap.
+_METADATA_MEMBERS = frozenset({"header.json", "reductions.json", "summaries.json"})
+_METADATA_FOLDERS = ("_journal/",)
+#: Unread members listed one by one; past this many, the rest are counted in one sentence.
+MAX_LISTED_MEMBERS = 100
 
 
 def _is_eval_log(value: Any) -> bool:
@@ -170,7 +180,7 @@ def _call_event(doc: _Document, call: dict[str, Any], region: tuple[int, int], w
     arguments = call.get("arguments")
     if isinstance(arguments, str):
         try:
-            arguments = json.loads(arguments)
+            arguments = loads_json(arguments)
         except ValueError:
             doc.emit(LogEventKind.TOOL_CALL, arguments, args_region, region[0], role="assistant", location=where)
             return
@@ -290,12 +300,20 @@ class EvalArchive:
     events : tuple of LogEvent
         All samples' events, indexed from 0 across the archive.
     problems : tuple of str
-        What was not read and why (limits, damaged members), one sentence each.
+        What was not read of the archive as a whole and why (not a zip, the member-count
+        limit, members past :data:`MAX_LISTED_MEMBERS` counted together), one sentence each.
+    unread : tuple of (str, str)
+        ``(member name, reason)`` of each member not read, or read only in part (a sample cut
+        short, the event limit), in archive order.
+    notes : tuple of str
+        Members read with a caveat (not valid UTF-8, lone surrogate escapes), one sentence each.
     """
 
     documents: tuple[tuple[str, str], ...]
     events: tuple[LogEvent, ...]
     problems: tuple[str, ...] = ()
+    unread: tuple[tuple[str, str], ...] = ()
+    notes: tuple[str, ...] = ()
 
 
 def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> bytes:
@@ -305,6 +323,48 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> byt
     if len(data) > limit:
         raise ValueError(f"inflates past {limit} bytes")
     return data
+
+
+def _is_sample(name: str) -> bool:
+    return name.startswith("samples/") and name.lower().endswith(".json") and len(name) > len("samples/.json")
+
+
+def _is_metadata(name: str) -> bool:
+    return name in _METADATA_MEMBERS or name.startswith(_METADATA_FOLDERS)
+
+
+def _decode_member(raw: bytes) -> tuple[str, str | None]:
+    """A member's text (UTF-8, BOM dropped, invalid bytes replaced) and a note when not clean."""
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        first = exc.start
+    return raw.decode("utf-8", errors="replace"), f"not valid UTF-8 (invalid bytes replaced with U+FFFD, the first at byte {first})"
+
+
+class _Unread:
+    """Collects unread members: the first :data:`MAX_LISTED_MEMBERS` one by one, then a count."""
+
+    def __init__(self) -> None:
+        self.listed: list[tuple[str, str]] = []
+        self.more = 0
+        self.first_more = ""
+
+    def add(self, member: str, reason: str) -> None:
+        if len(self.listed) < MAX_LISTED_MEMBERS:
+            self.listed.append((member, reason))
+            return
+        if not self.more:
+            self.first_more = member
+        self.more += 1
+
+    def summary(self) -> str | None:
+        if not self.more:
+            return None
+        return (f"{self.more} more member(s) not read, from {self.first_more!r} on (only the first "
+                f"{MAX_LISTED_MEMBERS} unread members are listed one by one)")
 
 
 def read_eval_archive(path: str, data: bytes) -> EvalArchive:
@@ -320,60 +380,103 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
     Returns
     -------
     EvalArchive
-        Events of every ``samples/*.json`` member read, in archive order. Members past
-        :data:`MAX_ARCHIVE_MEMBERS`, larger than :data:`MAX_MEMBER_BYTES` (declared or
-        inflated), past :data:`MAX_ARCHIVE_BYTES` in total, encrypted, compressed with an
-        unsupported method or not JSON are listed in ``problems``; nothing raises.
+        Events of every sample member (``samples/**.json``, any case) read, in archive order.
+        Members past :data:`MAX_ARCHIVE_MEMBERS`, larger than :data:`MAX_MEMBER_BYTES`
+        (declared or inflated), past :data:`MAX_ARCHIVE_BYTES` in total, damaged (bad CRC,
+        bad header, cut short), encrypted, compressed with an unsupported method, not JSON,
+        nested deeper than :data:`~audit.logs.common.MAX_JSON_DEPTH`, or not samples at all
+        are listed in ``unread`` (member by member) or ``problems`` (the archive as a whole);
+        nothing raises.
     """
     problems: list[str] = []
+    unread = _Unread()
+    notes: list[str] = []
     events = EventList()
     documents: list[tuple[str, str]] = []
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        return EvalArchive(documents=(), events=(), problems=(f"not a readable zip archive: {exc}",))
+    except Exception as exc:  # noqa: BLE001 - a damaged archive is reported, whatever zipfile raises
+        return EvalArchive(documents=(), events=(), problems=(f"not a readable zip archive: {_describe(exc)}",))
     with archive:
         infos = archive.infolist()
         if len(infos) > MAX_ARCHIVE_MEMBERS:
-            problems.append(f"{len(infos)} archive entries; only the first {MAX_ARCHIVE_MEMBERS} were looked at")
+            problems.append(f"{len(infos)} archive entries; only the first {MAX_ARCHIVE_MEMBERS} were looked at, "
+                            f"the other {len(infos) - MAX_ARCHIVE_MEMBERS} were not read")
             infos = infos[:MAX_ARCHIVE_MEMBERS]
         names = {info.filename for info in infos}
         if not names & {"header.json", "_journal/start.json"} and not any(n.startswith("samples/") for n in names):
-            return EvalArchive(documents=(), events=(), problems=("not an Inspect eval archive (no header.json or samples/)",))
-        total = 0
-        samples = [info for info in infos if _SAMPLE_MEMBER.match(info.filename) and not info.is_dir()]
+            return EvalArchive(documents=(), events=(),
+                               problems=("not an Inspect eval archive (no header.json or samples/)", *problems))
+        samples = []
+        for info in infos:
+            name = info.filename
+            if info.is_dir() or _is_metadata(name):
+                continue
+            if _is_sample(name):
+                samples.append(info)
+            else:
+                unread.add(name, "not an Inspect sample member (samples/*.json); not read")
         if not samples:
             problems.append("no samples/*.json in the archive: the agent's messages are not in it")
+        total = 0
+        used: dict[str, int] = {}
         for number, info in enumerate(samples):
             member = info.filename
+            if info.flag_bits & 0x1:
+                unread.add(member, "encrypted member; not read")
+                continue
             if info.file_size > MAX_MEMBER_BYTES:
-                problems.append(f"{member}: {info.file_size} bytes inflated is over the {MAX_MEMBER_BYTES}-byte member limit; not read")
+                unread.add(member, f"{info.file_size} bytes inflated is over the {MAX_MEMBER_BYTES}-byte member limit; "
+                                   "not read")
                 continue
             if total + info.file_size > MAX_ARCHIVE_BYTES:
-                problems.append(f"{member} and {len(samples) - number - 1} later sample(s) not read: over the "
-                                f"{MAX_ARCHIVE_BYTES}-byte archive limit")
+                for later in samples[number:]:
+                    unread.add(later.filename, f"not read: over the {MAX_ARCHIVE_BYTES}-byte archive limit")
                 break
             try:
                 raw = _inflate(archive, info, min(MAX_MEMBER_BYTES, MAX_ARCHIVE_BYTES - total))
-            except (ValueError, RuntimeError, NotImplementedError, zipfile.BadZipFile, OSError, EOFError) as exc:
-                problems.append(f"{member}: not read ({exc})")
+            except Exception as exc:  # noqa: BLE001 - bad CRC, bad header, zlib errors, encryption ...
+                unread.add(member, f"not read ({_describe(exc)})")
                 continue
             total += len(raw)
-            text = raw.decode("utf-8", errors="replace")
-            virtual = f"{path}!/{member}"
+            text, decoding = _decode_member(raw)
+            if decoding is not None:
+                notes.append(f"{member}: {decoding}")
+            nesting = json_nesting_problem(text)
+            if nesting is not None:
+                unread.add(member, f"{nesting}; not read")
+                continue
             sample, broke = load_json(text)
             if not isinstance(sample, dict):
-                problems.append(f"{member}: not a JSON sample object ({broke.describe() if broke else 'wrong type'})")
+                unread.add(member, f"not a JSON sample object ({broke.describe() if broke else 'wrong type'}); not read")
                 continue
+            seen = used.get(member, 0)
+            used[member] = seen + 1
+            virtual = f"{path}!/{member}" if not seen else f"{path}!/{member}#{seen + 1}"
             documents.append((virtual, text))
+            remark = surrogate_note(text)
+            if remark is not None:
+                notes.append(f"{member}: {remark}")
             doc = _Document(virtual, text, events)
             start = len(text) - len(text.lstrip())
             try:
                 _sample_events(doc, sample, (start, len(text)), "")
             except EventLimitReached as exc:
-                problems.append(f"{member}: event limit of {exc.limit} reached at line {exc.event.span.start_line}; "
-                                "the rest of the archive was not read")
+                unread.add(member, f"event limit of {exc.limit} reached at line {exc.event.span.start_line}; the rest "
+                                   "of the member was not read")
+                for later in samples[number + 1:]:
+                    unread.add(later.filename, f"not read: the event limit of {exc.limit} was reached before it")
                 break
             if broke is not None:
-                problems.append(f"{member}: JSON cut short or damaged at {broke.describe()}; read up to there")
-    return EvalArchive(documents=tuple(documents), events=tuple(events), problems=tuple(problems))
+                unread.add(member, f"JSON cut short or damaged at {broke.describe()}; read up to there")
+    summary = unread.summary()
+    if summary is not None:
+        problems.append(summary)
+    return EvalArchive(documents=tuple(documents), events=tuple(events), problems=tuple(problems),
+                       unread=tuple(unread.listed), notes=tuple(notes))
+
+
+def _describe(exc: Exception) -> str:
+    """``"BadZipFile: Bad CRC-32 for file 'x'"``: the exception's class and message."""
+    message = str(exc)
+    return f"{type(exc).__name__}: {message}" if message else type(exc).__name__

@@ -23,7 +23,7 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import EventList, SpanMaker, guess_code_language
+from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -66,7 +66,7 @@ def detect(path: str, text: str) -> bool:
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = loads_json(line)
         except ValueError:
             return False
         if not isinstance(value, dict):
@@ -108,7 +108,7 @@ def _from_arguments(arguments: Any) -> tuple[LogEventKind, str, str | None]:
     """Kind, text and language of a tool call's arguments."""
     if isinstance(arguments, str):
         try:
-            parsed = json.loads(arguments)
+            parsed = loads_json(arguments)
         except ValueError:
             return LogEventKind.TOOL_CALL, arguments, None
         arguments = parsed
@@ -207,6 +207,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     spans = SpanMaker(text, path)
     events = EventList()
     unread: list[int] = []
+    too_deep: list[tuple[int, str]] = []
     pos = 0
     line_no = 0
     while pos <= len(text):
@@ -216,13 +217,17 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         line = text[pos:end]
         if line.strip():
             try:
-                record = json.loads(line)
-            except ValueError as exc:
-                logger.info("%s:%d: skipping a line that is not JSON (%s)", path, line_no, exc)
-                unread.append(line_no)
+                record = loads_json(line)
+            except json.JSONDecodeError as exc:
+                if exc.msg.startswith("nested "):
+                    logger.info("%s:%d: skipping a line nested too deep", path, line_no)
+                    too_deep.append((line_no, exc.msg))
+                else:
+                    logger.info("%s:%d: skipping a line that is not JSON (%s)", path, line_no, exc)
+                    unread.append(line_no)
                 record = None
-            except RecursionError:
-                logger.info("%s:%d: skipping a line nested too deep", path, line_no)
+            except (ValueError, RecursionError):
+                logger.info("%s:%d: skipping a line that cannot be decoded", path, line_no)
                 unread.append(line_no)
                 record = None
             if isinstance(record, dict):
@@ -237,8 +242,15 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 logger.info("%s:%d: skipping a JSON %s (not an object)", path, line_no, type(record).__name__)
                 unread.append(line_no)
         pos = end + 1
-    if unread and notes is not None:
-        listed = ", ".join(str(n) for n in unread[:_LISTED_LINES])
-        more = f" and {len(unread) - _LISTED_LINES} more" if len(unread) > _LISTED_LINES else ""
-        notes.append(f"{len(unread)} line(s) not read, not a JSON object (cut short or damaged): line {listed}{more}")
+    if notes is not None:
+        for number, message in too_deep[:_LISTED_LINES]:
+            notes.append(f"line {number} not read: JSON {message}")
+        if len(too_deep) > _LISTED_LINES:
+            rest = ", ".join(str(n) for n, _ in too_deep[_LISTED_LINES : 4 * _LISTED_LINES])
+            more = " ..." if len(too_deep) > 4 * _LISTED_LINES else ""
+            notes.append(f"{len(too_deep) - _LISTED_LINES} more line(s) not read, nested too deep: line {rest}{more}")
+        if unread:
+            listed = ", ".join(str(n) for n in unread[:_LISTED_LINES])
+            more = f" and {len(unread) - _LISTED_LINES} more" if len(unread) > _LISTED_LINES else ""
+            notes.append(f"{len(unread)} line(s) not read, not a JSON object (cut short or damaged): line {listed}{more}")
     return events

@@ -307,5 +307,5 @@ def test_audit_finishes_on_bad_input_and_says_what_it_skipped(tmp_path):
                                       "working/submission.csv)"),
     }
     # What was not read keeps the run from a clean verdict; the notes alone would not.
-    assert report.verdict.kind.value == "review"
-    assert report.verdict.reasons[-1] == "incomplete audit: 2 run file(s) not read (see skipped)"
+    assert report.verdict.kind.value in ("review", "incomplete")
+    assert any("not read" in reason for reason in report.verdict.reasons)

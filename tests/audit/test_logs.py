@@ -285,7 +285,8 @@ def test_assistants_dump_and_summary_agree():
 @pytest.mark.parametrize(
     ("path", "text", "expected_format", "problem"),
     [
-        ("logs/deep.json", "[" * 50_000 + "]" * 50_000, "text", None),
+        ("logs/deep.json", "[" * 50_000 + "]" * 50_000, "text",
+         "JSON nested 50000 levels deep, deeper than the 200 accepted: not read as JSON"),
         ("logs/journal.json", '[{"code": "x", "plan": 1', "aide", "JSON cut short or damaged at line 1, column 25"),
         ("logs/events.json", '{"history": [{"action": "run", "args": {}}], "x": ', "openhands", "JSON cut short"),
         ("logs/x.jsonl", "\n\n{broken\n", "jsonl", "1 line(s) not read, not a JSON object (cut short or damaged): line 3"),
@@ -454,9 +455,11 @@ def test_eval_archive_samples_become_events():
     data = _eval_archive({"samples/spaceship-titanic_epoch_1.json": sample, "samples/other_epoch_1.json": sample},
                          extra={"_journal/start.json": b"{}", "samples/../../escape.json": b"{}"})
     archive = read_eval_archive("logs/run.eval", data)
-    assert archive.problems == ()
+    assert archive.problems == () and archive.unread == ()
     paths = [path for path, _ in archive.documents]
-    assert paths == ["logs/run.eval!/samples/spaceship-titanic_epoch_1.json", "logs/run.eval!/samples/other_epoch_1.json"]
+    # Member names are names: "samples/../../escape.json" is read like any sample, never extracted.
+    assert paths == ["logs/run.eval!/samples/spaceship-titanic_epoch_1.json", "logs/run.eval!/samples/other_epoch_1.json",
+                     "logs/run.eval!/samples/../../escape.json"]
     assert [e.index for e in archive.events] == list(range(32))
     commands = [e for e in archive.events if e.kind is K.COMMAND]
     assert [c.location for c in commands[:3]] == ["messages[2].tool_calls[0]", "messages[6].tool_calls[0]",
@@ -472,9 +475,10 @@ def test_eval_archive_limits(monkeypatch):
     monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", len(sample.encode()) - 1)
     data = _eval_archive({"samples/a_epoch_1.json": sample, "samples/b_epoch_1.json": "{}"})
     archive = read_eval_archive("run.eval", data)
-    assert archive.problems == (
-        f"samples/a_epoch_1.json: {len(sample.encode())} bytes inflated is over the {len(sample.encode()) - 1}-byte "
-        "member limit; not read",
+    assert archive.problems == ()
+    assert archive.unread == (
+        ("samples/a_epoch_1.json", f"{len(sample.encode())} bytes inflated is over the {len(sample.encode()) - 1}-byte "
+                                   "member limit; not read"),
     )
     assert [p for p, _ in archive.documents] == ["run.eval!/samples/b_epoch_1.json"]
 
@@ -483,12 +487,12 @@ def test_eval_archive_limits(monkeypatch):
     data = _eval_archive({f"samples/{n}_epoch_1.json": sample for n in "abc"})
     archive = read_eval_archive("run.eval", data)
     assert len(archive.documents) == 1
-    assert archive.problems == (f"samples/b_epoch_1.json and 1 later sample(s) not read: over the "
-                                f"{len(sample.encode()) + 5}-byte archive limit",)
+    assert archive.unread == tuple(
+        (f"samples/{n}_epoch_1.json", f"not read: over the {len(sample.encode()) + 5}-byte archive limit") for n in "bc")
 
     monkeypatch.setattr(inspect_eval, "MAX_ARCHIVE_MEMBERS", 2)
     archive = read_eval_archive("run.eval", _eval_archive({f"samples/{n}_epoch_1.json": "{}" for n in "abc"}))
-    assert archive.problems[0] == "4 archive entries; only the first 2 were looked at"
+    assert archive.problems[0] == "4 archive entries; only the first 2 were looked at, the other 2 were not read"
 
 
 def test_eval_archive_that_lies_about_its_sizes(monkeypatch):
@@ -503,8 +507,9 @@ def test_eval_archive_that_lies_about_its_sizes(monkeypatch):
     central = bytes(data).rfind(b"PK\x01\x02")
     data[central + 24 : central + 28] = fake
     archive = read_eval_archive("run.eval", bytes(data))
-    assert archive.events == ()
-    assert len(archive.problems) == 1 and archive.problems[0].startswith("samples/a_epoch_1.json: not read (")
+    assert archive.events == () and archive.problems == ()
+    assert len(archive.unread) == 1 and archive.unread[0][0] == "samples/a_epoch_1.json"
+    assert archive.unread[0][1].startswith("not read (")
 
 
 @pytest.mark.parametrize(
@@ -537,8 +542,9 @@ def test_eval_archive_damaged_sample_is_read_up_to_the_break():
     cut = sample[: sample.index('"call_run"')]
     archive = read_eval_archive("run.eval", _eval_archive({"samples/a_epoch_1.json": cut}))
     assert [e.location for e in archive.events][-1] == "messages[5].content"
-    assert len(archive.problems) == 1
-    assert archive.problems[0].startswith("samples/a_epoch_1.json: JSON cut short or damaged at line ")
+    assert archive.problems == () and len(archive.unread) == 1
+    member, reason = archive.unread[0]
+    assert member == "samples/a_epoch_1.json" and reason.startswith("JSON cut short or damaged at line ")
 
 
 # --- logs cut short, damaged, or too long -------------------------------------------------
