@@ -11,6 +11,11 @@ one it applies wherever the fingerprint occurs (e.g. several seeds sharing the s
 Decisions live outside the audited run: nothing inside a run (comments, files) can dismiss a
 finding. Dismissed findings stay in the report, marked as such, and no longer count towards the
 verdict (:func:`audit.report.decide_verdict`).
+
+Several reviewers (or scripts) may record decisions at once: :func:`record_decision` holds a
+lock file ``<baseline>.lock`` (``filelock``) around reading, changing and writing the baseline,
+and the file is replaced whole (a temporary file renamed over it), so no decision is lost and a
+reader never sees half a file.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
+from grading import untrusted_json
+
 from audit.errors import AuditError
 from audit.model import Finding
 
@@ -36,6 +43,7 @@ __all__ = [
     "Decision",
     "apply_baseline",
     "load_baseline",
+    "record_decision",
     "resolve_fingerprint",
     "save_baseline",
 ]
@@ -46,6 +54,10 @@ BASELINE_VERSION = 1
 DECISIONS = ("confirmed", "dismissed")
 _FINGERPRINT = re.compile(r"^[0-9a-f]{64}$")
 _FIELDS = ("fingerprint", "decision", "note", "rule_id", "run_id", "location", "decided_by", "decided_at")
+#: A baseline file larger than this is refused (a decision takes a few hundred bytes).
+MAX_BASELINE_BYTES = 64 * 1024 * 1024
+#: Seconds :func:`record_decision` waits for another writer of the same baseline.
+LOCK_TIMEOUT = 120.0
 
 
 class BaselineError(AuditError):
@@ -163,9 +175,18 @@ def load_baseline(path: str | os.PathLike[str], *, missing_ok: bool = False) -> 
             return Baseline()
         raise BaselineError(f"{path}: baseline file does not exist")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
+        with path.open("rb") as stream:
+            raw = stream.read(MAX_BASELINE_BYTES + 1)
+    except OSError as exc:
         raise BaselineError(f"{path}: cannot read ({exc})") from exc
+    if len(raw) > MAX_BASELINE_BYTES:
+        raise BaselineError(f"{path}: larger than {MAX_BASELINE_BYTES // (1024 * 1024)} MiB; not a baseline file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"{path}: cannot read ({exc})") from exc
+    try:
+        data = untrusted_json.loads(text)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})") from exc
     if not isinstance(data, dict) or data.get("version") != BASELINE_VERSION or not isinstance(data.get("decisions"), list):
@@ -177,8 +198,20 @@ def load_baseline(path: str | os.PathLike[str], *, missing_ok: bool = False) -> 
     return baseline
 
 
+def _new_file_mode(path: Path) -> int:
+    """The mode of the file being replaced, or what the umask gives a new file."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return 0o666 & ~mask
+
+
 def save_baseline(baseline: Baseline, path: str | os.PathLike[str]) -> None:
-    """Write a baseline file atomically (a temporary file renamed over the old one).
+    """Write a baseline file atomically (a temporary file, synced, renamed over the old one).
+
+    Call it under the baseline's lock (:func:`record_decision` does) when other writers may run.
 
     Raises
     ------
@@ -187,13 +220,70 @@ def save_baseline(baseline: Baseline, path: str | os.PathLike[str]) -> None:
     """
     path = Path(path)
     text = json.dumps(baseline.to_dict(), indent=2, ensure_ascii=False) + "\n"
+    temporary = None
     try:
-        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent or Path("."))
+        handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or Path("."))
         with os.fdopen(handle, "w", encoding="utf-8") as stream:
             stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.chmod(temporary, _new_file_mode(path))
         os.replace(temporary, path)
+        temporary = None
     except OSError as exc:
         raise BaselineError(f"cannot write the baseline {path}: {exc.strerror or exc}") from exc
+    finally:
+        if temporary is not None:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+
+
+def baseline_lock_path(path: str | os.PathLike[str]) -> Path:
+    """The lock file of a baseline: ``<baseline>.lock`` beside it."""
+    path = Path(path)
+    return path.with_name(path.name + ".lock")
+
+
+def record_decision(path: str | os.PathLike[str], decision: "Decision", *, timeout: float = LOCK_TIMEOUT) -> Baseline:
+    """Add ``decision`` to the baseline at ``path`` (created if missing), safe against concurrent writers.
+
+    The read, the change and the write happen while holding ``<baseline>.lock``, so two
+    reviewers recording decisions at the same moment both keep theirs; the file is replaced
+    atomically (:func:`save_baseline`).
+
+    Parameters
+    ----------
+    path : path
+    decision : Decision
+    timeout : float
+        Seconds to wait for another writer.
+
+    Returns
+    -------
+    Baseline
+        The baseline as written.
+
+    Raises
+    ------
+    BaselineError
+        The baseline is malformed, the lock is not obtained in time, or the file cannot be written.
+    """
+    from filelock import FileLock, Timeout
+
+    path = Path(path)
+    lock = FileLock(str(baseline_lock_path(path)), timeout=timeout)
+    try:
+        with lock:
+            updated = load_baseline(path, missing_ok=True).with_decision(decision)
+            save_baseline(updated, path)
+    except Timeout:
+        raise BaselineError(f"{path}: another process has held {baseline_lock_path(path).name} for {timeout:.0f} s; "
+                            "try again") from None
+    except OSError as exc:  # the lock file cannot be created
+        raise BaselineError(f"cannot lock the baseline {path}: {exc.strerror or exc}") from exc
+    return updated
 
 
 def new_decision(fingerprint: str, decision: str, note: str, *, finding: Mapping[str, Any] | None = None,

@@ -47,8 +47,10 @@ def _load_report(target: Path, competition_id: str | None, competitions_dir: Pat
     from audit.errors import AuditError
 
     if target.is_file() and target.suffix.lower() == ".json":
+        from grading import untrusted_json
+
         try:
-            report = json.loads(target.read_text(encoding="utf-8"))
+            report = untrusted_json.loads(target.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise InputError(f"{target}: cannot read ({exc})") from exc
         except json.JSONDecodeError as exc:
@@ -179,11 +181,11 @@ def review_decide(fingerprint: str, decision: str | None, note: str, source: Pat
 
         mleaudit review decide 3f9a1c --confirm --note "calls gpt-4o on the test set" --from report.json
     """
-    from audit.review import BaselineError, new_decision, resolve_fingerprint, save_baseline
+    from audit.review import BaselineError, new_decision, record_decision, resolve_fingerprint
 
     if decision is None:
         raise InputError("say --confirm or --dismiss")
-    current = _open_baseline(baseline, missing_ok=True)
+    _open_baseline(baseline, missing_ok=True)  # a malformed baseline fails before any audit
     finding = None
     run_id = None
     try:
@@ -194,7 +196,8 @@ def review_decide(fingerprint: str, decision: str | None, note: str, source: Pat
             run_id = None if all_runs else (report.get("run") or {}).get("run_id")
         record = new_decision(fingerprint.strip().lower(), decision, note, finding=finding, run_id=run_id,
                               decided_by=decided_by)
-        save_baseline(current.with_decision(record), baseline)
+        # read again and written under the baseline's lock: other reviewers may be deciding too
+        record_decision(baseline, record)
     except BaselineError as exc:
         raise InputError(str(exc)) from exc
     scope = f"run {run_id}" if run_id else "all runs"
