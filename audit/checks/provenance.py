@@ -40,7 +40,6 @@ benchmark copies of runs often truncate submissions, so a different count is not
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -55,8 +54,9 @@ from audit.checks.tables import CsvHead, CsvReadError, read_csv_head
 from audit.checks.writes import WriteSite, find_write_sites, scripts_run
 from audit.model import Evidence
 from audit.rules.match import Match
-from audit.run import RunLayout
+from audit.run import RunLayout, read_run_file
 from audit.units import CodeUnit, LogEvent, LogEventKind
+from grading import untrusted_json
 
 __all__ = ["OUTCOMES", "Provenance", "SUBMISSION_TARGET", "assess_provenance", "submission_provenance"]
 
@@ -115,13 +115,17 @@ def _normalise_code(text: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def _notebook_ran(path: Path) -> bool:
-    """Whether a notebook file has executed code cells (an execution count or outputs)."""
+def _notebook_ran(root: Path, rel: str) -> bool:
+    """Whether a notebook file of the run has executed code cells (an execution count or outputs).
+
+    The file is read without following links below ``root`` and decoded with bounded nesting;
+    one that cannot be read counts as not run.
+    """
     try:
-        info = os.lstat(path)
+        info = os.lstat(root / rel)
         if not stat.S_ISREG(info.st_mode) or info.st_size > RunLayout.MAX_FILE_BYTES:
             return False
-        data = json.loads(path.read_bytes().decode("utf-8", errors="replace"))
+        data = untrusted_json.loads(read_run_file(root, rel, max_bytes=RunLayout.MAX_FILE_BYTES))
     except (OSError, ValueError):
         return False
     cells = data.get("cells") if isinstance(data, dict) else None
@@ -296,7 +300,7 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
             when = (unit.origin.path, unit.origin.start_byte) if unit.origin is not None else (unit.path, 0)
         else:
             when = _last_mention(PurePosixPath(unit.path).name, actions)
-            if when is None and unit.source == "notebook" and _notebook_ran(Path(ctx.root) / unit.path):
+            if when is None and unit.source == "notebook" and _notebook_ran(Path(ctx.root), unit.path):
                 when = (unit.path, 0)
             elif when is None and unit.source != "notebook":
                 when = logged_code.get(_normalise_code(unit.text))

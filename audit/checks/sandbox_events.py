@@ -13,19 +13,25 @@ or be silent about them. Kinds written today:
 - ``limit-hit``: a time/memory/process limit stopped the agent.
 
 The ``sandbox-events`` check turns selected kinds into matches whose evidence points at the
-event's line in ``run.json``. It reads only ``run.json`` (capped), never runs anything.
+event's line in ``run.json``. It reads only ``run.json`` (capped, without following links, JSON
+nesting bounded), never runs anything; a ``run.json`` it cannot read is listed as skipped.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
+import os
 import re
+from pathlib import Path
 from typing import Any
 
 from audit.checks.registry import RunContext, check
 from audit.model import Evidence, Span, make_excerpt
 from audit.rules.match import Match
+from audit.run import read_run_file
+from grading import untrusted_json
 
 __all__ = ["MAX_RUN_JSON_BYTES", "sandbox_events"]
 
@@ -36,17 +42,30 @@ MAX_RUN_JSON_BYTES = 4 << 20
 
 
 def _events(ctx: RunContext) -> tuple[str, list[dict[str, Any]]] | None:
-    path = ctx.root / "run.json"
-    if not path.is_file() or path.is_symlink():
+    """The text of ``run.json`` and its event records; ``None`` when there are none to read.
+
+    ``run.json`` is read without following links (:func:`audit.run.read_run_file`) and decoded
+    with bounded nesting; a ``run.json`` that exists but cannot be read is recorded with
+    :meth:`RunContext.skip`, since its events then went unchecked.
+    """
+    path = Path(ctx.root) / "run.json"
+    if not os.path.lexists(path):
         return None
     try:
-        if path.stat().st_size > MAX_RUN_JSON_BYTES:
-            logger.info("not reading %s: over %d bytes", path, MAX_RUN_JSON_BYTES)
-            return None
-        text = path.read_text(encoding="utf-8", errors="replace")
-        data = json.loads(text)
-    except (OSError, json.JSONDecodeError) as exc:
+        data_bytes = read_run_file(ctx.root, "run.json", max_bytes=MAX_RUN_JSON_BYTES)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if exc.errno == errno.EFBIG:
+            reason = f"over the {MAX_RUN_JSON_BYTES}-byte cap for sandbox events"
+        logger.info("not reading sandbox events from %s: %s", path, reason)
+        ctx.skip("run.json", f"sandbox events not read: {reason}")
+        return None
+    text = data_bytes.decode("utf-8", errors="replace")
+    try:
+        data = untrusted_json.loads(text)
+    except json.JSONDecodeError as exc:
         logger.info("not reading sandbox events from %s: %s", path, exc)
+        ctx.skip("run.json", f"sandbox events not read: {exc.msg}")
         return None
     events = data.get("events") if isinstance(data, dict) else None
     if not isinstance(events, list):

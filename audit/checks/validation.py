@@ -25,9 +25,9 @@ Audited code is parsed, never run.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import logging
 import math
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,10 +39,12 @@ from audit.checks.registry import RunContext, check
 from audit.checks.tables import CsvReadError, check_regular_file
 from audit.checks.writes import Bindings, python_calls, split_shell_commands
 from audit.errors import AuditError
+from audit.logs.common import loads_json
 from audit.model import Evidence
 from audit.parsing import parse
 from audit.rules.match import Match
 from audit.rules.matchers import pathological_tree
+from audit.run import read_run_file
 from audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = [
@@ -128,32 +130,41 @@ def _parse_ts(value: object) -> float | None:
     return None
 
 
-def load_validation_calls(path: Path) -> tuple[list[ValidationCall], int]:
+def load_validation_calls(path: Path, *, root: Path | None = None) -> tuple[list[ValidationCall], int]:
     """Read a validation calls log (:data:`VALIDATION_CALLS_LOG` format).
 
     Parameters
     ----------
     path : Path
         The JSONL file (not followed if it is a symlink; at most :data:`MAX_CALLS_LOG_BYTES`).
+    root : Path, optional
+        The run root ``path`` lies under: no folder between the two may be a symlink either
+        (a symlinked ``logs/`` could point at a calls log written elsewhere).
 
     Returns
     -------
     calls : list of ValidationCall
         One per JSON-object line, in file order.
     malformed : int
-        Non-blank lines that are not JSON objects (skipped).
+        Non-blank lines that are not JSON objects, or nest deeper than
+        :data:`grading.untrusted_json.MAX_JSON_DEPTH` (skipped).
 
     Raises
     ------
     ValidationLogError
-        If the file is missing, a symlink, too large or unreadable.
+        If the file is missing, a symlink, under a symlinked folder, too large or unreadable.
     """
     try:
         check_regular_file(path, max_bytes=MAX_CALLS_LOG_BYTES, label=VALIDATION_CALLS_LOG)
-        raw = Path(path).read_bytes()
+        if root is not None:
+            raw = read_run_file(root, path, max_bytes=MAX_CALLS_LOG_BYTES)
+        else:
+            raw = Path(path).read_bytes()
     except CsvReadError as exc:
         raise ValidationLogError(str(exc)) from None
     except OSError as exc:
+        if root is not None and exc.strerror:
+            raise ValidationLogError(f"{VALIDATION_CALLS_LOG}: {exc.strerror}") from None
         raise ValidationLogError(f"{VALIDATION_CALLS_LOG}: cannot be read ({type(exc).__name__})") from None
     calls: list[ValidationCall] = []
     malformed = 0
@@ -161,7 +172,7 @@ def load_validation_calls(path: Path) -> tuple[list[ValidationCall], int]:
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = loads_json(line)
         except ValueError:
             malformed += 1
             continue
@@ -481,9 +492,9 @@ def assess_validation(ctx: RunContext, *, window_s: float = 60.0) -> ValidationU
     burst, burst_at = 0, -1
     log_path = Path(ctx.root) / VALIDATION_CALLS_LOG
     log_calls: list[ValidationCall] = []
-    if log_path.exists() or log_path.is_symlink():
+    if os.path.lexists(log_path):
         try:
-            log_calls, malformed = load_validation_calls(log_path)
+            log_calls, malformed = load_validation_calls(log_path, root=Path(ctx.root))
             logged = len(log_calls)
             burst, burst_at = _largest_burst(log_calls, window_s)
             if malformed:

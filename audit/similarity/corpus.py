@@ -27,6 +27,7 @@ from audit.errors import ConfigError
 from audit.model import Skipped
 from audit.parsing import LANGUAGES
 from audit.units import CodeUnit
+from grading import untrusted_json
 
 __all__ = [
     "MAX_REFERENCE_BYTES",
@@ -107,8 +108,8 @@ def _without_outputs(text: str) -> str:
     if '"outputs"' not in text and '"attachments"' not in text:
         return text
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
+        data = untrusted_json.loads(text)
+    except ValueError:
         return text
     if not isinstance(data, dict):
         return text
@@ -169,6 +170,11 @@ def decode_reference(data: bytes, relative: str) -> CodeUnit | Skipped:
         return CodeUnit(path=relative, language="python", text=text, source="file")
     # Imported here: the notebook reader pulls in nbformat, which plain .py corpora never need.
     from audit.notebooks import NotebookError, read_notebook
+
+    depth = untrusted_json.json_depth(text) if text.count("[") + text.count("{") > untrusted_json.MAX_JSON_DEPTH else 0
+    if depth > untrusted_json.MAX_JSON_DEPTH:
+        return Skipped(path=relative, reason=f"{relative}: not a readable notebook (JSON nested {depth} levels deep, "
+                                             f"deeper than the {untrusted_json.MAX_JSON_DEPTH} accepted)")
 
     try:
         notebook = read_notebook(_without_outputs(text), relative)
