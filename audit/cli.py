@@ -1,7 +1,9 @@
 """The ``mleaudit`` command line: thin click commands over the library.
 
-Exit codes: 0 = no finding at or above ``--fail-on``; 1 = at least one; 2 = usage, config or
-input error (:class:`audit.cli_options.InputError`).
+Exit codes (:mod:`audit.report`): 0 = clean (no finding at or above ``--fail-on``, nothing left
+unchecked); 1 = at least one finding at or above ``--fail-on``; 2 = usage, config or input error
+(:class:`audit.cli_options.InputError`); 3 = no such finding, but the audit is incomplete (verdict
+``incomplete``); 4 = an unexpected internal error (never a traceback).
 """
 
 from __future__ import annotations
@@ -49,7 +51,9 @@ from audit.cli_options import (  # noqa: E402
 )
 from audit.errors import AuditError  # noqa: E402
 from audit.formatters import FORMATTERS, get_formatter  # noqa: E402
+from audit.formatters.terminal import terminal_safe  # noqa: E402
 from audit.model import Severity  # noqa: E402
+from audit.report import EXIT_INTERNAL_ERROR, exit_code  # noqa: E402
 from grading.cli import competitions as competitions_group  # noqa: E402
 from grading.cli import grade, grade_sample, kernels, prepare  # noqa: E402
 from grading.errors import GradingError  # noqa: E402
@@ -57,7 +61,29 @@ from grading.errors import GradingError  # noqa: E402
 __all__ = ["main"]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "MLEAUDIT"})
+class _FailClosedGroup(click.Group):
+    """The root group: an unexpected exception becomes a one-line error and exit code 4.
+
+    A traceback would exit with 1, the code for "findings", and could be read as an audit
+    result; the traceback itself is logged at debug level (``-vv``).
+    """
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the last line of defence of every command
+            logging.getLogger("audit.cli").debug("internal error", exc_info=True)
+            message = terminal_safe(f"{type(exc).__name__}: {exc}")[:2000]
+            error = click.ClickException(f"internal error, nothing may be concluded from this run: {message} "
+                                         "(run with -vv for the traceback)")
+            error.exit_code = EXIT_INTERNAL_ERROR
+            raise error from None
+
+
+@click.group(cls=_FailClosedGroup,
+             context_settings={"help_option_names": ["-h", "--help"], "auto_envvar_prefix": "MLEAUDIT"})
 @click.version_option(__version__, prog_name="mleaudit")
 @click.option("-v", "--verbose", count=True, help="More logging on stderr (-vv for debug).")
 def main(verbose: int) -> None:
@@ -128,6 +154,7 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
         data_dir=data_dir,
         rules_root=rules,
         baseline_path=baseline,
+        fail_on=Severity.parse(fail_on),
     )
     if output is not None and not output.parent.is_dir():
         raise InputError(f"cannot write the report to {output}: folder {output.parent} does not exist")
@@ -147,9 +174,9 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
         click.echo(f"report written to {output}", err=True)
     else:
         get_formatter(fmt or "text")(report, sys.stdout)
-    worst = report.max_severity()
-    if worst is not None and worst >= Severity.parse(fail_on):
-        sys.exit(1)
+    code = exit_code(report, Severity.parse(fail_on))
+    if code:
+        sys.exit(code)
 
 
 main.add_command(prepare)

@@ -19,14 +19,14 @@ from typing import Any, Callable
 from audit import __version__
 from audit.checks import RunContext
 from audit.expand import expand_run
-from audit.model import Skipped
+from audit.model import Severity, Skipped
 from audit.parsing import parse
-from audit.report import AuditReport, RunSummary, decide_verdict
-from audit.rules.engine import evaluate_ruleset
+from audit.report import AuditReport, Gap, GapKind, RunSummary, decide_verdict
+from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.rules.matchers import pathological_tree
 from audit.rules.policy import RulePolicy
-from audit.run import Run, RunLayout
+from audit.run import ArtifactKind, Run, RunLayout
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from audit.units import CodeUnit
 
@@ -61,6 +61,11 @@ class AuditOptions:
         Why similarity is off when ``corpus_dir`` is ``None`` (shown in the report's ``meta``).
     baseline : audit.review.Baseline or None
         Reviewer decisions to mark on the findings (dismissed ones stop counting for the verdict).
+    fail_on : Severity
+        The ``--fail-on`` threshold: a finding at or above it keeps the verdict from ``clean``.
+    grade_requested : bool
+        Grading was asked for: a run with no grade is then an incomplete audit (the reason is
+        the ``grade_skipped`` given to :func:`audit_run`).
     """
 
     corpus_dir: Path | None = None
@@ -71,6 +76,8 @@ class AuditOptions:
     include_experimental: bool = False
     no_similarity_reason: str = "no reference corpus"
     baseline: Any = None
+    fail_on: Severity = Severity.HIGH
+    grade_requested: bool = False
 
 
 def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
@@ -230,6 +237,7 @@ def audit_run(
     run_skipped = list(run.skipped) + list(expanded.skipped)
 
     parse_errors = []
+    text_fallback_notes: list[Skipped] = []
     for unit in expanded.code_units:
         parsed = parse(unit.text, unit.language)
         if parsed.has_error:
@@ -237,13 +245,16 @@ def audit_run(
             parse_errors.append(where)
             shape = pathological_tree(parsed.root)
             if shape is not None:
-                # The code rules skip such trees; say so, so the verdict cannot be "clean".
-                run_skipped.append(Skipped(path=where, reason=f"code rules not run: {shape}"))
+                # The query rules search their literals in the text instead (marked on their
+                # findings); what cannot be searched as text is an evaluation error of the rule.
+                text_fallback_notes.append(Skipped(path=where, reason=f"syntax tree has {shape}: query rules ran as text matches"))
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
                                                      host_text=lambda path: _artifact_text(run, path))
     # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
-    skipped: list[Skipped] = run_skipped + list(sim_skipped) + list(run.notes) + list(expanded.notes)
+    unread_data = _unread_data_files(run)
+    skipped: list[Skipped] = (run_skipped + unread_data + list(sim_skipped) + list(run.notes) + list(expanded.notes)
+                              + text_fallback_notes)
 
     answers = answers or {}
     context = RunContext(
@@ -274,7 +285,7 @@ def audit_run(
         policy=policy,
     )
     findings = list(evaluation.findings)
-    # Inputs the run-level checks could not read (listed, not counted against the verdict).
+    # Inputs the run-level checks could not read: those checks did not judge them (gaps, below).
     skipped.extend(item for item in context.skipped if item not in skipped)
     if options.baseline is not None:
         from audit.review import apply_baseline
@@ -313,16 +324,71 @@ def audit_run(
     if options.baseline is not None:
         decided = Counter(f.review["decision"] for f in findings if f.review is not None)
         meta["review"] = {"decisions_in_baseline": len(options.baseline.decisions), **{k: decided[k] for k in ("confirmed", "dismissed")}}
+    gaps = _audit_gaps(run, expanded, run_skipped + list(context.skipped), evaluation.errors, evaluation.evaluated_rules,
+                       grade=grade, grade_skipped=grade_skipped, grade_requested=options.grade_requested)
     return AuditReport(
         run=summary,
         findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
-        verdict=decide_verdict(findings, unaudited=run_skipped),
+        verdict=decide_verdict(findings, gaps, fail_on=options.fail_on),
         grade=grade,
         similarity=similarity,
         skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
         meta=meta,
         rules=_rule_descriptors(ruleset, findings),
     )
+
+
+#: Reason given to data files the audit does not read (README "What CLEAN means"): tables, arrays,
+#: model dumps and archives are not code or logs, and no rule reads them; the submission is
+#: read by the grader and the run-level checks.
+DATA_FILE_NOT_READ = "data file, not read: tables and binary dumps are neither code nor logs (no rule reads them)"
+
+
+def _unread_data_files(run: Run) -> list[Skipped]:
+    """The run's data files, listed as not read by a documented rule (they are not gaps)."""
+    submission = run.submission.path if run.submission is not None else None
+    return [Skipped(path=a.path, reason=DATA_FILE_NOT_READ) for a in run.artifacts
+            if a.kind is ArtifactKind.DATA and a.path != submission]
+
+
+def _data_over_cap(item: Skipped) -> bool:
+    from audit.run import classify_path
+
+    kind, _ = classify_path(item.path)
+    return (kind is ArtifactKind.DATA and "-byte cap" in item.reason
+            and item.path not in RunLayout.SUBMISSION_CANDIDATES)
+
+
+def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[EvaluationError, ...],
+                evaluated_rules: tuple[str, ...], *, grade: dict[str, Any] | None,
+                grade_skipped: str | None, grade_requested: bool) -> list[Gap]:
+    """Everything the audit did not check (:class:`audit.report.Gap`), in a stable order.
+
+    A data file over the size cap is not a gap (see :data:`DATA_FILE_NOT_READ`); a file of
+    unknown type is, because it may hold code or a log that no reader looked at.
+    """
+    gaps: list[Gap] = []
+    if not evaluated_rules:
+        gaps.append(Gap(kind=GapKind.NO_RULES, reason="no enabled rule was loaded (is the rules folder empty?)"))
+    has_code = any(u.text.strip() for u in expanded.code_units)
+    if not has_code and not expanded.log_events:
+        gaps.append(Gap(kind=GapKind.NO_AGENT_INPUT,
+                        reason="the run holds no agent code and no log to check (an empty folder, a mistyped path, "
+                               "or a bare submission)"))
+    for item in run_skipped:
+        if not _data_over_cap(item):
+            gaps.append(Gap(kind=GapKind.FILE_UNREAD, path=item.path, reason=item.reason))
+    for artifact in run.artifacts:
+        if artifact.kind is ArtifactKind.OTHER and artifact.path not in RunLayout.RUN_META:
+            gaps.append(Gap(kind=GapKind.FILE_UNREAD, path=artifact.path,
+                            reason="file of unknown type, not read (neither code, notebook, log nor data by its name)"))
+    for error in errors:
+        gaps.append(Gap(kind=GapKind.RULE_ERROR, path=error.path, rule_id=error.rule_id, error=error.error,
+                        reason=f"not evaluated on {error.where}: {error.error}: {error.message}"))
+    if grade is None and grade_requested:
+        gaps.append(Gap(kind=GapKind.NOT_GRADED, path=RunLayout.SUBMISSION_CANDIDATES[0],
+                        reason=f"grading was asked for but did not run: {grade_skipped or 'no reason given'}"))
+    return list(dict.fromkeys(gaps))
 
 
 def _artifact_text(run: Run, path: str) -> str | None:
@@ -376,6 +442,7 @@ class AuditRequest:
     data_dir: Path | None = None
     rules_root: Path | None = None
     baseline_path: Path | None = None
+    fail_on: Severity = Severity.HIGH
 
 
 def run_audit(request: AuditRequest, progress=None) -> AuditReport:
@@ -453,6 +520,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         corpus_dir=corpus if request.similarity else None,
         include_experimental=request.include_experimental,
         no_similarity_reason="disabled (--no-similarity)" if not request.similarity else "no reference corpus",
+        fail_on=request.fail_on,
+        grade_requested=request.grade,
     )
     if options.corpus_dir is not None:
         say(f"comparing code with the notebooks in {options.corpus_dir}")

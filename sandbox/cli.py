@@ -80,6 +80,7 @@ def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | N
     from audit.formatters import get_formatter
     from audit.model import Severity
     from audit.pipeline import AuditRequest, run_audit
+    from audit.report import exit_code
     from grading.errors import GradingError
 
     request = AuditRequest(run_dir=run_dir, competition_id=competition_id, competitions_root=competitions_dir, data_dir=data_dir)
@@ -88,8 +89,7 @@ def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | N
     except (AuditError, GradingError) as exc:
         raise SandboxCliError(f"audit of {run_dir}: {exc}") from None
     get_formatter("text")(report, sys.stdout)
-    worst = report.max_severity()
-    return 1 if worst is not None and worst >= Severity.HIGH else 0
+    return exit_code(report, Severity.HIGH)
 
 
 _backend_option = click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True,
@@ -141,7 +141,8 @@ def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | 
 @click.option("--allow-host", "allow", multiple=True, metavar="HOST",
               help="Allow HTTP(S) to this host (repeatable; *.domain and host:port work). Default: no network.")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Extra environment variable (repeatable).")
-@click.option("--audit", "do_audit", is_flag=True, help="Audit the run dir when the run ends (exit 1 on high findings).")
+@click.option("--audit", "do_audit", is_flag=True,
+              help="Audit the run dir when the run ends (exit 1 on high findings, 3 when the audit is incomplete).")
 @_keep_option
 @_unsafe_option
 @_competitions_option
@@ -157,7 +158,8 @@ def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: P
     /home/agent, and /home/validate_submission.sh checks a submission through the host's
     validation endpoint (every call is logged). The held-out answers are never mounted.
     Exit code 0 when the run was carried out (whatever the agent's own exit code), 1 with
-    --audit when a finding is high or critical, 2 when the run could not be carried out.
+    --audit when a finding is high or critical, 3 with --audit when the audit is incomplete
+    (nothing high found, but something not checked), 2 when the run could not be carried out.
 
     Example:
 

@@ -114,10 +114,16 @@ def test_audit_unknown_competition_is_an_input_error(tmp_path, data_dir):
 def test_audit_without_competition_reports_why_it_is_not_graded(tmp_path):
     (tmp_path / "train.py").write_text("import pandas as pd\nprint(pd.__version__)\n")
     result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json"])
-    assert result.exit_code == 0, result.output
+    # Grading was asked for (the default) and could not run: the audit is incomplete (exit 3).
+    assert result.exit_code == 3, result.output
     report = json.loads(result.stdout)
     assert report["grade"] is None
     assert "no competition id" in report["meta"]["grade_skipped"]
+    assert report["verdict"]["kind"] == "incomplete"
+    assert [g["kind"] for g in report["verdict"]["gaps"]] == ["not-graded"]
+    result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json", "--no-grade"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["verdict"] == {"kind": "clean", "reasons": [], "gaps": []}
 
 
 def test_symlinked_submission_is_not_graded_and_not_clean(tmp_path, data_dir):
@@ -135,16 +141,19 @@ def test_symlinked_submission_is_not_graded_and_not_clean(tmp_path, data_dir):
     report = json.loads(out.read_text())
     assert report["grade"] is None
     assert "submission/submission.csv not graded: symbolic link" in report["meta"]["grade_skipped"]
-    assert report["verdict"]["kind"] == "review"
-    assert result.exit_code == 0
+    assert report["verdict"]["kind"] == "incomplete"
+    assert {g["kind"] for g in report["verdict"]["gaps"]} >= {"not-graded", "file-unread", "no-agent-input"}
+    assert result.exit_code == 3
 
 
 def test_pathological_code_is_reported_not_hung(tmp_path):
     (tmp_path / "u.py").write_text("v = " + "(" * 40000)
-    result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json"])
+    result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json", "--no-grade"])
     report = json.loads(result.stdout)
-    assert report["verdict"]["kind"] == "review"
-    assert any("code rules not run" in s["reason"] for s in report["skipped"])
+    # Query rules fall back to their literals as text; what has no literal is a gap, never silence.
+    assert report["verdict"]["kind"] == "incomplete" and result.exit_code == 3
+    assert any("query rules ran as text matches" in s["reason"] for s in report["skipped"])
+    assert all(g["kind"] == "rule-error" for g in report["verdict"]["gaps"])
 
 
 def test_terminal_escapes_from_logs_are_shown_escaped(tmp_path):

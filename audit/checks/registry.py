@@ -45,7 +45,8 @@ class RunContext:
     skipped : list of Skipped
         Filled by checks (through :meth:`skip`) with the inputs they could not read: an
         unreadable submission, a sample submission over the size cap. The pipeline lists them
-        under the report's ``skipped``; they do not change the verdict by themselves.
+        under the report's ``skipped`` and as gaps of the audit: a check that could not read
+        its input did not judge the run, so the verdict cannot be ``clean``.
     memo : dict
         Scratch space shared by the checks of one run, so that several rules built on one
         analysis run it once (see :meth:`memoize`).

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import tree_sitter
 
 from audit.parsing import get_language, parse
-from audit.rules.matchers import pathological_tree
+from audit.rules.matchers import PathologicalTree, pathological_tree
 from audit.units import CodeUnit
 
 __all__ = [
@@ -269,11 +269,19 @@ def find_python_write_sites(unit: CodeUnit) -> list[WriteSite]:
     Returns
     -------
     list of WriteSite
-        In source order; empty when the syntax tree is pathological (too deep to walk).
+        In source order.
+
+    Raises
+    ------
+    audit.rules.matchers.PathologicalTree
+        The syntax tree is too deep or too wide to walk: the checks built on the write sites
+        cannot judge this unit, which the engine reports as an evaluation error (never as
+        "no write").
     """
     parsed = parse(unit.text, "python")
-    if pathological_tree(parsed.root) is not None:
-        return []
+    shape = pathological_tree(parsed.root)
+    if shape is not None:
+        raise PathologicalTree(f"{unit.path}: write sites not found: the syntax tree has {shape}")
     bindings = Bindings(parsed)
     sites: list[WriteSite] = []
 

@@ -73,7 +73,7 @@ table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid var(--line);p
 th{background:var(--code);font-weight:600}td.num{text-align:right;font-variant-numeric:tabular-nums}
 .run{border-top:3px solid var(--line);margin-top:24px;padding-top:8px}
 .verdict{display:inline-block;padding:6px 12px;border-radius:6px;font-weight:700;color:#fff}
-.v-flagged{background:var(--high)}.v-review{background:var(--med)}.v-clean{background:var(--ok)}
+.v-flagged{background:var(--high)}.v-incomplete{background:#6f42c1}.v-review{background:var(--med)}.v-clean{background:var(--ok)}
 .badge{display:inline-block;padding:0 7px;border-radius:10px;font-size:12px;font-weight:600;border:1px solid currentColor}
 .sev-critical{color:var(--crit)}.sev-high{color:var(--high)}.sev-medium{color:var(--med)}.sev-low{color:var(--low)}.sev-info{color:var(--info)}
 .medal-gold{background:#f9d849;color:#3b2f00}.medal-silver{background:#d8dee4;color:#24292f}.medal-bronze{background:#d49a6a;color:#2b1600}
@@ -532,11 +532,26 @@ def _similarity(report: Mapping[str, Any], prefix: str, pair_ids: list[tuple[Map
     return "".join(out)
 
 
+_VERDICT_CLASSES = ("clean", "review", "incomplete", "flagged")
+
+
+def _gaps(gaps: list[Mapping[str, Any]], prefix: str) -> str:
+    """What the audit did not check (an incomplete audit), one item per gap."""
+    if not gaps:
+        return ""
+    items = []
+    for gap in gaps:
+        where = " ".join(f"<code>{_e(x)}</code>" for x in (gap.get("rule_id"), gap.get("path")) if x)
+        items.append(f"<li>{_e(gap.get('kind', ''))}{' ' + where if where else ''}: {_e(gap.get('reason', ''))}</li>")
+    return (f'<section class="gaps" id="{prefix}-gaps"><h3>Not checked ({len(gaps)})</h3>'
+            f'<p>The audit is incomplete: the run is not clean until these are resolved.</p><ul>{"".join(items)}</ul></section>')
+
+
 def _run_section(report: Mapping[str, Any], n: int) -> str:
     prefix = f"r{n}"
     run, verdict, meta = report["run"], report["verdict"], report.get("meta", {})
     kind = str(verdict.get("kind", "review"))
-    kind_class = kind if kind in ("clean", "review", "flagged") else "review"
+    kind_class = kind if kind in _VERDICT_CLASSES else "review"
     pair_ids = [(p, f"{prefix}-p{i}") for i, p in enumerate(flagged_pairs(report.get("similarity")), start=1)]
     reasons = "".join(f"<li>{_e(r)}</li>" for r in verdict.get("reasons", []))
     facts = [f"competition <code>{_e(run['competition_id'])}</code>" if run.get("competition_id") else "competition unknown"]
@@ -557,6 +572,7 @@ def _run_section(report: Mapping[str, Any], n: int) -> str:
         f'<p class="muted">{" · ".join(facts)}</p>',
         f'<div><span class="verdict v-{kind_class}">{_e(kind.upper())}</span></div>',
         f'<ul class="reasons">{reasons}</ul>' if reasons else "",
+        _gaps(verdict.get("gaps", []), prefix),
         _grade_panel(report),
         f'<section class="findings" id="{prefix}-findings"><h3>Findings ({len(findings)}: {count_text})</h3>',
     ]
@@ -586,7 +602,7 @@ def _index(reports: list[dict[str, Any]]) -> str:
         kind = str(report["verdict"].get("kind", ""))
         rows.append(
             f'<tr><td><a href="#r{n}">{_e(run["run_id"])}</a></td><td>{_e(run.get("competition_id") or "–")}</td>'
-            f'<td><span class="verdict v-{kind if kind in ("clean", "review", "flagged") else "review"}">{_e(kind.upper())}</span></td>'
+            f'<td><span class="verdict v-{kind if kind in _VERDICT_CLASSES else "review"}">{_e(kind.upper())}</span></td>'
             f'<td>{_e(medal_of(grade)) if grade else "–"}</td><td class="num">{len(report.get("findings", []))}</td>'
             f'<td class="num">{len(flagged_pairs(report.get("similarity")))}</td></tr>'
         )

@@ -221,6 +221,13 @@ def render_markdown(report: AuditReport | Mapping[str, Any]) -> str:
     reasons = ", ".join(verdict.get("reasons", []))
     out.append(f"**Verdict: {verdict['kind'].upper()}**" + (f" — {_text(reasons)}" if reasons else ""))
     out.append("")
+    gaps = verdict.get("gaps", [])
+    if gaps:
+        out += [f"### Not checked ({len(gaps)})", "", "The audit is incomplete: the run is not clean until these are resolved.", ""]
+        for gap in gaps:
+            where = " ".join(_code(x) for x in (gap.get("rule_id"), gap.get("path")) if x)
+            out.append(f"- {_text(gap.get('kind', ''))}{' ' + where if where else ''}: {_text(gap.get('reason', ''))}")
+        out.append("")
     out.extend(_grade_section(data))
     out.append("")
     audited = (

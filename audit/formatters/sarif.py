@@ -26,7 +26,10 @@ Mapping (OASIS SARIF 2.1.0, sections in brackets):
   ``state``, so leaving it out is valid under both). When the report carries decisions at all,
   every other result gets ``suppressions: []`` (reviewed or not, not suppressed). The decision
   itself is kept in the result's ``properties.review``;
-- files the audit could not read → ``invocations[0].toolExecutionNotifications``.
+- files the audit could not read → ``invocations[0].toolExecutionNotifications`` (level
+  ``warning``); the gaps of an incomplete audit (``verdict.gaps``) → notifications of level
+  ``error`` (``descriptor.id`` ``gap-<kind>``, ``associatedRule`` for rule errors) and the run's
+  ``properties.verdict_gaps``.
 
 Sample::
 
@@ -230,6 +233,11 @@ def _utc(timestamp: str) -> str:
     return timestamp[:-6] + "Z" if timestamp.endswith("+00:00") else timestamp
 
 
+def _gap_text(gap: Mapping[str, Any]) -> str:
+    where = " ".join(str(x) for x in (gap.get("rule_id"), gap.get("path")) if x)
+    return f"{gap.get('kind')}: {where + ': ' if where else ''}{gap.get('reason', '')}"
+
+
 def _sarif_run(report: Mapping[str, Any]) -> dict[str, Any]:
     meta = report.get("meta", {})
     run = report["run"]
@@ -264,6 +272,13 @@ def _sarif_run(report: Mapping[str, Any]) -> dict[str, Any]:
          "descriptor": {"id": "skipped-file"}}
         for item in report.get("skipped", [])
     ]
+    gaps = report["verdict"].get("gaps", [])
+    # An incomplete audit is an error of the analysis itself (SARIF: a notification of level error).
+    notifications += [
+        {"level": "error", "message": {"text": f"not checked: {_gap_text(gap)}"}, "descriptor": {"id": f"gap-{gap['kind']}"},
+         **({"associatedRule": {"id": gap["rule_id"]}} if gap.get("rule_id") else {})}
+        for gap in gaps
+    ]
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
 
@@ -290,6 +305,7 @@ def _sarif_run(report: Mapping[str, Any]) -> dict[str, Any]:
             "agent_id": run.get("agent_id"),
             "verdict": report["verdict"]["kind"],
             "verdict_reasons": list(report["verdict"].get("reasons", [])),
+            "verdict_gaps": list(gaps),
             "grade": report.get("grade"),
             "schema_version": report.get("schema_version"),
             "ruleset_digest": meta.get("ruleset_digest"),

@@ -5,6 +5,9 @@ Sample::
     Run llm-digits · competition sklearn-digits · agent example-agent
     Verdict: FLAGGED — llm-external-api-call (high)
 
+An incomplete audit lists what was not checked under the verdict (``Not checked (N)``). Every
+name and text from the run goes through :func:`audit.formatters.terminal.terminal_safe`.
+
     Grade   score 0.9694 · valid submission · medal: bronze · above median
             gold ≥ 0.9806 · silver ≥ 0.9778 · bronze ≥ 0.9694 · median 0.9611 (reference-baselines, 120 teams)
 
@@ -16,28 +19,27 @@ Sample::
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping, TextIO
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from audit.formatters.common import grade_status
+from audit.formatters.terminal import terminal_safe
 from audit.report import AuditReport
 
 __all__ = ["write_text"]
 
 _EXCERPT_LINES = 6
 _EXCERPT_WIDTH = 120
+_GAPS_SHOWN = 20
+_SKIPPED_SHOWN = 20
 
 
-# C0 controls (except tab) and DEL/C1: audited text must not move the cursor or recolour the
-# terminal, so escape sequences are shown as visible \x1b-style escapes.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _safe(text: str) -> str:
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+def _safe(text: object) -> str:
+    # Audited names and texts must not move the cursor, recolour the terminal or forge lines.
+    return terminal_safe(text)
 
 
 def _fmt(value: Any, digits: int = 4) -> str:
@@ -69,7 +71,7 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
     # Files and pipes get unwrapped lines (soft_wrap) so that grep and diff see whole lines.
     console = Console(file=stream, width=None if is_tty else 160, force_terminal=is_tty, no_color=not is_tty,
-                      highlight=False, soft_wrap=not is_tty)
+                      highlight=False, soft_wrap=not is_tty, emoji=False)
     run = report.run
     head = f"Run {run.run_id}"
     if run.competition_id:
@@ -87,12 +89,22 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
     console.print(_safe(audited), markup=False)
     verdict = report.verdict
     reasons = ", ".join(verdict.reasons)
-    style = {"flagged": "bold red", "review": "bold yellow", "clean": "bold green"}[verdict.kind.value]
-    console.print(f"[{style}]Verdict: {verdict.kind.value.upper()}[/]" + (f" — {reasons}" if reasons else ""))
+    style = {"flagged": "bold red", "incomplete": "bold magenta", "review": "bold yellow",
+             "clean": "bold green"}[verdict.kind.value]
+    line = Text(f"Verdict: {verdict.kind.value.upper()}", style=style)
+    if reasons:
+        line.append(f" — {_safe(reasons)}")
+    console.print(line)
+    if verdict.gaps:
+        console.print(f"Not checked ({len(verdict.gaps)}): the audit is incomplete, so the run is not clean", markup=False)
+        for gap in verdict.gaps[:_GAPS_SHOWN]:
+            console.print(f" {_safe(gap.describe())}", markup=False)
+        if len(verdict.gaps) > _GAPS_SHOWN:
+            console.print(f" … {len(verdict.gaps) - _GAPS_SHOWN} more (see the JSON report's verdict.gaps)", markup=False)
     console.print()
 
     for i, line in enumerate(_grade_lines(report.grade, report.meta)):
-        console.print(("Grade   " if i == 0 else "        ") + line, markup=False)
+        console.print(("Grade   " if i == 0 else "        ") + _safe(line), markup=False)
     console.print()
 
     heading = f"Findings ({len(report.findings)})"
@@ -108,7 +120,7 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             if ev.label:
                 where += f" ({ev.label})"
         console.print(
-            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {finding.rule_id}  {_safe(where)}", markup=False
+            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {_safe(finding.rule_id)}  {_safe(where)}", markup=False
         )
         console.print(f"          {_safe(finding.message)}", markup=False)
         if ev is not None and ev.excerpt:
@@ -125,12 +137,12 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
 
     sim = report.similarity
     if sim is None:
-        console.print("Similarity: not run" + (f" ({report.meta.get('similarity_skipped')})" if report.meta.get("similarity_skipped") else ""), markup=False)
+        console.print("Similarity: not run" + (f" ({_safe(report.meta.get('similarity_skipped'))})" if report.meta.get("similarity_skipped") else ""), markup=False)
     else:
         pairs = list(sim.get("pairs", []))
         console.print(
             f"Similarity: {len(sim.get('agent_files', []))} agent file(s) vs {sim.get('reference_count', 0)} reference "
-            f"notebook(s) in {sim.get('corpus', '?')}",
+            f"notebook(s) in {_safe(sim.get('corpus', '?'))}",
             markup=False,
         )
         if pairs:
@@ -139,8 +151,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
                 table.add_column(col, justify="right" if col not in ("agent", "reference") else "left")
             for pair in pairs[:5]:
                 table.add_row(
-                    str(pair["agent_path"]),
-                    str(pair["reference_path"]),
+                    Text(_safe(pair["agent_path"])),
+                    Text(_safe(pair["reference_path"])),
                     _fmt(pair["similarity"], 3),
                     _fmt(pair["agent_containment"], 3),
                     str(pair["longest_fragment"]),
@@ -149,5 +161,7 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
     if report.skipped:
         console.print()
         console.print(f"Skipped ({len(report.skipped)})", markup=False)
-        for item in report.skipped[:20]:
+        for item in report.skipped[:_SKIPPED_SHOWN]:
             console.print(f" {_safe(item.path)}: {_safe(item.reason)}", markup=False)
+        if len(report.skipped) > _SKIPPED_SHOWN:
+            console.print(f" … {len(report.skipped) - _SKIPPED_SHOWN} more (see the JSON report's skipped)", markup=False)

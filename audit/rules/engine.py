@@ -14,8 +14,9 @@ Evidence points at the host file: offsets inside a code unit are mapped with
 when a text was decoded from a JSON string (so offsets cannot be mapped) the evidence is the
 whole region it came from. One finding is kept per (rule id, focus span), and of text findings
 whose spans nest in the same file only the narrowest (the same command seen as a log event and
-as the code unit extracted from it). A rule that raises on some unit is logged and skipped for
-that unit; the other rules and units still run.
+as the code unit extracted from it). A rule that raises (or whose regex runs past its time
+bound) on some unit is recorded as an :class:`EvaluationError` for that (rule, unit) — the audit
+reports it as a gap, never as silence — and the other rules and units still run.
 
 A competition's audit policy (:class:`~audit.rules.policy.RulePolicy`) is passed to the matchers
 (``terms`` filters read its lists) and drops the findings of URL-bearing categories whose matched
@@ -43,6 +44,7 @@ from audit.units import CodeUnit, LogEvent
 
 __all__ = [
     "RuleEvaluation",
+    "EvaluationError",
     "evaluate_ruleset",
     "evaluate_rules",
     "evaluate_rule",
@@ -224,16 +226,23 @@ def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: s
     # lines do not change it (line numbers are never part of it).
     fingerprint = finding_fingerprint(spec.id, host.path, make_excerpt(locator.text, start, end))
     allowed = _allowed_by(rule, match, locator.text, policy)
+    text_match = match.values.get("text_match")
+    if text_match:
+        evidence[0] = Evidence(span=evidence[0].span, excerpt=evidence[0].excerpt,
+                               label=f"{evidence[0].label} [{text_match}]")
     finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint,
-                       allowed_by=allowed)
+                       allowed_by=allowed, text_match=text_match)
     key = (spec.id, host.path, host.start_byte, host.end_byte, host.start_line, host.end_line)
     return key, finding, allowed
 
 
 def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], run_id: str, fingerprint: str,
-             *, allowed_by: str | None = None) -> Finding:
+             *, allowed_by: str | None = None, text_match: str | None = None) -> Finding:
     spec = rule.spec
     metadata: dict[str, Any] = {"references": list(spec.metadata.references)}
+    if text_match:
+        # Found by the rule's literals in the text, not by its syntax query (tree too deep to query).
+        metadata["text_match"] = text_match
     if spec.metadata.since:
         metadata["since"] = spec.metadata.since
     if allowed_by is not None:
@@ -252,20 +261,57 @@ def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], r
     )
 
 
-def _guarded(rule: CompiledRule, where: str, fn: Callable[[], list[Match]]) -> list[Match]:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvaluationError:
+    """A rule that raised (or ran past a time bound) on one unit: that unit was not checked by it.
+
+    Attributes
+    ----------
+    rule_id : str
+    where : str
+        The unit: a path relative to the run root, ``"<path> event <n>"`` for a log event, or the
+        run root for run-level checks.
+    path : str
+        The host file of the unit (the run root for run-level checks).
+    error : str
+        The exception class name (``TimeoutError`` for a regex past :data:`audit.rules.matchers.REGEX_TIMEOUT_SECONDS`).
+    message : str
+        The exception's message.
+    """
+
+    rule_id: str
+    where: str
+    path: str
+    error: str
+    message: str
+
+
+def _guarded(rule: CompiledRule, where: str, path: str, fn: Callable[[], list[Any]],
+             errors: list[EvaluationError]) -> list[Any]:
     try:
         return fn()
     except Exception as exc:  # noqa: BLE001 - one broken rule or odd unit must not stop the audit
-        logger.warning("rule %s not evaluated on %s: %s", rule.id, where, exc)
+        logger.info("rule %s not evaluated on %s: %s: %s", rule.id, where, type(exc).__name__, exc)
         logger.debug("rule %s failed on %s", rule.id, where, exc_info=True)
+        errors.append(EvaluationError(rule_id=rule.id, where=where, path=path, error=type(exc).__name__,
+                                      message=str(exc)[:500] or repr(exc)[:500]))
         return []
 
 
 _Produced = tuple[tuple, Finding, "str | None"]
 
 
+def _text_findings(rule: CompiledRule, subject: Subject, locator: _Locator, run_id: str,
+                   policy: RulePolicy | None, where: str, errors: list[EvaluationError]) -> list[_Produced]:
+    produced = [_text_finding(rule, match, locator, run_id, policy) for match in rule.matcher.find(subject)]
+    for why in dict.fromkeys(subject.unevaluated):
+        errors.append(EvaluationError(rule_id=rule.id, where=where, path=subject.path, error="NotEvaluated",
+                                      message=why))
+    return produced
+
+
 def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
-                   policy: RulePolicy | None) -> Iterable[_Produced]:
+                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
@@ -274,12 +320,13 @@ def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
             continue
         subject = Subject(text=unit.text, language=unit.language, path=unit.path, policy=policy)
         locator = _unit_locator(unit)
-        for match in _guarded(rule, unit.path, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id, policy)
+        where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
+        yield from _guarded(rule, where, unit.path,
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors), errors)
 
 
 def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
-                  policy: RulePolicy | None) -> Iterable[_Produced]:
+                  policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
     for event in events:
         if event.kind not in spec.events or not spec.paths.accepts(event.span.path):
@@ -287,32 +334,36 @@ def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
         subject = Subject(text=event.text, language=event.language, path=event.span.path, policy=policy)
         locator = _event_locator(event)
         where = f"{event.span.path} event {event.index}"
-        for match in _guarded(rule, where, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id, policy)
+        yield from _guarded(rule, where, event.span.path,
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors), errors)
 
 
 def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str,
-                   policy: RulePolicy | None) -> Iterable[_Produced]:
+                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
     for path, text in files:
         if not spec.paths.accepts(path):
             continue
         subject = Subject(text=text, language=language_for_path(path), path=path, policy=policy)
         locator = _file_locator(path, text)
-        for match in _guarded(rule, path, lambda: rule.matcher.find(subject)):
-            yield _text_finding(rule, match, locator, run_id, policy)
+        yield from _guarded(rule, path, path,
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, path, errors), errors)
 
 
-def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str) -> Iterable[_Produced]:
+def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str,
+                  errors: list[EvaluationError]) -> Iterable[_Produced]:
+    return _guarded(rule, "run", ".", lambda: [_run_finding(rule, m, run_id) for m in rule.matcher.find(ctx)], errors)
+
+
+def _run_finding(rule: CompiledRule, match: Match, run_id: str) -> _Produced:
     spec = rule.spec
-    for match in _guarded(rule, str(ctx.root), lambda: rule.matcher.find(ctx)):
-        evidence = match.evidence or (Evidence(span=Span.from_lines(".", 1, 1), excerpt="", label="run"),)
-        first = evidence[0].span
-        values: dict[str, Any] = {"file": first.path, "line": first.start_line}
-        values.update(match.values)
-        fingerprint = finding_fingerprint(spec.id, first.path, evidence[0].excerpt)
-        finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
-        yield (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding, None
+    evidence = match.evidence or (Evidence(span=Span.from_lines(".", 1, 1), excerpt="", label="run"),)
+    first = evidence[0].span
+    values: dict[str, Any] = {"file": first.path, "line": first.start_line}
+    values.update(match.values)
+    fingerprint = finding_fingerprint(spec.id, first.path, evidence[0].excerpt)
+    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
+    return (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding, None
 
 
 def _pair_values(pair: Any) -> dict[str, Any]:
@@ -346,9 +397,9 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
             continue
         try:
             evidence = _pair_evidence(pair, texts)
-        except Exception:  # noqa: BLE001 - a malformed pair object must not stop the audit
+        except Exception:  # noqa: BLE001 - the finding stands; only its excerpts are lost
             logger.warning("rule %s: cannot build evidence for pair %s", rule.id, agent_path, exc_info=True)
-            continue
+            evidence = (Evidence(span=Span.from_lines(agent_path, 1, 1), excerpt="", label="kernel pair"),)
         reference = str(getattr(pair, "reference_id", None) or getattr(pair, "reference_path", ""))
         # Fragments move when code is edited; the pair's identity does not.
         fingerprint = finding_fingerprint(spec.id, agent_path, reference)
@@ -358,18 +409,18 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
 
 def _evaluate(rule: CompiledRule, *, code_units: Sequence[CodeUnit], log_events: Sequence[LogEvent],
               files: Sequence[tuple[str, str]], run_context: RunContext | None, pairs: Sequence[Any], run_id: str,
-              policy: RulePolicy | None) -> tuple[list[Finding], list[Finding]]:
+              policy: RulePolicy | None, errors: list[EvaluationError]) -> tuple[list[Finding], list[Finding]]:
     spec = rule.spec
     produced: list[tuple[Target, _Produced]] = []
     for target in spec.targets:
         if target is Target.CODE:
-            found: Iterable[_Produced] = _code_findings(rule, code_units, run_id, policy)
+            found: Iterable[_Produced] = _code_findings(rule, code_units, run_id, policy, errors)
         elif target is Target.LOG:
-            found = _log_findings(rule, log_events, run_id, policy)
+            found = _log_findings(rule, log_events, run_id, policy, errors)
         elif target is Target.FILE:
-            found = _file_findings(rule, files, run_id, policy)
+            found = _file_findings(rule, files, run_id, policy, errors)
         elif target is Target.RUN and run_context is not None:
-            found = _run_findings(rule, run_context, run_id)
+            found = _run_findings(rule, run_context, run_id, errors)
         elif target is Target.SIMILARITY:
             texts = {path: text for path, text in files}
             texts.update({u.path: u.text for u in code_units if u.origin is None and not u.cells})
@@ -407,7 +458,7 @@ def evaluate_rule(
     See :func:`evaluate_ruleset` for the parameters.
     """
     findings, _ = _evaluate(rule, code_units=code_units, log_events=log_events, files=files,
-                            run_context=run_context, pairs=pairs, run_id=run_id, policy=policy)
+                            run_context=run_context, pairs=pairs, run_id=run_id, policy=policy, errors=[])
     return findings
 
 
@@ -461,10 +512,17 @@ class RuleEvaluation:
     allowlisted : tuple of Finding
         Matches dropped because the competition policy's ``allow_urls`` covers every URL they
         name; each has ``metadata["allowlisted_by"]`` (the entry). Same order.
+    errors : tuple of EvaluationError
+        Every (rule, unit) evaluation that raised or timed out, in evaluation order: the unit
+        was not checked by that rule, so the audit is incomplete.
+    evaluated_rules : tuple of str
+        Ids of the rules that were evaluated (enabled ones).
     """
 
     findings: tuple[Finding, ...]
     allowlisted: tuple[Finding, ...] = ()
+    errors: tuple[EvaluationError, ...] = ()
+    evaluated_rules: tuple[str, ...] = ()
 
 
 def evaluate_ruleset(
@@ -511,19 +569,26 @@ def evaluate_ruleset(
     """
     findings: list[Finding] = []
     allowlisted: list[Finding] = []
+    errors: list[EvaluationError] = []
+    evaluated: list[str] = []
     for rule in ruleset:
         if rule.spec.status is RuleStatus.EXPERIMENTAL and not include_experimental:
             continue
+        evaluated.append(rule.id)
         try:
             kept, dropped = _evaluate(rule, code_units=code_units, log_events=log_events, files=files,
-                                      run_context=run_context, pairs=pairs, run_id=run_id, policy=policy)
-        except Exception:  # noqa: BLE001 - one broken rule must not stop the others
-            logger.warning("rule %s failed; skipped", rule.id, exc_info=True)
+                                      run_context=run_context, pairs=pairs, run_id=run_id, policy=policy,
+                                      errors=errors)
+        except Exception as exc:  # noqa: BLE001 - one broken rule must not stop the others
+            logger.info("rule %s failed", rule.id, exc_info=True)
+            errors.append(EvaluationError(rule_id=rule.id, where="all units", path=".", error=type(exc).__name__,
+                                          message=str(exc)[:500] or repr(exc)[:500]))
             continue
         findings.extend(kept)
         allowlisted.extend(dropped)
     return RuleEvaluation(findings=tuple(sorted(findings, key=finding_order)),
-                          allowlisted=tuple(sorted(allowlisted, key=finding_order)))
+                          allowlisted=tuple(sorted(allowlisted, key=finding_order)),
+                          errors=tuple(errors), evaluated_rules=tuple(evaluated))
 
 
 def evaluate_rules(

@@ -12,9 +12,15 @@ matches are character offsets into ``subject.text``.
 Semantics (DESIGN §4.3):
 
 - ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; each match's
-  captures are its named nodes (the first node when a quantified capture holds several).
-- ``regex``: ``re.finditer``; named groups are the captures, empty matches are skipped.
-- ``strings``: ``re.finditer`` over the folded value of every maximal string expression
+  captures are its named nodes (the first node when a quantified capture holds several). On a
+  tree too deep or too wide to query (:func:`pathological_tree`) the query's predicate literals
+  and regexes are searched in the text instead (:class:`TextFallback`), and such matches carry
+  the value ``text_match``; query patterns without literals cannot fall back and are listed in
+  ``Subject.unevaluated`` (an evaluation error of the rule, unless under ``not``).
+- ``regex``: ``finditer`` of the ``regex`` package (re-compatible syntax), bounded by
+  :data:`REGEX_TIMEOUT_SECONDS` per unit; named groups are the captures, empty matches are
+  skipped.
+- ``strings``: the same over the folded value of every maximal string expression
   (:func:`audit.rules.strings.fold_strings`); every capture spans the whole expression in the
   source and carries the matched part of the *value* as its text.
 - ``all``: every positive child must match in the same subject; the matches come from the
@@ -31,9 +37,11 @@ from __future__ import annotations
 
 import inspect
 import re
+import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 
+import regex as _regex
 import tree_sitter
 
 from audit.parsing import LANGUAGES, get_language, parse
@@ -73,6 +81,11 @@ __all__ = [
     "compile_matcher",
     "leaf_specs",
     "SUPPORTED_PREDICATES",
+    "PathologicalTree",
+    "pathological_tree",
+    "bounded_finditer",
+    "literal_runs",
+    "REGEX_TIMEOUT_SECONDS",
 ]
 
 
@@ -82,13 +95,18 @@ class Subject:
 
     ``language`` is a grammar name of :data:`audit.parsing.LANGUAGES` or ``None`` (then query
     matchers find nothing); ``path`` is the host path, for diagnostics only; ``policy`` is the
-    competition's audit policy (``terms`` filters read it).
+    competition's audit policy (``terms`` filters read it); ``unevaluated`` collects what could
+    not be checked.
     """
 
     text: str
     language: str | None
     path: str = ""
     policy: RulePolicy | None = None
+    #: Filled by matchers with what they could not evaluate on this subject (query patterns
+    #: with no literal to search for on a pathological tree); the engine reports each entry as
+    #: an evaluation error of the rule, next to whatever the rule did find.
+    unevaluated: list[str] = field(default_factory=list, compare=False)
 
 
 class Matcher(Protocol):
@@ -108,8 +126,14 @@ MAX_QUERY_DEPTH = 1000
 MAX_ERROR_CHILDREN = 2000
 
 
-class QueryTimeout(RuntimeError):
-    """The queries were not run on a unit whose syntax tree is pathological (see the limits)."""
+#: Wall-clock bound, in seconds, on one regex over one unit (all its matches together). A rule's
+#: regex that backtracks past it on some text raises ``TimeoutError``, which the engine reports as
+#: an evaluation error (a gap of the audit), never as "no match".
+REGEX_TIMEOUT_SECONDS = 5.0
+
+
+class PathologicalTree(RuntimeError):
+    """A syntax tree too deep or too wide to walk (:func:`pathological_tree`): an analysis refused it."""
 
 
 _SHAPES: dict[tuple[int, int], str | None] = {}
@@ -138,31 +162,180 @@ def pathological_tree(node: tree_sitter.Node) -> str | None:
             depth -= 1
 
 
-def _parse_checked(subject: Subject):
-    """Parse the subject, refusing trees on which queries and folding would go super-linear."""
+def tree_shape(subject: Subject) -> tuple[Any, str | None]:
+    """Parse the subject once; return the tree and why it is pathological (``None`` when ordinary)."""
     parsed = parse(subject.text, subject.language)
     key = (len(subject.text), hash(subject.text))
     if key not in _SHAPES:
         if len(_SHAPES) > 100_000:
             _SHAPES.clear()
         _SHAPES[key] = pathological_tree(parsed.root)
-    if _SHAPES[key] is not None:
-        raise QueryTimeout(f"queries not run on {_SHAPES[key]}")
-    return parsed
+    return parsed, _SHAPES[key]
+
+
+def bounded_finditer(pattern: Any, text: str, *, timeout: float = REGEX_TIMEOUT_SECONDS) -> Iterator[Any]:
+    """``pattern.finditer(text)`` with one wall-clock bound on all its matches together.
+
+    Parameters
+    ----------
+    pattern : regex.Pattern or re.Pattern
+        A pattern of the ``regex`` package gets the remaining time as its ``timeout`` on every
+        search, so catastrophic backtracking is cut short inside one search; for an ``re``
+        pattern the bound is checked between matches only.
+    text : str
+    timeout : float
+        Seconds for the whole iteration.
+
+    Yields
+    ------
+    match objects, as ``finditer`` yields them (an empty match advances one character).
+
+    Raises
+    ------
+    TimeoutError
+        The bound was reached; the matches yielded so far are a prefix of the full result.
+    """
+    deadline = time.monotonic() + timeout
+    bounded = isinstance(pattern, _regex.Pattern)
+    pos = 0
+    end = len(text)
+    while pos <= end:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise TimeoutError(f"regex ran past its {timeout:g} s bound")
+        m = pattern.search(text, pos, timeout=left) if bounded else pattern.search(text, pos)
+        if m is None:
+            return
+        yield m
+        pos = m.end() if m.end() > m.start() else m.end() + 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TextFallback:
+    """What a query looks for, as text: its predicates' literal strings and regexes.
+
+    Used instead of the query on a syntax tree too deep or too wide to query
+    (:func:`pathological_tree`). Each alternative is one query pattern: a list of
+    ``(capture, regex)`` constraints from its ``#eq?``/``#any-of?``/``#match?`` predicates; it
+    matches where every constraint matches within :data:`TEXT_FALLBACK_WINDOW` characters of the
+    first one. Matches carry the value ``text_match`` (why), which the engine puts on the finding.
+    ``structural`` counts the query's patterns with no literal (pure tree shapes), which no text
+    search can stand in for.
+    """
+
+    alternatives: tuple[tuple[tuple[str, Any], ...], ...]
+    structural: int = 0
+
+    def find(self, text: str, why: str) -> list[Match]:
+        matches: list[Match] = []
+        for constraints in self.alternatives:
+            (first_name, first), rest = constraints[0], constraints[1:]
+            for m in bounded_finditer(first, text):
+                if m.end() == m.start():
+                    continue
+                captures = {first_name: Capture(start=m.start(), end=m.end(), text=m.group(0))}
+                lo, hi = max(0, m.start() - TEXT_FALLBACK_WINDOW), min(len(text), m.end() + TEXT_FALLBACK_WINDOW)
+                for name, pattern in rest:
+                    hit = pattern.search(text, lo, hi, timeout=REGEX_TIMEOUT_SECONDS)
+                    if hit is None:
+                        break
+                    captures.setdefault(name, Capture(start=hit.start(), end=hit.end(), text=hit.group(0)))
+                else:
+                    matches.append(Match.from_captures(captures, values={"text_match": why}))
+                if len(matches) >= MAX_TEXT_FALLBACK_MATCHES:
+                    return matches
+        return matches
+
+
+#: How far apart (characters) the literals of one query pattern may be in a text fallback match.
+TEXT_FALLBACK_WINDOW = 400
+#: At most this many text fallback matches per rule and unit (a flood of one literal is one finding's worth).
+MAX_TEXT_FALLBACK_MATCHES = 200
+
+_QUERY_PREDICATE = re.compile(
+    r'\(#(eq|any-of|match)\?\s+@([\w.-]+)((?:\s+"(?:[^"\\]|\\.)*")+)\s*\)'
+)
+_QUERY_LITERAL = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _query_patterns(source: str) -> list[str]:
+    """The top-level patterns of a query source (a top-level ``[...]`` alternation is split too)."""
+    bare = _QUERY_COMMENT.sub("", source)
+    patterns: list[str] = []
+    depth, start, i, in_string = 0, None, 0, False
+    while i < len(bare):
+        ch = bare[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "([":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+            if depth == 0 and start is not None:
+                group = bare[start:i + 1]
+                if group.startswith("(#") and patterns:
+                    patterns[-1] += " " + group  # a predicate written after its pattern belongs to it
+                else:
+                    patterns.extend(_query_patterns(group[1:-1]) if group.startswith("[") else [group])
+                start = None
+        i += 1
+    return patterns
+
+
+def _unquote(literal: str) -> str:
+    return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), literal)
+
+
+def _text_fallback(source: str) -> TextFallback | None:
+    """The text fallback of a query (``None`` when a ``#match?`` regex does not compile as text)."""
+    alternatives = []
+    structural = 0
+    for pattern in _query_patterns(source):
+        constraints: list[tuple[str, Any]] = []
+        for kind, capture, literals in (m.groups() for m in _QUERY_PREDICATE.finditer(pattern)):
+            values = [_unquote(v) for v in _QUERY_LITERAL.findall(literals)]
+            if kind == "match":
+                try:
+                    constraints.append((capture, _regex.compile(values[0])))
+                except _regex.error:
+                    return None
+            else:
+                words = "|".join(_regex.escape(v) for v in sorted(values, key=len, reverse=True))
+                constraints.append((capture, _regex.compile(r"(?<!\w)(?:" + words + r")(?!\w)")))
+        if constraints:
+            alternatives.append(tuple(constraints))
+        else:
+            structural += 1
+    return TextFallback(alternatives=tuple(alternatives), structural=structural)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueryMatcher:
-    """Tree-sitter queries by language, compiled once."""
+    """Tree-sitter queries by language, compiled once, each with its text fallback (or ``None``)."""
 
     queries: Mapping[str, tree_sitter.Query]
     capture_names: frozenset[str] = frozenset()
+    fallbacks: Mapping[str, TextFallback | None] = field(default_factory=dict)
 
     def find(self, subject: Subject) -> list[Match]:
         query = self.queries.get(subject.language or "")
         if query is None or not subject.text:
             return []
-        parsed = _parse_checked(subject)
+        parsed, shape = tree_shape(subject)
+        if shape is not None:
+            fallback = self.fallbacks.get(subject.language or "")
+            if fallback is None or fallback.structural:
+                subject.unevaluated.append(f"query pattern(s) without a literal not run on {shape}")
+            if fallback is None:
+                return []
+            return fallback.find(subject.text, f"text match: the syntax tree has {shape}")
         matches = []
         found = tree_sitter.QueryCursor(query).matches(parsed.root)
         for _pattern, nodes_by_name in found:
@@ -183,9 +356,9 @@ class QueryMatcher:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RegexMatcher:
-    """A compiled regex, optionally limited to some languages."""
+    """A compiled regex (``regex`` package, time-bounded), optionally limited to some languages."""
 
-    regex: re.Pattern[str]
+    regex: Any
     languages: frozenset[str] = frozenset()
     capture_names: frozenset[str] = frozenset()
 
@@ -193,7 +366,7 @@ class RegexMatcher:
         if self.languages and subject.language not in self.languages:
             return []
         matches = []
-        for m in self.regex.finditer(subject.text):
+        for m in bounded_finditer(self.regex, subject.text):
             if m.end() == m.start():
                 continue
             captures = {
@@ -211,9 +384,14 @@ FOLDED_LANGUAGES = frozenset({"python", "bash"})
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StringsMatcher:
-    """A compiled regex run over folded string values (``assembled_only``: skip single literals)."""
+    """A compiled regex run over folded string values (``assembled_only``: skip single literals).
 
-    regex: re.Pattern[str]
+    On a syntax tree too deep or too wide to fold (:func:`pathological_tree`) the regex runs over
+    the text's string literals instead, adjacent literals joined as ``+`` or implicit
+    concatenation joins them (:func:`literal_runs`); those matches carry ``text_match``.
+    """
+
+    regex: Any
     assembled_only: bool = False
     capture_names: frozenset[str] = frozenset()
     value_names: frozenset[str] = frozenset({"value"})
@@ -221,12 +399,14 @@ class StringsMatcher:
     def find(self, subject: Subject) -> list[Match]:
         if subject.language not in FOLDED_LANGUAGES or not subject.text:
             return []
-        _parse_checked(subject)
+        _parsed, shape = tree_shape(subject)
+        if shape is not None:
+            return self._find_in_literals(subject.text, f"text match: the syntax tree has {shape}")
         matches = []
         for folded in fold_strings(subject.text, subject.language):
             if self.assembled_only and not folded.composed:
                 continue
-            for m in self.regex.finditer(folded.value):
+            for m in bounded_finditer(self.regex, folded.value):
                 if m.end() == m.start():
                     continue
                 if self.assembled_only and folded.spelled_by_one_literal(m.start(), m.end()):
@@ -239,6 +419,58 @@ class StringsMatcher:
                 matches.append(Match(captures=captures, start=folded.start, end=folded.end,
                                      values={"value": folded.value}))
         return matches
+
+    def _find_in_literals(self, text: str, why: str) -> list[Match]:
+        matches = []
+        for start, end, value, pieces in literal_runs(text):
+            if self.assembled_only and pieces < 2:
+                continue
+            for m in bounded_finditer(self.regex, value):
+                if m.end() == m.start():
+                    continue
+                captures = {
+                    name: Capture(start=start, end=end, text=m.group(name))
+                    for name in self.regex.groupindex
+                    if m.group(name) is not None
+                }
+                matches.append(Match(captures=captures, start=start, end=end, values={"value": value, "text_match": why}))
+                if len(matches) >= MAX_TEXT_FALLBACK_MATCHES:
+                    return matches
+        return matches
+
+
+_LITERAL = re.compile(
+    r'''(?P<q>"""|\'\'\')(?P<tbody>.*?)(?P=q)|(?P<s>["\'])(?P<body>(?:\\.|(?!(?P=s))[^\\\n])*)(?P=s)''', re.S
+)
+_JOIN = re.compile(r"\s*\+?\s*")
+
+
+def literal_runs(text: str) -> Iterator[tuple[int, int, str, int]]:
+    """Runs of quoted literals in ``text`` joined by ``+`` or whitespace, found without a syntax tree.
+
+    A bounded, tree-free stand-in for :func:`audit.rules.strings.fold_strings` on trees too
+    deep to walk: escapes are decoded as Python decodes them, prefixes and interpolation are
+    ignored.
+
+    Yields
+    ------
+    (start, end, value, pieces)
+        Character offsets of the run in ``text``, its joined value and how many literals it has.
+    """
+    from audit.rules.strings import _unescape_python
+
+    run: list[tuple[int, int, str]] = []
+    for m in _LITERAL.finditer(text):
+        body = m.group("tbody") if m.group("q") else m.group("body")
+        piece = (m.start(), m.end(), _unescape_python(body))
+        if run and _JOIN.fullmatch(text, run[-1][1], m.start()):
+            run.append(piece)
+            continue
+        if run:
+            yield run[0][0], run[-1][1], "".join(p[2] for p in run), len(run)
+        run = [piece]
+    if run:
+        yield run[0][0], run[-1][1], "".join(p[2] for p in run), len(run)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -261,6 +493,11 @@ class NotMatcher:
     capture_names: frozenset[str] = frozenset()
 
     def find(self, subject: Any) -> list[Match]:
+        if isinstance(subject, Subject):
+            # What a filter cannot evaluate only keeps more matches: not a gap of the rule.
+            from dataclasses import replace
+
+            subject = replace(subject, unevaluated=[])
         return self.child.find(subject)
 
 
@@ -411,6 +648,7 @@ def _unsupported_predicates(source: str) -> list[str]:
 
 def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
     compiled: dict[str, tree_sitter.Query] = {}
+    fallbacks: dict[str, TextFallback | None] = {}
     names: set[str] = set()
     for language, source in spec.queries:
         if language not in LANGUAGES:
@@ -439,10 +677,11 @@ def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
             )
             continue
         compiled[language] = query
+        fallbacks[language] = _text_fallback(source)
         names.update(query.capture_name(i) for i in range(query.capture_count))
     if len(compiled) != len(spec.queries):
         return None
-    return QueryMatcher(queries=compiled, capture_names=frozenset(names))
+    return QueryMatcher(queries=compiled, capture_names=frozenset(names), fallbacks=fallbacks)
 
 
 def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:
@@ -453,14 +692,15 @@ def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:
             problems.append(f"unknown regex flag {name!r} (known: {', '.join(REGEX_FLAGS)})")
             ok = False
             continue
-        flags |= getattr(re, REGEX_FLAGS[name])
+        flags |= getattr(_regex, REGEX_FLAGS[name])
     unknown = [lang for lang in spec.languages if lang not in LANGUAGES]
     if unknown:
         problems.append(f"regex limited to unknown language(s) {unknown} (known: {', '.join(sorted(LANGUAGES))})")
         ok = False
     try:
-        regex = re.compile(spec.pattern, flags)
-    except re.error as exc:
+        # The `regex` package (its re-compatible V0 syntax) can bound a search by time.
+        regex = _regex.compile(spec.pattern, flags | _regex.VERSION0)
+    except (_regex.error, ValueError, OverflowError) as exc:
         problems.append(f"regex does not compile: {exc}")
         return None
     if not ok:

@@ -161,15 +161,24 @@ _SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0", "a": "\a", "b": "
 
 
 def _unescape_python(raw: str) -> str:
+    """The value of a non-raw Python string literal's body, total on every input.
+
+    Valid escapes decode as CPython decodes them. Where CPython refuses the literal (a
+    truncated ``\\x``/``\\u``/``\\U`` escape, as in ``"C:\\Users"``, or an unknown
+    ``\\N{...}`` name) or keeps an unknown escape (``\\d``, ``\\8``), the backslash and the
+    text are kept as written, so folding never raises; escapes of lone surrogates and of
+    code points past U+10FFFF become U+FFFD, so every value encodes as UTF-8.
+    """
     def one(m: re.Match[str]) -> str:
         body = m.group(1)
         if body in _SIMPLE_ESCAPES:
             return _SIMPLE_ESCAPES[body]
-        if body[0] in "xuU":
-            return chr(int(body[1:], 16)) if int(body[1:], 16) < 0x110000 else m.group(0)
-        if body[0].isdigit():
+        if body[0] in "xuU" and len(body) > 1:
+            code = int(body[1:], 16)
+            return "\ufffd" if code >= 0x110000 or 0xD800 <= code <= 0xDFFF else chr(code)
+        if body[0] in "01234567":
             return chr(int(body, 8))
-        if body[0] == "N":
+        if body[0] == "N" and len(body) > 3:
             import unicodedata
 
             try:

@@ -226,7 +226,7 @@ def test_report_schema_ships_as_package_data():
 def test_example_reports_follow_the_schema(example_reports, name):
     data = as_report_dict(example_reports[name])
     assert check_report(data, source=name) is data
-    assert data["schema_version"] == "1.0"
+    assert data["schema_version"] == "2.0"
 
 
 DISMISSED = {"decision": "dismissed", "note": "allowed by the organisers", "decided_by": "rev",

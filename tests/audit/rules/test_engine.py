@@ -11,7 +11,7 @@ import pytest
 
 from audit.checks import RunContext
 from audit.model import Confidence, Severity, Span
-from audit.rules.engine import evaluate_rules, evaluate_ruleset, finding_order, render_message
+from audit.rules.engine import EvaluationError, evaluate_rules, evaluate_ruleset, finding_order, render_message
 from audit.units import CellRange, CodeUnit, LogEvent, LogEventKind
 
 from .conftest import make_rule
@@ -205,10 +205,12 @@ def test_a_failing_rule_does_not_stop_the_others(caplog):
             raise RuntimeError("boom")
 
     broken = dataclasses.replace(make_rule({**KAGGLE, "id": "ext-broken"}), matcher=Exploding())
-    with caplog.at_level(logging.WARNING, logger="audit.rules.engine"):
-        findings = evaluate_rules([broken, good], code_units=[_unit("!kaggle competitions download")])
-    assert [f.rule_id for f in findings] == ["ext-test"]
-    assert "rule ext-broken not evaluated on code/a.py: boom" in caplog.text
+    evaluation = evaluate_ruleset([broken, good], code_units=[_unit("!kaggle competitions download")])
+    assert [f.rule_id for f in evaluation.findings] == ["ext-test"]
+    # The failure is an evaluation error of (rule, unit), never a silent skip.
+    assert evaluation.errors == (EvaluationError(rule_id="ext-broken", where="code/a.py", path="code/a.py",
+                                                 error="RuntimeError", message="boom"),)
+    assert evaluation.evaluated_rules == ("ext-broken", "ext-test")
 
 
 def test_findings_sorted_by_severity_then_rule_then_place():

@@ -52,7 +52,7 @@ def test_all_problems_are_reported_together(rules_dir):
     causes = _causes(info.value)
     assert len(causes) == 4
     by_rule = dict(causes)
-    assert by_rule["ext-bad-regex"].startswith("regex does not compile: missing ), unterminated subpattern")
+    assert by_rule["ext-bad-regex"].startswith("regex does not compile: missing )")
     assert by_rule["ext-bad-query"].startswith("python query does not compile:")
     assert by_rule["ext-other-name"] == "id 'ext-other-name' differs from the file stem 'ext-stem'"
     assert by_rule["ext-dup"].startswith("duplicate id, first defined in ")

@@ -115,7 +115,7 @@ def test_any_is_the_union():
          "`terms` needs `values`, a `policy` list, or both"),
         (AllSpec(children=(RegexSpec(pattern="(?P<a>a)"), TermsSpec(capture="b", values=("x",)))),
          "`terms` capture 'b' is not a capture of the primary child (captures: a)"),
-        (StringsSpec(pattern="(?P<a>"), "regex does not compile: missing ), unterminated subpattern at position 0"),
+        (StringsSpec(pattern="(?P<a>"), "regex does not compile: missing ) at position 6"),
     ],
 )
 def test_compile_problems(spec, expected):
