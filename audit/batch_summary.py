@@ -7,8 +7,12 @@ the rules are taken out?". :func:`summarize_batch` answers it from the runs' aud
   ``total_valid_submissions``, ``total_medals``, ``total_gold_medals``, ...) over every run; a
   run without a grade (not graded, audit failed) counts as MLE-bench's zero report;
 - ``totals_excluding_flagged``: the same after **disqualifying** the runs whose verdict is in
-  ``excluded_verdicts`` (default ``flagged``): they stay in ``total_runs`` but count as zero
-  reports, as a disqualified attempt scores nothing;
+  ``excluded_verdicts`` — by default every run that is not certified: ``flagged`` (rule-breaking
+  evidence), ``incomplete`` (something was not checked) and ``error`` (no audit at all); they
+  stay in ``total_runs`` but count as zero reports, as a disqualified attempt scores nothing;
+- ``not_certified``: the incomplete and the failed audits counted separately (runs, valid
+  submissions and the medals they would have had), so a reviewer sees what a rerun or a
+  human check could still restore;
 - ``seeds``: MLE-bench's seed aggregation (``experiments/aggregate_grading_reports.py``): the runs
   of each competition are taken in batch order, seed *i* holds the *i*-th run of every
   competition, only complete seeds are kept, each seed's percentages are computed over its
@@ -33,10 +37,15 @@ from grading.grade import grade_totals
 
 from audit.batch import BatchResult, report_file_name
 
-__all__ = ["BATCH_SUMMARY_VERSION", "SEED_METRICS", "pass_at_k", "seed_aggregate", "summarize_batch"]
+__all__ = ["BATCH_SUMMARY_VERSION", "NOT_CERTIFIED", "VERDICT_KINDS", "SEED_METRICS", "pass_at_k", "seed_aggregate", "summarize_batch"]
 
 #: Bumped when a key of the summary changes meaning or disappears.
-BATCH_SUMMARY_VERSION = "1.0"
+BATCH_SUMMARY_VERSION = "2.0"
+
+#: Verdicts that are not certified: disqualified in ``totals_excluding_flagged`` by default.
+NOT_CERTIFIED = ("flagged", "incomplete", "error")
+#: Verdict kinds counted per batch and per competition, worst first, then ``error`` (no report).
+VERDICT_KINDS = ("clean", "review", "incomplete", "flagged", "error")
 
 #: Per-seed percentages, as MLE-bench names them, and the report field each counts.
 SEED_METRICS = {
@@ -68,7 +77,9 @@ def _grade_of(result: BatchResult) -> dict[str, Any]:
 def _verdict_of(result: BatchResult) -> str:
     if result.report is None:
         return "error"
-    return str((result.report.get("verdict") or {}).get("kind", "error"))
+    kind = str((result.report.get("verdict") or {}).get("kind", "error"))
+    # A verdict this version does not know is not a certified one.
+    return kind if kind in VERDICT_KINDS else "error"
 
 
 def _any_medal(grade: Mapping[str, Any]) -> bool:
@@ -141,7 +152,7 @@ def pass_at_k(grades: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collection[str] = ("flagged",),
+def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collection[str] = NOT_CERTIFIED,
                     clusters: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """Aggregate a batch's audit results (see the module docstring for each section).
 
@@ -150,7 +161,8 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
     results : sequence of BatchResult
         From :func:`audit.batch.audit_batch`, in batch order.
     excluded_verdicts : collection of str
-        Verdict kinds whose runs are disqualified in the ``*_excluding_flagged`` figures.
+        Verdict kinds whose runs are disqualified in the ``*_excluding_flagged`` figures
+        (default :data:`NOT_CERTIFIED`: flagged, incomplete and failed audits).
     clusters : mapping, optional
         :func:`audit.clusters.copy_clusters` of the batch, stored as ``copy_clusters``.
 
@@ -183,7 +195,7 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
         key = grade["competition_id"] or "(unknown)"
         row = competitions.setdefault(key, {
             "competition_id": key, "runs": 0, "valid_submissions": 0, "medals": 0, "medals_excluding_flagged": 0,
-            "clean": 0, "review": 0, "flagged": 0, "error": 0,
+            **{kind: 0 for kind in VERDICT_KINDS},
         })
         row["runs"] += 1
         row["valid_submissions"] += grade["valid_submission"]
@@ -212,7 +224,13 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
         "excluded_verdicts": sorted(excluded),
         "totals": grade_totals(grades),
         "totals_excluding_flagged": grade_totals(kept),
-        "verdicts": {kind: verdicts.count(kind) for kind in ("clean", "review", "flagged", "error")},
+        "verdicts": {kind: verdicts.count(kind) for kind in VERDICT_KINDS},
+        "not_certified": {
+            kind: {"runs": sum(v == kind for v in verdicts),
+                   "valid_submissions": sum(g["valid_submission"] for g, v in zip(grades, verdicts) if v == kind),
+                   "medals": sum(_any_medal(g) for g, v in zip(grades, verdicts) if v == kind)}
+            for kind in ("incomplete", "error")
+        },
         "seeds": seed_aggregate(grades),
         "seeds_excluding_flagged": seed_aggregate(kept),
         "pass_at_k": pass_at_k(grades),

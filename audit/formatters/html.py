@@ -618,15 +618,22 @@ def _table(headers: Iterable[str], rows: Iterable[Iterable[Any]]) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
+_SUMMARY_VERDICTS = ("clean", "review", "incomplete", "flagged", "error")
+
+
 def _batch_summary(summary: Mapping[str, Any]) -> str:
     """The batch summary (:func:`audit.batch_summary.summarize_batch`): totals, verdicts, rules, clusters."""
     totals, kept = summary.get("totals") or {}, summary.get("totals_excluding_flagged") or {}
     parts = ['<section class="batch" id="summary"><h2>Batch summary</h2>',
              "<h3>MLE-bench totals</h3>",
-             _table(("field", "all runs", "flagged runs disqualified"), ((k, totals[k], kept.get(k, "")) for k in totals))]
+             _table(("field", "all runs", "uncertified runs disqualified"), ((k, totals[k], kept.get(k, "")) for k in totals))]
     verdicts = summary.get("verdicts") or {}
     parts.append("<p>Verdicts: " + ", ".join(f"{_e(k)} {_e(v)}" for k, v in verdicts.items()) + "</p>")
-    for label, key in (("all runs", "seeds"), ("flagged runs disqualified", "seeds_excluding_flagged")):
+    for kind, row in (summary.get("not_certified") or {}).items():
+        if row.get("runs"):
+            parts.append(f"<p>Not certified ({_e(kind)}): {_e(row['runs'])} run(s), {_e(row.get('medals', 0))} medal(s) "
+                         "not counted after disqualification</p>")
+    for label, key in (("all runs", "seeds"), ("uncertified runs disqualified", "seeds_excluding_flagged")):
         seeds = summary.get(key)
         if seeds:
             medal = seeds["metrics"]["any_medal_percentage"]
@@ -634,9 +641,9 @@ def _batch_summary(summary: Mapping[str, Any]) -> str:
                          f"{_e(seeds['num_seeds_averaged'])} seed(s) × {_e(seeds['num_competitions_per_seed'])} competition(s)</p>")
     if summary.get("competitions"):
         parts += ["<h3>Competitions</h3>", _table(
-            ("competition", "runs", "valid", "medals", "medals (flagged disqualified)", "clean", "review", "flagged", "error"),
+            ("competition", "runs", "valid", "medals", "medals (uncertified disqualified)", *_SUMMARY_VERDICTS),
             ((c["competition_id"], c["runs"], c["valid_submissions"], c["medals"], c["medals_excluding_flagged"],
-              c["clean"], c["review"], c["flagged"], c["error"]) for c in summary["competitions"]))]
+              *(c.get(kind, 0) for kind in _SUMMARY_VERDICTS)) for c in summary["competitions"]))]
     if summary.get("rules"):
         parts += ["<h3>Rules</h3>", _table(("rule", "category", "severity", "runs", "findings"),
                                           ((r["rule_id"], r["category"], r["severity"], r["runs"], r["findings"])

@@ -293,6 +293,37 @@ def _unquote(literal: str) -> str:
     return re.sub(r"\\(.)", lambda m: {"n": "\n", "t": "\t"}.get(m.group(1), m.group(1)), literal)
 
 
+def _unanchored(pattern: str) -> str:
+    """A ``#match?`` regex (anchored on a node's text) made to find that text inside a longer text.
+
+    ``^`` becomes "not after a name character or a dot" and ``$`` "not before a name
+    character"; escapes and character classes are left alone.
+    """
+    out = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            out.append(pattern[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = ch != "]"
+        elif ch == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "]" or pattern[i + 1:i + 3] == "^]":
+                out.append(pattern[i:i + (2 if pattern[i + 1] == "]" else 3)])
+                i += 2 if pattern[i + 1] == "]" else 3
+                continue
+        elif ch == "^":
+            ch = r"(?<![\w.])"
+        elif ch == "$":
+            ch = r"(?!\w)"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
 def _text_fallback(source: str) -> TextFallback | None:
     """The text fallback of a query (``None`` when a ``#match?`` regex does not compile as text)."""
     alternatives = []
@@ -303,7 +334,7 @@ def _text_fallback(source: str) -> TextFallback | None:
             values = [_unquote(v) for v in _QUERY_LITERAL.findall(literals)]
             if kind == "match":
                 try:
-                    constraints.append((capture, _regex.compile(values[0])))
+                    constraints.append((capture, _regex.compile(_unanchored(values[0]))))
                 except _regex.error:
                     return None
             else:
@@ -335,7 +366,7 @@ class QueryMatcher:
                 subject.unevaluated.append(f"query pattern(s) without a literal not run on {shape}")
             if fallback is None:
                 return []
-            return fallback.find(subject.text, f"text match: the syntax tree has {shape}")
+            return fallback.find(subject.text, f"text match: {shape}")
         matches = []
         found = tree_sitter.QueryCursor(query).matches(parsed.root)
         for _pattern, nodes_by_name in found:
@@ -401,7 +432,7 @@ class StringsMatcher:
             return []
         _parsed, shape = tree_shape(subject)
         if shape is not None:
-            return self._find_in_literals(subject.text, f"text match: the syntax tree has {shape}")
+            return self._find_in_literals(subject.text, f"text match: {shape}")
         matches = []
         for folded in fold_strings(subject.text, subject.language):
             if self.assembled_only and not folded.composed:

@@ -144,13 +144,28 @@ def test_summary_disqualifies_flagged_runs():
     assert summary["totals"]["total_medals"] == 2
     assert summary["totals_excluding_flagged"]["total_medals"] == 1
     assert summary["totals_excluding_flagged"]["total_runs"] == 4
-    assert summary["verdicts"] == {"clean": 1, "review": 1, "flagged": 1, "error": 1}
+    assert summary["verdicts"] == {"clean": 1, "review": 1, "incomplete": 0, "flagged": 1, "error": 1}
     assert summary["rules"] == [{"rule_id": "llm-external-api-call", "category": "llm-api", "severity": "high",
                                  "findings": 2, "runs": 1}]
     by_competition = {row["competition_id"]: row for row in summary["competitions"]}
     assert by_competition["a"]["medals"] == 2 and by_competition["a"]["medals_excluding_flagged"] == 1
     assert by_competition["b"]["error"] == 1
     assert summary["runs"][3]["report"] is None and "does not exist" in summary["runs"][3]["error"]
+
+
+def test_summary_does_not_certify_incomplete_or_failed_audits():
+    # A gold medal from a run whose audit is incomplete (or failed, or has a verdict this
+    # version does not know) is not counted once uncertified runs are disqualified.
+    results = [_result("r1", "a", "incomplete", True), _result("r2", "a", "clean", True),
+               _result("r3", "a", "some-new-kind", True), _result("r4", "b", "review", True)]
+    summary = summarize_batch(results)
+    assert summary["totals"]["total_medals"] == 4
+    assert summary["totals_excluding_flagged"]["total_medals"] == 2
+    assert summary["verdicts"] == {"clean": 1, "review": 1, "incomplete": 1, "flagged": 0, "error": 1}
+    assert summary["not_certified"] == {"incomplete": {"runs": 1, "valid_submissions": 1, "medals": 1},
+                                        "error": {"runs": 1, "valid_submissions": 1, "medals": 1}}
+    by_competition = {row["competition_id"]: row for row in summary["competitions"]}
+    assert by_competition["a"]["medals_excluding_flagged"] == 1 and by_competition["a"]["incomplete"] == 1
 
 
 def test_audit_batch_command_end_to_end(tmp_path):
@@ -162,7 +177,7 @@ def test_audit_batch_command_end_to_end(tmp_path):
                                        "--data-dir", str(tmp_path / "data")])
     assert result.exit_code == 1, result.output  # the llm run has a high finding
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["verdicts"] == {"clean": 2, "review": 0, "flagged": 1, "error": 1}
+    assert summary["verdicts"] == {"clean": 2, "review": 0, "incomplete": 0, "flagged": 1, "error": 1}
     assert summary["totals"]["total_runs"] == 4
     assert summary["totals"]["total_medals"] == 3
     assert summary["totals_excluding_flagged"]["total_medals"] == 2
@@ -173,7 +188,7 @@ def test_audit_batch_command_end_to_end(tmp_path):
     sarif = json.loads((out / "results.sarif").read_text())
     assert sarif["version"] == "2.1.0" and len(sarif["runs"]) == 3
     page = (out / "summary.html").read_text()
-    assert "Batch summary" in page and "flagged runs disqualified" in page and "does not exist" in page
+    assert "Batch summary" in page and "uncertified runs disqualified" in page and "does not exist" in page
 
 
 def test_audit_batch_command_rejects_a_bad_source(tmp_path):
