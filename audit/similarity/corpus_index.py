@@ -80,8 +80,18 @@ Incremental add. ``add`` writes its references in *segments* of up to ``SEGMENT_
 records and, per hash, one postings entry for the segment. A changed file's old entry is
 removed from its segment's postings and its n-grams from the table (so document frequencies
 stay exact) and the new one is written. Re-adding an unchanged file is a
-no-op. Concurrent ``add`` calls on a Redis index may add different files; two writers changing the
-same file at once are not supported.
+no-op.
+
+Writers. ``add``, ``compact`` and the ``add`` of ``build`` hold the index's *writer lock* from
+before they read what is indexed until their last write: a lock file ``<index>.lock`` beside an
+SQLite index (``filelock``; the operating system releases it when the process dies), a lock key
+``<prefix>:writer`` in Redis for a shared index (a lease renewed while the writer works, so a
+crashed machine's lock expires). Once the lock is held the index meta (roots, postings entries,
+format version) is read again, and each write transaction (SQLite ``BEGIN IMMEDIATE``) reads it
+again before changing it, so two ``corpus add`` calls started at once both keep their roots and
+files, and a file both add is stored once. Readers take no lock. An interrupted ``add`` (Ctrl-C)
+keeps the segments it committed; until the next ``add`` completes, the meta's corpus digest is
+empty (unknown) rather than stale.
 
 Compaction. A query reads every postings entry of each agent hash: one per segment, so about
 31 database rows per hash on a corpus of 250,000 notebooks. :meth:`CorpusIndex.compact`
@@ -113,7 +123,9 @@ import json
 import logging
 import multiprocessing
 import os
+import contextlib
 import sqlite3
+import threading
 import time
 import uuid
 import zlib
@@ -249,6 +261,10 @@ _MAX_RECORD_BYTES = 256 * 1024 * 1024
 #: SQLite's limit on bound parameters is 32766 in current versions; stay well below.
 _SQL_CHUNK = 900
 _REDIS_PASSWORD_ENV = "MLEAUDIT_REDIS_PASSWORD"
+#: Seconds a writer waits for another writer of the same index before saying so (it then waits on).
+_LOCK_NOTICE = 2.0
+#: Lease of the Redis writer lock, renewed every third of it while the writer works.
+_REDIS_LOCK_LEASE = 60.0
 
 _SQLITE_TABLES = {
     "meta": "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -941,6 +957,31 @@ class _Backend(Protocol):
     def commit(self) -> None: ...
     def rollback(self) -> None: ...
     def close(self) -> None: ...
+    def writer_lock(self) -> contextlib.AbstractContextManager[None]: ...
+
+
+def _wait_notice(where: str) -> None:
+    logger.warning("%s: another process is writing to this corpus index; waiting for it to finish", where)
+
+
+@contextlib.contextmanager
+def _file_writer_lock(path: Path) -> Iterator[None]:
+    """Hold ``<index>.lock`` (an OS file lock, released if the process dies); the file is left in place."""
+    from filelock import FileLock, Timeout
+
+    lock = FileLock(f"{path}.lock")
+    try:
+        try:
+            lock.acquire(timeout=_LOCK_NOTICE)
+        except Timeout:
+            _wait_notice(str(path))
+            lock.acquire()
+    except OSError as exc:
+        raise CorpusIndexError(f"{path}: cannot take the writer lock {path}.lock ({exc.strerror or exc})") from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _chunks(items: Sequence[Any], size: int = _SQL_CHUNK) -> Iterator[Sequence[Any]]:
@@ -1172,6 +1213,9 @@ class _SQLiteBackend(_Backend):
     def close(self) -> None:
         self.db.close()
 
+    def writer_lock(self) -> contextlib.AbstractContextManager[None]:
+        return _file_writer_lock(self.path)
+
 
 class _RedisBackend(_Backend):
     """The index's data in Redis, through datasketch's storage layer (``ordered_storage``).
@@ -1218,6 +1262,7 @@ class _RedisBackend(_Backend):
         # datasketch's storages do not offer (its ``remove_val`` calls ``lrem`` with the
         # arguments of redis-py 2); the client is built from the same parameters.
         self._client = redis.Redis(**parameters)
+        self._lock_lost: str | None = None
 
     @staticmethod
     def _one(values: list) -> bytes | None:
@@ -1434,16 +1479,52 @@ class _RedisBackend(_Backend):
         return [(k, v[-1].decode()) for k, v in zip(keys, self._skip.getmany(*keys)) if v]
 
     def begin(self) -> None:
-        pass
+        if self._lock_lost is not None:
+            raise CorpusIndexError(f"{self.where}: lost the Redis writer lock ({self._lock_lost}); nothing more is written")
 
     def commit(self) -> None:
-        pass
+        self.begin()
 
     def rollback(self) -> None:
         pass
 
     def close(self) -> None:
         self._client.close()
+
+    @contextlib.contextmanager
+    def writer_lock(self) -> Iterator[None]:
+        """Hold the lock key ``<prefix>:writer``: a lease renewed by a thread while the writer
+        works, so a writer on a crashed machine stops blocking the others after the lease."""
+        from redis.exceptions import LockError
+
+        lock = self._client.lock(self.prefix + b":writer", timeout=_REDIS_LOCK_LEASE, sleep=0.05,
+                                 thread_local=False)
+        if not lock.acquire(blocking=True, blocking_timeout=_LOCK_NOTICE):
+            _wait_notice(self.where)
+            lock.acquire(blocking=True)
+        stop = threading.Event()
+        self._lock_lost = None
+
+        def renew() -> None:
+            while not stop.wait(_REDIS_LOCK_LEASE / 3):
+                try:
+                    lock.reacquire()
+                except Exception as exc:  # noqa: BLE001 - any failure means the lease may be gone
+                    self._lock_lost = f"{type(exc).__name__}: {exc}"
+                    return
+
+        renewer = threading.Thread(target=renew, name="corpus-index-writer-lease", daemon=True)
+        renewer.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            renewer.join()
+            try:
+                lock.release()
+            except LockError:
+                logger.warning("%s: the Redis writer lock had expired before it was released", self.where)
+            self._lock_lost = None
 
 
 def _redis_parameters(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -2104,6 +2185,7 @@ class CorpusIndex:
         self._families: OrderedDict[int, np.ndarray] = OrderedDict()
         self._family_ids = 0
         self._sample_holder_bytes = 0
+        self._write_depth = 0
 
     # -- context management ----------------------------------------------------------------------
 
@@ -2140,6 +2222,44 @@ class CorpusIndex:
         if self._backend is None:
             raise CorpusIndexError(f"{self.path}: the corpus index is closed")
         return self._backend
+
+    # -- writing -------------------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _writer(self) -> Iterator[None]:
+        """Hold the index's writer lock (re-entrant) and start from the meta as it is stored now.
+
+        Everything a writer decides from what is indexed (the roots that give files their keys,
+        which files are new, the postings entries per key, the format version) is read after
+        the lock is taken, so a writer that finished meanwhile is never overwritten.
+        """
+        if self._write_depth:
+            self._write_depth += 1
+            try:
+                yield
+            finally:
+                self._write_depth -= 1
+            return
+        backend = self._open_backend()
+        with backend.writer_lock():
+            self._write_depth = 1
+            try:
+                self._reload_meta()
+                yield
+            finally:
+                self._write_depth = 0
+
+    def _reload_meta(self) -> None:
+        """Read the index meta again (inside the writer lock or a write transaction)."""
+        meta = self._backend.read_meta("index")
+        if not isinstance(meta, dict):
+            raise CorpusIndexError(f"{self.path}: the index meta is missing")
+        opts = meta.get("options", {})
+        if (int(opts.get("kgram_length", 0)), int(opts.get("kgrams_in_window", 0)),
+                list(meta.get("languages", []))) != (self._k, self._w, self._languages):
+            raise CorpusIndexError(f"{self.path}: the index was rebuilt with other options while open; open it again")
+        self._meta = meta
+        self._version = int(meta.get("format_version", CORPUS_INDEX_VERSION))
 
     @_guarded
     def info(self) -> CorpusIndexInfo:
@@ -2279,9 +2399,15 @@ class CorpusIndex:
         CorpusIndexError
             If the index was opened read-only, a path does not exist, or storage fails.
         """
-        backend = self._open_backend()
+        self._open_backend()
         if not self._writable:
             raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to add files")
+        with self._writer():
+            return self._add(paths, root=root, jobs=jobs, max_bytes=max_bytes, progress=progress)
+
+    def _add(self, paths: Sequence[str | Path], *, root: str | Path | None, jobs: int, max_bytes: int,
+             progress: Callable[[int, int], None] | None) -> AddSummary:
+        backend = self._backend
         started = time.perf_counter()
         tasks, skipped, duplicates, new_roots = self._plan(paths, root)
         # what queries cached describes the corpus before this call
@@ -2322,12 +2448,17 @@ class CorpusIndex:
             start()
             began = time.perf_counter()
             try:
+                # the meta as stored, inside the transaction that changes it
+                self._reload_meta()
                 self._remove_docs(gone)
                 write_grams()
                 if pending:
                     self._write_segment(pending)
                 backend.remove_skipped([result[1] for result in pending])
                 backend.set_skipped(newly_skipped)
+                # the digest is recomputed when the add completes; until then it is unknown
+                self._meta["corpus_digest"] = ""
+                backend.write_meta("index", self._meta)
                 backend.commit()
             except BaseException:
                 backend.rollback()
@@ -2434,7 +2565,8 @@ class CorpusIndex:
         self._open_backend()
         if not self._writable:
             raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to compact it")
-        return self._compact(progress)
+        with self._writer():
+            return self._compact(progress)
 
     def _compact(self, progress: Callable[[int, int], None] | None = None) -> CompactSummary:
         backend = self._backend
@@ -2462,10 +2594,15 @@ class CorpusIndex:
             bitmaps += sum(posting.bitmap for _, _, posting in merged)
             if progress is not None:
                 progress(min((done + 1) * _COMPACT_KEYS, len(keys)), len(keys))
-        self._meta["posting_entries"] = 1 if self._posting_entries() else 0
         backend.begin()
-        backend.write_meta("index", self._meta)
-        backend.commit()
+        try:
+            self._reload_meta()
+            self._meta["posting_entries"] = 1 if self._posting_entries() else 0
+            backend.write_meta("index", self._meta)
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
         summary = CompactSummary(keys=merged_keys, entries=entries, bitmaps=bitmaps,
                                  seconds=time.perf_counter() - started)
         logger.info("%s: merged the postings of %d keys (%d entries, %d bitmaps) in %.1f s", self.path,
@@ -2486,9 +2623,10 @@ class CorpusIndex:
         if self._version >= version:
             return
         backend = self._backend
-        self._meta["format_version"] = version
         backend.begin()
         try:
+            self._reload_meta()
+            self._meta["format_version"] = version
             backend.write_meta("index", self._meta)
             if isinstance(backend, _SQLiteBackend):
                 backend.write_meta("format_version", version)
@@ -2602,21 +2740,32 @@ class CorpusIndex:
         backend.delete_docs([(doc, path) for doc, path, _ in gone])
 
     def _finish_add(self, new_roots: list[str]) -> None:
+        """Record the new roots and the corpus digest, from the meta and references as stored
+        inside the transaction that writes them (each root once)."""
         backend = self._backend
-        rows = sorted(backend.digest_rows(), key=lambda row: reference_sort_key(row[0]))
-        digest = hashlib.sha256()
-        for path, language, text_sha in rows:
-            digest.update(f"reference\0{path}\0{language}\0".encode())
-            digest.update(bytes.fromhex(text_sha))
-        for item in self._meta.get("boilerplate", []):
-            digest.update(f"boilerplate\0{item['path']}\0{item['language']}\0".encode())
-            digest.update(bytes.fromhex(item["text_sha256"]))
-        self._meta["roots"] = list(self._meta.get("roots", [])) + [r for r in new_roots if r not in self._meta.get("roots", [])]
-        self._meta["corpus_digest"] = digest.hexdigest()
-        self._meta["updated_at"] = _now()
         backend.begin()
-        backend.write_meta("index", self._meta)
-        backend.commit()
+        try:
+            self._reload_meta()
+            rows = sorted(backend.digest_rows(), key=lambda row: reference_sort_key(row[0]))
+            digest = hashlib.sha256()
+            for path, language, text_sha in rows:
+                digest.update(f"reference\0{path}\0{language}\0".encode())
+                digest.update(bytes.fromhex(text_sha))
+            for item in self._meta.get("boilerplate", []):
+                digest.update(f"boilerplate\0{item['path']}\0{item['language']}\0".encode())
+                digest.update(bytes.fromhex(item["text_sha256"]))
+            roots: list[str] = []
+            for item in [*self._meta.get("roots", []), *new_roots]:
+                if item not in roots:
+                    roots.append(item)
+            self._meta["roots"] = roots
+            self._meta["corpus_digest"] = digest.hexdigest()
+            self._meta["updated_at"] = _now()
+            backend.write_meta("index", self._meta)
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
 
     # -- querying ------------------------------------------------------------------------------
 
@@ -3074,7 +3223,19 @@ def create_corpus_index(
     if config is not None and config.get("type") != "redis":
         raise CorpusIndexError(f"storage type {config.get('type')!r} is not supported (sqlite or redis)")
     described, hashes, boilerplate_profiles = _boilerplate_fingerprints(boilerplate, options)
-    connection = _connect(path, create=True, writable=True)
+    # Claimed atomically: of two builds of one path, the second stops here instead of writing
+    # into (or, failing, deleting) the first one's file.
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    except FileExistsError:
+        raise CorpusIndexError(f"{path} already exists; add files with `mleaudit corpus add` or remove it first") from None
+    except OSError as exc:
+        raise CorpusIndexError(f"{path}: cannot create ({exc.strerror or exc})") from exc
+    try:
+        connection = _connect(path, create=True, writable=True)
+    except BaseException:
+        path.unlink(missing_ok=True)
+        raise
     try:
         connection.execute("PRAGMA page_size = 8192")
         connection.execute("BEGIN IMMEDIATE")
@@ -3117,7 +3278,13 @@ def create_corpus_index(
         path.unlink(missing_ok=True)
         raise
     index = CorpusIndex(path, connection, backend, writable=True)
-    index._finish_add([])
+    try:
+        with index._writer():
+            index._finish_add([])
+    except BaseException:
+        index.close()
+        path.unlink(missing_ok=True)
+        raise
     return index
 
 

@@ -28,11 +28,16 @@ fork = pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(),
 
 def _run_after_barrier(barrier, args: list[str]) -> None:
     """Child: wait for the others, then run `mleaudit ARGS` in this process; exit with its code."""
+    import click
+
     from audit.cli import main
 
     barrier.wait(timeout=60)
     try:
         main(args, standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        os._exit(exc.exit_code)
     except SystemExit as exc:
         os._exit(exc.code if isinstance(exc.code, int) else 1)
     except BaseException:  # noqa: BLE001 - any failure is a failed child
@@ -82,3 +87,81 @@ def test_parallel_decisions_on_one_finding_leave_one_decision(tmp_path: Path) ->
     assert codes == [0] * 8
     (decision,) = json.loads(baseline.read_text())["decisions"]
     assert decision["note"] in {f"note {i}" for i in range(8)}
+
+
+# -- corpus add --------------------------------------------------------------------------------------
+
+
+from tests.audit.similarity.test_corpus_index import redis_url  # noqa: E402,F401 - the Redis server fixture
+
+
+def _corpus_folders(tmp_path: Path) -> dict[str, Path]:
+    folders = {"base": ["base.py", "reordered.py"], "one": ["renamed.py"], "two": ["unrelated.py"],
+               "shared": ["kernel_with_starter.py", "reformatted.py"]}
+    made = {}
+    for name, files in folders.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for file in files:
+            shutil.copy(INVARIANCE / file, folder / file)
+        made[name] = folder.resolve()
+    return made
+
+
+def _stored_docs(index) -> list[str]:
+    """Every reference path the index stores, duplicates included."""
+    return sorted(path for path, _, _ in index._backend.digest_rows())
+
+
+@fork
+@pytest.mark.parametrize("storage", ["sqlite", "redis"])
+def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str, request) -> None:
+    from audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+
+    url = request.getfixturevalue("redis_url") if storage == "redis" else None
+    folders = _corpus_folders(tmp_path)
+    expected = sorted(p.name for folder in folders.values() for p in folder.iterdir())
+    trials = 10
+    for trial in range(trials):
+        index_path = tmp_path / f"trial{trial}.index"
+        build_corpus_index([folders["base"]], index_path, storage=url)
+        codes = _parallel([["corpus", "add", str(index_path), str(folders["one"]), str(folders["shared"]), "-j", "1"],
+                           ["corpus", "add", str(index_path), str(folders["two"]), str(folders["shared"]), "-j", "1"]])
+        assert codes == [0, 0], f"trial {trial}"
+        with load_corpus_index(index_path) as index:
+            roots = list(index.info().roots)
+            assert sorted(roots) == sorted(str(f) for f in folders.values()), f"trial {trial}: roots {roots}"
+            assert _stored_docs(index) == expected, f"trial {trial}"
+            assert index.info().references == len(expected)
+    # a later update of a file both adds indexed replaces it: one entry, and the index equals a
+    # fresh build of the same files
+    changed = folders["shared"] / "reformatted.py"
+    changed.write_text((INVARIANCE / "renamed.py").read_text(encoding="utf-8") + "\nprint('changed')\n")
+    with load_corpus_index(index_path, writable=True) as index:
+        summary = index.add([folders["shared"]])
+        assert (summary.added, summary.replaced, summary.unchanged) == (0, 1, 1)
+        assert _stored_docs(index) == expected
+    fresh_path = tmp_path / "fresh.index"
+    build_corpus_index(list(folders.values()), fresh_path, storage=url)
+    with load_corpus_index(index_path) as index, load_corpus_index(fresh_path) as fresh:
+        assert index.info().corpus_digest == fresh.info().corpus_digest != ""
+        assert index.info().ngrams == fresh.info().ngrams
+        from audit.similarity import SimilarityOptions
+        from audit.units import CodeUnit
+
+        agent = [CodeUnit(path="code/a.py", language="python", text=(INVARIANCE / "renamed.py").read_text(encoding="utf-8"))]
+        options = SimilarityOptions(max_doc_fraction=1.0)
+        assert index.compare(agent, options, min_containment=0.0, top=None).pairs == fresh.compare(
+            agent, options, min_containment=0.0, top=None).pairs
+
+
+@fork
+def test_parallel_builds_of_one_index_leave_one_intact_index(tmp_path: Path) -> None:
+    from audit.similarity.corpus_index import load_corpus_index
+
+    folders = _corpus_folders(tmp_path)
+    index_path = tmp_path / "k.index"
+    codes = _parallel([["corpus", "build", str(folders["base"]), "-o", str(index_path), "-j", "1"]] * 4)
+    assert sorted(codes) == [0, 2, 2, 2]  # one build; the others say the file exists
+    with load_corpus_index(index_path) as index:
+        assert index.info().references == 2

@@ -623,3 +623,81 @@ def test_cli_errors_exit_2_without_traceback(tmp_path: Path, args: list[str], me
 def test_cli_commands_have_examples() -> None:
     for command in [corpus_group, *corpus_group.commands.values()]:
         assert "Example:" in (command.help or ""), command.name
+
+
+# -- writers -------------------------------------------------------------------------------------
+
+
+def test_interrupted_add_leaves_a_consistent_index_that_the_next_add_completes(tmp_path: Path, monkeypatch) -> None:
+    from filelock import FileLock
+
+    folders = {}
+    for name, files in {"base": ["base.py"], "more": ["renamed.py", "unrelated.py", "reordered.py", "reformatted.py"]}.items():
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        for file in files:
+            shutil.copy(INVARIANCE / file, folders[name] / file)
+    index_path = tmp_path / "k.index"
+    build_corpus_index([folders["base"]], index_path)
+    # one file per chunk and per segment, so segments are committed before the interruption
+    monkeypatch.setattr(corpus_index_module, "SEGMENT_DOCS", 1)
+    monkeypatch.setattr(corpus_index_module, "_CHUNK_FILES", 1)
+    real_index_chunk = corpus_index_module._index_chunk
+    calls = []
+
+    def interrupted(task):
+        calls.append(task)
+        if len(calls) == 3:
+            raise KeyboardInterrupt  # Ctrl-C while the third file is read
+        return real_index_chunk(task)
+
+    monkeypatch.setattr(corpus_index_module, "_index_chunk", interrupted)
+    with load_corpus_index(index_path, writable=True) as index:
+        with pytest.raises(KeyboardInterrupt):
+            index.add([folders["more"]])
+    # the writer lock was released, and what was committed is consistent
+    lock = FileLock(f"{index_path}.lock")
+    lock.acquire(timeout=0)
+    lock.release()
+    with load_corpus_index(index_path) as index:
+        info = index.info()
+        assert info.references == 3 and info.corpus_digest == ""  # unknown, not stale
+        assert info.posting_entries == info.segments == 3
+    monkeypatch.undo()
+    with load_corpus_index(index_path, writable=True) as index:
+        summary = index.add([folders["more"]])
+        assert (summary.added, summary.unchanged) == (2, 2)
+    build_corpus_index([folders["base"], folders["more"]], tmp_path / "fresh.index")
+    with load_corpus_index(index_path) as index, load_corpus_index(tmp_path / "fresh.index") as fresh:
+        assert index.info().corpus_digest == fresh.info().corpus_digest
+        assert index.info().ngrams == fresh.info().ngrams
+        assert sorted(index.info().roots) == sorted(str(f.resolve()) for f in folders.values())
+        options = SimilarityOptions(max_doc_fraction=1.0)
+        assert index.compare(_agents(), options, min_containment=0.0, top=None).pairs == fresh.compare(
+            _agents(), options, min_containment=0.0, top=None).pairs
+
+
+def test_a_writer_waits_for_the_writer_lock(tmp_path: Path, kernels: Path) -> None:
+    import threading
+
+    from filelock import FileLock
+
+    index_path = tmp_path / "k.index"
+    build_corpus_index([kernels / "author"], index_path)
+    held = FileLock(f"{index_path}.lock")
+    held.acquire()
+    done = threading.Event()
+
+    def add() -> None:
+        with load_corpus_index(index_path, writable=True) as index:
+            index.add([kernels / "other"])
+        done.set()
+
+    writer = threading.Thread(target=add)
+    writer.start()
+    assert not done.wait(0.5)  # blocked by the lock another writer holds
+    held.release()
+    writer.join(timeout=30)
+    assert done.is_set()
+    with load_corpus_index(index_path) as index:
+        assert len(index.info().roots) == 2
