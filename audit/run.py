@@ -500,6 +500,7 @@ class _Walk:
     files: list[tuple[str, Path, int]] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[Skipped] = field(default_factory=list)
+    folders: set[str] = field(default_factory=set)
 
 
 def _list_folder(root: Path, parts: tuple[str, ...]) -> list[tuple[str, os.stat_result | OSError]]:
@@ -604,6 +605,7 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
                 walk.skipped.append(Skipped(path=rel, reason="symbolic link (not followed)"))
                 continue
             if stat.S_ISDIR(info.st_mode):
+                walk.folders.add(rel)
                 if name.startswith(".") or name in _SKIP_DIRS:
                     logger.debug("not entering %s", rel)
                     continue
@@ -655,13 +657,13 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
     return meta
 
 
-def _submission_choice(paths: set[str], skipped: list[Skipped]) -> tuple[str | None, Skipped | None]:
+def _submission_choice(paths: set[str], skipped: list[Skipped], folders: set[str]) -> tuple[str | None, Skipped | None]:
     """The submission path, or the refused candidate that stands in its way.
 
     Candidates are taken in :data:`RunLayout.SUBMISSION_CANDIDATES` order. A candidate that
     was refused, itself or through a folder on its path (a symlink, a folder that could not be
-    listed, a file over the cap), ends the search: a later candidate is not taken in its
-    place, since the refused one is the file the layout names.
+    listed, a file over the cap), or that is a folder, ends the search: a later candidate is
+    not taken in its place, since the refused one is the file the layout names.
 
     Returns
     -------
@@ -674,6 +676,8 @@ def _submission_choice(paths: set[str], skipped: list[Skipped]) -> tuple[str | N
     for candidate in RunLayout.SUBMISSION_CANDIDATES:
         if candidate in paths:
             return candidate, None
+        if candidate in folders:
+            return None, Skipped(path=candidate, reason="a folder, not a file: not read as the submission")
         pieces = candidate.split("/")
         for depth in range(1, len(pieces) + 1):
             blocker = refused.get("/".join(pieces[:depth]))
@@ -752,7 +756,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     files = walk.files
     paths = {rel for rel, _, _ in files}
     meta = _read_meta(root, paths, skipped) if names is None else {}
-    submission_path, blocked = _submission_choice(paths, skipped)
+    submission_path, blocked = _submission_choice(paths, skipped, walk.folders)
     if blocked is not None:
         skipped.append(blocked)
 
