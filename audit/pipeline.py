@@ -20,11 +20,11 @@ from audit import __version__
 from audit.checks import RunContext
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
-from audit.parsing import parse
 from audit.report import AuditReport, Gap, GapKind, RunSummary, decide_verdict
 from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
-from audit.rules.matchers import pathological_tree
+from audit.parsing import LANGUAGES
+from audit.rules.matchers import Subject, tree_shape
 from audit.rules.policy import RulePolicy
 from audit.run import ArtifactKind, Run, RunLayout
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
@@ -239,15 +239,16 @@ def audit_run(
     parse_errors = []
     text_fallback_notes: list[Skipped] = []
     for unit in expanded.code_units:
-        parsed = parse(unit.text, unit.language)
+        if unit.language not in LANGUAGES:
+            continue
+        parsed, shape = tree_shape(Subject(text=unit.text, language=unit.language))
+        where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
         if parsed.has_error:
-            where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
             parse_errors.append(where)
-            shape = pathological_tree(parsed.root)
-            if shape is not None:
-                # The query rules search their literals in the text instead (marked on their
-                # findings); what cannot be searched as text is an evaluation error of the rule.
-                text_fallback_notes.append(Skipped(path=where, reason=f"syntax tree has {shape}: query rules ran as text matches"))
+        if shape is not None:
+            # The query rules search their literals in the text instead (marked on their
+            # findings); what cannot be searched as text is an evaluation error of the rule.
+            text_fallback_notes.append(Skipped(path=where, reason=f"syntax tree has {shape}: query rules ran as text matches"))
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
                                                      host_text=lambda path: _artifact_text(run, path))

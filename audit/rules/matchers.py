@@ -173,7 +173,7 @@ def tree_shape(subject: Subject) -> tuple[Any, str | None]:
     return parsed, _SHAPES[key]
 
 
-def bounded_finditer(pattern: Any, text: str, *, timeout: float = REGEX_TIMEOUT_SECONDS) -> Iterator[Any]:
+def bounded_finditer(pattern: Any, text: str, *, timeout: float | None = None) -> Iterator[Any]:
     """``pattern.finditer(text)`` with one wall-clock bound on all its matches together.
 
     Parameters
@@ -183,8 +183,8 @@ def bounded_finditer(pattern: Any, text: str, *, timeout: float = REGEX_TIMEOUT_
         search, so catastrophic backtracking is cut short inside one search; for an ``re``
         pattern the bound is checked between matches only.
     text : str
-    timeout : float
-        Seconds for the whole iteration.
+    timeout : float, optional
+        Seconds for the whole iteration (default :data:`REGEX_TIMEOUT_SECONDS`).
 
     Yields
     ------
@@ -195,6 +195,7 @@ def bounded_finditer(pattern: Any, text: str, *, timeout: float = REGEX_TIMEOUT_
     TimeoutError
         The bound was reached; the matches yielded so far are a prefix of the full result.
     """
+    timeout = REGEX_TIMEOUT_SECONDS if timeout is None else timeout
     deadline = time.monotonic() + timeout
     bounded = isinstance(pattern, _regex.Pattern)
     pos = 0
@@ -236,7 +237,7 @@ class TextFallback:
                 captures = {first_name: Capture(start=m.start(), end=m.end(), text=m.group(0))}
                 lo, hi = max(0, m.start() - TEXT_FALLBACK_WINDOW), min(len(text), m.end() + TEXT_FALLBACK_WINDOW)
                 for name, pattern in rest:
-                    hit = pattern.search(text, lo, hi, timeout=REGEX_TIMEOUT_SECONDS)
+                    hit = pattern.search(text, lo, hi, timeout=REGEX_TIMEOUT_SECONDS)  # bounded like the rest
                     if hit is None:
                         break
                     captures.setdefault(name, Capture(start=hit.start(), end=hit.end(), text=hit.group(0)))
