@@ -9,8 +9,9 @@ the OpenAI shape (``tool_calls[].function.arguments``, a JSON string) and the An
 hold ``cmd``/``command``, CODE when they hold ``code``, else TOOL_CALL. A record with role
 ``tool`` (or ``function``) is OUTPUT unless its type says otherwise.
 
-Lines that are not JSON objects (a record cut short when the run was killed, junk) are
-skipped, never fatal, and reported with their line numbers. Every event's span is its record's
+Lines that are not JSON objects (a record cut short when the run was killed, junk) or that nest
+deeper than :data:`~grading.untrusted_json.MAX_JSON_DEPTH` levels are skipped, never fatal, and
+reported with their line numbers. Every event's span is its record's
 line (the text is decoded from JSON, so it is not a verbatim slice of the file); ``location``
 is ``line N``.
 """
