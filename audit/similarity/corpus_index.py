@@ -84,7 +84,8 @@ no-op.
 
 Writers. ``add``, ``compact`` and the ``add`` of ``build`` hold the index's *writer lock* from
 before they read what is indexed until their last write: a lock file ``<index>.lock`` beside an
-SQLite index (``filelock``; the operating system releases it when the process dies), a lock key
+SQLite index (``flock``, released by the operating system if the process dies, and removed by
+the writer when it is done), a lock key
 ``<prefix>:writer`` in Redis for a shared index (a lease renewed while the writer works, so a
 crashed machine's lock expires). Once the lock is held the index meta (roots, postings entries,
 format version) is read again, and each write transaction (SQLite ``BEGIN IMMEDIATE``) reads it
@@ -964,24 +965,62 @@ def _wait_notice(where: str) -> None:
     logger.warning("%s: another process is writing to this corpus index; waiting for it to finish", where)
 
 
+def _lock_file_descriptor(lock_path: str) -> int:
+    """Open ``lock_path`` and hold an exclusive ``flock`` on it; the descriptor.
+
+    The holder removes the file before it lets go (so no lock file stays beside the index). A
+    waiter that then gets the lock holds it on a removed file: it sees that the path no longer
+    names the file it locked and starts again on the new one.
+    """
+    import fcntl
+
+    flags = os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        fd = os.open(lock_path, flags, 0o644)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                _wait_notice(lock_path[: -len(".lock")])
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                current = os.stat(lock_path, follow_symlinks=False)
+            except FileNotFoundError:
+                current = None
+            if current is not None and (current.st_dev, current.st_ino) == (held.st_dev, held.st_ino):
+                return fd
+        except BaseException:
+            os.close(fd)
+            raise
+        os.close(fd)
+
+
 @contextlib.contextmanager
 def _file_writer_lock(path: Path) -> Iterator[None]:
-    """Hold ``<index>.lock`` (an OS file lock, released if the process dies); the file is left in place."""
-    from filelock import FileLock, Timeout
-
-    lock = FileLock(f"{path}.lock")
+    """Hold ``<index>.lock``: an OS file lock (released if the process dies), removed when let go."""
+    lock_path = f"{path}.lock"
     try:
-        try:
-            lock.acquire(timeout=_LOCK_NOTICE)
-        except Timeout:
-            _wait_notice(str(path))
-            lock.acquire()
+        import fcntl  # noqa: F401 - POSIX only
+    except ImportError:  # elsewhere the lock file stays in place between writers
+        from filelock import FileLock
+
+        lock = FileLock(lock_path)
+        with lock:
+            yield
+        return
+    try:
+        fd = _lock_file_descriptor(lock_path)
     except OSError as exc:
-        raise CorpusIndexError(f"{path}: cannot take the writer lock {path}.lock ({exc.strerror or exc})") from exc
+        raise CorpusIndexError(f"{path}: cannot take the writer lock {lock_path} ({exc.strerror or exc})") from exc
     try:
         yield
     finally:
-        lock.release()
+        try:
+            os.unlink(lock_path)
+        except OSError:
+            pass
+        os.close(fd)
 
 
 def _chunks(items: Sequence[Any], size: int = _SQL_CHUNK) -> Iterator[Sequence[Any]]:

@@ -655,10 +655,8 @@ def test_interrupted_add_leaves_a_consistent_index_that_the_next_add_completes(t
     with load_corpus_index(index_path, writable=True) as index:
         with pytest.raises(KeyboardInterrupt):
             index.add([folders["more"]])
-    # the writer lock was released, and what was committed is consistent
-    lock = FileLock(f"{index_path}.lock")
-    lock.acquire(timeout=0)
-    lock.release()
+    # the writer lock was released (its file removed), and what was committed is consistent
+    assert not Path(f"{index_path}.lock").exists()
     with load_corpus_index(index_path) as index:
         info = index.info()
         assert info.references == 3 and info.corpus_digest == ""  # unknown, not stale
@@ -680,12 +678,10 @@ def test_interrupted_add_leaves_a_consistent_index_that_the_next_add_completes(t
 def test_a_writer_waits_for_the_writer_lock(tmp_path: Path, kernels: Path) -> None:
     import threading
 
-    from filelock import FileLock
-
     index_path = tmp_path / "k.index"
     build_corpus_index([kernels / "author"], index_path)
-    held = FileLock(f"{index_path}.lock")
-    held.acquire()
+    held = corpus_index_module._file_writer_lock(index_path)
+    held.__enter__()
     done = threading.Event()
 
     def add() -> None:
@@ -696,8 +692,34 @@ def test_a_writer_waits_for_the_writer_lock(tmp_path: Path, kernels: Path) -> No
     writer = threading.Thread(target=add)
     writer.start()
     assert not done.wait(0.5)  # blocked by the lock another writer holds
-    held.release()
+    held.__exit__(None, None, None)
     writer.join(timeout=30)
     assert done.is_set()
     with load_corpus_index(index_path) as index:
         assert len(index.info().roots) == 2
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["k.index", "kernels"]
+
+
+def test_writer_locks_exclude_each_other_across_removals(tmp_path: Path) -> None:
+    # many threads (each its own open file) take and release the lock of one index: never two at once
+    import threading
+
+    index_path = tmp_path / "k.index"
+    inside = []
+    overlaps = []
+
+    def writer() -> None:
+        for _ in range(20):
+            with corpus_index_module._file_writer_lock(index_path):
+                inside.append(1)
+                if len(inside) > 1:
+                    overlaps.append(len(inside))
+                time.sleep(0.0005)
+                inside.pop()
+
+    threads = [threading.Thread(target=writer) for _ in range(6)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert overlaps == [] and not Path(f"{index_path}.lock").exists()
