@@ -11,8 +11,9 @@ matches are character offsets into ``subject.text``.
 
 Semantics (DESIGN §4.3):
 
-- ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; each match's
-  captures are its named nodes (the first node when a quantified capture holds several). On a
+- ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; its
+  ``#match?``-family predicates are applied here with the ``regex`` package and a time bound
+  (:class:`RegexPredicate`), not by tree-sitter with ``re``; each match's captures are its named nodes (the first node when a quantified capture holds several). On a
   tree too deep or too wide to query (:func:`pathological_tree`) the query's predicate literals
   and regexes are searched in the text instead (:class:`TextFallback`), and such matches carry
   the value ``text_match``; query patterns without literals cannot fall back and are listed in
@@ -349,12 +350,42 @@ def _text_fallback(source: str) -> TextFallback | None:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class RegexPredicate:
+    """A ``#match?``/``#not-match?``/``#any-match?``/``#any-not-match?`` predicate of a query pattern.
+
+    As tree-sitter defines them: ``#match?`` holds when the regex is found (``search``) in the
+    text of every node of the capture, ``#any-match?`` in at least one, and the ``not-`` forms
+    negate each node's test; a capture with no node (an optional one) passes.
+    """
+
+    capture: str
+    regex: Any
+    negate: bool = False
+    any_node: bool = False
+
+    def holds(self, nodes_by_name: Mapping[str, Any], parsed: Any, deadline: float) -> bool:
+        nodes = nodes_by_name.get(self.capture) or []
+        if not nodes:
+            return True
+        results = []
+        for node in nodes:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"#match? regex ran past its {REGEX_TIMEOUT_SECONDS:g} s bound")
+            found = self.regex.search(parsed.node_text(node), timeout=left) is not None
+            results.append(found != self.negate)
+        return any(results) if self.any_node else all(results)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class QueryMatcher:
     """Tree-sitter queries by language, compiled once, each with its text fallback (or ``None``)."""
 
     queries: Mapping[str, tree_sitter.Query]
     capture_names: frozenset[str] = frozenset()
     fallbacks: Mapping[str, TextFallback | None] = field(default_factory=dict)
+    #: ``#match?``-family predicates by language and pattern index, applied here with a time bound.
+    regex_predicates: Mapping[str, Mapping[int, tuple[RegexPredicate, ...]]] = field(default_factory=dict)
 
     def find(self, subject: Subject) -> list[Match]:
         query = self.queries.get(subject.language or "")
@@ -370,7 +401,11 @@ class QueryMatcher:
             return fallback.find(subject.text, f"text match: {shape}")
         matches = []
         found = tree_sitter.QueryCursor(query).matches(parsed.root)
-        for _pattern, nodes_by_name in found:
+        predicates = self.regex_predicates.get(subject.language or "", {})
+        deadline = time.monotonic() + REGEX_TIMEOUT_SECONDS
+        for pattern, nodes_by_name in found:
+            if pattern in predicates and not all(p.holds(nodes_by_name, parsed, deadline) for p in predicates[pattern]):
+                continue
             captures = {}
             for name, nodes in nodes_by_name.items():
                 if not nodes:
@@ -678,9 +713,36 @@ def _unsupported_predicates(source: str) -> list[str]:
     return sorted({f"#{name}" for name in _PREDICATE.findall(bare) if name not in SUPPORTED_PREDICATES})
 
 
+_REGEX_PREDICATE = re.compile(rb'\(#(any-)?(not-)?match\?\s+@([\w.-]+)\s+"((?:[^"\\]|\\.)*)"\s*\)')
+
+
+def _own_regex_predicates(query: tree_sitter.Query, source: str) -> tuple[str, dict[int, tuple[RegexPredicate, ...]]]:
+    """Take the ``#match?`` family out of a query, to be evaluated with a time bound.
+
+    tree-sitter evaluates these predicates with Python's ``re``, which has no time bound: a
+    rule's regex that backtracks would hang the audit. Each predicate is blanked out of the
+    source (same length, so every pattern keeps its byte range and index) and returned, by
+    pattern index, for :class:`QueryMatcher` to apply with the ``regex`` package.
+    """
+    data = bytearray(source.encode("utf-8"))
+    by_pattern: dict[int, tuple[RegexPredicate, ...]] = {}
+    for index in range(query.pattern_count):
+        start, end = query.start_byte_for_pattern(index), query.end_byte_for_pattern(index)
+        found = []
+        for m in _REGEX_PREDICATE.finditer(bytes(data), start, end):
+            body = _unquote(m.group(4).decode("utf-8"))
+            found.append(RegexPredicate(capture=m.group(3).decode("utf-8"), regex=_regex.compile(body),
+                                        negate=m.group(2) is not None, any_node=m.group(1) is not None))
+            data[m.start():m.end()] = b" " * (m.end() - m.start())
+        if found:
+            by_pattern[index] = tuple(found)
+    return data.decode("utf-8"), by_pattern
+
+
 def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
     compiled: dict[str, tree_sitter.Query] = {}
     fallbacks: dict[str, TextFallback | None] = {}
+    predicates: dict[str, dict[int, tuple[RegexPredicate, ...]]] = {}
     names: set[str] = set()
     for language, source in spec.queries:
         if language not in LANGUAGES:
@@ -708,12 +770,23 @@ def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
                 "(is a predicate outside its pattern's parentheses?)"
             )
             continue
+        try:
+            stripped, regex_predicates = _own_regex_predicates(query, source)
+            query = tree_sitter.Query(get_language(language), stripped)
+        except (_regex.error, ValueError, OverflowError) as exc:
+            problems.append(f"{language} query has a #match? regex that does not compile: {exc}")
+            continue
+        except tree_sitter.QueryError as exc:  # pragma: no cover - the source compiled with the predicates
+            problems.append(f"{language} query does not compile without its regex predicates: {exc}")
+            continue
         compiled[language] = query
+        predicates[language] = regex_predicates
         fallbacks[language] = _text_fallback(source)
         names.update(query.capture_name(i) for i in range(query.capture_count))
     if len(compiled) != len(spec.queries):
         return None
-    return QueryMatcher(queries=compiled, capture_names=frozenset(names), fallbacks=fallbacks)
+    return QueryMatcher(queries=compiled, capture_names=frozenset(names), fallbacks=fallbacks,
+                        regex_predicates=predicates)
 
 
 def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:

@@ -151,6 +151,20 @@ def test_a_regex_that_backtracks_for_ever_is_cut_and_reported(tmp_path, monkeypa
     assert report.verdict.kind is VerdictKind.INCOMPLETE
 
 
+def test_a_query_predicate_regex_that_backtracks_is_cut_too(tmp_path, monkeypatch):
+    rule = {"id": "ext-slow-query", "title": "Slow", "message": "x", "severity": "high", "confidence": "medium",
+            "category": "external-resource", "target": "code", "languages": ["python"],
+            "match": {"query": {"python": '((string_content) @s (#match? @s "(?:a|aa)+$"))'}},
+            "metadata": {"rationale": "A catastrophic predicate."}}
+    rules = load_ruleset([_rule_folder(tmp_path, rule)])
+    monkeypatch.setattr(matchers, "REGEX_TIMEOUT_SECONDS", 0.2)
+    report = _audit(_write(tmp_path / "run", {"solve.py": "s = '" + "a" * 5000 + "b'\n"}), rules)
+    [gap] = report.verdict.gaps
+    assert gap.rule_id == "ext-slow-query" and gap.error == "TimeoutError"
+    quick = _audit(_write(tmp_path / "run2", {"solve.py": "s = 'aaaa'\n"}), rules)
+    assert [f.rule_id for f in quick.findings] == ["ext-slow-query"] and not quick.verdict.gaps
+
+
 def test_a_rule_that_raises_is_a_gap_and_a_dismissal_never_makes_it_clean(tmp_path, ruleset, monkeypatch):
     from audit.checks import provenance
 
