@@ -27,6 +27,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 def encodable(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD, so that it encodes as UTF-8.
 
+    Parameters
+    ----------
+    text : str
+        Any text (decoded from JSON escapes or Python literals of a run).
+
+    Returns
+    -------
+    str
+        ``text`` itself when it holds no surrogate, else a copy of the same length.
+
     Examples
     --------
     >>> encodable("x = '\\udfff'")

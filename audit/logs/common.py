@@ -147,6 +147,16 @@ def loads_json(text: str) -> Any:
     no ``\\u`` escape and fewer brackets than the bound can neither nest too deep nor spell
     a surrogate, so the standard decoder reads it as is.
 
+    Parameters
+    ----------
+    text : str
+        The JSON text (untrusted).
+
+    Returns
+    -------
+    Any
+        The decoded value; every string in it encodes as UTF-8.
+
     Raises
     ------
     json.JSONDecodeError
@@ -186,7 +196,25 @@ def surrogate_note(text: str) -> str | None:
 def json_nesting_problem(text: str) -> str | None:
     """A sentence when ``text`` nests JSON brackets deeper than :data:`MAX_JSON_DEPTH`, else ``None``.
 
-    Brackets inside string literals are not counted (:func:`grading.untrusted_json.json_depth`).
+    Parameters
+    ----------
+    text : str
+        A JSON text, or any text meant to hold JSON.
+
+    Returns
+    -------
+    str or None
+        ``"JSON nested N levels deep, deeper than the 200 accepted"``, or ``None`` when the
+        text nests no deeper than :data:`MAX_JSON_DEPTH`. Brackets inside string literals are
+        not counted (:func:`grading.untrusted_json.json_depth`); a text with fewer brackets
+        than the bound is not scanned at all.
+
+    Examples
+    --------
+    >>> json_nesting_problem("[" * 300 + "]" * 300)
+    'JSON nested 300 levels deep, deeper than the 200 accepted'
+    >>> json_nesting_problem('{"a": [1, 2]}') is None
+    True
     """
     if text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
         return None
