@@ -62,6 +62,9 @@ class RunLayout:
     #: How much of a text log is read: a larger log is read up to here (cut back to the last
     #: line end) and the rest is listed under ``skipped``. 20 MB of text reads in seconds.
     MAX_LOG_BYTES = 20 * 1024 * 1024
+    #: Folders nested deeper than this below the run root are not entered (listed under
+    #: ``skipped``): real runs nest a few levels, and every level costs each file below it.
+    MAX_FOLDER_DEPTH = 64
     #: AutoKaggle's phase folders (``<phase>/<phase>_code.py``, ``_output.txt``, ``review.json``).
     AUTOKAGGLE_PHASES = (
         "understand_background", "pre_eda", "data_cleaning", "deep_eda", "feature_engineering", "model_build_predict",
@@ -611,6 +614,10 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
                     continue
                 if not _inside(root_real, path):
                     walk.skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))
+                    continue
+                if len(parts) + 1 > RunLayout.MAX_FOLDER_DEPTH:
+                    walk.skipped.append(Skipped(path=rel, reason=(
+                        f"folder nested deeper than {RunLayout.MAX_FOLDER_DEPTH} levels below the run root; not entered")))
                     continue
                 subdirs.append(((*parts, name), rel + "/"))
                 continue

@@ -29,7 +29,7 @@ from audit.logs import parse_log
 from audit.logs import inspect_eval
 from audit.logs.inspect_eval import read_eval_archive
 from audit.parsing import parse
-from audit.run import ArtifactKind, load_run, read_run_file
+from audit.run import ArtifactKind, RunLayout, load_run, read_run_file
 
 DEEP = "[" * 1000 + "]" * 1000
 #: A JSON string whose escape spells a lone surrogate, which no UTF-8 encoder accepts.
@@ -115,6 +115,16 @@ def test_symlink_loops_and_links_to_the_root(tmp_path):
     run = load_run(tmp_path)
     assert [a.path for a in run.artifacts] == ["code/train.py"]
     assert set(_reasons(run.skipped)) == {"loop", "code/up", "dangling"}
+
+
+def test_folders_nested_past_the_depth_cap_are_listed_not_walked(tmp_path, monkeypatch):
+    monkeypatch.setattr(RunLayout, "MAX_FOLDER_DEPTH", 5)
+    _write(tmp_path, "/".join(["d"] * 5) + "/ok.py")
+    _write(tmp_path, "/".join(["d"] * 9) + "/deep.py")
+    run = load_run(tmp_path)
+    assert [a.path for a in run.artifacts] == ["d/d/d/d/d/ok.py"]
+    assert _reasons(run.skipped) == {
+        "d/d/d/d/d/d": "folder nested deeper than 5 levels below the run root; not entered"}
 
 
 def test_folder_swapped_for_a_symlink_after_loading_is_not_read(tmp_path):
