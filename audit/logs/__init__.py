@@ -34,12 +34,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from pathlib import PurePosixPath
 from typing import Callable
 
 from audit.logs import aide, assistants, inspect_eval, jsondoc, jsonl, openhands, pylogging, runlog, steplog
 from audit.logs import text as plain_text
-from pathlib import PurePosixPath
-
 from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, json_nesting_problem, surrogate_note
 from audit.units import LogEvent, LogEventKind
 
