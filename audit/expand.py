@@ -290,7 +290,8 @@ def expand_run(run: Run) -> RunUnits:
                 _archive_units(artifact, data, log_formats, log_events, code_units, skipped, notes)
             except Exception as exc:  # noqa: BLE001 - one hostile archive must not stop the audit
                 logger.warning("%s: eval archive not read", artifact.path, exc_info=True)
-                skipped.append(Skipped(path=artifact.path, reason=f"eval archive not read: {type(exc).__name__}: {exc}"))
+                reason = f"eval archive not read: {type(exc).__name__}: {exc}"
+                skipped.append(Skipped(path=artifact.path, reason=reason))
             continue
         text, decoding = decode_text(data)
         if _is_binary(text):

@@ -273,7 +273,8 @@ def _open_in_root(root: Path, parts: Sequence[str]) -> int:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
-                    raise OSError(exc.errno, _refused_component(root, parts) or "a folder on the way is not a folder") from None
+                    reason = _refused_component(root, parts) or "a folder on the way is not a folder"
+                    raise OSError(exc.errno, reason) from None
                 raise
             os.close(fd)
             fd = child
@@ -561,7 +562,8 @@ def _shown(name: str, siblings: set[str], walk: _Walk, prefix: str) -> str | Non
         walk.skipped.append(Skipped(path=prefix + shown, reason=(
             "file name is not valid UTF-8 and its escaped form names another entry of the folder; not read")))
         return None
-    walk.notes.append(Skipped(path=prefix + shown, reason="file name is not valid UTF-8 (bytes shown as \\xNN escapes)"))
+    walk.notes.append(Skipped(path=prefix + shown,
+                              reason="file name is not valid UTF-8 (bytes shown as \\xNN escapes)"))
     return shown
 
 
@@ -617,7 +619,8 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
                     continue
                 if len(parts) + 1 > RunLayout.MAX_FOLDER_DEPTH:
                     walk.skipped.append(Skipped(path=rel, reason=(
-                        f"folder nested deeper than {RunLayout.MAX_FOLDER_DEPTH} levels below the run root; not entered")))
+                        f"folder nested deeper than {RunLayout.MAX_FOLDER_DEPTH} levels below the run root; "
+                        "not entered")))
                     continue
                 subdirs.append(((*parts, name), rel + "/"))
                 continue

@@ -341,7 +341,8 @@ def _decode_member(raw: bytes) -> tuple[str, str | None]:
         return raw.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         first = exc.start
-    return raw.decode("utf-8", errors="replace"), f"not valid UTF-8 (invalid bytes replaced with U+FFFD, the first at byte {first})"
+    note = f"not valid UTF-8 (invalid bytes replaced with U+FFFD, the first at byte {first})"
+    return raw.decode("utf-8", errors="replace"), note
 
 
 class _Unread:
@@ -448,7 +449,8 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
                 continue
             sample, broke = load_json(text)
             if not isinstance(sample, dict):
-                unread.add(member, f"not a JSON sample object ({broke.describe() if broke else 'wrong type'}); not read")
+                why = broke.describe() if broke else "wrong type"
+                unread.add(member, f"not a JSON sample object ({why}); not read")
                 continue
             seen = used.get(member, 0)
             used[member] = seen + 1

@@ -253,5 +253,6 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         if unread:
             listed = ", ".join(str(n) for n in unread[:_LISTED_LINES])
             more = f" and {len(unread) - _LISTED_LINES} more" if len(unread) > _LISTED_LINES else ""
-            notes.append(f"{len(unread)} line(s) not read, not a JSON object (cut short or damaged): line {listed}{more}")
+            notes.append(f"{len(unread)} line(s) not read, not a JSON object (cut short or damaged): "
+                         f"line {listed}{more}")
     return events

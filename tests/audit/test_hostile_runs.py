@@ -270,8 +270,7 @@ def _patch(data: bytes, name: str, *, local: dict[int, bytes] | None = None, cen
     for offset, value in (local or {}).items():
         out[info.header_offset + offset : info.header_offset + offset + len(value)] = value
     if central:
-        entry = bytes(out).find(b"PK\x01\x02" + bytes(out[bytes(out).find(b"PK\x01\x02") + 4:][:0]))
-        # Find this member's central entry by its name.
+        # This member's central directory entry, found by its name.
         encoded = name.encode("utf-8")
         entry = bytes(out).find(b"PK\x01\x02")
         while entry != -1 and bytes(out[entry + 46 : entry + 46 + len(encoded)]) != encoded:
@@ -330,7 +329,7 @@ def test_eval_members_that_are_not_samples_or_not_readable_are_listed():
         "samples/good_epoch_1.json ": _sample(),
     }
     archive = read_eval_archive("run.eval", _archive(members))
-    assert _reasons_pairs(archive.unread) == {
+    assert dict(archive.unread) == {
         "samples/notes.txt": "not an Inspect sample member (samples/*.json); not read",
         "payload/extra.json": "not an Inspect sample member (samples/*.json); not read",
         "samples/good_epoch_1.json ": "not an Inspect sample member (samples/*.json); not read",
@@ -341,17 +340,14 @@ def test_eval_members_that_are_not_samples_or_not_readable_are_listed():
     assert [p for p, _ in archive.documents] == ["run.eval!/samples/good_epoch_1.json"]
 
 
-def _reasons_pairs(pairs) -> dict[str, str]:
-    return dict(pairs)
-
-
 def test_eval_archive_bomb_and_member_flood(monkeypatch):
     # 30 MB of zeros inflate from a few kB: refused by its declared size before inflating.
     bomb = _archive({"samples/bomb_epoch_1.json": b"\x00" * (30 * 1024 * 1024), "samples/ok_epoch_1.json": _sample()})
     assert len(bomb) < 200_000
     archive = read_eval_archive("run.eval", bomb)
-    assert archive.unread == (("samples/bomb_epoch_1.json", f"{30 * 1024 * 1024} bytes inflated is over the "
-                                                            f"{inspect_eval.MAX_MEMBER_BYTES}-byte member limit; not read"),)
+    limit = inspect_eval.MAX_MEMBER_BYTES
+    assert archive.unread == (("samples/bomb_epoch_1.json",
+                               f"{30 * 1024 * 1024} bytes inflated is over the {limit}-byte member limit; not read"),)
     assert [p for p, _ in archive.documents] == ["run.eval!/samples/ok_epoch_1.json"]
     # Many unread members: the first ones one by one, the rest counted.
     monkeypatch.setattr(inspect_eval, "MAX_LISTED_MEMBERS", 3)
@@ -361,8 +357,6 @@ def test_eval_archive_bomb_and_member_flood(monkeypatch):
 
 
 def test_duplicate_member_names_are_both_read():
-    archive = read_eval_archive("run.eval", _archive({"samples/a_epoch_1.json": _sample("x = 1")}) )
-    assert len(archive.documents) == 1
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -371,7 +365,8 @@ def test_duplicate_member_names_are_both_read():
             handle.writestr("samples/a_epoch_1.json", _sample("x = 1"))
             handle.writestr("samples/a_epoch_1.json", _sample("import openai"))
     archive = read_eval_archive("run.eval", buffer.getvalue())
-    assert [p for p, _ in archive.documents] == ["run.eval!/samples/a_epoch_1.json", "run.eval!/samples/a_epoch_1.json#2"]
+    assert [p for p, _ in archive.documents] == ["run.eval!/samples/a_epoch_1.json",
+                                                 "run.eval!/samples/a_epoch_1.json#2"]
     assert [e.text for e in archive.events if e.text.startswith(("x =", "import"))] == ["x = 1", "import openai"]
 
 
