@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 import pandas as pd
 
+from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits
 from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission, UndefinedScore
 from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
@@ -310,6 +311,16 @@ def _text_columns(metric: Metric, columns: Sequence[str]) -> list[str]:
     return list(columns) if metric.target_kind is TargetKind.TEXT else []
 
 
+def _csv_limits(metric: Metric | None) -> CsvLimits:
+    """Caps on a submission's shape: text targets (masks, box lists, sentences) may have long cells.
+
+    A custom grader (``metric`` ``None``) gets the text caps: what it reads is not known.
+    """
+    if metric is None or metric.target_kind is TargetKind.TEXT:
+        return TEXT_CSV_LIMITS
+    return DEFAULT_CSV_LIMITS
+
+
 def score_csv(
     submission_path: str | os.PathLike[str],
     answers_path: str | os.PathLike[str],
@@ -354,7 +365,10 @@ def score_csv(
         unique_ids=False,
     )
     submission = read_submission(
-        submission_path, id_column=options.id_columns, text_columns=_text_columns(metric, options.target_columns)
+        submission_path,
+        id_column=options.id_columns,
+        text_columns=_text_columns(metric, options.target_columns),
+        limits=_csv_limits(metric),
     )
     return score_frames(
         submission, answers, metric=metric, id_column=id_column, target_columns=target_columns, params=params
@@ -366,7 +380,7 @@ def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> 
     grader = spec.metric.grader
     if grader is not None:
         answers = read_answers(answers_path, id_column=spec.id_column, target_columns=spec.target_columns)
-        submission = read_submission(submission_path, id_column=spec.id_column)
+        submission = read_submission(submission_path, id_column=spec.id_column, limits=_csv_limits(None))
         try:
             score = grader(submission, answers)
         except InvalidSubmission:

@@ -31,6 +31,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits, check_csv_limits
 from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
 from grading.metrics import SCORING_PARAMS, Metric, TargetKind, native
 from grading.metrics.arrowtext import arrow_text, text_permutation
@@ -164,8 +165,13 @@ def read_submission(
     *,
     id_column: str | Sequence[str] | None = None,
     text_columns: Sequence[str] = (),
+    limits: CsvLimits | None = None,
 ) -> pd.DataFrame:
     """Read a submission CSV.
+
+    The file's bytes are first checked against ``limits`` (:func:`grading.csvscan.check_csv_limits`):
+    a file built to make the parser slow or to fill memory (hundreds of thousands of columns,
+    a field of hundreds of megabytes) is rejected before pandas reads it.
 
     Parameters
     ----------
@@ -175,6 +181,10 @@ def read_submission(
         Read these columns as text so ids keep their exact spelling (leading zeros, ``"1.0"``).
     text_columns : sequence of str
         Other columns to read verbatim as text (label lists, masks, sentences).
+    limits : CsvLimits, optional
+        Caps on columns, field and row bytes; by default
+        :data:`~grading.csvscan.TEXT_CSV_LIMITS` when there are ``text_columns``, else
+        :data:`~grading.csvscan.DEFAULT_CSV_LIMITS`.
 
     Returns
     -------
@@ -185,7 +195,8 @@ def read_submission(
     Raises
     ------
     InvalidSubmission
-        If the file is empty or is not a readable CSV (the message quotes the parser).
+        If the file is empty, has a row over a cap (the message names its line and the cap)
+        or is not a readable CSV (the message quotes the parser).
     """
     path = Path(path)
     try:
@@ -195,6 +206,9 @@ def read_submission(
         raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}") from None
     if len(head) < 65536 and not head.strip():
         raise InvalidSubmission(f"Submission file '{path}' is empty.")
+    if limits is None:
+        limits = TEXT_CSV_LIMITS if text_columns else DEFAULT_CSV_LIMITS
+    check_csv_limits(path, limits)
     text = [*_as_tuple(id_column), *text_columns]
     try:
         frame = _read_with_text(path, text)
