@@ -493,13 +493,20 @@ def audit_batch(
         import multiprocessing
 
         # spawn: workers start clean (no inherited threads or parser state)
-        with _safe_spawn_path(), ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = {pool.submit(_audit_one, entry, options): i for i, entry in enumerate(entries)}
-            for future in as_completed(futures):
-                index = futures[future]
-                try:
-                    outcome = future.result()
-                except Exception as exc:  # a crashed worker must not lose the other runs
-                    outcome = (None, f"audit crashed: {type(exc).__name__}: {exc}", 0.0)
-                done(index, outcome)
+        with _safe_spawn_path():
+            pool = ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+            try:
+                futures = {pool.submit(_audit_one, entry, options): i for i, entry in enumerate(entries)}
+                for future in as_completed(futures):
+                    index = futures[future]
+                    try:
+                        outcome = future.result()
+                    except Exception as exc:  # a crashed worker must not lose the other runs
+                        outcome = (None, f"audit crashed: {type(exc).__name__}: {exc}", 0.0)
+                    done(index, outcome)
+            except BaseException:
+                # Ctrl-C: runs not started yet are dropped instead of audited before the batch stops
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
+            pool.shutdown(wait=True)
     return [results[i] for i in range(len(entries))]

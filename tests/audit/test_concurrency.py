@@ -165,3 +165,58 @@ def test_parallel_builds_of_one_index_leave_one_intact_index(tmp_path: Path) -> 
     assert sorted(codes) == [0, 2, 2, 2]  # one build; the others say the file exists
     with load_corpus_index(index_path) as index:
         assert index.info().references == 2
+
+
+# -- an interrupted batch ------------------------------------------------------------------------------
+
+
+def _mleaudit() -> list[str]:
+    script = Path(sys.executable).with_name("mleaudit")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "audit"]
+
+
+def _reports(out: Path) -> dict[str, dict]:
+    """The batch's reports by file name, with the creation time masked; fails on a half-written file."""
+    reports = {}
+    for path in sorted((out / "runs").iterdir()):
+        assert path.suffix == ".json", f"left behind: {path.name}"
+        report = json.loads(path.read_text(encoding="utf-8"))
+        report["meta"]["created_at"] = "<masked>"
+        reports[path.name] = report
+    return reports
+
+
+@pytest.mark.parametrize("jobs", ["1", pytest.param("2", marks=pytest.mark.slow)])
+def test_an_interrupted_batch_rerun_gives_the_reports_of_an_uninterrupted_one(tmp_path: Path, jobs: str) -> None:
+    from click.testing import CliRunner
+
+    from audit.cli import main
+
+    group = tmp_path / "group"
+    group.mkdir()
+    examples = ["llm-digits", "honest-digits", "honest-digits", "honest-digits", "llm-digits"]
+    for i, example in enumerate(examples):
+        shutil.copytree(EXAMPLES / example, group / f"sklearn-digits_{i:08x}-aaaa-bbbb-cccc-dddddddddddd")
+    options = ["-j", jobs, "--no-similarity", "--no-grade"]
+    env = {k: v for k, v in os.environ.items() if k not in ("MLEAUDIT_RULES", "MLEAUDIT_COMPETITIONS")}
+
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*_mleaudit(), "audit", "batch", str(group), "-o", str(out), *options], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not any((out / "runs").glob("*.json")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C at the terminal: the whole process group
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and not (out / "summary.json").exists(), stderr.decode()[-2000:]
+    partial = _reports(out)  # every report left is whole, no temporary file is left
+    assert 1 <= len(partial) < len(examples)
+
+    rerun = CliRunner().invoke(main, ["audit", "batch", str(group), "-o", str(out), "-j", "1", *options[2:]])
+    assert rerun.exit_code == 1, rerun.output  # the LLM runs have high findings
+    clean = tmp_path / "clean"
+    uninterrupted = CliRunner().invoke(main, ["audit", "batch", str(group), "-o", str(clean), "-j", "1", *options[2:]])
+    assert uninterrupted.exit_code == 1, uninterrupted.output
+    expected = _reports(clean)
+    assert len(expected) == len(examples) and _reports(out) == expected
+    assert all(report == expected[name] for name, report in partial.items())
