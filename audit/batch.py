@@ -28,6 +28,7 @@ import re
 import sys
 import tempfile
 import time
+import unicodedata
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -317,9 +318,9 @@ def discover_runs(source: str | os.PathLike[str]) -> list[BatchEntry]:
 def report_file_name(run_id: str) -> str:
     """The file name of a run's report: ``<slug>-<hash>.json``.
 
-    The slug is the run id with every run of characters other than ASCII letters, digits,
-    ``.``, ``_`` and ``-`` turned into one ``_`` (no leading dot or dash, at most 60
-    characters), for reading; the hash is the first 16 hex digits of the SHA-256 of the exact
+    The slug is the run id without accents (NFKD), with every run of characters other than
+    ASCII letters, digits, ``.``, ``_`` and ``-`` turned into one ``_`` (no leading dot or
+    dash, at most 60 characters), for reading; the hash is the first 16 hex digits of the SHA-256 of the exact
     run id, so two run ids never share a file name (``a b`` and ``a_b``, ``Run`` and ``run`` on
     a case-insensitive file system, two long ids with one prefix).
 
@@ -331,7 +332,9 @@ def report_file_name(run_id: str) -> str:
     True
     """
     digest = hashlib.sha256(run_id.encode("utf-8", errors="surrogatepass")).hexdigest()[:16]
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id, flags=re.ASCII).lstrip(".-")[:_SLUG_CHARS] or "run"
+    # accents dropped for reading ("é" -> "e"); the hash, of the exact id, keeps ids apart
+    ascii_id = unicodedata.normalize("NFKD", run_id).encode("ascii", errors="ignore").decode("ascii")
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", ascii_id).lstrip(".-")[:_SLUG_CHARS] or "run"
     return f"{slug}-{digest}.json"
 
 
@@ -382,7 +385,11 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
     started = time.perf_counter()
     if entry.refused is not None:
         return None, entry.refused, 0.0
-    if not entry.run_dir.is_dir():
+    try:
+        is_folder = entry.run_dir.is_dir()
+    except OSError as exc:  # a name too long, a folder that cannot be searched
+        return None, f"run folder {entry.run_dir} cannot be read ({exc.strerror or exc}; listed at {entry.listed_at})", 0.0
+    if not is_folder:
         return None, f"run folder {entry.run_dir} does not exist (listed at {entry.listed_at})", 0.0
     request = AuditRequest(
         run_dir=entry.run_dir,

@@ -44,6 +44,18 @@ def _check_report_names(entries) -> None:
         owners[name] = entry.run_id
 
 
+#: Control characters (C0, DEL, C1) and bidirectional overrides: shown as escapes, never sent to the terminal.
+_UNPRINTABLE = {code: f"\\x{code:02x}" for code in [*range(0x20), *range(0x7F, 0xA0)]}
+_UNPRINTABLE.update({code: f"\\u{code:04x}" for code in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def _shown(value) -> str:
+    """Text from a run (its id, an error naming its files) as rich markup that prints it literally."""
+    from rich.markup import escape
+
+    return escape(str(value).translate(_UNPRINTABLE))
+
+
 def _print_summary(summary: dict, stream) -> None:
     from rich.console import Console
     from rich.table import Table
@@ -70,14 +82,14 @@ def _print_summary(summary: dict, stream) -> None:
         for column in ("rule", "category", "severity", "runs", "findings"):
             rules.add_column(column, justify="right" if column in ("runs", "findings") else "left")
         for row in summary["rules"]:
-            rules.add_row(str(row["rule_id"]), str(row["category"]), str(row["severity"]), str(row["runs"]), str(row["findings"]))
+            rules.add_row(*(_shown(row[key]) for key in ("rule_id", "category", "severity", "runs", "findings")))
         console.print(rules)
     for cluster in (summary.get("copy_clusters") or {}).get("clusters", []):
-        console.print(f"copy cluster: runs {', '.join(cluster['runs'])}"
-                      + (f" with notebooks {', '.join(cluster['notebooks'])}" if cluster["notebooks"] else ""))
+        console.print(f"copy cluster: runs {', '.join(_shown(r) for r in cluster['runs'])}"
+                      + (f" with notebooks {', '.join(_shown(n) for n in cluster['notebooks'])}" if cluster["notebooks"] else ""))
     errors = [run for run in summary["runs"] if run["error"]]
     for run in errors:
-        console.print(f"[red]not audited[/red] {run['run_id']}: {run['error']}", markup=True)
+        console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(run['error'])}", markup=True)
 
 
 def _clusters(results) -> dict:
@@ -192,7 +204,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
         def advance(result) -> None:
             if result.report is not None:
                 _write_json(runs_dir / report_file_name(result.entry.run_id), result.report)
-            progress.update(task, advance=1, description=result.entry.run_id)
+            progress.update(task, advance=1, description=_shown(result.entry.run_id))
 
         results = audit_batch(entries, options, progress=advance)
     clusters = _clusters(results) if options.similarity else None

@@ -369,3 +369,21 @@ def test_reports_are_written_whole(tmp_path, monkeypatch):
     link.symlink_to(tmp_path / "victim")
     batch.write_text_atomic(link, "x")
     assert not (tmp_path / "victim").exists() and not link.is_symlink() and link.read_text() == "x"
+
+
+def test_hostile_run_ids_are_printed_literally_and_long_ones_are_errors(tmp_path):
+    group = tmp_path / "g"
+    group.mkdir()
+    shutil.copytree(EXAMPLES / "honest-digits", group / "ok")
+    ids = ["[red]fake[/red] \x1b[2J\x1b]0;title\x07", "x" * 400, "ok", "\u202eevil"]
+    (group / "metadata.json").write_text(json.dumps({"runs": ids}))
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(group), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--no-grade"])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\u202e" not in result.output
+    assert "[red]fake[/red] \\x1b[2J\\x1b]0;title\\x07" in result.output and "\\u202eevil" in result.output
+    summary = json.loads((out / "summary.json").read_text())
+    long_run = summary["runs"][1]
+    assert long_run["report"] is None and "cannot be read" in long_run["error"] and "crashed" not in long_run["error"]
+    assert summary["verdicts"]["clean"] == 1 and summary["verdicts"]["error"] == 3
