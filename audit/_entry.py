@@ -14,7 +14,7 @@ at start-up), so importing it cannot itself pick a module up from the current di
 import os
 import sys
 
-__all__ = ["clean_sys_path", "main", "safe_child_environment"]
+__all__ = ["clean_sys_path", "main"]
 
 
 def _same_place(entry: str, cwd_real: str | None) -> bool:
@@ -64,18 +64,6 @@ def clean_sys_path() -> list[str]:
 
         importlib.invalidate_caches()
     return removed
-
-
-def safe_child_environment(environ: "dict[str, str] | None" = None) -> dict[str, str]:
-    """An environment for Python child processes that keeps the current directory off their path.
-
-    ``PYTHONSAFEPATH=1`` (Python 3.11+) stops ``python -c`` (how ``multiprocessing`` starts a
-    spawned worker) from putting the current directory first on ``sys.path`` before the worker
-    has received the parent's cleaned path.
-    """
-    env = dict(os.environ if environ is None else environ)
-    env["PYTHONSAFEPATH"] = "1"
-    return env
 
 
 def main() -> None:

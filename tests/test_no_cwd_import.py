@@ -196,6 +196,19 @@ def test_clean_sys_path_removes_every_entry_meaning_the_current_directory(tmp_pa
         link.unlink()
 
 
+def test_a_checkout_run_from_its_root_keeps_its_packages_after_the_path(monkeypatch) -> None:
+    # `python -m audit` in an uninstalled checkout finds audit (and grading, sandbox) through the
+    # current directory: the checkout's root is put back, last
+    from audit import _entry
+
+    monkeypatch.chdir(ROOT)
+    others = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != str(ROOT)]
+    monkeypatch.setattr(sys, "path", [str(ROOT), *others])
+    monkeypatch.setattr(sys.modules["audit"], "__file__", str(ROOT / "audit" / "__init__.py"))
+    assert _entry.clean_sys_path() == [str(ROOT)]
+    assert sys.path == [*others, str(ROOT)]
+
+
 def test_console_script_entry_point_cleans_the_path() -> None:
     import configparser
 
