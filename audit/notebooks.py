@@ -1,6 +1,10 @@
 """Jupyter notebooks as code: the joined code cells, a cell/line map, and the shell escapes.
 
-Notebooks are read with ``nbformat`` (v3 worksheets are converted to v4) and never executed.
+Notebooks are read as untrusted JSON (:func:`grading.untrusted_json.loads`: nesting bounded)
+with nbformat's v4 layout, v3 worksheets flattened as nbformat's upgrade does (formats 1 and 2
+through nbformat itself), and never executed. Only code cells' source and the kernel metadata
+are read, so the work is linear in the file whatever it holds (100,000 cells, outputs of any
+size).
 The code text joins the code cells with one blank line between cells, each cell stripped of
 trailing newlines, plus a final newline: the same text Dolos compares, so a notebook and its
 ``.py`` export give the same tokens. IPython syntax that is not Python (``%magic``, ``%%cell``
@@ -23,6 +27,7 @@ from typing import Any
 import nbformat
 
 from audit.errors import AuditError
+from grading import untrusted_json
 from audit.units import CellRange
 
 __all__ = ["NotebookError", "ShellCommand", "NotebookCode", "read_notebook", "split_magics"]
@@ -240,32 +245,63 @@ def _kernel_language(metadata: Any) -> str:
     return language
 
 
-def _lenient_notebook(text: str) -> tuple[object, dict]:
-    """Version and a v4-shaped ``{"cells", "metadata"}`` dict from notebook JSON that fails the schema.
+def _notebook_cells(text: str) -> tuple[object, list, dict]:
+    """Format version, cells (v4-shaped dicts) and metadata of a notebook's JSON text.
 
-    v3 worksheets are flattened and their ``input`` becomes ``source``.
+    The text is decoded by :func:`grading.untrusted_json.loads` (nesting bounded, lone
+    surrogates replaced), never by a recursive reader. v4 cells are used as they are; v3 (and
+    any) worksheets are flattened in order, a code cell's ``input`` becoming its ``source``, as
+    nbformat's upgrade does; only the code cells' source and the kernel metadata are read, so a
+    notebook that fails nbformat's schema (agent-written files often lack cell metadata or
+    outputs) is read all the same, and outputs are never converted. Notebooks of format 1 and 2
+    (2011-2012) go through nbformat's own reader and upgrade.
 
     Raises
     ------
     ValueError
-        If the text is not a JSON object with ``cells`` or ``worksheets``.
+        If the text is not JSON or nests too deep (:class:`nbformat.reader.NotJSONError`), or
+        is not a JSON object with ``cells`` or ``worksheets``.
     """
-    data = json.loads(text)
+    try:
+        data = untrusted_json.loads(text)
+    except json.JSONDecodeError as exc:
+        # nbformat's name for it, which messages have always shown.
+        raise nbformat.reader.NotJSONError(f"Notebook does not appear to be JSON: {exc}") from None
     if not isinstance(data, dict):
         raise ValueError(f"a JSON {type(data).__name__}, not a notebook object")
+    version = data.get("nbformat")
+    if isinstance(version, int) and not isinstance(version, bool) and version in (1, 2):
+        with warnings.catch_warnings():
+            # nbformat warns about missing or duplicate cell ids, which do not matter here.
+            warnings.simplefilter("ignore")
+            notebook = nbformat.convert(nbformat.versions[version].to_notebook_json(data), 4)
+        return version, list(notebook.get("cells") or []), dict(notebook.get("metadata") or {})
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     if isinstance(data.get("cells"), list):
-        return data.get("nbformat"), {"cells": data["cells"], "metadata": metadata}
+        return version, data["cells"], metadata
     worksheets = data.get("worksheets")
     if isinstance(worksheets, list):
-        cells = []
+        cells: list = []
         for sheet in worksheets:
-            for cell in (sheet.get("cells") if isinstance(sheet, dict) else None) or []:
+            sheet_cells = sheet.get("cells") if isinstance(sheet, dict) else None
+            for cell in sheet_cells if isinstance(sheet_cells, list) else ():
                 if isinstance(cell, dict) and cell.get("cell_type") == "code" and "source" not in cell:
                     cell = {**cell, "source": cell.get("input", "")}
                 cells.append(cell)
-        return data.get("nbformat"), {"cells": cells, "metadata": metadata}
+        return version, cells, metadata
     raise ValueError("no 'cells' or 'worksheets' list")
+
+
+def _cell_source(source: object) -> str:
+    """A cell's source as one string: a list of lines is joined, anything else made text."""
+    if isinstance(source, str):
+        return source
+    if isinstance(source, list):  # the usual form on disk: one string per line
+        try:
+            return "".join(source)
+        except TypeError:  # not all strings
+            return "".join(s if isinstance(s, str) else str(s) for s in source)
+    return "" if source is None else str(source)
 
 
 def read_notebook(text: str, path: str) -> NotebookCode:
@@ -288,32 +324,22 @@ def read_notebook(text: str, path: str) -> NotebookCode:
     Raises
     ------
     NotebookError
-        If the text is not JSON or not a notebook nbformat can read; the message names
+        If the text is not JSON, nests deeper than
+        :data:`grading.untrusted_json.MAX_JSON_DEPTH`, or is not a notebook; the message names
         ``path`` and the cause.
+
+    Notes
+    -----
+    The work is linear in the size of the text: one bounded JSON decode, one pass over the
+    cells, one join.
     """
     try:
-        with warnings.catch_warnings():
-            # nbformat warns about missing or duplicate cell ids, which old notebooks often
-            # have; they do not matter for reading code.
-            warnings.simplefilter("ignore")
-            # ``nbformat.reads`` would also validate the notebook against the schema, which
-            # is slow on large notebooks and only logs problems; reading code needs neither.
-            try:
-                original = nbformat.reader.reads(text)
-                version = original.get("nbformat")
-                notebook = nbformat.convert(original, 4)
-            except nbformat.ValidationError:
-                # Agent-written notebooks often lack keys the schema requires (cell metadata,
-                # outputs); their code must still be audited, so read the cells leniently.
-                version, notebook = _lenient_notebook(text)
-        cells = notebook.get("cells")
-        if not isinstance(cells, list):
-            raise TypeError(f"'cells' is a {type(cells).__name__}, not a list")
-    except Exception as exc:  # noqa: BLE001 - nbformat raises many types on malformed input
+        version, cells, metadata = _notebook_cells(text)
+    except Exception as exc:  # noqa: BLE001 - JSON errors, nbformat's many types on old formats
         cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise NotebookError(f"{path}: not a readable notebook ({type(exc).__name__}: {cause[:200]})") from exc
+        raise NotebookError(f"{path}: not a readable notebook ({type(exc).__name__}: {cause[:200]})") from None
 
-    language = _kernel_language(notebook.get("metadata"))
+    language = _kernel_language(metadata)
     raw_parts: list[str] = []
     clean_parts: list[str] = []
     ranges: list[CellRange] = []
@@ -323,10 +349,7 @@ def read_notebook(text: str, path: str) -> NotebookCode:
     for index, cell in enumerate(cells):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = cell.get("source", "")
-        if isinstance(source, list):  # tolerated by nbformat's validator in some files
-            source = "".join(str(s) for s in source)
-        source = str(source).rstrip("\n")
+        source = _cell_source(cell.get("source", "")).rstrip("\n")
         n_lines = source.count("\n") + 1
         clean = source
         if language == "python":

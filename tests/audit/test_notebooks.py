@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -79,8 +78,8 @@ def test_r_kernel_is_reported_and_left_verbatim():
 @pytest.mark.parametrize(
     ("name", "message"),
     [
-        ("broken.ipynb", r"^broken\.ipynb: not a readable notebook \(NotJSONError: Notebook does not appear to be JSON"),
-        ("not_a_notebook.ipynb", r"^not_a_notebook\.ipynb: not a readable notebook \(AttributeError: "),
+        ("broken.ipynb", r"^broken\.ipynb: not a readable notebook \(NotJSONError: Notebook does not appear to be JSON: Expecting ',' delimiter"),
+        ("not_a_notebook.ipynb", r"^not_a_notebook\.ipynb: not a readable notebook \(ValueError: a JSON list, not a notebook object\)$"),
     ],
 )
 def test_broken_notebooks_raise_notebook_error(name, message):
@@ -92,6 +91,9 @@ def test_broken_notebooks_raise_notebook_error(name, message):
 def test_deeply_nested_json_is_a_notebook_error():
     with pytest.raises(NotebookError, match="^deep.ipynb: not a readable notebook"):
         read_notebook("[" * 100_000 + "]" * 100_000, "deep.ipynb")
+    nested = '{"cells": [{"cell_type": "code", "source": "x = 1", "outputs": ' + "[" * 5000 + "]" * 5000 + "}]}"
+    with pytest.raises(NotebookError, match=r"^deep.ipynb: not a readable notebook \(NotJSONError: .*nested 5003 levels deep, deeper than the 200 accepted"):
+        read_notebook(nested, "deep.ipynb")
 
 
 def test_empty_notebook_has_no_code():
@@ -164,11 +166,9 @@ def test_real_notebooks_match_golden_join_and_parse():
     golden_root = shared_path("similarity-golden")
     paths = sorted(root.glob("*/*.ipynb"))
     assert len(paths) >= 150
-    slowest = 0.0
     read = 0
     for path in paths:
         text = path.read_text(encoding="utf-8", errors="replace")
-        started = time.perf_counter()
         try:
             nb = read_notebook(text, path.name)
         except NotebookError:
@@ -179,7 +179,6 @@ def test_real_notebooks_match_golden_join_and_parse():
                 continue
             assert not (isinstance(data, dict) and isinstance(data.get("nbformat"), int)), path
             continue
-        slowest = max(slowest, time.perf_counter() - started)
         read += 1
         golden = golden_root / path.parent.name / (path.stem + ".py")
         if golden.exists():
@@ -191,7 +190,6 @@ def test_real_notebooks_match_golden_join_and_parse():
                 assert nb.raw_text[command.start : command.end] == command.text, path
                 parse(command.text, "bash")
     assert read >= 150
-    assert slowest < 0.5
 
 
 def test_schema_invalid_agent_notebooks_are_still_read():
@@ -202,3 +200,77 @@ def test_schema_invalid_agent_notebooks_are_still_read():
     assert read_notebook(json.dumps(v4), "a.ipynb").text == "import openai\nopenai.Client()\n"
     v3 = {"worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1"}]}], "nbformat": 3, "nbformat_minor": 0}
     assert read_notebook(json.dumps(v3), "b.ipynb").text == "x = 1\n"
+
+
+def _code_cell(source, **extra) -> dict:
+    return {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": source, **extra}
+
+
+def _notebook(cells: list, **extra) -> str:
+    return json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5, **extra})
+
+
+def test_a_hundred_thousand_cells_are_mapped_one_range_each():
+    cells = [_code_cell([f"x{i} = {i}\n", f"print(x{i})"]) for i in range(100_000)]
+    cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": "# notes"})
+    nb = read_notebook(_notebook(cells), "many.ipynb")
+    assert len(nb.cells) == 100_000
+    assert nb.cells[0] == CellRange(cell_index=0, start_line=1, end_line=2)
+    assert nb.cells[1] == CellRange(cell_index=2, start_line=4, end_line=5)
+    assert nb.cells[-1] == CellRange(cell_index=100_000, start_line=299_998, end_line=299_999)
+    lines = nb.raw_text.split("\n")
+    assert lines[299_997:299_999] == ["x99999 = 99999", "print(x99999)"]
+
+
+def test_huge_sources_outputs_and_odd_values_are_read_without_failing():
+    big = "y = 1\n" * 1_700_000  # one 10 MB cell
+    lines = ["z = 2\n"] * 1_000_000  # a source list of a million strings
+    outputs = [{"output_type": "stream", "name": "stdout", "text": ["%d\n" % i]} for i in range(100_000)]
+    cells = [
+        _code_cell(big),
+        _code_cell(lines, outputs=outputs),
+        _code_cell(["a = ", 1, None, ["nested", ["list"]], {"k": "v"}, "\n!ls"]),  # not all strings
+        _code_cell(None),
+        "not a cell",
+        _code_cell({"source": "a dict"}),
+    ]
+    nb = read_notebook(_notebook(cells, metadata={"kernelspec": ["odd"], "language_info": 7}), "huge.ipynb")
+    assert nb.language == "python"
+    assert [c.cell_index for c in nb.cells] == [0, 1, 2, 3, 5]
+    assert nb.cells[0].end_line == 1_700_000 and nb.cells[1].end_line - nb.cells[1].start_line == 999_999
+    assert "a = 1None['nested', ['list']]{'k': 'v'}" in nb.raw_text
+    assert [c.text for c in nb.shell_commands] == ["ls"]
+    assert nb.text.count("\n") == nb.raw_text.count("\n")
+
+
+def test_lone_surrogates_become_replacement_characters():
+    text = '{"cells": [{"cell_type": "code", "source": "s = \\"\\udfff\\"", "metadata": {}, "outputs": []}], "nbformat": 4}'
+    nb = read_notebook(text, "s.ipynb")
+    assert nb.raw_text == 's = "\ufffd"\n'
+    nb.raw_text.encode("utf-8")
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("", "NotJSONError: Notebook does not appear to be JSON: Expecting value"),
+        ("null", "ValueError: a JSON NoneType, not a notebook object"),
+        ('{"cells": {"a": 1}}', "ValueError: no 'cells' or 'worksheets' list"),
+        ('{"nbformat": 1}', "ValidationError: "),
+    ],
+)
+def test_files_that_are_not_notebooks_name_the_cause(text, cause):
+    with pytest.raises(NotebookError, match="^x.ipynb: not a readable notebook \\(" + cause):
+        read_notebook(text, "x.ipynb")
+
+
+def test_formats_1_and_2_are_upgraded_by_nbformat():
+    v2 = {
+        "metadata": {"name": ""},
+        "nbformat": 2,
+        "worksheets": [{"cells": [{"cell_type": "code", "input": "x = 1\n!ls", "language": "python", "outputs": []}]}],
+    }
+    nb = read_notebook(json.dumps(v2), "v2.ipynb")
+    assert (nb.raw_text, nb.nbformat, [c.text for c in nb.shell_commands]) == ("x = 1\n!ls\n", 2, ["ls"])
+    v1 = {"nbformat": 1, "cells": [{"cell_type": "code", "code": "a = 1"}, {"cell_type": "text", "text": "t"}]}
+    assert read_notebook(json.dumps(v1), "v1.ipynb").raw_text == "a = 1\n"
