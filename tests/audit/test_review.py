@@ -128,3 +128,29 @@ def test_review_commands_reject_bad_input(tmp_path):
     broken.write_text("[1, 2")
     bad = runner.invoke(main, ["audit", str(EXAMPLES / "honest-digits"), "--no-similarity", "--no-grade", "--baseline", str(broken)])
     assert bad.exit_code == 2 and "not valid JSON" in bad.output
+
+
+def test_hostile_baseline_and_report_files_are_named_errors(tmp_path):
+    deep = "[" * 1000 + "]" * 1000
+    baseline = tmp_path / "b.json"
+    baseline.write_text('{"version": 1, "decisions": ' + deep + "}")
+    with pytest.raises(BaselineError, match=r"b\.json: not valid JSON \(nested"):
+        load_baseline(baseline)
+    report = tmp_path / "r.json"
+    report.write_text('{"findings": ' + deep + "}")
+    result = CliRunner().invoke(main, ["review", str(report), "--baseline", str(tmp_path / "none.json")])
+    assert result.exit_code == 2 and "r.json: not valid JSON" in result.output and "Traceback" not in result.output
+    result = CliRunner().invoke(main, ["review", "decide", FP, "--dismiss", "--note", "n", "--baseline", str(baseline)])
+    assert result.exit_code == 2 and "nested" in result.output
+
+
+def test_recording_a_decision_keeps_the_file_mode_and_leaves_no_temporary_file(tmp_path):
+    from audit.review import record_decision
+
+    baseline = tmp_path / "b.json"
+    record_decision(baseline, new_decision(FP, "dismissed", "first", decided_by="a"))
+    baseline.chmod(0o640)
+    record_decision(baseline, new_decision("b" * 64, "confirmed", "second", decided_by="a"))
+    assert baseline.stat().st_mode & 0o777 == 0o640
+    assert [d.note for d in load_baseline(baseline).decisions] == ["first", "second"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.json", "b.json.lock"]
