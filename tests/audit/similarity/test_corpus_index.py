@@ -723,3 +723,30 @@ def test_writer_locks_exclude_each_other_across_removals(tmp_path: Path) -> None
     for thread in threads:
         thread.join(timeout=60)
     assert overlaps == [] and not Path(f"{index_path}.lock").exists()
+
+
+@pytest.mark.parametrize("storage", ["sqlite", "redis"])
+def test_writers_opened_together_start_from_the_stored_meta(tmp_path: Path, storage: str, request) -> None:
+    # two handles opened before either writes (two processes started at once): each writer reads
+    # the roots and postings entries as stored when it takes the lock, not as they were at open
+    url = request.getfixturevalue("redis_url") if storage == "redis" else None
+    folders = {}
+    for name, file in {"base": "base.py", "one": "renamed.py", "two": "unrelated.py", "three": "reordered.py"}.items():
+        folders[name] = tmp_path / name
+        folders[name].mkdir()
+        shutil.copy(INVARIANCE / file, folders[name] / file)
+    index_path = tmp_path / "k.index"
+    build_corpus_index([folders["base"]], index_path, storage=url)
+    with load_corpus_index(index_path, writable=True) as first, load_corpus_index(index_path, writable=True) as second, \
+            load_corpus_index(index_path, writable=True) as third:
+        first.add([folders["one"]])
+        second.add([folders["two"]])
+        third.compact()
+        first.add([folders["three"]])
+    with load_corpus_index(index_path) as index:
+        info = index.info()
+        assert sorted(info.roots) == sorted(str(f.resolve()) for f in folders.values())
+        assert info.references == 4 and info.posting_entries == 2  # merged to 1, then one more segment
+    build_corpus_index(list(folders.values()), tmp_path / "fresh.index", storage=url)
+    with load_corpus_index(index_path) as index, load_corpus_index(tmp_path / "fresh.index") as fresh:
+        assert index.info().corpus_digest == fresh.info().corpus_digest
