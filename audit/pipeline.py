@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import logging
+import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -501,7 +502,12 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
             # Grade only what the audit itself read: a symlinked or oversized submission could
             # point at the answers while hiding from the submission checks.
             grade_skipped = f"{unread.path} not graded: {unread.reason}"
+        elif run.submission is None and any(os.path.lexists(run.root / c) for c in RunLayout.SUBMISSION_CANDIDATES):
+            # Something sits where a submission would, yet the run loader did not take it: only
+            # what the audit itself read may be graded.
+            grade_skipped = "a submission path exists but was not read by the audit; not graded"
         else:
+            # No submission at all is graded as MLE-bench grades it (submission_exists: false).
             submission = run.submission.abs_path if run.submission is not None else run.root / "submission" / "submission.csv"
             grade = grade_submission(submission, spec, registry.data_dir).to_dict()
             answers = {

@@ -166,9 +166,15 @@ _DATA_SUFFIXES = frozenset(
         ".joblib", ".h5", ".hdf5", ".zip", ".gz", ".tar", ".bz2", ".xz", ".7z",
     }
 )  # fmt: skip
-#: Directories never entered: version control, caches, editor state. Any other dot-directory
-#: is skipped too (``.git``, ``.ipynb_checkpoints``, ``.venv``).
-_SKIP_DIRS = frozenset({"__pycache__", "node_modules"})
+#: Folders never entered, with why: caches, notebook autosaves, version-control stores and
+#: installed packages (listed as notes, not gaps). Any other folder, hidden ones included, is
+#: read, so that code an agent hides in ``.x/`` is audited like any other.
+_SKIP_DIRS = {
+    "__pycache__": "Python bytecode cache",
+    ".ipynb_checkpoints": "notebook autosaves (copies of the notebooks read)",
+    ".git": "git store", ".hg": "Mercurial store", ".svn": "Subversion store",
+    "node_modules": "installed JavaScript packages",
+}
 #: ``O_NOFOLLOW`` makes ``open`` fail on a symlink swapped in after the walk saw a regular file;
 #: ``O_NONBLOCK`` keeps a FIFO swapped in from blocking the open (``fstat`` then refuses it).
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -611,8 +617,10 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
                 continue
             if stat.S_ISDIR(info.st_mode):
                 walk.folders.add(rel)
-                if name.startswith(".") or name in _SKIP_DIRS:
-                    logger.debug("not entering %s", rel)
+                if name in _SKIP_DIRS:
+                    # Caches, autosaves, version-control stores and installed packages: nothing
+                    # in them runs as it is. Listed (README), not read, not a gap.
+                    walk.notes.append(Skipped(path=rel, reason=f"folder not entered: {_SKIP_DIRS[name]}"))
                     continue
                 if not _inside(root_real, path):
                     walk.skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))

@@ -237,3 +237,12 @@ def test_terminal_safe_leaves_no_control_character(text):
     safe = terminal_safe(text)
     safe.encode("utf-8")
     assert not any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp", "Cs") for ch in safe)
+
+
+def test_hidden_folders_are_read_and_caches_are_listed(tmp_path, ruleset):
+    root = _write(tmp_path / "run", {".x/solve.py": LLM_CALL, ".git/objects/ab": "blob", "__pycache__/a.pyc": b"\x00"})
+    report = _audit(root, ruleset)
+    assert "llm-external-api-call" in {f.rule_id for f in report.findings}
+    notes = {s.path: s.reason for s in report.skipped}
+    assert notes[".git"].startswith("folder not entered") and notes["__pycache__"].startswith("folder not entered")
+    assert not report.verdict.gaps
