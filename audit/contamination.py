@@ -140,7 +140,7 @@ def _fragment_text(sources: Mapping[str, Any], path: str, span: Mapping[str, Any
     text = (record or {}).get("text")
     if not text:
         return None
-    data = text.encode("utf-8")
+    data = text.encode("utf-8", errors="surrogatepass")
     start, end = int(span.get("start_byte", 0)), int(span.get("end_byte", 0))
     if not 0 <= start < end <= len(data):
         return None

@@ -223,7 +223,7 @@ def finding_fingerprint(rule_id: str, path: str, excerpt: str) -> str:
     shift lines (bandit's baseline idea).
     """
     normalised = _WS.sub(" ", excerpt).strip()
-    digest = hashlib.sha256(f"{rule_id}\0{path}\0{normalised}".encode("utf-8"))
+    digest = hashlib.sha256(f"{rule_id}\0{path}\0{normalised}".encode("utf-8", errors="surrogatepass"))
     return digest.hexdigest()
 
 

@@ -43,7 +43,7 @@ from audit.logs.common import loads_json
 from audit.model import Evidence
 from audit.parsing import parse
 from audit.rules.match import Match
-from audit.rules.matchers import pathological_tree
+from audit.rules.matchers import PathologicalTree, pathological_tree
 from audit.run import read_run_file
 from audit.units import CodeUnit, LogEvent, LogEventKind
 
@@ -269,8 +269,10 @@ def _iterations(loop: tree_sitter.Node, parsed, bindings: Bindings) -> tuple[int
 
 def _python_sites(unit: CodeUnit) -> list[CallSite]:
     parsed = parse(unit.text, "python")
-    if pathological_tree(parsed.root) is not None:
-        return []
+    shape = pathological_tree(parsed.root)
+    if shape is not None:
+        # Never "no validation call": the engine reports the rule as not evaluated on this run.
+        raise PathologicalTree(f"{unit.path}: validation calls not found: the syntax tree has {shape}")
     bindings = Bindings(parsed)
     calls = python_calls(parsed)
 

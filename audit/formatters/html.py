@@ -148,7 +148,7 @@ _JS = """
 
 
 def _sha256_b64(text: str) -> str:
-    return base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return base64.b64encode(hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).digest()).decode("ascii")
 
 
 #: Only the page's own style sheet and script may apply; nothing may be fetched.
