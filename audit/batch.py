@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from audit.errors import AuditError
+from audit.model import Severity
 from grading import untrusted_json
 from grading.submission_list import confine_path, listed_path, read_listed_records
 
@@ -111,6 +112,7 @@ class BatchOptions:
     data_dir: Path | None = None
     rules_root: Path | None = None
     baseline_path: Path | None = None
+    fail_on: Severity = Severity.HIGH
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -402,6 +404,7 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
         data_dir=options.data_dir,
         rules_root=options.rules_root,
         baseline_path=options.baseline_path,
+        fail_on=options.fail_on,
     )
     try:
         report = run_audit(request).to_dict()

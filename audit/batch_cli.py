@@ -19,6 +19,7 @@ import click
 
 from audit.cli_options import InputError, baseline_option, competitions_option, data_dir_option, fail_on_option, rules_option
 from audit.model import Severity
+from audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
 
 __all__ = ["audit_batch_command"]
 
@@ -65,13 +66,17 @@ def _print_summary(summary: dict, stream) -> None:
     table = Table(title="MLE-bench totals", title_justify="left")
     table.add_column("field")
     table.add_column("all runs", justify="right")
-    table.add_column("flagged runs disqualified", justify="right")
+    table.add_column("uncertified runs disqualified", justify="right")
     for key in totals:
         table.add_row(key, str(totals[key]), str(kept[key]))
     console.print(table)
     verdicts = summary["verdicts"]
     console.print("verdicts: " + ", ".join(f"{kind} {count}" for kind, count in verdicts.items()))
-    for label, key in (("all runs", "seeds"), ("flagged disqualified", "seeds_excluding_flagged")):
+    for kind, row in (summary.get("not_certified") or {}).items():
+        if row["runs"]:
+            console.print(f"not certified ({kind}): {row['runs']} run(s), {row['medals']} medal(s) not counted after "
+                          "disqualification")
+    for label, key in (("all runs", "seeds"), ("uncertified disqualified", "seeds_excluding_flagged")):
         seeds = summary[key]
         if seeds:
             medal = seeds["metrics"]["any_medal_percentage"]
@@ -188,6 +193,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
         data_dir=data_dir,
         rules_root=rules,
         baseline_path=baseline,
+        fail_on=Severity.parse(fail_on),
     )
     if baseline is not None:
         from audit.review import BaselineError, load_baseline
@@ -218,4 +224,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     worst = [Severity.parse(f["severity"]) for r in results if r.report for f in r.report.get("findings", [])
              if (f.get("review") or {}).get("decision") != "dismissed"]
     if worst and max(worst) >= threshold:
-        sys.exit(1)
+        sys.exit(EXIT_FINDINGS)
+    if any(kind in ("incomplete", "error") for kind in (run["verdict"] for run in summary["runs"])):
+        # Nothing at or above --fail-on, but some run was not fully audited (or not at all).
+        sys.exit(EXIT_INCOMPLETE)

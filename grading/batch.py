@@ -30,7 +30,7 @@ from grading.grade import grade_submission, grade_totals
 from grading.leaderboard import load_leaderboard
 from grading.medals import medal_thresholds
 from grading.registry import CompetitionRegistry
-from grading.submission_list import listed_path, read_listed_records
+from grading.submission_list import confine_path, listed_path, read_listed_records
 
 __all__ = [
     "REPORT_SUFFIX",
@@ -107,6 +107,11 @@ def read_submission_list(path: str | os.PathLike[str]) -> list[SubmissionEntry]:
         resolved, problem = listed_path(listed, "submission_path", path.parent)
         if problem:
             problems.append(problem)
+            continue
+        if resolved is not None and confine_path(resolved, path.parent) is None:
+            # A list may come from anywhere: it grades only what lies beside it.
+            problems.append((listed.line, f"{listed.listed_at}: submission_path resolves outside the folder of the "
+                                          "submission list"))
             continue
         entries.append(SubmissionEntry(competition_id=listed.competition_id, submission_path=resolved,
                                        listed_at=listed.listed_at))

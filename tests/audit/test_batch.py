@@ -280,7 +280,7 @@ def test_run_group_ids_leading_outside_are_refused(tmp_path, run_id):
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["audit", "batch", str(group), "-j", "1", "-o", str(out), "--no-similarity",
                                        "--no-grade"])
-    assert result.exit_code == 0, result.output  # the outside run (an LLM call) was never audited
+    assert result.exit_code == 3, result.output  # the outside run (an LLM call) was never audited: an error run
     summary = json.loads((out / "summary.json").read_text())
     refused = summary["runs"][0]
     assert refused["report"] is None and "not audited" in refused["error"]
@@ -317,7 +317,7 @@ def test_jsonl_paths_leading_outside_its_folder_are_refused(tmp_path, value):
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["audit", "batch", str(source), "-j", "1", "-o", str(out), "--no-similarity",
                                        "--no-grade"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # refused runs are errors: not certified
     summary = json.loads((out / "summary.json").read_text())
     assert summary["runs"][0]["report"] is None and "outside the folder" in summary["runs"][0]["error"]
     assert summary["verdicts"]["clean"] == 1
@@ -380,7 +380,7 @@ def test_hostile_run_ids_are_printed_literally_and_long_ones_are_errors(tmp_path
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["audit", "batch", str(group), "-j", "1", "-o", str(out), "--no-similarity",
                                        "--no-grade"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # long ids are per-run errors
     assert "\x1b" not in result.output and "\u202e" not in result.output
     assert "[red]fake[/red] \\x1b[2J\\x1b]0;title\\x07" in result.output and "\\u202eevil" in result.output
     summary = json.loads((out / "summary.json").read_text())

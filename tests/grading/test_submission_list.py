@@ -64,3 +64,16 @@ def test_relative_paths_prefer_the_jsonl_folder(tmp_path: Path, monkeypatch: pyt
     (record,), _ = read_listed_records(jsonl)
     assert listed_path(record, "submission_path", base) == (None, None)
     assert listed_path(record, "logs_path", base) == (None, None)
+
+
+@pytest.mark.parametrize("listed", ["../outside/submission.csv", "/etc/passwd", "link/submission.csv"])
+def test_graded_submission_paths_stay_beside_the_list(tmp_path, listed):
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "submission.csv").write_text("id,y\n1,0\n")
+    folder = tmp_path / "lists"
+    folder.mkdir()
+    (folder / "link").symlink_to(tmp_path / "outside")
+    jsonl = folder / "runs.jsonl"
+    jsonl.write_text(json.dumps({"competition_id": "c", "submission_path": listed}) + "\n")
+    with pytest.raises(SubmissionListError, match="resolves outside the folder of the submission list"):
+        read_submission_list(jsonl)
