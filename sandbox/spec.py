@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import reprlib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from types import MappingProxyType
@@ -81,6 +82,28 @@ _KEYS = frozenset(
 _RESOURCE_KEYS = frozenset({"cpus", "memory", "shm", "pids"})
 _MOUNT_KEYS = frozenset({"source", "target", "read_only"})
 
+#: Largest spec file read, in bytes: a spec is a few lines.
+MAX_SPEC_BYTES = 1 << 20
+#: Deepest nesting of YAML collections in a spec (a real spec nests three levels).
+MAX_SPEC_DEPTH = 32
+#: Most YAML nodes a spec may hold once aliases are expanded: bounds the work of reading,
+#: checking and quoting it (an alias of an alias of ... is the "billion laughs" attack).
+MAX_SPEC_NODES = 10_000
+#: Longest host path accepted (Linux's PATH_MAX).
+_MAX_PATH = 4096
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 3, 80, 80
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 8
+
+
+def _show(value: object) -> str:
+    """``repr(value)`` for a message, cut short for long or deeply nested values."""
+    try:
+        return _SHOWN.repr(value)
+    except Exception:  # noqa: BLE001 - a value that cannot be shown is named by its type
+        return f"<{type(value).__name__}>"
+
 
 def parse_size(value: object, *, field_name: str = "size") -> int:
     """Bytes from an integer or a string such as ``"512m"``, ``"4g"``, ``"1.5GiB"``.
@@ -110,15 +133,18 @@ def parse_size(value: object, *, field_name: str = "size") -> int:
     1024
     """
     if isinstance(value, bool):
-        raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {value!r}")
-    if isinstance(value, int):
-        number = float(value)
-    elif isinstance(value, str) and (match := _SIZE.match(value)):
-        number = float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
-    else:
-        raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {value!r}")
+        raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {_show(value)}")
+    try:
+        if isinstance(value, int):
+            number = float(value)
+        elif isinstance(value, str) and (match := _SIZE.match(value)):
+            number = float(match.group(1)) * _SIZE_UNITS[match.group(2).lower()]
+        else:
+            raise SpecError(f"{field_name}: expected a size such as 512m or 4g, got {_show(value)}")
+    except OverflowError:
+        number = math.inf
     if number <= 0 or not math.isfinite(number):
-        raise SpecError(f"{field_name}: must be positive, got {value!r}")
+        raise SpecError(f"{field_name}: must be positive and finite, got {_show(value)}")
     return int(number)
 
 
@@ -138,15 +164,18 @@ def parse_duration(value: object, *, field_name: str = "time_limit") -> float:
     1.5
     """
     if isinstance(value, bool):
-        raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {value!r}")
-    if isinstance(value, (int, float)):
-        seconds = float(value)
-    elif isinstance(value, str) and (match := _DURATION.match(value)):
-        seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
-    else:
-        raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {value!r}")
+        raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {_show(value)}")
+    try:
+        if isinstance(value, (int, float)):
+            seconds = float(value)
+        elif isinstance(value, str) and (match := _DURATION.match(value)):
+            seconds = float(match.group(1)) * _DURATION_UNITS[match.group(2).lower()]
+        else:
+            raise SpecError(f"{field_name}: expected seconds or a duration such as 30m, got {_show(value)}")
+    except OverflowError:
+        seconds = math.inf
     if seconds <= 0 or not math.isfinite(seconds):
-        raise SpecError(f"{field_name}: must be positive, got {value!r}")
+        raise SpecError(f"{field_name}: must be positive and finite, got {_show(value)}")
     return seconds
 
 
@@ -211,24 +240,32 @@ class GpuRequest:
         ('0', '1')
         """
         if isinstance(value, Mapping):
-            unknown = set(value) - {"count", "device_ids"}
+            unknown = set(map(str, value)) - {"count", "device_ids"}
             if unknown:
                 raise SpecError(f"{field_name}: unknown keys {sorted(unknown)}; expected count or device_ids")
             if "device_ids" in value:
                 if "count" in value:
                     raise SpecError(f"{field_name}: give count or device_ids, not both")
-                return cls.parse(list(value["device_ids"]), field_name=field_name)
-            return cls.parse(value.get("count", "all"), field_name=field_name)
+                ids = value["device_ids"]
+                if not isinstance(ids, (list, tuple, str)):
+                    raise SpecError(f"{field_name}.device_ids: expected a list of device ids, got {_show(ids)}")
+                return cls.parse(list(ids) if not isinstance(ids, str) else ids.split(","), field_name=field_name)
+            count = value.get("count", "all")
+            if not isinstance(count, (int, str)):
+                raise SpecError(f"{field_name}.count: expected a number or 'all', got {_show(count)}")
+            return cls.parse(count, field_name=field_name)
         if isinstance(value, bool):
-            raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {value!r}")
+            raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {_show(value)}")
         if isinstance(value, int):
             if value <= 0:
                 raise SpecError(f"{field_name}: the GPU count must be positive, got {value}")
             return cls(count=value)
         if isinstance(value, (list, tuple)):
+            if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in value):
+                raise SpecError(f"{field_name}: device ids must be numbers or strings, got {_show(value)}")
             ids = tuple(str(v).strip() for v in value)
-            if not ids or any(not v for v in ids):
-                raise SpecError(f"{field_name}: device ids must be non-empty, got {list(value)!r}")
+            if not ids or any(not v or "\0" in v for v in ids):
+                raise SpecError(f"{field_name}: device ids must be non-empty, got {_show(list(value))}")
             return cls(device_ids=ids)
         if isinstance(value, str):
             text = value.strip()
@@ -240,7 +277,7 @@ class GpuRequest:
                 return cls.parse([v for v in text[len("device="):].split(",")], field_name=field_name)
             if "," in text:
                 return cls.parse(text.split(","), field_name=field_name)
-        raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {value!r}")
+        raise SpecError(f"{field_name}: expected 'all', a count or device ids, got {_show(value)}")
 
     def to_dict(self) -> dict[str, Any]:
         if self.device_ids:
@@ -412,24 +449,28 @@ class SandboxSpec:
                     kwargs[key] = convert(data[key])
                 except SpecError as exc:
                     problems.append(str(exc))
+                except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a value no check foresaw
+                    problems.append(f"{key}: not a usable value ({type(exc).__name__}), got {_show(data[key])}")
 
         def host_path(value: object, name: str) -> Path:
             if not isinstance(value, (str, os.PathLike)) or not str(value):
-                raise SpecError(f"{name}: expected a path, got {value!r}")
+                raise SpecError(f"{name}: expected a path, got {_show(value)}")
+            if "\0" in str(value) or len(str(value)) > _MAX_PATH:
+                raise SpecError(f"{name}: expected a path (no NUL byte, at most {_MAX_PATH} characters), got {_show(value)}")
             path = Path(value).expanduser()
             return (path if path.is_absolute() else base / path).absolute()
 
         def command(value: object) -> tuple[str, ...]:
-            if isinstance(value, str) and value.strip():
+            if isinstance(value, str) and value.strip() and "\0" not in value:
                 return ("/bin/sh", "-c", value)
-            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            if isinstance(value, list) and value and all(isinstance(v, str) and "\0" not in v for v in value):
                 return tuple(value)
-            raise SpecError(f"command: expected a non-empty string or list of strings, got {value!r}")
+            raise SpecError(f"command: expected a non-empty string or list of strings (no NUL byte), got {_show(value)}")
 
         def text(name: str):
             def convert(value: object) -> str:
-                if not isinstance(value, str) or not value.strip():
-                    raise SpecError(f"{name}: expected a non-empty string, got {value!r}")
+                if not isinstance(value, str) or not value.strip() or "\0" in value:
+                    raise SpecError(f"{name}: expected a non-empty string, got {_show(value)}")
                 return value.strip()
 
             return convert
@@ -441,16 +482,19 @@ class SandboxSpec:
             for i, item in enumerate(value):
                 name = f"mounts[{i}]"
                 if not isinstance(item, Mapping):
-                    raise SpecError(f"{name}: expected a mapping with source and target")
+                    raise SpecError(f"{name}: expected a mapping with source and target, got {_show(item)}")
                 extra = sorted(set(map(str, item)) - _MOUNT_KEYS)
                 if extra:
                     raise SpecError(f"{name}: unknown keys {extra}; allowed: {sorted(_MOUNT_KEYS)}")
                 if "source" not in item or "target" not in item:
                     raise SpecError(f"{name}: needs source and target")
+                target = item["target"]
+                if not isinstance(target, str) or "\0" in target or len(target) > _MAX_PATH:
+                    raise SpecError(f"{name}.target: expected an absolute path, got {_show(target)}")
                 read_only = item.get("read_only", True)
                 if not isinstance(read_only, bool):
-                    raise SpecError(f"{name}.read_only: expected true or false, got {read_only!r}")
-                found.append(Mount(source=host_path(item["source"], f"{name}.source"), target=str(item["target"]), read_only=read_only))
+                    raise SpecError(f"{name}.read_only: expected true or false, got {_show(read_only)}")
+                found.append(Mount(source=host_path(item["source"], f"{name}.source"), target=target, read_only=read_only))
             return tuple(found)
 
         def hide(value: object) -> tuple[Path, ...]:
@@ -463,10 +507,21 @@ class SandboxSpec:
                 raise SpecError(f"env: expected a mapping of names to strings, got {type(value).__name__}")
             out = {}
             for key, val in value.items():
-                if isinstance(val, bool) or not isinstance(val, (str, int, float)):
-                    raise SpecError(f"env.{key}: expected a string, got {val!r}")
+                if isinstance(val, bool) or not isinstance(val, (str, int, float)) or "\0" in str(val):
+                    raise SpecError(f"env.{_show(key)}: expected a string, got {_show(val)}")
                 out[str(key)] = str(val)
             return out
+
+        def positive(name: str, number: object, kinds: tuple[type, ...], what: str) -> None:
+            if number is None:
+                return
+            ok = not isinstance(number, bool) and isinstance(number, kinds)
+            try:
+                ok = ok and number > 0 and math.isfinite(number)
+            except OverflowError:
+                ok = False
+            if not ok:
+                raise SpecError(f"{name}: expected {what}, got {_show(number)}")
 
         def resources(value: object) -> Resources:
             if not isinstance(value, Mapping):
@@ -475,11 +530,9 @@ class SandboxSpec:
             if extra:
                 raise SpecError(f"resources: unknown keys {extra}; allowed: {sorted(_RESOURCE_KEYS)}")
             cpus = value.get("cpus")
-            if cpus is not None and (isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0):
-                raise SpecError(f"resources.cpus: expected a positive number, got {cpus!r}")
+            positive("resources.cpus", cpus, (int, float), "a positive number")
             pids = value.get("pids")
-            if pids is not None and (isinstance(pids, bool) or not isinstance(pids, int) or pids <= 0):
-                raise SpecError(f"resources.pids: expected a positive integer, got {pids!r}")
+            positive("resources.pids", pids, (int,), "a positive integer")
             return Resources(
                 cpus=float(cpus) if cpus is not None else None,
                 memory_bytes=parse_size(value["memory"], field_name="resources.memory") if value.get("memory") is not None else None,
@@ -496,18 +549,19 @@ class SandboxSpec:
                     raise SpecError(f"network: unknown keys {extra}; allowed: ['allow', 'mode']")
                 allow = value.get("allow") or []
                 if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
-                    raise SpecError("network.allow: expected a list of host names")
+                    raise SpecError(f"network.allow: expected a list of host names, got {_show(allow)}")
                 mode = value.get("mode", "allowlist" if allow else "none")
-                if mode not in ("none", "allowlist") or (mode == "none") != (not allow):
-                    raise SpecError(f"network.mode: {mode!r} does not fit allow={allow!r} (none: no hosts; allowlist: some)")
+                if not isinstance(mode, str) or mode not in ("none", "allowlist") or (mode == "none") != (not allow):
+                    raise SpecError(
+                        f"network.mode: {_show(mode)} does not fit allow={_show(allow)} (none: no hosts; allowlist: some)"
+                    )
                 return NetworkPolicy(allow=tuple(a.strip() for a in allow))
-            raise SpecError(f"network: expected 'none' or {{allow: [hosts]}}, got {value!r}")
+            raise SpecError(f"network: expected 'none' or {{allow: [hosts]}}, got {_show(value)}")
 
         def user(value: object) -> str:
-            text_value = str(value)
-            if isinstance(value, bool) or not _USER.match(text_value):
-                raise SpecError(f"user: expected uid or uid:gid (numbers), got {value!r}")
-            return text_value
+            if isinstance(value, bool) or not isinstance(value, (str, int)) or not _USER.match(str(value)):
+                raise SpecError(f"user: expected uid or uid:gid (numbers), got {_show(value)}")
+            return str(value)
 
         attempt("command", command)
         attempt("image", text("image"))
@@ -526,6 +580,8 @@ class SandboxSpec:
         attempt("workdir", text("workdir"))
         if "command" not in data:
             problems.append("command: required")
+        elif data["command"] is None:
+            problems.append("command: required, got null")
         if problems:
             raise SpecError(f"{source}: invalid sandbox spec:\n  " + "\n  ".join(problems))
         renamed = {"competition": "competition_id", "agent": "agent_id", "data": "data_dir", "hide": "hidden",
@@ -534,6 +590,8 @@ class SandboxSpec:
             return cls(**{renamed.get(k, k): v for k, v in kwargs.items()})
         except SpecError as exc:
             raise SpecError(f"{source}: {exc}") from None
+        except (TypeError, ValueError, OverflowError) as exc:  # a value no check foresaw
+            raise SpecError(f"{source}: invalid sandbox spec: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
 def _check_spec(spec: SandboxSpec) -> list[str]:
@@ -545,44 +603,113 @@ def _check_spec(spec: SandboxSpec) -> list[str]:
     for i, mount in enumerate(spec.mounts):
         target = PurePosixPath(mount.target)
         if not target.is_absolute() or ".." in target.parts:
-            problems.append(f"mounts[{i}].target: expected an absolute path without '..', got {mount.target!r}")
+            problems.append(f"mounts[{i}].target: expected an absolute path without '..', got {_show(mount.target)}")
         elif str(target) in reserved or str(target) in ("/", "/home", "/proc", "/dev", "/tmp"):
             problems.append(f"mounts[{i}].target: {mount.target} is reserved by the sandbox")
         if not mount.source.is_absolute():
             problems.append(f"mounts[{i}].source: expected an absolute host path, got {mount.source}")
     for name in spec.env:
         if not _ENV_NAME.match(name):
-            problems.append(f"env: {name!r} is not a valid variable name")
+            problems.append(f"env: {_show(name)} is not a valid variable name")
     for entry in spec.network.allow:
         port = entry.partition(":")[2]
         if not _ALLOW.match(entry) or (port and not 0 < int(port) < 65536):
-            problems.append(f"network.allow: {entry!r} is not a host name, *.domain or host:port")
+            problems.append(f"network.allow: {_show(entry)} is not a host name, *.domain or host:port")
     if spec.gpus is not None and spec.gpus.count is not None and spec.gpus.count <= 0:
         problems.append(f"gpus: the GPU count must be positive, got {spec.gpus.count}")
     if spec.user is not None and not _USER.match(spec.user):
-        problems.append(f"user: expected uid or uid:gid (numbers), got {spec.user!r}")
+        problems.append(f"user: expected uid or uid:gid (numbers), got {_show(spec.user)}")
     if not PurePosixPath(spec.workdir).is_absolute():
-        problems.append(f"workdir: expected an absolute path, got {spec.workdir!r}")
+        problems.append(f"workdir: expected an absolute path, got {_show(spec.workdir)}")
     if spec.time_limit_s is not None and not (spec.time_limit_s > 0 and math.isfinite(spec.time_limit_s)):
-        problems.append(f"time_limit: must be positive, got {spec.time_limit_s!r}")
+        problems.append(f"time_limit: must be positive, got {_show(spec.time_limit_s)}")
     return problems
+
+
+def _check_yaml_shape(text: str) -> str | None:
+    """Why a YAML text is too deep, too large or ambiguous to load, else ``None``.
+
+    Walks PyYAML's event stream (its parser keeps an explicit stack, so any depth is safe to
+    walk) before anything is built: collections nested deeper than :data:`MAX_SPEC_DEPTH`
+    would exhaust the recursion of PyYAML's composer; a node count over
+    :data:`MAX_SPEC_NODES` once every alias is expanded is the "billion laughs" attack, a few
+    lines that stand for billions of values; and a key written twice in one mapping, which
+    PyYAML resolves silently to the last one, would let a spec say one thing to a reader and
+    another to the loader.
+    """
+    sizes: dict[str, int] = {}
+    stack: list[list] = []  # per open collection: [anchor, expanded nodes, keys seen (mappings), children]
+    total = 0
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+            if stack:
+                stack[-1][3] += 1
+            stack.append([event.anchor, 1, set() if isinstance(event, yaml.MappingStartEvent) else None, 0])
+            if len(stack) > MAX_SPEC_DEPTH:
+                return f"collections nested deeper than {MAX_SPEC_DEPTH} levels"
+            continue
+        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+            anchor, size, _, _ = stack.pop()
+        elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
+            if stack:
+                parent = stack[-1]
+                if parent[2] is not None and parent[3] % 2 == 0 and isinstance(event, yaml.ScalarEvent):
+                    if event.value in parent[2]:
+                        return f"the key {_show(event.value)} written twice in one mapping"
+                    parent[2].add(event.value)
+                parent[3] += 1
+            if isinstance(event, yaml.ScalarEvent):
+                anchor, size = event.anchor, 1
+            else:
+                anchor, size = None, sizes.get(event.anchor, 1)
+        else:
+            continue
+        size = min(size, MAX_SPEC_NODES + 1)
+        if anchor is not None:
+            sizes[anchor] = size
+        if stack:
+            stack[-1][1] += size
+            if stack[-1][1] > MAX_SPEC_NODES:
+                return f"more than {MAX_SPEC_NODES:,} values once its aliases are expanded"
+        else:
+            total += size
+        if total > MAX_SPEC_NODES:
+            return f"more than {MAX_SPEC_NODES:,} values once its aliases are expanded"
+    return None
 
 
 def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
     """Read a spec from a YAML file (``yaml.safe_load``); relative paths are resolved against its folder.
 
+    The file is untrusted input: at most :data:`MAX_SPEC_BYTES` bytes of UTF-8 text, YAML
+    nested at most :data:`MAX_SPEC_DEPTH` deep and holding at most :data:`MAX_SPEC_NODES`
+    values once aliases are expanded. An empty file is a spec without a command.
+
     Raises
     ------
     SpecError
-        If the file cannot be read or parsed, or the spec is invalid (the message names the file).
+        If the file cannot be read, is not UTF-8 text or YAML within those bounds, or the spec
+        is invalid; the message names the file and, for a bad value, the key.
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SPEC_BYTES + 1)
     except OSError as exc:
         raise SpecError(f"{path}: cannot read the sandbox spec: {exc.strerror or exc}") from None
+    if len(raw) > MAX_SPEC_BYTES:
+        raise SpecError(f"{path}: not a sandbox spec: larger than {MAX_SPEC_BYTES:,} bytes")
     try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
+    try:
+        problem = _check_yaml_shape(text)
+        if problem is not None:
+            raise SpecError(f"{path}: not a usable sandbox spec: YAML with {problem}")
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise SpecError(f"{path}: not valid YAML: {exc}") from None
+        raise SpecError(f"{path}: not valid YAML: {str(exc)[:500]}") from None
+    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+        raise SpecError(f"{path}: not a usable sandbox spec: {type(exc).__name__}: {str(exc)[:200]}") from None
     return SandboxSpec.from_dict(data if data is not None else {}, source=str(path), base_dir=path.parent.absolute())
