@@ -6,9 +6,8 @@ Public API: :func:`load_run` reads a run directory, :func:`audit_run` audits it 
 cheap for the command line.
 """
 
-from __future__ import annotations
-
-from typing import Any
+# Nothing is imported at module level: `python -m audit` imports this package before
+# audit/__main__.py can take the current directory off sys.path (see audit/_entry.py).
 
 __version__ = "0.1.0"
 
@@ -25,7 +24,7 @@ _EXPORTS = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> "object":
     # Lazy exports (PEP 562): audit.model and friends import `audit`, so eager imports here
     # would make the package import itself half-initialised.
     if name in _EXPORTS:
