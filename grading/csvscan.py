@@ -63,8 +63,8 @@ class CsvLimits:
     max_field_bytes : int
         Bytes of one field, quotes included.
     max_line_bytes : int
-        Bytes of one record (a quoted field may span several lines of the file), its line end
-        included.
+        Bytes of one record (a quoted field may span several lines of the file), delimiters
+        included, its line end not.
     """
 
     max_columns: int

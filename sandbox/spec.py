@@ -449,7 +449,7 @@ class SandboxSpec:
                     kwargs[key] = convert(data[key])
                 except SpecError as exc:
                     problems.append(str(exc))
-                except (TypeError, ValueError, OverflowError, RecursionError) as exc:  # a value no check foresaw
+                except (TypeError, ValueError, OverflowError, RecursionError, RuntimeError) as exc:  # unforeseen values
                     problems.append(f"{key}: not a usable value ({type(exc).__name__}), got {_show(data[key])}")
 
         def host_path(value: object, name: str) -> Path:
@@ -457,7 +457,10 @@ class SandboxSpec:
                 raise SpecError(f"{name}: expected a path, got {_show(value)}")
             if "\0" in str(value) or len(str(value)) > _MAX_PATH:
                 raise SpecError(f"{name}: expected a path (no NUL byte, at most {_MAX_PATH} characters), got {_show(value)}")
-            path = Path(value).expanduser()
+            try:
+                path = Path(value).expanduser()
+            except RuntimeError:  # ~user with no such user
+                raise SpecError(f"{name}: cannot expand the home folder in {_show(value)}") from None
             return (path if path.is_absolute() else base / path).absolute()
 
         def command(value: object) -> tuple[str, ...]:
@@ -710,6 +713,7 @@ def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not valid YAML: {str(exc)[:500]}") from None
-    except (ValueError, OverflowError, RecursionError) as exc:  # e.g. an integer of 5,000 digits
+    except Exception as exc:  # noqa: BLE001 - PyYAML's constructors fail in many ways on hostile
+        # scalars (an integer of 5,000 digits, `!!timestamp nope`); all are a spec that cannot be read.
         raise SpecError(f"{path}: not a usable sandbox spec: {type(exc).__name__}: {str(exc)[:200]}") from None
     return SandboxSpec.from_dict(data if data is not None else {}, source=str(path), base_dir=path.parent.absolute())
