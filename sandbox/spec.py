@@ -708,12 +708,12 @@ def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
     try:
         problem = _check_yaml_shape(text)
-        if problem is not None:
-            raise SpecError(f"{path}: not a usable sandbox spec: YAML with {problem}")
-        data = yaml.safe_load(text)
+        data = yaml.safe_load(text) if problem is None else None
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not valid YAML: {str(exc)[:500]}") from None
     except Exception as exc:  # noqa: BLE001 - PyYAML's constructors fail in many ways on hostile
         # scalars (an integer of 5,000 digits, `!!timestamp nope`); all are a spec that cannot be read.
         raise SpecError(f"{path}: not a usable sandbox spec: {type(exc).__name__}: {str(exc)[:200]}") from None
+    if problem is not None:
+        raise SpecError(f"{path}: not a usable sandbox spec: YAML with {problem}")
     return SandboxSpec.from_dict(data if data is not None else {}, source=str(path), base_dir=path.parent.absolute())

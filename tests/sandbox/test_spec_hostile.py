@@ -42,7 +42,7 @@ def load_error(tmp_path: Path, data: bytes) -> str:
         (b"- a\n- b\n", "expected a mapping at the top level, got list"),
         (b"command: [oops\n", "not valid YAML: "),
         (b"command: !!python/object/apply:os.system [ls]\n", "not valid YAML: could not determine a constructor"),
-        (b"command: a\ncommand: b\n", "YAML with the key 'command' written twice in one mapping"),
+        (b"command: a\ncommand: b\n", "spec.yaml: not a usable sandbox spec: YAML with the key 'command' written twice in one mapping"),
         (b"command: x\ntime_limit: " + b"9" * 5000 + b"\n", "not a usable sandbox spec: ValueError: Exceeds the limit"),
     ],
 )
@@ -52,14 +52,16 @@ def test_broken_files_name_the_file_and_the_cause(tmp_path: Path, data: bytes, e
 
 def test_deep_nesting_is_refused_before_the_recursive_composer_runs(tmp_path: Path) -> None:
     flow = load_error(tmp_path, b"command: " + b"[" * 100_000 + b"]" * 100_000 + b"\n")
-    assert flow.endswith(f"not a usable sandbox spec: YAML with collections nested deeper than {MAX_SPEC_DEPTH} levels")
+    path = tmp_path / "spec.yaml"
+    assert flow == f"{path}: not a usable sandbox spec: YAML with collections nested deeper than {MAX_SPEC_DEPTH} levels"
     block = b"".join(b"  " * i + b"k:\n" for i in range(100)) + b"  " * 100 + b"v\n"
     assert "nested deeper than" in load_error(tmp_path, block)
 
 
 def test_aliases_that_expand_to_billions_of_values_are_refused(tmp_path: Path) -> None:
     message = load_error(tmp_path, LAUGHS)
-    assert message.endswith(f"YAML with more than {MAX_SPEC_NODES:,} values once its aliases are expanded")
+    path = tmp_path / "spec.yaml"
+    assert message == f"{path}: not a usable sandbox spec: YAML with more than {MAX_SPEC_NODES:,} values once its aliases are expanded"
 
 
 def test_a_few_aliases_are_fine(tmp_path: Path) -> None:
