@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import jsonschema
 import yaml
 
+from grading import untrusted_yaml
 from grading.errors import ConfigError
 
 # The metrics load scikit-learn, SciPy and pandas: imported where a metric is looked up, so that
@@ -354,7 +355,7 @@ def _read_yaml(path: Path) -> Any:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
-        return yaml.safe_load(text)
+        return untrusted_yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
 

@@ -39,6 +39,7 @@ from audit.rules.spec import (
     RuleSpec,
     Target,
 )
+from grading import untrusted_yaml
 
 __all__ = [
     "CATEGORY_PREFIXES",
@@ -197,16 +198,21 @@ def find_rules_root(option: str | os.PathLike[str] | None = None) -> Path:
 
 
 def read_yaml(path: Path) -> object:
-    """Parse a YAML file with ``yaml.safe_load`` (plain data only, no object construction).
+    """Parse a YAML file as plain data, within bounds (:func:`grading.untrusted_yaml.safe_load`).
+
+    Rule folders may come from anywhere (``--rules``), so a file nested thousands deep, an alias
+    bomb or a key written twice is a problem of that file, never a crash or a silent override.
 
     Raises
     ------
     OSError
         If the file cannot be read.
+    UnicodeDecodeError
+        If it is not UTF-8 text.
     yaml.YAMLError
-        If it is not valid YAML.
+        If it is not valid YAML or is outside the bounds.
     """
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+    return untrusted_yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
 def iter_rule_files(root: Path) -> list[Path]:

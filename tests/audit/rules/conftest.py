@@ -31,7 +31,13 @@ def write_rule(root: Path, rule_id: str, body: str = "", *, folder: str = "exter
     """Write ``<root>/<folder>/<stem or id>.yaml`` from :data:`BASE_RULE` plus ``body`` (YAML)."""
     path = root / folder / f"{stem or rule_id}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    text = BASE_RULE.format(id=rule_id, message=message, category=category, target=target, extra=dedent(body).strip())
+    extra = dedent(body).strip()
+    text = BASE_RULE.format(id=rule_id, message=message, category=category, target=target, extra=extra)
+    # A top-level key of the body replaces the default one (a key written twice is refused).
+    overridden = {line.split(":", 1)[0] for line in extra.splitlines() if line and not line[0].isspace() and ":" in line}
+    base_lines = text[: text.index(extra)] if extra else text
+    kept = [line for line in base_lines.splitlines(keepends=True) if line.split(":", 1)[0] not in overridden]
+    text = "".join(kept) + text[len(base_lines):]
     path.write_text(text, encoding="utf-8")
     return path
 

@@ -169,3 +169,21 @@ def test_rule_spec_from_dict_needs_languages_for_a_plain_query():
             "category": "external-resource", "target": "code", "match": {"query": "(identifier) @x"},
             "metadata": {"rationale": "r"},
         }, source_path=Path("r.yaml"))
+
+
+@pytest.mark.parametrize(("text", "cause"), [
+    ("[" * 5000 + "]" * 5000, "nested deeper than 64 levels"),
+    ("a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{c}: &{c} [{', '.join(['*' + p] * 10)}]\n" for p, c in zip("abcdefgh", "bcdefghi")),
+     "values once its aliases are expanded"),
+    ("id: ext-dup\nseverity: low\nseverity: critical\n", "the key 'severity' written twice"),
+    ("id: !!python/object:os.system ls\n", "cannot read YAML"),
+    ("n: 1" + "0" * 5000 + "\n", ""),
+])
+def test_hostile_rule_yaml_is_a_problem_of_its_file(rules_dir, text, cause):
+    path = rules_dir / "external-resource" / "ext-dup.yaml"
+    path.parent.mkdir(parents=True)
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RulesetError) as info:
+        load_ruleset(rules_dir)
+    assert "ext-dup.yaml" in str(info.value) and cause in str(info.value)
