@@ -46,6 +46,7 @@ from audit.rules.engine import evaluate_rule
 from audit.rules.loader import CompiledRule, Ruleset
 from audit.rules.policy import RulePolicy
 from audit.rules.spec import PAIR_FIELDS, Target
+from grading import untrusted_yaml
 from audit.units import CodeUnit
 
 __all__ = [
@@ -131,8 +132,8 @@ def load_rule_tests(rule: CompiledRule) -> dict[str, list[Any]]:
     if not path.is_file():
         raise RuleError(f"{rule.id} ({rule.spec.source_path}): test file {path.name} is missing")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = untrusted_yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise RuleError(f"{rule.id} ({path}): cannot read test file: {exc}") from None
     if not isinstance(data, dict):
         raise RuleError(f"{rule.id} ({path}): test file must be a mapping")
@@ -172,8 +173,8 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
     spec: Mapping[str, Any] = {}
     if context_file.is_file():
         try:
-            spec = yaml.safe_load(context_file.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+            spec = untrusted_yaml.safe_load(context_file.read_text(encoding="utf-8")) or {}
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
             raise RuleError(f"run fixture {name!r}: cannot read {context_file.name}: {exc}") from None
         if not isinstance(spec, Mapping):
             raise RuleError(f"run fixture {name!r}: {context_file.name} must be a mapping")
