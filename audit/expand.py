@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from audit.logs import parse_log
-from audit.logs.common import json_nesting_problem, surrogate_note
+from audit.logs.common import surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
@@ -184,11 +184,7 @@ def _python_with_magics(path: str, text: str, origin: Span, exact: bool) -> list
 
 
 def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]) -> list[CodeUnit]:
-    nesting = json_nesting_problem(text)
-    if nesting is not None:
-        skipped.append(Skipped(path=path, reason=f"notebook not read: {nesting}"))
-        return []
-    try:
+    try:  # read_notebook bounds the JSON nesting itself
         notebook = read_notebook(text, path)
     except NotebookError as exc:
         skipped.append(Skipped(path=path, reason=str(exc)))

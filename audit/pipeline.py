@@ -470,7 +470,6 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     audit.errors.AuditError, grading.errors.GradingError
         Unreadable run, unknown competition, invalid rules or configs.
     """
-    from grading import CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition, resolve_data_dir
     from audit.rules.loader import find_rules_root, load_ruleset
     from audit.run import load_run
 
@@ -486,6 +485,11 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     if competition_id is None:
         grade_skipped = "no competition id (pass --competition or add competition_id to the run's metadata)"
     else:
+        # Imported here: the graders load pandas and scikit-learn, which a run without a
+        # competition never needs.
+        from grading import (CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition,
+                             resolve_data_dir)
+
         registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
         spec = registry.get(competition_id)
         policy = RulePolicy.from_mapping(spec.audit, competition_id=spec.id)

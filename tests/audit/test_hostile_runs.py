@@ -469,8 +469,9 @@ def test_metadata_with_lone_surrogates_is_encodable(tmp_path):
         ("review.json", '{"a": ' + DEEP + "}", "log partly read: JSON nested 1001 levels deep"),
         ("logs/summary.json", '{"response": "SyncCursorPage[Message](data=[])", "x": ' + DEEP + "}",
          "log partly read: not read as assistants (JSONDecodeError: nested 1001 levels deep"),
-        ("code/nb.ipynb", '{"cells": ' + DEEP + "}", "notebook not read: JSON nested 1001 levels deep, deeper than "
-                                                     "the 200 accepted"),
+        ("code/nb.ipynb", '{"cells": ' + DEEP + "}", "code/nb.ipynb: not a readable notebook (NotJSONError: Notebook "
+                                                     "does not appear to be JSON: nested 1001 levels deep, deeper "
+                                                     "than the 200 accepted"),
         ("logs/plain.txt", "{" + DEEP, "log partly read: JSON nested 1001 levels deep"),
     ],
     ids=["journal", "openhands", "jsonl", "ndjson-many", "inspect", "json-document", "assistants", "notebook", "text"],
