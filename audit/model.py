@@ -7,6 +7,7 @@ the wrong slots. Paths inside records are POSIX strings relative to the run root
 
 from __future__ import annotations
 
+import bisect
 import enum
 import hashlib
 import re
@@ -78,6 +79,28 @@ class Confidence(_LowerNameEnum):
     HIGH = 30
 
 
+#: Texts longer than this get their line starts indexed once (many spans into one large text
+#: would otherwise count newlines from the start each time: quadratic in the findings).
+_INDEXED_TEXT_CHARS = 65_536
+_NEWLINES: dict[int, tuple[str, list[int]]] = {}
+
+
+def _line_col(text: str, offset: int) -> tuple[int, int]:
+    """1-based line and column of character ``offset`` in ``text``."""
+    if len(text) < _INDEXED_TEXT_CHARS:
+        return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+    cached = _NEWLINES.get(id(text))
+    if cached is None or cached[0] is not text:
+        if len(_NEWLINES) >= 8:
+            _NEWLINES.pop(next(iter(_NEWLINES)))
+        cached = (text, [m.start() for m in re.finditer("\n", text)])
+        _NEWLINES[id(text)] = cached
+    newlines = cached[1]
+    before = bisect.bisect_left(newlines, offset)
+    line_start = newlines[before - 1] + 1 if before else 0
+    return before + 1, offset - line_start + 1
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Span:
     """A region of a file.
@@ -105,10 +128,8 @@ class Span:
         """Build a span from 0-based character offsets ``[start, end)`` into ``text``."""
         start = max(0, min(start, len(text)))
         end = max(start, min(end, len(text)))
-        start_line = text.count("\n", 0, start) + 1
-        end_line = text.count("\n", 0, end) + 1
-        start_col = start - (text.rfind("\n", 0, start) + 1) + 1
-        end_col = end - (text.rfind("\n", 0, end) + 1) + 1
+        start_line, start_col = _line_col(text, start)
+        end_line, end_col = _line_col(text, end)
         return cls(
             path=path,
             start_byte=start,

@@ -13,6 +13,8 @@ The readers that decode such escapes say so in their notes.
 
 from __future__ import annotations
 
+import bisect
+
 import enum
 import re
 from dataclasses import dataclass
@@ -110,10 +112,29 @@ class CodeUnit:
 
     def describe(self, line: int) -> str:
         """A human location for ``line`` of ``text``: ``"cell 3, line 2"`` in notebooks, else ``"line N"``."""
-        for cell in self.cells:
+        cells = self.cells
+        if len(cells) > 16:
+            # Cells are in text order: find the last one starting at or before the line.
+            starts = _cell_starts(cells)
+            k = bisect.bisect_right(starts, line) - 1
+            cells = cells[k:k + 1] if k >= 0 else ()
+        for cell in cells:
             if cell.start_line <= line <= cell.end_line:
                 return f"cell {cell.cell_index}, line {line - cell.start_line + 1}"
         return f"line {line}"
+
+
+_CELL_STARTS: dict[int, tuple[tuple, list[int]]] = {}
+
+
+def _cell_starts(cells: tuple) -> list[int]:
+    cached = _CELL_STARTS.get(id(cells))
+    if cached is None or cached[0] is not cells:
+        if len(_CELL_STARTS) >= 8:
+            _CELL_STARTS.pop(next(iter(_CELL_STARTS)))
+        cached = (cells, [cell.start_line for cell in cells])
+        _CELL_STARTS[id(cells)] = cached
+    return cached[1]
 
 
 class LogEventKind(enum.Enum):

@@ -27,6 +27,7 @@ order is total and the output deterministic.
 
 from __future__ import annotations
 
+import bisect
 import logging
 import string
 from dataclasses import dataclass
@@ -474,20 +475,26 @@ def _drop_nested(items: list[tuple[Target, Finding, str | None]]) -> list[tuple[
 
     textual = [i for i, (target, f, _) in enumerate(items)
                if target in _TEXT_TARGETS and f.evidence and width(f.evidence[0].span) > 0]
-    kept_spans: list[Span] = []
+    # Narrowest first: a span kept earlier is never wider, so the new span nests with a kept
+    # one exactly when it contains it. Kept spans are indexed per path by start.
+    kept: dict[str, tuple[list[int], list[int]]] = {}
     dropped: set[int] = set()
     for i in sorted(textual, key=lambda i: (width(items[i][1].evidence[0].span), i)):
         span = items[i][1].evidence[0].span
-        nested = any(
-            k.path == span.path
-            and ((k.start_byte <= span.start_byte and span.end_byte <= k.end_byte)
-                 or (span.start_byte <= k.start_byte and k.end_byte <= span.end_byte))
-            for k in kept_spans
-        )
+        starts, ends = kept.setdefault(span.path, ([], []))
+        k = bisect.bisect_left(starts, span.start_byte)
+        nested = False
+        while k < len(starts) and starts[k] <= span.end_byte:
+            if ends[k] <= span.end_byte:
+                nested = True
+                break
+            k += 1
         if nested:
             dropped.add(i)
         else:
-            kept_spans.append(span)
+            at = bisect.bisect_left(starts, span.start_byte)
+            starts.insert(at, span.start_byte)
+            ends.insert(at, span.end_byte)
     return [(f, allowed) for i, (_, f, allowed) in enumerate(items) if i not in dropped]
 
 

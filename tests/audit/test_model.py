@@ -46,3 +46,20 @@ def test_excerpt_takes_whole_lines_with_context():
     assert make_excerpt(text, start, start + 1) == "c"
     assert make_excerpt(text, start, start + 1, context_lines=1) == "b\nc\nd"
     assert make_excerpt(text, 0, 1, context_lines=3) == "a\nb\nc\nd"
+
+
+def test_spans_into_a_large_text_use_the_line_index_and_agree_with_counting():
+    import random
+
+    from audit.model import Span
+
+    rng = random.Random(7)
+    text = "".join(rng.choice(["a", "b", "\n", "é", "\r\n"]) for _ in range(100_000))
+    for _ in range(300):
+        start = rng.randrange(len(text) + 1)
+        end = rng.randrange(start, len(text) + 1)
+        span = Span.from_offsets(text, "f", start, end)
+        assert span.start_line == text.count("\n", 0, start) + 1
+        assert span.start_col == start - (text.rfind("\n", 0, start) + 1) + 1
+        assert span.end_line == text.count("\n", 0, end) + 1
+        assert span.end_col == end - (text.rfind("\n", 0, end) + 1) + 1
