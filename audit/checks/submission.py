@@ -51,8 +51,16 @@ def read_csv_text_table(path: Path) -> pd.DataFrame | None:
     """
     import pandas as pd
 
+    from grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
+    from grading.errors import InvalidSubmission
+
     try:
+        # The same caps as grading, checked before pandas, which is slow on hostile rows.
+        check_csv_limits(path, TEXT_CSV_LIMITS)
         return pd.read_csv(path, dtype=str, keep_default_na=False)
+    except InvalidSubmission as exc:
+        logger.warning("cannot read CSV %s: %s", path, exc)
+        return None
     except (OSError, UnicodeDecodeError, ValueError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         logger.warning("cannot read CSV %s: %s", path, exc)
         return None

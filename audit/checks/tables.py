@@ -132,8 +132,18 @@ def load_csv_table(
     """
     import pandas as pd
 
+    from grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
+    from grading.errors import InvalidSubmission
+
     name = label or Path(path).name
     check_regular_file(path, max_bytes=max_bytes, label=name)
+    try:
+        # The same caps as grading, checked before pandas, which is slow on hostile rows.
+        check_csv_limits(path, TEXT_CSV_LIMITS)
+    except InvalidSubmission as exc:
+        raise CsvReadError(f"{name}: not read as CSV: {exc}") from None
+    except OSError as exc:
+        raise CsvReadError(f"{name}: cannot be read: {exc.strerror or exc}") from None
     try:
         header = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=0, encoding="utf-8").columns
         wanted = set(columns)
