@@ -140,12 +140,21 @@ def call(fn, *args, allowed: tuple[type[BaseException], ...] = (), what: str = "
 _LAST_CALL_FILE: str | None = None
 
 
+_CONTEXT = ""
+
+
+def record_context(text: str) -> None:
+    """Describe the example being run (in a child of :func:`isolated`), for the report of a crash."""
+    global _CONTEXT
+    _CONTEXT = text[:20000]
+
+
 def _record_call(what: str, args: tuple, kwargs: dict) -> None:
     if _LAST_CALL_FILE is None:
         return
     shown = ", ".join([*(repr(a) for a in args), *(f"{k}={v!r}" for k, v in kwargs.items())])
     with open(_LAST_CALL_FILE, "w", encoding="utf-8", errors="backslashreplace") as stream:
-        stream.write(f"{what}({shown[:20000]})")
+        stream.write(f"{what}({shown[:4000]})" + (f"\non {_CONTEXT}" if _CONTEXT else ""))
 
 
 def isolated(test: Callable) -> Callable:

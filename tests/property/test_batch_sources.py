@@ -31,8 +31,9 @@ RUN_IDS = ("sklearn-digits_0a1b2c3d-aaaa-bbbb-cccc-dddddddddddd", "run", "..", "
            "a\x00b", "link", "x" * 300, "sub/run", "~", "run", "Run", "a b", "\u202e", "run-2")
 run_id = st.one_of(st.sampled_from(RUN_IDS), S.short_text)
 LISTED_PATHS = ("r1/submission/submission.csv", "r1/logs/a.log", "r1/code/x.py", "../r1/submission/submission.csv",
-                "/etc/passwd", "/tmp", "link/submission/submission.csv", "r1", "", ".", "a\x00b", "r2/code", "~/x")
-listed_path = st.one_of(st.sampled_from(LISTED_PATHS), S.short_text, S.json_leaf)
+                "/etc/passwd", "/tmp", "link/submission/submission.csv", "r1", "", ".", "a\x00b", "r2/code", "~/x",
+                "n" * 300, "r1/" + "n" * 300 + "/x.csv", "d/" * 3000)
+listed_path = st.one_of(st.sampled_from(LISTED_PATHS), st.sampled_from(LISTED_PATHS), S.short_text, S.json_leaf)
 
 metadata = st.one_of(
     st.builds(lambda runs, extra: {**extra, "runs": runs},
@@ -41,7 +42,12 @@ metadata = st.one_of(
               st.dictionaries(S.key, S.json_leaf, max_size=2)),
     S.json_value,
 )
+#: A line of a submission list: mostly a record with a valid competition id (so that its paths are
+#: looked at), else a record with any id, any JSON, a comment or junk.
 jsonl_line = st.one_of(
+    st.builds(lambda paths: json.dumps({"competition_id": "sklearn-digits", **paths}, ensure_ascii=False),
+              st.fixed_dictionaries({}, optional={"submission_path": listed_path, "logs_path": listed_path,
+                                                  "code_path": listed_path})),
     st.builds(lambda record: json.dumps(record, ensure_ascii=False),
               S._obj(competition_id=st.one_of(st.sampled_from(["sklearn-digits", "", "x"]), S.json_leaf),
                      submission_path=listed_path, logs_path=listed_path, code_path=listed_path)),
@@ -86,7 +92,7 @@ def test_discover_runs_of_a_run_group(data):
                 assert _inside(entry.run_dir, group), f"run {entry.run_id!r} at {entry.run_dir} is not inside the group"
 
 
-@budget(80)
+@budget(100)
 @given(st.lists(jsonl_line, max_size=5), st.sampled_from(["\n", "\r\n"]))
 def test_discover_runs_of_a_submission_list(lines, newline):
     with tempfile.TemporaryDirectory() as folder:
@@ -107,7 +113,7 @@ def test_discover_runs_of_a_submission_list(lines, newline):
                 assert _inside(entry.run_dir, base, itself=True), f"run {entry.run_id!r} at {entry.run_dir} is outside {base}"
 
 
-@budget(60)
+@budget(100)
 @given(st.lists(jsonl_line, max_size=5))
 def test_read_listed_records_and_read_submission_list(lines):
     with tempfile.TemporaryDirectory() as folder:

@@ -98,7 +98,7 @@ def test_grade_submission_returns_a_report_for_any_submission(digits, answers, d
     report.to_dict()
 
 
-@budget(30)
+@budget(30, deep=200)
 @given(data=st.data())
 def test_grade_submission_scores_the_share_of_correct_labels_in_any_row_order(digits, answers, data):
     registry, spec = digits.registry, digits.spec

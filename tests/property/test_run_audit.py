@@ -47,7 +47,7 @@ from audit.pipeline import AuditOptions, audit_run
 from audit.report import VerdictKind
 from audit.run import ArtifactKind, load_run
 from tests.property import strategies as S
-from tests.property.support import RUN_LIMIT, budget, call, encodes_utf8, isolated
+from tests.property.support import RUN_LIMIT, budget, call, encodes_utf8, isolated, record_context
 
 LLM_CALL = 'import openai\nopenai.OpenAI().chat.completions.create(model="x", messages=[])\n'
 #: Folders the README ("Hostile run folders") documents are not entered (listed, not gaps): caches,
@@ -287,6 +287,7 @@ def test_a_clean_verdict_means_every_file_was_read(ruleset, entries):
         root = Path(folder) / "run"
         root.mkdir()
         _create(os.fsencode(root), entries, os.fsencode(Path(folder) / "outside"))
+        record_context(f"a run made of {entries!r}")
         files = _regular_files(os.fsencode(root))
         run, report = _audit(root, ruleset)
         _check_report_renders(report)
@@ -305,6 +306,7 @@ def test_a_run_calling_an_llm_is_never_clean(ruleset, entries):
         (root / "code").mkdir(parents=True)
         (root / "code" / "solve.py").write_text(LLM_CALL, encoding="utf-8")
         _create(os.fsencode(root), entries, os.fsencode(Path(folder) / "outside"))
+        record_context(f"a run made of {entries!r}")
         _run, report = _audit(root, ruleset)
     assert report.verdict.kind in (VerdictKind.FLAGGED, VerdictKind.INCOMPLETE), (
         f"a run whose code/solve.py calls an LLM got verdict {report.verdict.kind.value}; "
@@ -314,7 +316,7 @@ def test_a_run_calling_an_llm_is_never_clean(ruleset, entries):
 
 
 @isolated
-@budget(6, deep=200)  # each example loads the ruleset anew (about a second)
+@budget(6, deep=100)  # each example loads the ruleset anew (about a second)
 @given(entries=run_entries)
 def test_cli_audit_never_fails_internally(digits, entries):
     registry = digits.registry
@@ -322,6 +324,7 @@ def test_cli_audit_never_fails_internally(digits, entries):
         root = Path(folder) / "run"
         root.mkdir()
         _create(os.fsencode(root), entries, os.fsencode(Path(folder) / "outside"))
+        record_context(f"a run made of {entries!r}")
         out = Path(folder) / "report.json"
         result, _ = call(CliRunner().invoke, main, ["audit", str(root), "--no-similarity", "--no-grade", "--format", "json",
                                                     "-o", str(out), "--data-dir", str(registry.data_dir)],
