@@ -19,7 +19,7 @@ import tree_sitter
 
 from audit.model import Span
 
-__all__ = ["LANGUAGES", "ParsedFile", "get_language", "get_parser", "language_for_path", "parse"]
+__all__ = ["LANGUAGES", "ParsedFile", "get_language", "get_parser", "language_for_path", "parse", "parser_safe"]
 
 #: Grammar name -> (grammar module, file extensions). Adding a language: a grammar wheel in
 #: ``install_requires`` and one entry here.
@@ -116,6 +116,21 @@ def _char_starts(text: str) -> tuple[int, ...]:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: Code points the parsers never see (planes 3 to 16: a few CJK extensions, tags, private use).
+_HIGH_PLANES = re.compile("[\U00030000-\U0010FFFF]")
+
+
+def parser_safe(text: str, language: str) -> str:
+    """``text`` as it may be given to ``language``'s parser without crashing the process.
+
+    tree-sitter-bash 0.25's scanner reads out of bounds (and crashes the process) on code
+    points from about U+52000 up; for bash those of planes 3 to 16 become U+10000, one
+    character for one and the same length in UTF-8 and UTF-16, so every offset holds. Other
+    grammars get ``text`` itself (the same object).
+    """
+    if language != "bash" or text.isascii() or not _HIGH_PLANES.search(text):
+        return text
+    return _HIGH_PLANES.sub("\U00010000", text)
 
 
 @functools.lru_cache(maxsize=512)
@@ -126,7 +141,8 @@ def _parse_cached(digest: str, text: str, language: str) -> ParsedFile:
         # into the text stays the same.
         text = _SURROGATE.sub("\ufffd", text)
     data = text.encode("utf-8")
-    tree = get_parser(language).parse(data)
+    source = parser_safe(text, language)
+    tree = get_parser(language).parse(data if source is text else source.encode("utf-8"))
     return ParsedFile(
         text=text,
         data=data,
@@ -151,7 +167,8 @@ def parse(text: str, language: str) -> ParsedFile:
     ParsedFile
         Always returned, also for broken code (see ``has_error``). Lone surrogates in
         ``text`` (which have no UTF-8 form) are replaced by U+FFFD in ``ParsedFile.text``;
-        offsets are unchanged.
+        offsets are unchanged. The parser itself gets :func:`parser_safe` of the text; node
+        texts come from the text as given.
 
     Raises
     ------

@@ -538,7 +538,7 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
                 f"{config}: field 'metric.higher_is_better': {metric.name} is "
                 f"{'higher' if metric.higher_is_better else 'lower'}-is-better"
             )
-        unknown = sorted(set(metric_data.get("params", {})) - set(metric.param_names))
+        unknown = sorted(map(str, set(metric_data.get("params", {})) - set(metric.param_names)))
         if unknown:
             raise ConfigError(
                 f"{config}: field 'metric.params': {metric.name} takes no parameter {', '.join(map(repr, unknown))}"

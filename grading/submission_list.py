@@ -68,7 +68,15 @@ def resolve_listed_path(value: str, base: Path) -> Path:
     if path.is_absolute():
         return path
     beside = base / path
-    return beside if beside.exists() or not path.exists() else path
+    return beside if _exists(beside) or not _exists(path) else path
+
+
+def _exists(path: Path) -> bool:
+    # A name too long for the file system (or otherwise unusable) names nothing there.
+    try:
+        return path.exists()
+    except (OSError, ValueError):
+        return False
 
 
 def confine_path(path: str | os.PathLike[str], base: str | os.PathLike[str]) -> Path | None:

@@ -424,7 +424,7 @@ def scoring_options(
     """
     where = f"metric {metric.name!r}"
     merged = {**metric.defaults, **(params or {})}
-    unknown = sorted(set(merged) - set(metric.param_names))
+    unknown = sorted(map(str, set(merged) - set(metric.param_names)))
     if unknown:
         raise ConfigError(f"{where}: unknown parameter(s) {_quote_list(unknown)} (it takes: {', '.join(metric.param_names)})")
     scoring = {k: merged.pop(k) for k in SCORING_PARAMS if k in merged}

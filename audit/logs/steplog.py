@@ -28,7 +28,8 @@ __all__ = ["NAME", "detect", "read_events"]
 NAME = "steplog"
 
 _RECORD = re.compile(r"^\d{4}-\d\d-\d\d[ T][\d:,.]+[ \t]+(?:[A-Z]+[ \t]+)?[\w.-]+:[ \t]", re.MULTILINE)
-_REACT_TAG = re.compile(r"(THOUGHT|ACTION|OBSERVATION)\b[ \t]*([\w.-]*)[^:\n]*:[ \t]?")
+# Possessive runs: a tag line with no colon fails at once instead of trying every split (quadratic).
+_REACT_TAG = re.compile(r"(THOUGHT|ACTION|OBSERVATION)\b[ \t]*+([\w.-]*+)[^:\n]*+:[ \t]?")
 _REACT_DETECT = re.compile(
     r"^\d{4}-\d\d-\d\d[ T][\d:,.]+[ \t]+(?:[A-Z]+[ \t]+)?[\w.-]+:[ \t]+(?:THOUGHT|ACTION|OBSERVATION)\b", re.MULTILINE
 )

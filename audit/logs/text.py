@@ -40,9 +40,9 @@ _PYTHON_TAGS = frozenset({"python", "py", "python3", "py3", "ipython", "ipython3
 _SHELL_TAGS = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session", "sh-session", "terminal"})
 
 _BLOCKS = re.compile(
-    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<lang>[^\s`~]*)[^\n]*\n"
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}+|~{3,}+)[ \t]*(?P<lang>[^\s`~]*)[^\n]*\n"
     r"(?P<body>.*?)(?:(?<=\n)[ \t]*(?P=fence)[ \t\r]*$|\Z)"
-    r"|<(?P<tag>execute_(?:bash|shell|ipython|python))>(?P<tbody>.*?)</(?P=tag)>",
+    r"|<(?P<tag>execute_(?:bash|shell|ipython|python))>(?P<tbody>(?:[^<]|<(?!execute_))*?)</(?P=tag)>",
     re.MULTILINE | re.DOTALL,
 )
 _PROMPT = re.compile(

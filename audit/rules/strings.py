@@ -378,7 +378,7 @@ class _PythonFolder(_Folder):
                 if name == "":
                     index = next(auto, len(values))
                     return values[index] if index < len(values) else None
-                if name.isdigit():
+                if name.isascii() and name.isdigit():  # "²".isdigit() is true, int("²") fails
                     return values[int(name)] if int(name) < len(values) else None
                 return named.get(name)
 

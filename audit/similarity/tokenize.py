@@ -50,7 +50,7 @@ import numpy as np
 import tree_sitter
 
 from audit.model import Span
-from audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser
+from audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser, parser_safe
 from audit.similarity.winnow import _int_objects, hash_token
 
 __all__ = [
@@ -563,7 +563,7 @@ def tokenize_tree_utf16(text: str, language: str, path: str) -> TokenizedFile:
     TokenizedFile
         Offsets converted to characters of ``text``.
     """
-    data = text.encode("utf-16-le", errors="surrogatepass")
+    data = parser_safe(text, language).encode("utf-16-le", errors="surrogatepass")
     tree = get_parser(language).parse(data, encoding="utf16le")
     tokens = _assemble(tree.root_node, _kind_table(language))
     tokens = _Tokens(
@@ -691,7 +691,8 @@ def _token_hash_array(text: str, language: str, dtype: Any = np.int64) -> np.nda
     if language not in LANGUAGES:
         raise KeyError(f"unknown language {language!r}; known: chars, {', '.join(sorted(LANGUAGES))}")
     # UTF-16, as tokenize_text parses (the tree Dolos gets, also for broken code)
-    tree = get_parser(language).parse(text.encode("utf-16-le", errors="surrogatepass"), encoding="utf16le")
+    tree = get_parser(language).parse(parser_safe(text, language).encode("utf-16-le", errors="surrogatepass"),
+                                      encoding="utf16le")
     hashes = _stream_hashes(_walk_kinds(tree.root_node), _kind_table(language))
     return hashes if dtype == np.int64 else hashes.astype(dtype)
 
