@@ -166,15 +166,38 @@ _DATA_SUFFIXES = frozenset(
         ".joblib", ".h5", ".hdf5", ".zip", ".gz", ".tar", ".bz2", ".xz", ".7z",
     }
 )  # fmt: skip
-#: Folders never entered, with why: caches, notebook autosaves, version-control stores and
-#: installed packages (listed as notes, not gaps). Any other folder, hidden ones included, is
-#: read, so that code an agent hides in ``.x/`` is audited like any other.
+#: Folders never entered, with why: caches, version-control stores and installed packages
+#: (listed as notes, not gaps, unless they hold files named as code: :func:`_code_names_in`).
+#: Any other folder, hidden ones and notebook autosaves included, is read, so that code an
+#: agent hides in ``.x/`` is audited like any other.
 _SKIP_DIRS = {
     "__pycache__": "Python bytecode cache",
-    ".ipynb_checkpoints": "notebook autosaves (copies of the notebooks read)",
     ".git": "git store", ".hg": "Mercurial store", ".svn": "Subversion store",
     "node_modules": "installed JavaScript packages",
 }
+#: Entries of a folder not entered that are looked at (names only) for files named as code.
+_MAX_SKIPPED_ENTRIES = 100_000
+_CODE_SUFFIXES = frozenset({".py", ".pyw", ".sh", ".bash", ".ipynb"})
+
+
+def _code_names_in(folder: str) -> str | None:
+    """What in ``folder`` (not entered, names only, links not followed) is named as code, or ``None``."""
+    seen = 0
+    stack = [folder]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError as exc:
+            return f"entries that cannot be listed ({exc.strerror or exc})"
+        for entry in entries:
+            seen += 1
+            if seen > _MAX_SKIPPED_ENTRIES:
+                return f"more than {_MAX_SKIPPED_ENTRIES:,} entries (not all looked at)"
+            if entry.is_dir(follow_symlinks=False):
+                stack.append(entry.path)
+            elif os.path.splitext(entry.name)[1].lower() in _CODE_SUFFIXES:
+                return f"a file named as code: {display_name(entry.name)}"
+    return None
 #: ``O_NOFOLLOW`` makes ``open`` fail on a symlink swapped in after the walk saw a regular file;
 #: ``O_NONBLOCK`` keeps a FIFO swapped in from blocking the open (``fstat`` then refuses it).
 _OPEN_FLAGS = (os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0) | getattr(os, "O_NONBLOCK", 0)
@@ -618,9 +641,15 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
             if stat.S_ISDIR(info.st_mode):
                 walk.folders.add(rel)
                 if name in _SKIP_DIRS:
-                    # Caches, autosaves, version-control stores and installed packages: nothing
-                    # in them runs as it is. Listed (README), not read, not a gap.
-                    walk.notes.append(Skipped(path=rel, reason=f"folder not entered: {_SKIP_DIRS[name]}"))
+                    # Caches, version-control stores and installed packages: nothing in them runs
+                    # as it is, so they are listed, not read, and not a gap -- unless they hold
+                    # files named as code, which an agent could have hidden there to run.
+                    hidden = _code_names_in(path)
+                    if hidden is None:
+                        walk.notes.append(Skipped(path=rel, reason=f"folder not entered: {_SKIP_DIRS[name]}"))
+                    else:
+                        walk.skipped.append(Skipped(path=rel, reason=(
+                            f"folder not entered ({_SKIP_DIRS[name]}) but it holds {hidden}")))
                     continue
                 if not _inside(root_real, path):
                     walk.skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))

@@ -240,9 +240,19 @@ def test_terminal_safe_leaves_no_control_character(text):
 
 
 def test_hidden_folders_are_read_and_caches_are_listed(tmp_path, ruleset):
-    root = _write(tmp_path / "run", {".x/solve.py": LLM_CALL, ".git/objects/ab": "blob", "__pycache__/a.pyc": b"\x00"})
+    root = _write(tmp_path / "run", {".x/solve.py": LLM_CALL, ".git/objects/ab": "blob", "__pycache__/a.pyc": b"\x00",
+                                     ".ipynb_checkpoints/a-checkpoint.py": "print(1)\n"})
     report = _audit(root, ruleset)
     assert "llm-external-api-call" in {f.rule_id for f in report.findings}
     notes = {s.path: s.reason for s in report.skipped}
     assert notes[".git"].startswith("folder not entered") and notes["__pycache__"].startswith("folder not entered")
+    assert ".ipynb_checkpoints" not in notes  # autosaves are read
     assert not report.verdict.gaps
+
+
+def test_code_hidden_in_a_folder_not_entered_is_a_gap(tmp_path, ruleset):
+    root = _write(tmp_path / "run", {"solve.py": "print(1)\n", ".git/hooks/x/solve.py": LLM_CALL})
+    report = _audit(root, ruleset)
+    assert report.verdict.kind is VerdictKind.INCOMPLETE
+    [gap] = report.verdict.gaps
+    assert gap.path == ".git" and "a file named as code: solve.py" in gap.reason

@@ -129,15 +129,16 @@ def test_symlinks_are_refused_and_listed(tmp_path):
     }
 
 
-def test_hidden_and_cache_dirs_are_not_entered(tmp_path):
+def test_cache_dirs_are_listed_not_entered_and_hidden_ones_are_read(tmp_path):
     _write(tmp_path, "code/train.py")
     _write(tmp_path, ".git/config", "[core]\n")
     _write(tmp_path, "code/__pycache__/train.cpython-311.pyc", "binary")
     _write(tmp_path, ".ipynb_checkpoints/nb-checkpoint.ipynb", "{}")
     _write(tmp_path, ".bash_history", "ls\n")
     run = load_run(tmp_path)
-    assert [a.path for a in run.artifacts] == [".bash_history", "code/train.py"]
+    assert [a.path for a in run.artifacts] == [".bash_history", ".ipynb_checkpoints/nb-checkpoint.ipynb", "code/train.py"]
     assert run.skipped == ()
+    assert {n.path for n in run.notes} >= {".git", "code/__pycache__"}
 
 
 def test_size_cap(tmp_path, monkeypatch):
