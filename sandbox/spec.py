@@ -629,58 +629,6 @@ def _check_spec(spec: SandboxSpec) -> list[str]:
     return problems
 
 
-def _check_yaml_shape(text: str) -> str | None:
-    """Why a YAML text is too deep, too large or ambiguous to load, else ``None``.
-
-    Walks PyYAML's event stream (its parser keeps an explicit stack, so any depth is safe to
-    walk) before anything is built: collections nested deeper than :data:`MAX_SPEC_DEPTH`
-    would exhaust the recursion of PyYAML's composer; a node count over
-    :data:`MAX_SPEC_NODES` once every alias is expanded is the "billion laughs" attack, a few
-    lines that stand for billions of values; and a key written twice in one mapping, which
-    PyYAML resolves silently to the last one, would let a spec say one thing to a reader and
-    another to the loader.
-    """
-    sizes: dict[str, int] = {}
-    stack: list[list] = []  # per open collection: [anchor, expanded nodes, keys seen (mappings), children]
-    total = 0
-    for event in yaml.parse(text, Loader=yaml.SafeLoader):
-        if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
-            if stack:
-                stack[-1][3] += 1
-            stack.append([event.anchor, 1, set() if isinstance(event, yaml.MappingStartEvent) else None, 0])
-            if len(stack) > MAX_SPEC_DEPTH:
-                return f"collections nested deeper than {MAX_SPEC_DEPTH} levels"
-            continue
-        if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
-            anchor, size, _, _ = stack.pop()
-        elif isinstance(event, (yaml.ScalarEvent, yaml.AliasEvent)):
-            if stack:
-                parent = stack[-1]
-                if parent[2] is not None and parent[3] % 2 == 0 and isinstance(event, yaml.ScalarEvent):
-                    if event.value in parent[2]:
-                        return f"the key {_show(event.value)} written twice in one mapping"
-                    parent[2].add(event.value)
-                parent[3] += 1
-            if isinstance(event, yaml.ScalarEvent):
-                anchor, size = event.anchor, 1
-            else:
-                anchor, size = None, sizes.get(event.anchor, 1)
-        else:
-            continue
-        size = min(size, MAX_SPEC_NODES + 1)
-        if anchor is not None:
-            sizes[anchor] = size
-        if stack:
-            stack[-1][1] += size
-            if stack[-1][1] > MAX_SPEC_NODES:
-                return f"more than {MAX_SPEC_NODES:,} values once its aliases are expanded"
-        else:
-            total += size
-        if total > MAX_SPEC_NODES:
-            return f"more than {MAX_SPEC_NODES:,} values once its aliases are expanded"
-    return None
-
-
 def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
     """Read a spec from a YAML file (``yaml.safe_load``); relative paths are resolved against its folder.
 
@@ -706,8 +654,11 @@ def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
+    from grading.untrusted_yaml import check_yaml_shape
+
     try:
-        problem = _check_yaml_shape(text)
+        # Depth, alias expansion and repeated keys first (PyYAML's own recursion and "billion laughs").
+        problem = check_yaml_shape(text, max_depth=MAX_SPEC_DEPTH, max_nodes=MAX_SPEC_NODES)
         data = yaml.safe_load(text) if problem is None else None
     except yaml.YAMLError as exc:
         raise SpecError(f"{path}: not valid YAML: {str(exc)[:500]}") from None
