@@ -12,8 +12,9 @@ matches are character offsets into ``subject.text``.
 Semantics (DESIGN §4.3):
 
 - ``query``: one tree-sitter query per language, run with ``QueryCursor.matches``; its
-  ``#match?``-family predicates are applied here with the ``regex`` package and a time bound
-  (:class:`RegexPredicate`), not by tree-sitter with ``re``; each match's captures are its named nodes (the first node when a quantified capture holds several). On a
+  ``#match?``-family predicates whose regex may backtrack are applied here with the ``regex``
+  package and a time bound (:class:`RegexPredicate`), not by tree-sitter with ``re``; each
+  match's captures are its named nodes (the first node when a quantified capture holds several). On a
   tree too deep or too wide to query (:func:`pathological_tree`) the query's predicate literals
   and regexes are searched in the text instead (:class:`TextFallback`), and such matches carry
   the value ``text_match``; query patterns without literals cannot fall back and are listed in
@@ -628,6 +629,10 @@ class RegexMatcher:
         return matches
 
 
+#: Units longer than this (characters) are not folded: ``strings`` rules search their quoted
+#: literals as text instead (:func:`literal_runs`), which bounds the work on a large file.
+MAX_FOLDED_CHARS = 1_000_000
+
 #: Languages whose string expressions :func:`audit.rules.strings.fold_strings` can fold.
 FOLDED_LANGUAGES = frozenset({"python", "bash"})
 
@@ -649,6 +654,11 @@ class StringsMatcher:
     def find(self, subject: Subject) -> list[Match]:
         if subject.language not in FOLDED_LANGUAGES or not subject.text:
             return []
+        if len(subject.text) > MAX_FOLDED_CHARS:
+            # Folding costs tens of microseconds a string expression: on a unit this large the
+            # literals are searched as text (linear), like on a tree too deep to fold.
+            return self._find_in_literals(subject.text, f"text match: a unit of {len(subject.text):,} characters, "
+                                                        f"over the {MAX_FOLDED_CHARS:,} folded")
         _parsed, shape = tree_shape(subject)
         if shape is not None:
             return self._find_in_literals(subject.text, f"text match: {shape}")
@@ -924,27 +934,84 @@ def _unsupported_predicates(source: str) -> list[str]:
 _REGEX_PREDICATE = re.compile(rb'\(#(any-)?(not-)?match\?\s+@([\w.-]+)\s+"((?:[^"\\]|\\.)*)"\s*\)')
 
 
-def _own_regex_predicates(query: tree_sitter.Query, source: str) -> tuple[str, dict[int, tuple[RegexPredicate, ...]]]:
-    """Take the ``#match?`` family out of a query, to be evaluated with a time bound.
+def _backtracks(pattern: str) -> bool:
+    """Whether a regex may backtrack badly: a repetition inside a repetition, or a back-reference.
+
+    Regexes without either (alternations of literals, anchors, character classes, single
+    repetitions: every shipped rule's) run in about linear time in ``re``. Unparseable ones
+    count as risky.
+    """
+    try:
+        import re._parser as sre_parse  # the parser ``re`` itself uses (Python 3.11+)
+    except ImportError:  # pragma: no cover - Python 3.10 and older
+        import sre_parse  # type: ignore[no-redef]
+    try:
+        tree = sre_parse.parse(pattern)
+    except Exception:  # noqa: BLE001 - any parse failure: treat as risky, evaluate with a bound
+        return True
+    repeats = {sre_parse.MAX_REPEAT, sre_parse.MIN_REPEAT, getattr(sre_parse, "POSSESSIVE_REPEAT", None)}
+
+    def walk(items, inside_repeat: bool) -> bool:
+        for op, arg in items:
+            if op is sre_parse.GROUPREF or op is getattr(sre_parse, "GROUPREF_EXISTS", None):
+                return True
+            if op in repeats:
+                low, high, body = arg
+                possessive = op is getattr(sre_parse, "POSSESSIVE_REPEAT", object())
+                if high > 1 and inside_repeat and not possessive:
+                    return True
+                # A possessive repetition never gives back what it took: no backtracking across it.
+                if walk(body, (inside_repeat or high > 1) and not possessive):
+                    return True
+            elif op is sre_parse.SUBPATTERN:
+                if walk(arg[-1], inside_repeat):
+                    return True
+            elif op is sre_parse.BRANCH:
+                # Alternatives under a repetition can split one text many ways ((a|aa)+).
+                if inside_repeat or any(walk(branch, inside_repeat) for branch in arg[1]):
+                    return True
+            elif op in (sre_parse.ASSERT, sre_parse.ASSERT_NOT):
+                if walk(arg[1], inside_repeat):
+                    return True
+        return False
+
+    return walk(tree, False)
+
+
+def _own_regex_predicates(query: tree_sitter.Query, source: str
+                          ) -> tuple[str, dict[int, tuple[RegexPredicate, ...]], dict[int, tuple[RegexPredicate, ...]]]:
+    """Take the ``#match?`` predicates that may backtrack out of a query, to be evaluated with a time bound.
 
     tree-sitter evaluates these predicates with Python's ``re``, which has no time bound: a
-    rule's regex that backtracks would hang the audit. Each predicate is blanked out of the
-    source (same length, so every pattern keeps its byte range and index) and returned, by
-    pattern index, for :class:`QueryMatcher` to apply with the ``regex`` package.
+    rule's regex that backtracks (:func:`_backtracks`) would hang the audit. Each such
+    predicate is blanked out of the source (same length, so every pattern keeps its byte range
+    and index) and returned, by pattern index, for :class:`QueryMatcher` to apply with the
+    ``regex`` package; the others stay with tree-sitter, which filters on them in C.
+
+    Returns
+    -------
+    (str, dict, dict)
+        The source, the predicates taken out and every regex predicate, by pattern index.
     """
     data = bytearray(source.encode("utf-8"))
-    by_pattern: dict[int, tuple[RegexPredicate, ...]] = {}
+    owned: dict[int, tuple[RegexPredicate, ...]] = {}
+    every: dict[int, tuple[RegexPredicate, ...]] = {}
     for index in range(query.pattern_count):
         start, end = query.start_byte_for_pattern(index), query.end_byte_for_pattern(index)
-        found = []
+        taken, seen = [], []
         for m in _REGEX_PREDICATE.finditer(bytes(data), start, end):
             body = _unquote(m.group(4).decode("utf-8"))
-            found.append(RegexPredicate(capture=m.group(3).decode("utf-8"), regex=_regex.compile(body),
-                                        negate=m.group(2) is not None, any_node=m.group(1) is not None))
-            data[m.start():m.end()] = b" " * (m.end() - m.start())
-        if found:
-            by_pattern[index] = tuple(found)
-    return data.decode("utf-8"), by_pattern
+            predicate = RegexPredicate(capture=m.group(3).decode("utf-8"), regex=_regex.compile(body),
+                                       negate=m.group(2) is not None, any_node=m.group(1) is not None)
+            seen.append(predicate)
+            if _backtracks(body):
+                taken.append(predicate)
+                data[m.start():m.end()] = b" " * (m.end() - m.start())
+        if taken:
+            owned[index] = tuple(taken)
+        if seen:
+            every[index] = tuple(seen)
+    return data.decode("utf-8"), owned, every
 
 
 def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
@@ -981,7 +1048,7 @@ def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
             )
             continue
         try:
-            stripped, regex_predicates = _own_regex_predicates(query, source)
+            stripped, regex_predicates, all_regex_predicates = _own_regex_predicates(query, source)
             query = tree_sitter.Query(get_language(language), stripped)
         except (_regex.error, ValueError, OverflowError) as exc:
             problems.append(f"{language} query has a #match? regex that does not compile: {exc}")
@@ -992,7 +1059,7 @@ def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
         compiled[language] = query
         predicates[language] = regex_predicates
         combined[language] = _COMBINED.register(language, stripped, query.pattern_count)
-        requirements[language] = _text_requirements(query, source, regex_predicates)
+        requirements[language] = _text_requirements(query, source, all_regex_predicates)
         fallbacks[language] = _text_fallback(source)
         names.update(query.capture_name(i) for i in range(query.capture_count))
     if len(compiled) != len(spec.queries):
