@@ -247,6 +247,41 @@ def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, cod
         code_units.extend(_log_units(by_member[virtual], text))
 
 
+_LONE_CR = re.compile(r"\r(?!\n)")
+# PEP 263: a comment in the first two lines naming the source encoding.
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+_UTF8_NAMES = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf", "cp65001", "utf-8-sig", "utf_8_sig"})
+
+
+def _declared_source_encoding(data: bytes) -> str | None:
+    """The source encoding a Python file declares (PEP 263), when it is not UTF-8."""
+    for line in data.split(b"\n", 2)[:2]:
+        m = _CODING.match(line)
+        if m is not None:
+            name = m.group(1).decode("ascii", errors="replace").lower()
+            return None if name in _UTF8_NAMES else name
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            return None  # the cookie must come before any code
+    return None
+
+
+def _decode_as_declared(data: bytes, name: str) -> tuple[str | None, str]:
+    """``data`` decoded as Python would decode it under the cookie ``name``, or why it cannot be."""
+    import codecs
+
+    try:
+        info = codecs.lookup(name)
+    except (LookupError, ValueError):
+        return None, f"declares the unknown source encoding {name!r}: not read"
+    if not getattr(info, "_is_text_encoding", True):
+        return None, f"declares {name!r}, which is not a text encoding: not read"
+    try:
+        text = data.decode(info.name, errors="strict")
+    except (UnicodeDecodeError, ValueError, TypeError) as exc:
+        return None, f"not valid in its declared source encoding {name!r}: {exc}"[:300]
+    return text.replace("\x00", "\ufffd"), ""
+
+
 def _is_binary(text: str) -> bool:
     if "\x00" in text:
         return True
@@ -297,6 +332,23 @@ def expand_run(run: Run) -> RunUnits:
             continue
         if decoding is not None:
             notes.append(Skipped(path=artifact.path, reason=decoding))
+        is_python = artifact.kind is ArtifactKind.CODE and (artifact.language or "python") == "python"
+        if is_python:
+            declared = _declared_source_encoding(data)
+            if declared is not None:
+                decoded, problem = _decode_as_declared(data, declared)
+                if decoded is None:
+                    skipped.append(Skipped(path=artifact.path, reason=problem))
+                    continue
+                if decoded != text:
+                    notes.append(Skipped(path=artifact.path, reason=f"read in its declared source encoding {declared!r}, "
+                                                                    "as Python reads it"))
+                    text = decoded
+        if (is_python or artifact.kind is ArtifactKind.LOG) and "\r" in text and _LONE_CR.search(text):
+            # Python (and a terminal) break lines at a lone CR; the parsers and line-based readers
+            # would keep it inside a comment or one long line. One character for one: offsets hold.
+            text = _LONE_CR.sub("\n", text)
+            notes.append(Skipped(path=artifact.path, reason="lone carriage returns read as line ends"))
         if artifact.kind is ArtifactKind.CODE:
             language = artifact.language or "python"
             code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))

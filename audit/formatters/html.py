@@ -43,6 +43,7 @@ from audit.formatters.common import (
     review_line,
     span_location,
 )
+from audit.formatters.terminal import HIDDEN_FORMAT_CHARS
 from audit.report import AuditReport
 
 __all__ = ["render_html", "write_html", "CONTENT_SECURITY_POLICY"]
@@ -56,7 +57,8 @@ MAX_PAIRS = 10
 #: Evidence locations shown open per finding; the rest sit in a collapsed <details>.
 MAX_OPEN_EVIDENCE = 2
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Controls and the format characters that reorder or hide text (a right-to-left override).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + HIDDEN_FORMAT_CHARS + "]")
 _SAFE_URL = re.compile(r"^https://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$")
 
 _CSS = """

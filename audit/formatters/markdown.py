@@ -37,6 +37,7 @@ from audit.formatters.common import (
     review_line,
     span_location,
 )
+from audit.formatters.terminal import HIDDEN_FORMAT_CHARS
 from audit.report import AuditReport
 
 __all__ = ["render_markdown", "write_markdown"]
@@ -57,7 +58,8 @@ _AUTOLINK = re.compile(r"(?i)\b(https?|ftp)(:)|\b(www)(\.)")
 _SAFE_URL = re.compile(r"^https://[A-Za-z0-9._~:/?#@!$&'()*+,;=%-]+$")
 _BACKTICKS = re.compile(r"`+")
 # C0 controls other than tab and newline, DEL and C1: never useful in a review, sometimes hostile.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Controls and the format characters that reorder or hide text (a right-to-left override).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + HIDDEN_FORMAT_CHARS + "]")
 
 
 def _text(value: Any, *, line_start: bool = False) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["terminal_safe"]
+__all__ = ["terminal_safe", "HIDDEN_FORMAT_CHARS"]
 
-# C0 controls, DEL, C1 controls, and the Unicode format / separator characters that reorder or
-# break lines (bidi embeddings, overrides and isolates, zero-width joiners, U+2028/U+2029).
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]")
-_CONTROL_KEEP_LINES = re.compile(
-    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]"
-)
+#: Unicode format and separator characters that reorder, hide or break text (bidi embeddings,
+#: overrides and isolates, zero-width joiners, U+2028/U+2029), as a regex character-class body.
+HIDDEN_FORMAT_CHARS = "\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb"
+# C0 controls, DEL, C1 controls and those format characters.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f" + HIDDEN_FORMAT_CHARS + "]")
+_CONTROL_KEEP_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + HIDDEN_FORMAT_CHARS + "]")
 
 
 def _escape(match: re.Match[str]) -> str:

@@ -256,3 +256,27 @@ def test_code_hidden_in_a_folder_not_entered_is_a_gap(tmp_path, ruleset):
     assert report.verdict.kind is VerdictKind.INCOMPLETE
     [gap] = report.verdict.gaps
     assert gap.path == ".git" and "a file named as code: solve.py" in gap.reason
+
+
+@pytest.mark.parametrize("source", [
+    b'# -*- coding: unicode_escape -*-\n# x \\nimport openai\\nopenai.OpenAI().chat.completions.create(model="m")\n',
+    b'# -*- coding: utf-7 -*-\n# x +AAo-import openai+AAo-openai.OpenAI().chat.completions.create(model=+ACI-m+ACI-)\n',
+    b'# refine\rimport openai\ropenai.OpenAI().chat.completions.create(model="m")\nx = 1\n',
+], ids=["unicode_escape cookie", "utf-7 cookie", "lone CR"])
+def test_python_is_read_as_python_reads_it(tmp_path, ruleset, source):
+    # A coding cookie or a lone CR changes what CPython runs; the audit must see the same code.
+    report = _audit(_write(tmp_path / "run", {"refine.py": source}), ruleset)
+    assert "llm-external-api-call" in {f.rule_id for f in report.findings}
+
+
+def test_an_unknown_source_encoding_is_a_gap(tmp_path, ruleset):
+    report = _audit(_write(tmp_path / "run", {"a.py": b"# coding: no-such-codec\nprint(1)\n",
+                                              "b.py": b"print(2)\n"}), ruleset)
+    assert [(g.kind, g.path) for g in report.verdict.gaps] == [(GapKind.FILE_UNREAD, "a.py")]
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "html"])
+def test_reports_show_bidi_and_c1_characters_escaped(tmp_path, fmt):
+    root = _write(tmp_path / "run", {"solve.py": "import openai  # \u202e\x9b31m\n" + LLM_CALL.split("\n", 1)[1]})
+    result = CliRunner().invoke(main, ["audit", str(root), "--no-grade", "--format", fmt])
+    assert "\u202e" not in result.stdout and "\x9b" not in result.stdout
