@@ -16,7 +16,6 @@ from __future__ import annotations
 import enum
 import errno
 import hashlib
-import json
 import logging
 import os
 import stat
@@ -548,19 +547,13 @@ def _list_folder(root: Path, parts: tuple[str, ...]) -> list[tuple[str, os.stat_
     OSError
         If the folder cannot be opened or listed.
     """
-    entries: list[tuple[str, os.stat_result | OSError]] = []
     if not _DIR_FD:
         folder = os.path.join(root, *parts)
         refused = _refused_component(root, parts) if parts else None
         if refused is not None:
             raise OSError(errno.ELOOP, refused)
         with os.scandir(folder) as handle:
-            for entry in handle:
-                try:
-                    entries.append((entry.name, entry.stat(follow_symlinks=False)))
-                except OSError as exc:
-                    entries.append((entry.name, exc))
-        return entries
+            return _entries(handle)
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
         for part in parts:
@@ -568,13 +561,19 @@ def _list_folder(root: Path, parts: tuple[str, ...]) -> list[tuple[str, os.stat_
             os.close(fd)
             fd = child
         with os.scandir(fd) as handle:
-            for entry in handle:
-                try:
-                    entries.append((entry.name, entry.stat(follow_symlinks=False)))
-                except OSError as exc:
-                    entries.append((entry.name, exc))
+            return _entries(handle)
     finally:
         os.close(fd)
+
+
+def _entries(handle) -> list[tuple[str, os.stat_result | OSError]]:
+    """``(name, lstat result or the error)`` of each entry of an open ``os.scandir``."""
+    entries: list[tuple[str, os.stat_result | OSError]] = []
+    for entry in handle:
+        try:
+            entries.append((entry.name, entry.stat(follow_symlinks=False)))
+        except OSError as exc:
+            entries.append((entry.name, exc))
     return entries
 
 
