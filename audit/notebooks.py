@@ -277,31 +277,36 @@ def _notebook_cells(text: str) -> tuple[object, list, dict]:
             notebook = nbformat.convert(nbformat.versions[version].to_notebook_json(data), 4)
         return version, list(notebook.get("cells") or []), dict(notebook.get("metadata") or {})
     metadata = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
-    if isinstance(data.get("cells"), list):
-        return version, data["cells"], metadata
     worksheets = data.get("worksheets")
-    if isinstance(worksheets, list):
-        cells: list = []
-        for sheet in worksheets:
-            sheet_cells = sheet.get("cells") if isinstance(sheet, dict) else None
-            for cell in sheet_cells if isinstance(sheet_cells, list) else ():
-                if isinstance(cell, dict) and cell.get("cell_type") == "code" and "source" not in cell:
-                    cell = {**cell, "source": cell.get("input", "")}
-                cells.append(cell)
-        return version, cells, metadata
-    raise ValueError("no 'cells' or 'worksheets' list")
+    if not isinstance(data.get("cells"), list) and not isinstance(worksheets, list):
+        raise ValueError("no 'cells' or 'worksheets' list")
+    # Both lists are read when both are there: a reader (nbformat 3) may run the one we skip.
+    cells: list = list(data["cells"]) if isinstance(data.get("cells"), list) else []
+    for sheet in worksheets if isinstance(worksheets, list) else ():
+        sheet_cells = sheet.get("cells") if isinstance(sheet, dict) else None
+        cells.extend(sheet_cells if isinstance(sheet_cells, list) else ())
+    # A code cell's v3 ``input`` is its source, whatever the declared version.
+    cells = [{**c, "source": c.get("input", "")} if isinstance(c, dict) and "source" not in c and "input" in c else c
+             for c in cells]
+    return version, cells, metadata
 
 
-def _cell_source(source: object) -> str:
-    """A cell's source as one string: a list of lines is joined, anything else made text."""
+def _cell_source(source: object, index: int) -> str:
+    """A cell's source as one string (a list of lines is joined).
+
+    Raises
+    ------
+    ValueError
+        The source is neither text nor a list of texts (a number is taken as its text): such a
+        cell cannot be read as the code it may stand for, so the notebook is not read (a gap).
+    """
     if isinstance(source, str):
         return source
-    if isinstance(source, list):  # the usual form on disk: one string per line
-        try:
-            return "".join(source)
-        except TypeError:  # not all strings
-            return "".join(s if isinstance(s, str) else str(s) for s in source)
-    return "" if source is None else str(source)
+    if isinstance(source, list) and all(isinstance(s, str) for s in source):  # one string per line
+        return "".join(source)
+    if source is None or (isinstance(source, (int, float)) and not isinstance(source, bool)):
+        return "" if source is None else str(source)
+    raise ValueError(f"code cell {index} has a source that is not text ({type(source).__name__})")
 
 
 def read_notebook(text: str, path: str) -> NotebookCode:
@@ -347,9 +352,13 @@ def read_notebook(text: str, path: str) -> NotebookCode:
     line = 1
     offset = 0
     for index, cell in enumerate(cells):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+        cell_type = cell.get("cell_type") if isinstance(cell, dict) else None
+        if not isinstance(cell_type, str) or cell_type.strip().lower() != "code":
             continue
-        source = _cell_source(cell.get("source", "")).rstrip("\n")
+        try:
+            source = _cell_source(cell.get("source", ""), index).rstrip("\n")
+        except ValueError as exc:
+            raise NotebookError(f"{path}: not a readable notebook ({exc})") from None
         n_lines = source.count("\n") + 1
         clean = source
         if language == "python":

@@ -229,18 +229,32 @@ def test_huge_sources_outputs_and_odd_values_are_read_without_failing():
     cells = [
         _code_cell(big),
         _code_cell(lines, outputs=outputs),
-        _code_cell(["a = ", 1, None, ["nested", ["list"]], {"k": "v"}, "\n!ls"]),  # not all strings
+        _code_cell("a = 1\n!ls"),
         _code_cell(None),
         "not a cell",
-        _code_cell({"source": "a dict"}),
+        _code_cell(7),
     ]
     nb = read_notebook(_notebook(cells, metadata={"kernelspec": ["odd"], "language_info": 7}), "huge.ipynb")
     assert nb.language == "python"
     assert [c.cell_index for c in nb.cells] == [0, 1, 2, 3, 5]
     assert nb.cells[0].end_line == 1_700_000 and nb.cells[1].end_line - nb.cells[1].start_line == 999_999
-    assert "a = 1None['nested', ['list']]{'k': 'v'}" in nb.raw_text
     assert [c.text for c in nb.shell_commands] == ["ls"]
     assert nb.text.count("\n") == nb.raw_text.count("\n")
+
+
+@pytest.mark.parametrize("source", [["a = ", 1, None], ["import ", ["openai"]], {"k": "import openai"}, True])
+def test_a_code_cell_whose_source_is_not_text_makes_the_notebook_unread(source):
+    # Made into text, such a source would hide the code it stands for from every rule.
+    with pytest.raises(NotebookError, match="code cell 0 has a source that is not text"):
+        read_notebook(_notebook([_code_cell(source)]), "odd.ipynb")
+
+
+def test_v3_worksheets_and_inputs_are_read_beside_cells():
+    text = json.dumps({"nbformat": 3, "cells": [], "metadata": {}, "worksheets": [
+        {"cells": [{"cell_type": "code", "language": "python", "input": "import openai\n"}]}]})
+    assert read_notebook(text, "v3.ipynb").raw_text.startswith("import openai")
+    text = json.dumps({"nbformat": 4, "metadata": {}, "cells": [{"cell_type": "CODE", "input": "x = 1"}]})
+    assert read_notebook(text, "v4.ipynb").raw_text.startswith("x = 1")
 
 
 def test_lone_surrogates_become_replacement_characters():
