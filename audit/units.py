@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from audit.model import Span
 
-__all__ = ["CellRange", "CodeUnit", "LogEventKind", "LogEvent", "encodable"]
+__all__ = ["Actor", "CellRange", "CodeUnit", "LogEventKind", "LogEvent", "encodable"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -49,6 +49,44 @@ def encodable(text: str) -> str:
     if text.isascii() or not _SURROGATE.search(text):
         return text
     return _SURROGATE.sub("\ufffd", text)
+
+
+class Actor(enum.Enum):
+    """Who produced a code unit or a log event (DESIGN decision 12).
+
+    - ``agent``: code the agent wrote or ran through its tools, and what that code printed;
+    - ``scaffold``: the agent framework's own process: its prompts, LLM calls, config and
+      progress lines;
+    - ``operator``: the person's harness around the run: setup cells, installs, launch
+      commands, grading after the run;
+    - ``unknown``: nothing tells. Rules judge ``unknown`` like ``agent`` unless they say
+      otherwise, so that a unit nobody can place is never exempt.
+
+    Rules declare the actors they judge (``actors:`` in the rule YAML); the heuristics that set
+    the actor per run format live in :mod:`audit.attribution` and in each log adapter.
+    """
+
+    AGENT = "agent"
+    SCAFFOLD = "scaffold"
+    OPERATOR = "operator"
+    UNKNOWN = "unknown"
+
+    @classmethod
+    def parse(cls, value: "str | Actor") -> "Actor":
+        """The member spelled ``value`` (case-insensitive).
+
+        Raises
+        ------
+        ValueError
+            If ``value`` names no actor; the message lists the allowed names.
+        """
+        if isinstance(value, cls):
+            return value
+        try:
+            return cls(str(value).strip().lower())
+        except ValueError:
+            allowed = ", ".join(m.value for m in cls)
+            raise ValueError(f"unknown actor {value!r}; expected one of: {allowed}") from None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -80,6 +118,9 @@ class CodeUnit:
         For notebooks: which lines of ``text`` come from which cell.
     source : str
         What the unit came from: ``"file"``, ``"notebook"``, ``"log"``.
+    actor : Actor
+        Who wrote the code (:class:`Actor`); ``UNKNOWN`` until a reader or
+        :mod:`audit.attribution` says.
     """
 
     path: str
@@ -88,6 +129,7 @@ class CodeUnit:
     origin: Span | None = None
     cells: tuple[CellRange, ...] = ()
     source: str = "file"
+    actor: Actor = Actor.UNKNOWN
 
     def __post_init__(self) -> None:
         for name in ("path", "text"):
@@ -155,7 +197,7 @@ class LogEvent:
     record's line). ``language`` is ``"bash"`` for commands and ``"python"`` for code, else ``None``.
     ``location`` names the event's place in a structured log, JSON-path style
     (``samples[0].messages[5].tool_calls[0]``, ``[12].args.command``); empty for plain text,
-    where the span's line says it.
+    where the span's line says it. ``actor`` says who produced the event (:class:`Actor`).
     """
 
     index: int
@@ -165,6 +207,7 @@ class LogEvent:
     language: str | None = None
     role: str = ""
     location: str = ""
+    actor: Actor = Actor.UNKNOWN
 
     def __post_init__(self) -> None:
         for name in ("text", "role", "location"):
