@@ -268,6 +268,9 @@ class Finding:
     metadata: Mapping[str, Any] = field(default_factory=dict)
     #: A reviewer's decision from a baseline file (:mod:`audit.review`), ``None`` when undecided.
     review: Mapping[str, Any] | None = None
+    #: Who produced the evidence: ``agent``, ``scaffold``, ``operator`` or ``unknown``
+    #: (:class:`audit.units.Actor`; DESIGN decision 12).
+    actor: str = "unknown"
 
     @property
     def dismissed(self) -> bool:
@@ -296,6 +299,7 @@ class Finding:
             "evidence": [e.to_dict() for e in self.evidence],
             "fingerprint": self.fingerprint,
             "metadata": dict(self.metadata),
+            "actor": self.actor,
             **({"review": dict(self.review)} if self.review is not None else {}),
         }
 

@@ -18,15 +18,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from audit import __version__
+from audit.attribution import attribute_units
 from audit.checks import RunContext
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
-from audit.report import AuditReport, Gap, GapKind, RunSummary, decide_verdict
+from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
 from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.parsing import LANGUAGES
 from audit.rules.matchers import Subject, tree_shape
 from audit.rules.policy import RulePolicy
+from audit.rules.spec import DEFAULT_ACTORS
 from audit.run import ArtifactKind, Run, RunLayout
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from audit.units import CodeUnit
@@ -87,7 +89,8 @@ def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
     seen: set[str] = set()
     picked = []
     for unit in units:
-        if unit.language != "python":
+        # The operator's harness and the scaffold's own code are not the agent's solution.
+        if unit.language != "python" or unit.actor not in DEFAULT_ACTORS:
             continue
         digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
         if digest in seen or not unit.text.strip():
@@ -235,6 +238,8 @@ def audit_run(
     """
     options = options or AuditOptions()
     expanded = expand_run(run)
+    code_units, log_events = attribute_units(expanded.code_units, expanded.log_events, run.layout)
+    expanded = replace(expanded, code_units=code_units, log_events=log_events)
     run_skipped = list(run.skipped) + list(expanded.skipped)
 
     parse_errors = []
@@ -304,6 +309,7 @@ def audit_run(
         code_units=len(expanded.code_units),
         log_events=len(expanded.log_events),
         parse_errors=tuple(sorted(set(parse_errors))),
+        files=_file_readings(run, expanded, skipped),
     )
     meta: dict[str, Any] = {
         "tool": "mleaudit",
@@ -344,6 +350,52 @@ def audit_run(
 #: model dumps and archives are not code or logs, and no rule reads them; the submission is
 #: read by the grader and the run-level checks.
 DATA_FILE_NOT_READ = "data file, not read: tables and binary dumps are neither code nor logs (no rule reads them)"
+
+
+#: Reader names of files that no log adapter reads.
+_READERS = {ArtifactKind.NOTEBOOK: "notebook", ArtifactKind.SUBMISSION: "grader"}
+
+
+def _file_readings(run: Run, expanded, skipped: list[Skipped]) -> tuple[FileReading, ...]:
+    """What was read of each file of the run (the report's ``run.files``), in path order.
+
+    A file's ``unread`` parts are the skipped entries naming it (or a member of it); its
+    notes the notes naming it. Units and events count under the file they point into.
+    """
+    formats = dict(expanded.log_formats)
+    units: dict[str, Counter] = {}
+    events: dict[str, Counter] = {}
+    for unit in expanded.code_units:
+        units.setdefault(unit.path.split("!/", 1)[0], Counter())[unit.actor.value] += 1
+    for event in expanded.log_events:
+        events.setdefault(event.span.path.split("!/", 1)[0], Counter())[event.actor.value] += 1
+    unread: dict[str, list[str]] = {}
+    for item in skipped:
+        if item.reason != DATA_FILE_NOT_READ:
+            unread.setdefault(item.path.split("!/", 1)[0], []).append(item.reason)
+    noted: dict[str, list[str]] = {}
+    for item in list(run.notes) + list(expanded.notes):
+        noted.setdefault(item.path, []).append(item.reason)
+    readings = []
+    for artifact in run.artifacts:
+        path = artifact.path
+        of_units, of_events = units.get(path, Counter()), events.get(path, Counter())
+        if path in formats:
+            reader = formats[path]
+        elif artifact.kind is ArtifactKind.CODE and (of_units or path not in unread):
+            reader = artifact.language or "python"
+        elif artifact.kind in _READERS and (of_units or of_events or path not in unread):
+            reader = _READERS[artifact.kind]
+        elif artifact.kind is ArtifactKind.LOG and path not in unread:
+            reader = "text"  # read, but empty: no events came out
+        else:
+            reader = "none"
+        readings.append(FileReading(
+            path=path, kind=artifact.kind.value, reader=reader, events=sum(of_events.values()),
+            code_units=sum(of_units.values()), actors=dict(of_units + of_events),
+            unread=tuple(dict.fromkeys(unread.get(path, ()))), notes=tuple(dict.fromkeys(noted.get(path, ()))),
+        ))
+    return tuple(readings)
 
 
 def _unread_data_files(run: Run) -> list[Skipped]:

@@ -14,12 +14,12 @@ from typing import Any, Mapping, Sequence
 
 from audit.model import Confidence, Finding, Severity, Skipped
 
-__all__ = ["SCHEMA_VERSION", "EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERNAL_ERROR",
+__all__ = ["FileReading", "SCHEMA_VERSION", "EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERNAL_ERROR",
            "exit_code", "Gap", "GapKind", "Verdict", "VerdictKind", "RunSummary", "AuditReport", "decide_verdict"]
 
 #: Bumped when a key of ``AuditReport.to_dict()`` changes meaning or disappears (2.0: the
 #: ``incomplete`` verdict and ``verdict.gaps``; ``clean`` now requires a gap-free audit).
-SCHEMA_VERSION = "2.0"
+SCHEMA_VERSION = "2.1"
 
 
 #: Exit codes of ``mleaudit audit`` (and ``mleaudit run --audit``), documented in the README.
@@ -175,6 +175,53 @@ _GAP_SUMMARY = {
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class FileReading:
+    """How one file of a run was read, so that a reviewer sees what the audit looked at.
+
+    Attributes
+    ----------
+    path : str
+        POSIX path relative to the run root (``<archive>!/<member>`` for archive members).
+    kind : str
+        The artifact kind (``code``, ``notebook``, ``log``, ``submission``, ``data``, ``other``).
+    reader : str
+        What read it: a log adapter's name (``aide``, ``mlagentbench-main``, ``text`` ...),
+        ``python``/``bash`` for source files, ``notebook``, ``grader`` for the submission, or
+        ``none`` when nothing read it (see ``unread``).
+    events, code_units : int
+        Log events and code units that came out of it.
+    actors : Mapping[str, int]
+        Units and events per actor (``agent``, ``scaffold``, ``operator``, ``unknown``).
+    unread : tuple of str
+        Parts that were not read, one reason each (they are gaps of the verdict unless the
+        file is a data file).
+    notes : tuple of str
+        Caveats of the reading that are no sign of anything missing (the decoding used).
+    """
+
+    path: str
+    kind: str
+    reader: str
+    events: int = 0
+    code_units: int = 0
+    actors: Mapping[str, int] = field(default_factory=dict)
+    unread: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "reader": self.reader,
+            "events": self.events,
+            "code_units": self.code_units,
+            "actors": dict(sorted(self.actors.items())),
+            "unread": list(self.unread),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class RunSummary:
     """What was audited: the run's identity and how many artifacts of each kind it had."""
 
@@ -186,9 +233,12 @@ class RunSummary:
     code_units: int
     log_events: int
     parse_errors: tuple[str, ...] = ()
+    #: What was read of each file of the run, in path order (:class:`FileReading`).
+    files: tuple["FileReading", ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
+            "files": [f.to_dict() for f in self.files],
             "run_id": self.run_id,
             "root": self.root,
             "competition_id": self.competition_id,

@@ -463,6 +463,7 @@ def _finding(index: int, finding: Mapping[str, Any], rules: Mapping[str, Any], p
         f'<article class="finding {sev_class}{decided}" id="{prefix}-f{index}">',
         f'<header><span class="badge {sev_class}">{_e(severity.upper())}</span>'
         f'<span class="badge sev-info">confidence {_e(finding.get("confidence", ""))}</span>'
+        f'<span class="badge sev-info">actor {_e(finding.get("actor", "unknown"))}</span>'
         f'<code class="rule">{_e(finding["rule_id"])}</code><span>{_e(finding.get("title", ""))}</span>'
         f'{f"<span class=decision>{_e(decision)}</span>" if decision else ""}</header>',
         f'<p class="message">{_e(finding.get("message", ""))}</p>',

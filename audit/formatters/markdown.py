@@ -17,7 +17,7 @@ Sample::
 
     ## Findings (1)
 
-    ### 1. MEDIUM · confidence medium · `plag-kernel-containment` — Agent code copied from a public kernel
+    ### 1. MEDIUM · confidence medium · actor agent · `plag-kernel-containment` — Agent code copied from a public kernel
     ...
 """
 
@@ -126,6 +126,7 @@ def _finding_section(index: int, finding: Mapping[str, Any], rules: Mapping[str,
     dismissed = " · *dismissed*" if review and review.get("decision") == "dismissed" else ""
     out = [
         f"### {index}. {finding['severity'].upper()} · confidence {finding['confidence']} · "
+        f"actor {_text(str(finding.get('actor', 'unknown')))} · "
         f"{_code(finding['rule_id'])} — {_text(finding.get('title', ''))}{dismissed}",
         "",
         _text(finding.get("message", ""), line_start=True),

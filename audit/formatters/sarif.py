@@ -207,6 +207,7 @@ def _result(finding: Mapping[str, Any], rule_index: int, artifacts: dict[str, in
             "severity": finding.get("severity"),
             "confidence": finding.get("confidence"),
             "category": finding.get("category"),
+            "actor": finding.get("actor", "unknown"),
         },
     }
     if related:

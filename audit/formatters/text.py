@@ -109,7 +109,7 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
 
     heading = f"Findings ({len(report.findings)})"
     if report.findings:
-        heading += "   severity · confidence · rule · location"
+        heading += "   severity · confidence · rule · actor · location"
     console.print(heading, markup=False)
     for finding in report.findings:
         ev = finding.evidence[0] if finding.evidence else None
@@ -120,7 +120,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             if ev.label:
                 where += f" ({ev.label})"
         console.print(
-            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {_safe(finding.rule_id)}  {_safe(where)}", markup=False
+            f" {finding.severity.label.upper():8} {finding.confidence.label:6} {_safe(finding.rule_id)}  "
+            f"[{_safe(finding.actor)}]  {_safe(where)}", markup=False
         )
         console.print(f"          {_safe(finding.message)}", markup=False)
         if ev is not None and ev.excerpt:

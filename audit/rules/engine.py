@@ -30,7 +30,7 @@ from __future__ import annotations
 import bisect
 import logging
 import string
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from audit.checks import RunContext
@@ -41,7 +41,7 @@ from audit.rules.match import Match
 from audit.rules.matchers import Subject
 from audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, find_urls
 from audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
-from audit.units import CodeUnit, LogEvent
+from audit.units import Actor, CodeUnit, LogEvent
 
 __all__ = [
     "RuleEvaluation",
@@ -203,7 +203,7 @@ def _allowed_by(rule: CompiledRule, match: Match, text: str, policy: RulePolicy 
 
 
 def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: str,
-                  policy: RulePolicy | None = None) -> tuple[tuple, Finding, str | None]:
+                  policy: RulePolicy | None = None, actor: str = Actor.UNKNOWN.value) -> tuple[tuple, Finding, str | None]:
     spec = rule.spec
     focus = match.captures.get(spec.focus) if spec.focus else None
     start, end = (focus.start, focus.end) if focus is not None else (match.start, match.end)
@@ -232,13 +232,14 @@ def _text_finding(rule: CompiledRule, match: Match, locator: _Locator, run_id: s
         evidence[0] = Evidence(span=evidence[0].span, excerpt=evidence[0].excerpt,
                                label=f"{evidence[0].label} [{text_match}]")
     finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint,
-                       allowed_by=allowed, text_match=text_match)
+                       allowed_by=allowed, text_match=text_match, actor=actor)
     key = (spec.id, host.path, host.start_byte, host.end_byte, host.start_line, host.end_line)
     return key, finding, allowed
 
 
 def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], run_id: str, fingerprint: str,
-             *, allowed_by: str | None = None, text_match: str | None = None) -> Finding:
+             *, allowed_by: str | None = None, text_match: str | None = None,
+             actor: str = Actor.UNKNOWN.value) -> Finding:
     spec = rule.spec
     metadata: dict[str, Any] = {"references": list(spec.metadata.references)}
     if text_match:
@@ -259,6 +260,7 @@ def _finding(rule: CompiledRule, message: str, evidence: tuple[Evidence, ...], r
         run_id=run_id,
         fingerprint=fingerprint,
         metadata=metadata,
+        actor=actor,
     )
 
 
@@ -303,8 +305,9 @@ _Produced = tuple[tuple, Finding, "str | None"]
 
 
 def _text_findings(rule: CompiledRule, subject: Subject, locator: _Locator, run_id: str,
-                   policy: RulePolicy | None, where: str, errors: list[EvaluationError]) -> list[_Produced]:
-    produced = [_text_finding(rule, match, locator, run_id, policy) for match in rule.matcher.find(subject)]
+                   policy: RulePolicy | None, where: str, errors: list[EvaluationError],
+                   actor: str = Actor.UNKNOWN.value) -> list[_Produced]:
+    produced = [_text_finding(rule, match, locator, run_id, policy, actor) for match in rule.matcher.find(subject)]
     for why in dict.fromkeys(subject.unevaluated):
         errors.append(EvaluationError(rule_id=rule.id, where=where, path=subject.path, error="NotEvaluated",
                                       message=why))
@@ -317,26 +320,30 @@ def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
             continue
-        if not spec.paths.accepts(unit.path):
+        if unit.actor not in spec.actors or not spec.paths.accepts(unit.path):
             continue
         subject = Subject(text=unit.text, language=unit.language, path=unit.path, policy=policy)
         locator = _unit_locator(unit)
         where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
+        actor = unit.actor.value
         yield from _guarded(rule, where, unit.path,
-                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors), errors)
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor),
+                            errors)
 
 
 def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
     for event in events:
-        if event.kind not in spec.events or not spec.paths.accepts(event.span.path):
+        if event.kind not in spec.events or event.actor not in spec.actors or not spec.paths.accepts(event.span.path):
             continue
         subject = Subject(text=event.text, language=event.language, path=event.span.path, policy=policy)
         locator = _event_locator(event)
         where = f"{event.span.path} event {event.index}"
+        actor = event.actor.value
         yield from _guarded(rule, where, event.span.path,
-                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors), errors)
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor),
+                            errors)
 
 
 def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str,
@@ -351,19 +358,57 @@ def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id:
                             lambda: _text_findings(rule, subject, locator, run_id, policy, path, errors), errors)
 
 
+@dataclass(frozen=True, slots=True)
+class _ActorView:
+    """A run context narrowed to the units and events of some actors, and who wrote each path."""
+
+    ctx: RunContext
+    actors_by_path: Mapping[str, frozenset[str]]
+
+
+def _actor_view(ctx: RunContext, actors: frozenset[Actor]) -> _ActorView:
+    """``ctx`` with only the code units and log events of ``actors``, built once per actor set.
+
+    Each view has its own ``memo`` (an analysis memoized on one actor set is not valid for
+    another) and shares ``skipped``, so what a check could not read still reaches the report.
+    """
+    key = ("actor-view", actors)
+    view = ctx.memo.get(key)
+    if view is None:
+        units = tuple(u for u in ctx.code_units if u.actor in actors)
+        events = tuple(e for e in ctx.log_events if e.actor in actors)
+        by_path: dict[str, set[str]] = {}
+        for unit in units:
+            by_path.setdefault(unit.path, set()).add(unit.actor.value)
+        for event in events:
+            by_path.setdefault(event.span.path, set()).add(event.actor.value)
+        narrowed = replace(ctx, code_units=units, log_events=events, skipped=ctx.skipped, memo={})
+        view = _ActorView(ctx=narrowed, actors_by_path={p: frozenset(a) for p, a in by_path.items()})
+        ctx.memo[key] = view
+    return view
+
+
 def _run_findings(rule: CompiledRule, ctx: RunContext, run_id: str,
                   errors: list[EvaluationError]) -> Iterable[_Produced]:
-    return _guarded(rule, "run", ".", lambda: [_run_finding(rule, m, run_id) for m in rule.matcher.find(ctx)], errors)
+    view = _actor_view(ctx, rule.spec.actors)
+    return _guarded(rule, "run", ".",
+                    lambda: [_run_finding(rule, m, run_id, view) for m in rule.matcher.find(view.ctx)], errors)
 
 
-def _run_finding(rule: CompiledRule, match: Match, run_id: str) -> _Produced:
+def _run_finding(rule: CompiledRule, match: Match, run_id: str, view: _ActorView | None = None) -> _Produced:
     spec = rule.spec
     evidence = match.evidence or (Evidence(span=Span.from_lines(".", 1, 1), excerpt="", label="run"),)
     first = evidence[0].span
     values: dict[str, Any] = {"file": first.path, "line": first.start_line}
     values.update(match.values)
     fingerprint = finding_fingerprint(spec.id, first.path, evidence[0].excerpt)
-    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint)
+    actor = str(match.values.get("actor") or "")
+    if not actor:
+        # A check names no actor: the evidence file's, when all of its judged units agree.
+        writers = view.actors_by_path.get(first.path, frozenset()) if view is not None else frozenset()
+        actor = next(iter(writers)) if len(writers) == 1 else Actor.UNKNOWN.value
+    finding = _finding(rule, render_message(spec.message, values), tuple(evidence), run_id, fingerprint,
+                       actor=actor)
     return (spec.id, first.path, first.start_byte, first.end_byte, first.start_line, first.end_line), finding, None
 
 
@@ -390,12 +435,17 @@ def _pair_evidence(pair: Any, texts: Mapping[str, str]) -> tuple[Evidence, ...]:
 
 
 def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mapping[str, str],
-                         run_id: str) -> Iterable[_Produced]:
+                         run_id: str, code_units: Sequence[CodeUnit] = ()) -> Iterable[_Produced]:
     spec = rule.spec
+    writers: dict[str, set[str]] = {}
+    for unit in code_units:
+        writers.setdefault(unit.path, set()).add(unit.actor.value)
     for pair in pairs:
         agent_path = str(getattr(pair, "agent_path", ""))
         if not spec.paths.accepts(agent_path) or spec.when is None or not spec.when.test(pair):
             continue
+        of_path = writers.get(agent_path, set())
+        actor = next(iter(of_path)) if len(of_path) == 1 else Actor.UNKNOWN.value
         try:
             evidence = _pair_evidence(pair, texts)
         except Exception:  # noqa: BLE001 - the finding stands; only its excerpts are lost
@@ -404,7 +454,8 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
         reference = str(getattr(pair, "reference_id", None) or getattr(pair, "reference_path", ""))
         # Fragments move when code is edited; the pair's identity does not.
         fingerprint = finding_fingerprint(spec.id, agent_path, reference)
-        finding = _finding(rule, render_message(spec.message, _pair_values(pair)), evidence, run_id, fingerprint)
+        finding = _finding(rule, render_message(spec.message, _pair_values(pair)), evidence, run_id, fingerprint,
+                           actor=actor)
         yield (spec.id, agent_path, reference), finding, None
 
 
@@ -425,7 +476,7 @@ def _evaluate(rule: CompiledRule, *, code_units: Sequence[CodeUnit], log_events:
         elif target is Target.SIMILARITY:
             texts = {path: text for path, text in files}
             texts.update({u.path: u.text for u in code_units if u.origin is None and not u.cells})
-            found = _similarity_findings(rule, pairs, texts, run_id)
+            found = _similarity_findings(rule, pairs, texts, run_id, code_units)
         else:
             continue
         produced.extend((target, item) for item in found)

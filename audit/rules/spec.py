@@ -22,7 +22,7 @@ from typing import Any, Mapping, Union
 
 from audit.errors import RuleError
 from audit.model import Confidence, Severity
-from audit.units import LogEventKind
+from audit.units import Actor, LogEventKind
 
 __all__ = [
     "Target",
@@ -46,6 +46,7 @@ __all__ = [
     "NUMERIC_PAIR_FIELDS",
     "REGEX_FLAGS",
     "DEFAULT_EVENTS",
+    "DEFAULT_ACTORS",
 ]
 
 #: Fields of a similarity pair report that a ``similarity`` rule's message may use.
@@ -76,6 +77,10 @@ REGEX_FLAGS = {"ignorecase": "IGNORECASE", "multiline": "MULTILINE", "dotall": "
 #: output and scaffold messages are left out on purpose (a scaffold's own API traffic is not
 #: the agent's doing).
 DEFAULT_EVENTS = (LogEventKind.COMMAND, LogEventKind.CODE)
+#: Who a rule judges when it does not say: what the agent did, and what nobody can place
+#: (fail closed: an unattributed unit is never exempt). The scaffold's own process and the
+#: operator's harness are judged only by rules that name them (DESIGN decision 12).
+DEFAULT_ACTORS = frozenset({Actor.AGENT, Actor.UNKNOWN})
 
 
 class Target(enum.Enum):
@@ -276,6 +281,9 @@ class RuleSpec:
         Grammar names; code units of other languages are skipped (empty: all languages).
     events : tuple of LogEventKind
         Log event kinds scanned by ``log`` rules.
+    actors : frozenset of Actor
+        Whose code units and log events the rule judges (:data:`DEFAULT_ACTORS` when the YAML
+        has no ``actors``); units and events of other actors are not scanned by it.
     paths : PathFilter
         Include/exclude globs on host paths.
     match : MatcherSpec or None
@@ -301,6 +309,7 @@ class RuleSpec:
     targets: tuple[Target, ...]
     languages: tuple[str, ...] = ()
     events: tuple[LogEventKind, ...] = DEFAULT_EVENTS
+    actors: frozenset[Actor] = DEFAULT_ACTORS
     paths: PathFilter = field(default_factory=PathFilter)
     match: MatcherSpec | None = None
     when: Thresholds | None = None
@@ -342,6 +351,7 @@ class RuleSpec:
             targets = tuple(Target(t) for t in ([raw_targets] if isinstance(raw_targets, str) else raw_targets))
             languages = tuple(data.get("languages", ()))
             events = tuple(LogEventKind(e) for e in data.get("events", ())) or DEFAULT_EVENTS
+            actors = frozenset(Actor.parse(a) for a in data.get("actors", ())) or DEFAULT_ACTORS
             paths = data.get("paths") or {}
             meta = data.get("metadata") or {}
             when = data.get("when")
@@ -364,6 +374,7 @@ class RuleSpec:
                 targets=targets,
                 languages=languages,
                 events=events,
+                actors=actors,
                 paths=PathFilter(include=tuple(paths.get("include", ())), exclude=tuple(paths.get("exclude", ()))),
                 match=_matcher_from_dict(data["match"], languages) if "match" in data else None,
                 when=thresholds,

@@ -226,7 +226,7 @@ def test_report_schema_ships_as_package_data():
 def test_example_reports_follow_the_schema(example_reports, name):
     data = as_report_dict(example_reports[name])
     assert check_report(data, source=name) is data
-    assert data["schema_version"] == "2.0"
+    assert data["schema_version"] == "2.1"
 
 
 DISMISSED = {"decision": "dismissed", "note": "allowed by the organisers", "decided_by": "rev",
@@ -292,7 +292,7 @@ def test_markdown_of_the_copied_example(example_reports):
     assert text.startswith("# Audit of run `copied-digits`\n")
     assert "**Verdict: REVIEW** — plag-kernel-containment (medium)" in text
     assert "| `sklearn-digits` | `example-agent` | 0.9889 | 🥇 gold | yes | ≥ 0.9806 |" in text
-    assert "### 1. MEDIUM · confidence medium · `plag-kernel-containment` — Agent code copied from a public kernel" in text
+    assert "### 1. MEDIUM · confidence medium · actor agent · `plag-kernel-containment` — Agent code copied from a public kernel" in text
     assert "```python\nimport numpy as np\nimport pandas as pd\n" in text
     assert "| `code/solution.py` | `digits-tree-ensembles-shape-features.ipynb` | 1.000 | **yes** |" in text
     assert "| 2 | lines 14–48 | cell 2, line 2 (code lines 7–39) | 369 |" in text
