@@ -19,6 +19,7 @@ name and text from the run goes through :func:`audit.formatters.terminal.termina
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Mapping, TextIO
 
 from rich.console import Console
@@ -66,6 +67,19 @@ def _grade_lines(grade: Mapping[str, Any] | None, meta: Mapping[str, Any]) -> li
     return [first, second]
 
 
+def _readers_line(files) -> str:
+    """``Read by: aide 1, python 3 · not read: 2`` — which readers read the run's files."""
+    readers = Counter(f.reader for f in files if f.reader != "none")
+    line = "Read by: " + (", ".join(f"{name} {n}" for name, n in sorted(readers.items())) or "nothing")
+    unread = sum(1 for f in files if f.reader == "none")
+    partly = sum(1 for f in files if f.reader != "none" and f.unread)
+    if unread:
+        line += f" · not read: {unread}"
+    if partly:
+        line += f" · partly read: {partly}"
+    return line + " (the JSON report's run.files lists each file)"
+
+
 def write_text(report: AuditReport, stream: TextIO) -> None:
     """Write a human summary of ``report`` to ``stream`` (colours only on a terminal)."""
     is_tty = bool(getattr(stream, "isatty", lambda: False)())
@@ -87,6 +101,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
     if run.parse_errors:
         audited += f"; syntax errors in {len(run.parse_errors)} unit(s): {', '.join(run.parse_errors[:3])}"
     console.print(_safe(audited), markup=False)
+    if run.files:
+        console.print(_safe(_readers_line(run.files)), markup=False)
     verdict = report.verdict
     reasons = ", ".join(verdict.reasons)
     style = {"flagged": "bold red", "incomplete": "bold magenta", "review": "bold yellow",
