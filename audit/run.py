@@ -2,13 +2,20 @@
 
 Layout contract (MLE-bench's): ``submission/submission.csv``, ``logs/``, ``code/``, ``run.log``
 and an optional ``run.json``/``metadata.json``. A bare folder of ``.py``/``.ipynb``/``.log``/
-``.txt``/``.json`` files (AutoKaggle phase folders, an AIDE output dir) is read too, and the
-layout found is recorded (:data:`RunLayout.LAYOUTS`).
+``.txt``/``.json`` files (AutoKaggle phase folders, an AIDE output dir) and an MLAgentBench log
+folder (``agent_log/``, ``env_log/``) are read too, and the layout found is recorded
+(:data:`RunLayout.LAYOUTS`).
+
+A file is classified by its name (:func:`classify_path`); a file whose name says nothing
+(no extension, or an unknown one: ``main_log``, ``train.py_2024-02-04_14-26-56``,
+``config.yaml``) is classified by its content (:func:`classify_content`: binary, archive,
+Python, shell script or text) and the way it was told is noted.
 
 Run contents are untrusted. Size caps (:class:`RunLayout`): a file over ``MAX_FILE_BYTES`` is
 not read, except a log, of which the first ``MAX_LOG_BYTES`` are read (to the last line end)
 and the rest is reported; nothing is ever read whole into memory past those caps. Text is
-decoded by :func:`decode_text` (UTF-8, BOMs honoured, invalid bytes replaced and counted).
+decoded by :func:`decode_text` (UTF-8, BOMs honoured, other encodings detected, and invalid
+bytes replaced and counted when no encoding fits).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import errno
 import hashlib
 import logging
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -34,10 +42,12 @@ __all__ = [
     "Artifact",
     "Run",
     "load_run",
+    "classify_content",
     "classify_path",
     "decode_text",
     "detect_layout",
     "display_name",
+    "printable_share",
     "read_run_file",
 ]
 
@@ -69,7 +79,36 @@ class RunLayout:
         "understand_background", "pre_eda", "data_cleaning", "deep_eda", "feature_engineering", "model_build_predict",
     )  # fmt: skip
     #: Layout names :func:`detect_layout` returns.
-    LAYOUTS = ("mlebench", "aide", "autokaggle", "folder", "file")
+    LAYOUTS = ("mlebench", "aide", "autokaggle", "mlagentbench", "folder", "file")
+    #: Files that mark an MLAgentBench log folder: the agent's transcript and the environment's trace.
+    MLAGENTBENCH_MARKERS = frozenset({"agent_log/main_log", "env_log/trace.json"})
+    #: Submission paths particular to a layout, looked for after :data:`SUBMISSION_CANDIDATES`:
+    #: MLAgentBench snapshots the agent's workspace after every step (``env_log/traces/step_N_files/``);
+    #: the final snapshot's ``submission.csv`` is the run's submission, earlier ones are data files.
+    LAYOUT_SUBMISSION_CANDIDATES = {
+        "mlagentbench": ("env_log/traces/step_final_files/submission.csv",),
+    }
+
+    @classmethod
+    def submission_candidates(cls, layout: str | None = None) -> tuple[str, ...]:
+        """Where a run of ``layout`` may hold its submission, first match first.
+
+        Parameters
+        ----------
+        layout : str, optional
+            One of :data:`LAYOUTS`; ``None`` gives the candidates every layout shares.
+
+        Returns
+        -------
+        tuple of str
+            :data:`SUBMISSION_CANDIDATES`, then the layout's own (:data:`LAYOUT_SUBMISSION_CANDIDATES`).
+
+        Examples
+        --------
+        >>> RunLayout.submission_candidates("mlagentbench")[-1]
+        'env_log/traces/step_final_files/submission.csv'
+        """
+        return cls.SUBMISSION_CANDIDATES + cls.LAYOUT_SUBMISSION_CANDIDATES.get(layout or "", ())
 
 
 class ArtifactKind(enum.Enum):
@@ -94,7 +133,9 @@ class Artifact:
     ``RunLayout.MAX_LOG_BYTES``, of which only the first part is read (``read_size`` bytes,
     ending at a line end); ``sha256`` is then the digest of that part. ``root`` is the run root
     the file was found under (set by :func:`load_run`): reads then open every folder between
-    the root and the file without following symbolic links.
+    the root and the file without following symbolic links. ``sniffed`` says how the kind was
+    told from the file's content when its name says nothing (:func:`classify_content`), else
+    ``None``.
     """
 
     path: str
@@ -106,6 +147,7 @@ class Artifact:
     truncated: bool = False
     read_size: int | None = None
     root: Path | None = None
+    sniffed: str | None = None
 
     def read_bytes(self) -> bytes:
         """The file's bytes (for a truncated log: its first ``read_size`` bytes).
@@ -116,7 +158,8 @@ class Artifact:
             If the file cannot be read, is a symlink, lies under a symlinked folder (when
             ``root`` is set), or is over the caps.
         """
-        if self.truncated or (self.kind is ArtifactKind.LOG and _partly_readable(self.path)):
+        if self.truncated or (self.kind is ArtifactKind.LOG
+                              and (self.sniffed is not None or _partly_readable(self.path))):
             return _read_prefix(self.abs_path, self.path, RunLayout.MAX_LOG_BYTES, root=self.root)
         if self.size > RunLayout.MAX_FILE_BYTES:
             raise OSError(f"{self.path}: {self.size} bytes is over the {RunLayout.MAX_FILE_BYTES}-byte cap")
@@ -407,10 +450,100 @@ def read_run_file(root: str | os.PathLike[str], path: str | os.PathLike[str], *,
 #: Share of undecodable bytes above which a file counts as binary rather than mis-encoded text.
 BINARY_INVALID_SHARE = 0.10
 _UTF8_REPLACEMENT = "\ufffd".encode("utf-8")
+#: Share of characters that must be printable (or whitespace) for bytes that are not UTF-8 to be
+#: taken as text in a detected encoding: binary data decodes in some 8-bit code page too, but
+#: leaves control characters all over it.
+MIN_PRINTABLE_SHARE = 0.97
+#: Bytes looked at to detect an encoding (the whole text is then decoded in it).
+_DETECT_SAMPLE = 512 * 1024
+#: Detected encodings above this mess ratio (charset-normalizer's ``chaos``) are refused.
+_MAX_CHAOS = 0.15
+#: Among detected encodings that decode the text equally well, the one used: the code pages
+#: text files are most often written in, supersets first (cp1252 over latin-1, gb18030 over
+#: gbk and gb2312, cp932 over shift_jis).
+_PREFERRED_ENCODINGS = (
+    "cp1252", "gb18030", "cp932", "shift_jis", "euc_jp", "cp949", "euc_kr", "big5", "cp950", "cp1251",
+    "koi8_r", "cp1250", "cp1253", "cp1254", "cp1255", "cp1256", "cp1257", "cp1258", "cp874", "iso8859_15",
+    "latin_1",
+)  # fmt: skip
+_WHITESPACE_CONTROLS = frozenset("\t\n\r\f\v")
+
+
+def printable_share(text: str) -> float:
+    """The share of ``text``'s characters that are printable or whitespace, in [0, 1].
+
+    Examples
+    --------
+    >>> printable_share("abc\\n")
+    1.0
+    >>> printable_share("a\\x00\\x01b")
+    0.5
+    """
+    if not text:
+        return 1.0
+    if text.isascii() and text.isprintable():
+        return 1.0
+    bad = sum(1 for ch in text if not ch.isprintable() and ch not in _WHITESPACE_CONTROLS)
+    return 1.0 - bad / len(text)
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """``"utf-16-le"``/``"utf-16-be"`` when ``data`` looks like UTF-16 text without a byte-order
+    mark (NUL in every other byte, as ASCII-range text gives), else ``None``."""
+    sample = data[:4096]
+    if len(sample) < 8:
+        return None
+    sample = sample[: len(sample) // 2 * 2]
+    even, odd = sample[0::2], sample[1::2]
+    half = len(sample) // 2
+    if odd.count(0) >= 0.9 * half and even.count(0) <= 0.1 * half:
+        return "utf-16-le"
+    if even.count(0) >= 0.9 * half and odd.count(0) <= 0.1 * half:
+        return "utf-16-be"
+    return None
+
+
+def _mostly_utf8(text: str, invalid: int) -> bool:
+    """Whether bytes that fail as UTF-8 are still UTF-8 text with a few damaged bytes: more
+    characters of ``text`` (the bytes decoded as UTF-8 with replacement) are valid multi-byte
+    UTF-8 than bytes fail; a text in a legacy code page has next to no valid multi-byte
+    sequences."""
+    valid = sum(1 for ch in text if ch > "\x7f" and ch != "\ufffd")
+    return valid > invalid
+
+
+def _detect_encoding(data: bytes) -> str | None:
+    """The encoding of text that is not UTF-8, by charset-normalizer, or ``None`` when no
+    encoding decodes it coherently (binary data, or too little text to tell)."""
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:  # pragma: no cover - a declared dependency
+        return None
+    sample = data[:_DETECT_SAMPLE]
+    cut = sample.rfind(b"\n")
+    if len(data) > _DETECT_SAMPLE and cut > 0:
+        sample = sample[: cut + 1]
+    try:
+        matches = [m for m in from_bytes(sample) if m.chaos <= _MAX_CHAOS]
+    except Exception:  # noqa: BLE001 - a detector failure must not stop the audit
+        logger.info("encoding detection failed", exc_info=True)
+        return None
+    has_nul = b"\x00" in sample
+    matches = [m for m in matches if has_nul or not m.encoding.startswith(("utf_16", "utf_32"))]
+    if not matches:
+        return None
+    least = min(m.chaos for m in matches)
+    tied = [m for m in matches if m.chaos <= least + 1e-9]
+
+    def rank(name: str) -> int:
+        return _PREFERRED_ENCODINGS.index(name) if name in _PREFERRED_ENCODINGS else len(_PREFERRED_ENCODINGS)
+
+    names = [name for m in tied for name in (m.encoding, *m.could_be_from_charset)]
+    return min(names, key=rank)
 
 
 def decode_text(data: bytes) -> tuple[str, str | None]:
-    """Decode a run file's bytes, saying when it was not clean UTF-8.
+    """Decode a run file's bytes, in whatever text encoding they are, saying how.
 
     Parameters
     ----------
@@ -421,24 +554,50 @@ def decode_text(data: bytes) -> tuple[str, str | None]:
     -------
     (str, str or None)
         The text and a note, ``None`` for clean UTF-8. A UTF-8 byte-order mark is dropped; a
-        UTF-16 one selects UTF-16 (note ``"UTF-16 text"``). Otherwise invalid bytes become
-        U+FFFD and the note counts them and gives the first one's byte offset.
+        UTF-16 one selects UTF-16 (note ``"UTF-16 text"``), as does a NUL in every other
+        byte. Bytes that are not UTF-8 are decoded in the encoding charset-normalizer detects
+        (note ``"decoded as gb18030 (detected)"``) when that gives coherent text of which at
+        least :data:`MIN_PRINTABLE_SHARE` is printable; otherwise (binary data, UTF-8 with a
+        few damaged bytes, too little text to tell) invalid bytes become U+FFFD and the note
+        counts them and gives the first one's byte offset.
 
     Examples
     --------
-    >>> decode_text(b"caf\\xe9 ok")
-    ('caf\ufffd ok', 'not valid UTF-8: 1 byte(s) replaced with U+FFFD, the first at byte 3')
+    >>> decode_text(b"ok")
+    ('ok', None)
+    >>> decode_text("caf\\u00e9 au lait, cr\\u00e8me br\\u00fbl\\u00e9e".encode("cp1252"))
+    ('café au lait, crème brûlée', 'not valid UTF-8: decoded as cp1252 (detected)')
+    >>> decode_text(b"\\x00\\x01\\xff\\xfe\\xfd")[1]
+    'not valid UTF-8: 3 byte(s) replaced with U+FFFD, the first at byte 2'
     """
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return data.decode("utf-32", errors="replace"), "UTF-32 text (decoded as such)"
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16", errors="replace"), "UTF-16 text (decoded as such)"
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+    # ASCII-range UTF-16 is valid UTF-8 too (NUL is a character): its pattern is looked for first.
+    wide = _utf16_without_bom(data) if b"\x00" in data[:4096] else None
+    if wide is not None:
+        text = data.decode(wide, errors="replace")
+        if printable_share(text) >= MIN_PRINTABLE_SHARE:
+            return text, f"UTF-16 text without a byte-order mark (decoded as {wide})"
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         first = exc.start
     text = data.decode("utf-8", errors="replace")
     invalid = text.count("\ufffd") - data.count(_UTF8_REPLACEMENT)
+    if b"\x00" not in data and not _mostly_utf8(text, invalid):
+        encoding = _detect_encoding(data)
+        if encoding is not None:
+            decoded = data.decode(encoding, errors="replace")
+            replaced = decoded.count("\ufffd")
+            if replaced <= len(decoded) // 1000 and printable_share(decoded) >= MIN_PRINTABLE_SHARE:
+                note = f"not valid UTF-8: decoded as {encoding} (detected)"
+                if replaced:
+                    note += f", {replaced} byte sequence(s) not valid in it replaced with U+FFFD"
+                return decoded, note
     return text, f"not valid UTF-8: {invalid} byte(s) replaced with U+FFFD, the first at byte {first}"
 
 
@@ -455,7 +614,8 @@ def detect_layout(paths: set[str] | frozenset[str], single_file: bool = False) -
     Returns
     -------
     str
-        ``"autokaggle"`` (two or more of AutoKaggle's phase folders), ``"mlebench"``
+        ``"autokaggle"`` (two or more of AutoKaggle's phase folders), ``"mlagentbench"``
+        (``agent_log/main_log`` or ``env_log/trace.json``), ``"mlebench"``
         (``submission/``, ``logs/`` or ``code/`` folders, or ``run.log``), ``"aide"``
         (``journal.json`` at the top or ``best_solution.py`` with ``working/``), ``"file"`` for
         a single file, else ``"folder"``.
@@ -466,12 +626,16 @@ def detect_layout(paths: set[str] | frozenset[str], single_file: bool = False) -
     'autokaggle'
     >>> detect_layout({"logs/agent.log", "submission/submission.csv"})
     'mlebench'
+    >>> detect_layout({"agent_log/main_log", "env_log/trace.json", "log"})
+    'mlagentbench'
     """
     if single_file:
         return "file"
     folders = {p.split("/", 1)[0] for p in paths if "/" in p}
     if len(folders & set(RunLayout.AUTOKAGGLE_PHASES)) >= 2:
         return "autokaggle"
+    if RunLayout.MLAGENTBENCH_MARKERS & set(paths):
+        return "mlagentbench"
     if folders & {RunLayout.SUBMISSION_DIR, RunLayout.LOGS_DIR, RunLayout.CODE_DIR} or RunLayout.RUN_LOG in paths:
         return "mlebench"
     if "journal.json" in paths or ("best_solution.py" in paths and "working" in folders):
@@ -523,6 +687,141 @@ def _partly_readable(rel: str) -> bool:
     """Whether a file over the size cap is read in part: text logs are, archives are not."""
     kind, _ = classify_path(rel)
     return kind is ArtifactKind.LOG and PurePosixPath(rel).suffix.lower() not in _ARCHIVE_SUFFIXES
+
+
+def _sniffed_by_content(rel: str) -> bool:
+    """Whether a file's kind comes from its content: its name says nothing (``ArtifactKind.OTHER``)
+    and it is not the run metadata at the top of the run."""
+    if "/" not in rel and rel in RunLayout.RUN_META:
+        return False
+    return classify_path(rel)[0] is ArtifactKind.OTHER
+
+
+#: Bytes of a file looked at to tell its kind from its content.
+SNIFF_BYTES = 64 * 1024
+#: Files this large or smaller are parsed as Python to tell whether text without a telling name
+#: or shebang is Python source (larger ones are read as logs).
+_PARSE_SNIFF_BYTES = 1024 * 1024
+#: Archive and compressed formats by their leading bytes: ``(offset, magic, name)``.
+_ARCHIVE_MAGIC = (
+    (0, b"PK\x03\x04", "zip"), (0, b"PK\x05\x06", "zip"), (0, b"PK\x07\x08", "zip"),
+    (0, b"\x1f\x8b", "gzip"), (0, b"\xfd7zXZ\x00", "xz"), (0, b"7z\xbc\xaf\x27\x1c", "7z"),
+    (0, b"\x28\xb5\x2f\xfd", "zstd"), (0, b"Rar!\x1a\x07", "rar"), (257, b"ustar", "tar"),
+)  # fmt: skip
+_BZIP2 = re.compile(rb"BZh[1-9]1AY&SY")
+#: Backups and editor copies of a code file: ``train.py_2024-02-04_14-26-56``, ``x.py.bak``,
+#: ``x.py~``, ``x.py.orig``, ``run.sh.1``.
+_BACKUP_NAME = re.compile(r"\.(py|pyw|sh|bash|ipynb)(?:[_.~-][^/]*|~)$", re.IGNORECASE)
+_BACKUP_LANGUAGE = {"py": "python", "pyw": "python", "sh": "bash", "bash": "bash", "ipynb": None}
+_SHEBANG = re.compile(r"#![ \t]*(?:\S*/)?(?:env[ \t]+(?:-\S+[ \t]+)*)?([A-Za-z]+)")
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
+#: Module-level statements that make parsed text Python source rather than text that happens to
+#: parse (``key: value`` lines parse as annotations).
+_PYTHON_STATEMENTS = frozenset(
+    {"import_statement", "import_from_statement", "function_definition", "class_definition", "decorated_definition"}
+)
+
+
+def _archive_format(head: bytes) -> str | None:
+    for offset, magic, name in _ARCHIVE_MAGIC:
+        if head[offset : offset + len(magic)] == magic:
+            return name
+    return "bzip2" if _BZIP2.match(head) else None
+
+
+def _parses_as_python(text: str) -> bool:
+    """Whether ``text`` parses as Python without a syntax error and holds an import or a
+    definition at module level (tree-sitter; the text is only parsed)."""
+    from audit.parsing import get_parser
+
+    try:
+        tree = get_parser("python").parse(text.encode("utf-8", errors="replace"))
+    except (ValueError, RuntimeError):  # pragma: no cover - tree-sitter refuses nothing it is given
+        return False
+    root = tree.root_node
+    if root.has_error:
+        return False
+    return any(child.type in _PYTHON_STATEMENTS for child in root.children)
+
+
+def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, str]:
+    """The kind of a run file whose name says nothing, from its content.
+
+    Parameters
+    ----------
+    path : str
+        POSIX path relative to the run root (a backup name such as ``train.py_2024-02-04`` is
+        a hint).
+    data : bytes
+        The file's first bytes (untrusted; only :data:`SNIFF_BYTES` are looked at for binary
+        content, all of it up to 1 MiB is parsed to tell Python from other text).
+
+    Returns
+    -------
+    (ArtifactKind, str or None, str)
+        The kind, the grammar name for code and a note saying how the kind was found:
+
+        - an archive (zip, gzip, tar, bzip2, xz, 7z, zstd, rar by its leading bytes):
+          ``OTHER`` (not read: it may hold code or logs, so it stays a gap);
+        - binary content (a NUL byte, or text that decodes to under
+          :data:`MIN_PRINTABLE_SHARE` printable characters in any encoding): ``DATA``;
+        - a notebook backup (``x.ipynb~`` holding JSON): ``NOTEBOOK``;
+        - Python: a backup of a ``.py`` file (``train.py_<timestamp>``, ``x.py.bak``, ``x.py~``),
+          a Python shebang, or text that parses as Python with an import or a definition:
+          ``CODE`` ``"python"``;
+        - a shell script (a ``sh``/``bash`` shebang, a backup of a ``.sh`` file): ``CODE``
+          ``"bash"``;
+        - any other text (JSON, JSONL, YAML, HTML, Markdown, transcripts): ``LOG``.
+
+    Examples
+    --------
+    >>> classify_content("backup/train.py_2024-02-04_14-26-56", b"import os\\n")[:2]
+    (<ArtifactKind.CODE: 'code'>, 'python')
+    >>> classify_content("agent_log/main_log", b"Step 0:\\nAction: List Files\\n")
+    (<ArtifactKind.LOG: 'log'>, None, 'read as a log by content (text)')
+    >>> classify_content("blob", b"\\x89PNG\\r\\n\\x1a\\n\\x00\\x00")
+    (<ArtifactKind.DATA: 'data'>, None, 'binary file, not read (by content: NUL bytes)')
+    """
+    head = data[:SNIFF_BYTES]
+    archive = _archive_format(head)
+    if archive is not None:
+        return ArtifactKind.OTHER, None, f"{archive} archive (by content), not read: it may hold code or logs"
+    if not head.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" in head and _utf16_without_bom(head) is None:
+        return ArtifactKind.DATA, None, "binary file, not read (by content: NUL bytes)"
+    if len(data) > len(head):
+        # Decode whole lines only, so a character cut at the sample's end is not counted as junk.
+        line_end = head.rfind(b"\n")
+        head = head[: line_end + 1] if line_end > 0 else head
+    sample, _ = decode_text(head)
+    if len(sample) >= 64 and sample.count("\ufffd") > BINARY_INVALID_SHARE * len(sample):
+        return ArtifactKind.DATA, None, "binary file, not read (by content: not text in any encoding)"
+    if printable_share(sample) < MIN_PRINTABLE_SHARE:
+        return ArtifactKind.DATA, None, "binary file, not read (by content: control characters)"
+    stripped = sample.lstrip()
+    backup = _BACKUP_NAME.search(PurePosixPath(path).name)
+    if backup is not None:
+        extension = backup.group(1).lower()
+        if extension == "ipynb":
+            if stripped.startswith("{"):
+                return ArtifactKind.NOTEBOOK, None, "read as a notebook by content (a copy of a .ipynb file holding JSON)"
+        else:
+            language = _BACKUP_LANGUAGE[extension]
+            return ArtifactKind.CODE, language, f"read as {language} by content (a copy of a .{extension} file)"
+    first_line = sample.split("\n", 1)[0].strip()
+    shebang = _SHEBANG.match(first_line)
+    if shebang is not None:
+        program = shebang.group(1).lower()
+        if program.startswith("python"):
+            return ArtifactKind.CODE, "python", "read as python by content (python shebang)"
+        if program in _SHELLS:
+            return ArtifactKind.CODE, "bash", f"read as bash by content ({program} shebang)"
+    if stripped[:1] in ("{", "["):
+        return ArtifactKind.LOG, None, "read as a log by content (JSON)"
+    if len(data) <= _PARSE_SNIFF_BYTES:
+        text = sample if len(data) == len(head) else decode_text(data)[0]
+        if _parses_as_python(text):
+            return ArtifactKind.CODE, "python", "read as python by content (parses as Python source)"
+    return ArtifactKind.LOG, None, "read as a log by content (text)"
 
 
 @dataclass(slots=True)
@@ -666,7 +965,7 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
             if not _inside(root_real, path):
                 walk.skipped.append(Skipped(path=rel, reason="file resolves outside the run root"))
                 continue
-            if info.st_size > RunLayout.MAX_FILE_BYTES and not _partly_readable(rel):
+            if info.st_size > RunLayout.MAX_FILE_BYTES and not (_partly_readable(rel) or _sniffed_by_content(rel)):
                 walk.skipped.append(
                     Skipped(path=rel, reason=f"{info.st_size} bytes is over the {RunLayout.MAX_FILE_BYTES}-byte cap")
                 )
@@ -703,10 +1002,11 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
     return meta
 
 
-def _submission_choice(paths: set[str], skipped: list[Skipped], folders: set[str]) -> tuple[str | None, Skipped | None]:
+def _submission_choice(paths: set[str], skipped: list[Skipped], folders: set[str],
+                       candidates: Sequence[str] = RunLayout.SUBMISSION_CANDIDATES) -> tuple[str | None, Skipped | None]:
     """The submission path, or the refused candidate that stands in its way.
 
-    Candidates are taken in :data:`RunLayout.SUBMISSION_CANDIDATES` order. A candidate that
+    Candidates are taken in order (:meth:`RunLayout.submission_candidates`). A candidate that
     was refused, itself or through a folder on its path (a symlink, a folder that could not be
     listed, a file over the cap), or that is a folder, ends the search: a later candidate is
     not taken in its place, since the refused one is the file the layout names.
@@ -719,7 +1019,7 @@ def _submission_choice(paths: set[str], skipped: list[Skipped], folders: set[str
         already names it).
     """
     refused = {item.path: item for item in skipped}
-    for candidate in RunLayout.SUBMISSION_CANDIDATES:
+    for candidate in candidates:
         if candidate in paths:
             return candidate, None
         if candidate in folders:
@@ -740,6 +1040,66 @@ def _meta_str(meta: Mapping[str, Any], key: str) -> str | None:
     if isinstance(value, str) and value.strip():
         return value.strip()
     return None
+
+
+def _cut_log(rel: str, size: int, data: bytes) -> Skipped:
+    """The entry that says only the first part of a log over the cap was read."""
+    lines = data.count(b"\n")
+    return Skipped(path=rel, reason=(
+        f"log of {size} bytes: only the first {len(data)} bytes ({lines} lines) were read, the "
+        f"{RunLayout.MAX_LOG_BYTES}-byte log cap; the rest was not audited"))
+
+
+def _read_by_content(root: Path, rel: str, abs_path: Path, size: int, skipped: list[Skipped],
+                     notes: list[Skipped]) -> Artifact | None:
+    """Read a file whose name says nothing and tell its kind from its content (:func:`classify_content`).
+
+    How it was told goes to ``notes``. Text is read like a log (up to ``MAX_LOG_BYTES``, the rest
+    listed in ``skipped``) unless it is code, which the file cap applies to as for ``.py``
+    files. Binary files are data (no artifact when over the cap: nothing reads them); archives
+    are listed in ``skipped``, since they may hold code or logs that nothing read.
+    """
+    try:
+        data = _read_prefix(abs_path, rel, RunLayout.MAX_LOG_BYTES, root=root)
+    except OSError as exc:
+        skipped.append(Skipped(path=rel, reason=f"cannot read: {exc.strerror or exc}"))
+        return None
+    kind, language, how = classify_content(rel, data)
+    if kind is ArtifactKind.OTHER:
+        skipped.append(Skipped(path=rel, reason=how))
+        return None
+    whole = len(data) >= size
+    if kind is ArtifactKind.DATA and size > RunLayout.MAX_FILE_BYTES:
+        notes.append(Skipped(path=rel, reason=f"{how}; {size} bytes, over the {RunLayout.MAX_FILE_BYTES}-byte cap"))
+        return None
+    notes.append(Skipped(path=rel, reason=how))
+    truncated = False
+    if kind is ArtifactKind.LOG:
+        truncated = size > RunLayout.MAX_LOG_BYTES and not whole
+        if truncated:
+            skipped.append(_cut_log(rel, size, data))
+    elif not whole:
+        if size > RunLayout.MAX_FILE_BYTES:
+            skipped.append(Skipped(path=rel, reason=(
+                f"{size} bytes is over the {RunLayout.MAX_FILE_BYTES}-byte cap ({how})")))
+            return None
+        try:
+            data = _read_capped(abs_path, rel, root=root)
+        except OSError as exc:
+            skipped.append(Skipped(path=rel, reason=f"cannot read: {exc.strerror or exc}"))
+            return None
+    return Artifact(
+        path=rel,
+        abs_path=abs_path,
+        kind=kind,
+        language=language,
+        size=size if truncated else len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
+        truncated=truncated,
+        read_size=len(data) if truncated else None,
+        root=root,
+        sniffed=how,
+    )
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
@@ -802,12 +1162,20 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     files = walk.files
     paths = {rel for rel, _, _ in files}
     meta = _read_meta(root, paths, skipped) if names is None else {}
-    submission_path, blocked = _submission_choice(paths, skipped, walk.folders)
+    layout = detect_layout(paths, single_file=names is not None)
+    candidates = RunLayout.submission_candidates(layout)
+    submission_path, blocked = _submission_choice(paths, skipped, walk.folders, candidates)
     if blocked is not None:
         skipped.append(blocked)
 
+    notes: list[Skipped] = list(walk.notes)
     artifacts: list[Artifact] = []
     for rel, abs_path, size in files:
+        if rel != submission_path and _sniffed_by_content(rel):
+            artifact = _read_by_content(root, rel, abs_path, size, skipped, notes)
+            if artifact is not None:
+                artifacts.append(artifact)
+            continue
         kind, language = classify_path(rel)
         if rel == submission_path:
             kind, language = ArtifactKind.SUBMISSION, None
@@ -822,10 +1190,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             skipped.append(Skipped(path=rel, reason=f"cannot read: {exc.strerror or exc}"))
             continue
         if truncated:
-            lines = data.count(b"\n")
-            skipped.append(Skipped(path=rel, reason=(
-                f"log of {size} bytes: only the first {len(data)} bytes ({lines} lines) were read, the "
-                f"{RunLayout.MAX_LOG_BYTES}-byte log cap; the rest was not audited")))
+            skipped.append(_cut_log(rel, size, data))
         artifacts.append(
             Artifact(
                 path=rel,
@@ -840,11 +1205,10 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             )
         )
     submission = next((a for a in artifacts if a.kind is ArtifactKind.SUBMISSION), None)
-    notes: list[Skipped] = list(walk.notes)
     if names is None and submission is None and submission_path is None and not any(
-        s.path in RunLayout.SUBMISSION_CANDIDATES for s in skipped
+        s.path in candidates for s in skipped
     ):
-        looked = ", ".join(RunLayout.SUBMISSION_CANDIDATES)
+        looked = ", ".join(candidates)
         notes.append(Skipped(path=RunLayout.SUBMISSION_CANDIDATES[0],
                              reason=f"no submission file (looked for {looked}): submission checks and grading not run"))
     return Run(
@@ -857,5 +1221,5 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         meta=meta,
         skipped=tuple(sorted(skipped, key=lambda s: s.path)),
         notes=tuple(notes),
-        layout=detect_layout(paths, single_file=names is not None),
+        layout=layout,
     )

@@ -44,8 +44,8 @@ def test_mlebench_run_units():
         ("logs/agent.log", "python", "log"),
         ("logs/agent.log", "python", "log"),
     ]
-    assert units.log_formats == (("logs/agent.log", "steplog"), ("run.log", "runlog"))
-    assert [e.span.path for e in units.log_events] == ["logs/agent.log"] * 8 + ["run.log"] * 4
+    assert units.log_formats == (("code/notes.bin.dat", "text"), ("logs/agent.log", "steplog"), ("run.log", "runlog"))
+    assert [e.span.path for e in units.log_events] == ["code/notes.bin.dat"] + ["logs/agent.log"] * 8 + ["run.log"] * 4
     assert len(units.events_of("run.log")) == 4
     _parse_all(units)
 
@@ -273,7 +273,7 @@ def test_bad_input_is_read_or_listed(tmp_path):
     (logs / "journal.json").write_text('[{"plan": "p", "code": "import os\\nprint(1)"}, {"plan": "q", "code": "x = ')
     units = expand_run(load_run(tmp_path))
     assert [(n.path, n.reason) for n in units.notes] == [
-        ("logs/latin1.log", "not valid UTF-8: 1 byte(s) replaced with U+FFFD, the first at byte 10"),
+        ("logs/latin1.log", "not valid UTF-8: decoded as cp1252 (detected)"),
     ]
     reasons = {s.path: s.reason for s in units.skipped}
     assert reasons == {
@@ -282,7 +282,7 @@ def test_bad_input_is_read_or_listed(tmp_path):
                              "starting at; read 2 node(s) up to there",
         "logs/junk.log": "binary content: 1024 of 1024 characters are not valid UTF-8",
     }
-    assert [u.text for u in units.code_units] == ["ls", "import os\nprint(1)", "echo caf\ufffd"]
+    assert [u.text for u in units.code_units] == ["ls", "import os\nprint(1)", "echo caf\u00e9"]
 
 
 def test_audit_finishes_on_bad_input_and_says_what_it_skipped(tmp_path):

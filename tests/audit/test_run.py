@@ -45,7 +45,9 @@ def test_mlebench_layout():
     assert arts["logs/agent.log"].kind is ArtifactKind.LOG
     assert arts["run.log"].kind is ArtifactKind.LOG
     assert arts["run.json"].kind is ArtifactKind.OTHER
-    assert arts["code/notes.bin.dat"].kind is ArtifactKind.OTHER
+    # No telling name: read by content (text, so a log), and how is noted.
+    assert arts["code/notes.bin.dat"].kind is ArtifactKind.LOG
+    assert arts["code/notes.bin.dat"].sniffed == "read as a log by content (text)"
     assert run.submission is arts["submission/submission.csv"]
     assert run.submission.kind is ArtifactKind.SUBMISSION
     data = (FIXTURES / "mlebench_run" / "code" / "train.py").read_bytes()
@@ -228,10 +230,12 @@ def test_symlink_leaving_the_run_dir_inside_a_subfolder(tmp_path):
         (b"plain", "plain", None),
         (b"\xef\xbb\xbf{\"a\": 1}", '{"a": 1}', None),
         ("h\u00e9".encode("utf-16"), "h\u00e9", "UTF-16 text (decoded as such)"),
-        (b"ok \xff\xfe\xfd \xef\xbf\xbd", "ok \ufffd\ufffd\ufffd \ufffd",
-         "not valid UTF-8: 3 byte(s) replaced with U+FFFD, the first at byte 3"),
+        ("caf\u00e9 ".encode() + b"\xff\xfe\xfd \xef\xbf\xbd" + " na\u00efve cr\u00e8me \u00e0".encode(),
+         "caf\u00e9 \ufffd\ufffd\ufffd \ufffd na\u00efve cr\u00e8me \u00e0",
+         "not valid UTF-8: 3 byte(s) replaced with U+FFFD, the first at byte 6"),
+        ("caf\u00e9 cr\u00e8me".encode("cp1252"), "caf\u00e9 cr\u00e8me", "not valid UTF-8: decoded as cp1252 (detected)"),
     ],
-    ids=["utf8", "utf8-bom", "utf16", "latin1-bytes"],
+    ids=["utf8", "utf8-bom", "utf16", "utf8-damaged", "cp1252"],
 )
 def test_decode_text(data, text, note):
     assert decode_text(data) == (text, note)
