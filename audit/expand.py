@@ -35,21 +35,25 @@ from __future__ import annotations
 
 import logging
 import re
+from bisect import bisect_right
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
+from audit.driver import DriverReading, read_driver
 from audit.logs import parse_log
-from audit.logs.common import surrogate_note
+from audit.logs import text as plain_text
+from audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
-from audit.notebooks import NotebookError, read_notebook, split_magics
+from audit.notebooks import NotebookCode, NotebookError, cell_sources, read_notebook, read_notebook_outputs, split_magics
 from audit.parsing import LANGUAGES
 from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from audit.textmap import TextMap
+from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
 
-__all__ = ["RunUnits", "expand_run", "heredoc_python_units"]
+__all__ = ["NOTEBOOK_OUTPUTS", "NotebookRecord", "RunUnits", "expand_run", "heredoc_python_units"]
 
 logger = logging.getLogger(__name__)
 
@@ -67,12 +71,17 @@ class RunUnits:
         All events of all logs, flat, in artifact path order then event order. Each event's
         log is ``event.span.path``; ``index`` counts within its log.
     log_formats : tuple of (str, str)
-        ``(log path, adapter name)`` for every log that gave events, in path order.
+        ``(log path, adapter name)`` for every log that gave events, in path order; a notebook
+        whose outputs (or markdown cells) gave events is listed as :data:`NOTEBOOK_OUTPUTS`.
     skipped : tuple of Skipped
         What expansion could not read (files, or parts of logs). Files skipped while loading
         are in ``Run.skipped``.
     notes : tuple of Skipped
-        Files read with a caveat that is no sign of anything (not valid UTF-8, UTF-16).
+        Files read with a caveat that is no sign of anything (not valid UTF-8, UTF-16, images
+        in notebook outputs).
+    notebooks : tuple of NotebookRecord
+        How each notebook that could be read was read (code cells, outputs, driver or not), in
+        path order.
     """
 
     code_units: tuple[CodeUnit, ...]
@@ -80,6 +89,7 @@ class RunUnits:
     log_formats: tuple[tuple[str, str], ...] = ()
     skipped: tuple[Skipped, ...] = ()
     notes: tuple[Skipped, ...] = ()
+    notebooks: tuple["NotebookRecord", ...] = ()
 
     def events_of(self, path: str) -> tuple[LogEvent, ...]:
         """The events of one log, in order."""
@@ -118,8 +128,8 @@ def heredoc_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit
     Returns
     -------
     list of CodeUnit
-        One per Python here-document, ``language="python"``, same ``path`` and ``source``;
-        ``origin`` is the body's place in ``unit``'s host.
+        One per Python here-document, ``language="python"``, same ``path``, ``source`` and
+        ``actor``; ``origin`` is the body's place in ``unit``'s host.
     """
     text = unit.text
     units: list[CodeUnit] = []
@@ -155,6 +165,7 @@ def heredoc_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit
                     text=text[body_start:body_end],
                     origin=_sub_origin(unit, body_start, body_end, exact),
                     source=unit.source,
+                    actor=unit.actor,
                 )
             )
         pos = max(end_of_doc, match.end())
@@ -166,11 +177,12 @@ def _with_heredocs(unit: CodeUnit, exact: bool = True) -> list[CodeUnit]:
     return [unit]
 
 
-def _python_with_magics(path: str, text: str, origin: Span, exact: bool) -> list[CodeUnit]:
+def _python_with_magics(path: str, text: str, origin: Span, exact: bool,
+                        actor: Actor = Actor.UNKNOWN) -> list[CodeUnit]:
     """A Python unit from IPython code in a log, plus bash units for its shell escapes."""
     clean, commands = split_magics(text)
-    unit = CodeUnit(path=path, language="python", text=text, origin=origin, source="log")
-    units = [CodeUnit(path=path, language="python", text=clean, origin=origin, source="log")]
+    unit = CodeUnit(path=path, language="python", text=text, origin=origin, source="log", actor=actor)
+    units = [CodeUnit(path=path, language="python", text=clean, origin=origin, source="log", actor=actor)]
     for command in commands:
         shell = CodeUnit(
             path=path,
@@ -178,36 +190,272 @@ def _python_with_magics(path: str, text: str, origin: Span, exact: bool) -> list
             text=command.text,
             origin=_sub_origin(unit, command.start, command.end, exact),
             source="log",
+            actor=actor,
         )
         units.extend(_with_heredocs(shell, exact))
     return units
 
 
-def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]) -> list[CodeUnit]:
+#: ``log_formats`` name of a notebook whose outputs (or markdown and raw cells) gave events.
+NOTEBOOK_OUTPUTS = "notebook-outputs"
+#: An output longer than this is given as several OUTPUT events, cut at line ends, so that no
+#: single event holds megabytes of text (the rules' per-unit time bound).
+MAX_OUTPUT_EVENT_CHARS = 1 << 20
+#: Name the plain-text and structured readers see for the text of a notebook's outputs.
+_OUTPUT_VIRTUAL_PATH = "notebook-output"
+_FOUND_KINDS = (LogEventKind.CODE, LogEventKind.COMMAND, LogEventKind.TOOL_CALL)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NotebookRecord:
+    """How one notebook was read.
+
+    Attributes
+    ----------
+    path : str
+        The notebook's path.
+    nbformat : int
+        Its major format version.
+    language : str
+        Its kernel language.
+    code_cells : int
+        Code cells read as code (0 when the language has no grammar).
+    outputs : int
+        Cell outputs looked at.
+    text_parts : int
+        Outputs, and markdown or raw cells, read as text.
+    binary_outputs : int
+        Output parts not read because they are images or other binary data.
+    events : int
+        Log events read from the outputs and from markdown and raw cells (code and commands
+        found in the outputs included).
+    driver : DriverReading
+        Whether the notebook drives an agent framework, and each cell's role
+        (:mod:`audit.driver`).
+    unread : tuple of str
+        What of the notebook was not read, one sentence each (also in ``RunUnits.skipped``).
+    """
+
+    path: str
+    nbformat: int
+    language: str
+    code_cells: int
+    outputs: int = 0
+    text_parts: int = 0
+    binary_outputs: int = 0
+    events: int = 0
+    driver: DriverReading = DriverReading(driver=False)
+    unread: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for a "what was read" table."""
+        parts = [f"nbformat {self.nbformat}, {self.language}", f"{self.code_cells} code cell(s) read as code",
+                 f"{self.text_parts} output(s) and text cell(s) read as text ({self.events} event(s))"]
+        if self.binary_outputs:
+            parts.append(f"{self.binary_outputs} binary output part(s) not read")
+        parts.append(self.driver.describe())
+        if self.unread:
+            parts.append("partly unread: " + "; ".join(self.unread))
+        return "; ".join(parts)
+
+
+def _blank_other_cells(text: str, cells: tuple[CellRange, ...], keep: set[int]) -> str:
+    """``text`` with the lines of every cell not in ``keep`` emptied (line numbers unchanged)."""
+    lines = text.split("\n")
+    for cell in cells:
+        if cell.cell_index not in keep:
+            for number in range(cell.start_line - 1, min(cell.end_line, len(lines))):
+                lines[number] = ""
+    return "\n".join(lines)
+
+
+def _notebook_code_units(path: str, notebook: NotebookCode, driver: DriverReading) -> list[CodeUnit]:
+    """The notebook's code unit(s), one per actor, and its shell escapes.
+
+    A notebook whose cells all have one actor gives one unit (the joined code cells). A driver
+    notebook gives one unit per actor; each keeps the whole joined text's line numbers, with the
+    other actors' cells emptied, and ``cells`` lists only its own cells, so evidence says
+    "cell N, line M" as for any notebook.
+    """
+    by_actor: dict[Actor, list[CellRange]] = defaultdict(list)
+    for cell in notebook.cells:
+        by_actor[driver.code_actor(cell.cell_index)].append(cell)
+    units: list[CodeUnit] = []
+    if len(by_actor) <= 1:
+        actor = next(iter(by_actor), Actor.AGENT)
+        units.append(CodeUnit(path=path, language=notebook.language, text=notebook.text, cells=notebook.cells,
+                              source="notebook", actor=actor))
+    else:
+        for actor, cells in by_actor.items():
+            keep = {cell.cell_index for cell in cells}
+            units.append(CodeUnit(path=path, language=notebook.language,
+                                  text=_blank_other_cells(notebook.text, notebook.cells, keep), cells=tuple(cells),
+                                  source="notebook", actor=actor))
+    for command in notebook.shell_commands:
+        origin = Span.from_offsets(notebook.raw_text, path, command.start, command.end)
+        shell = CodeUnit(path=path, language="bash", text=command.text, origin=origin, source="notebook",
+                         actor=driver.code_actor(command.cell_index))
+        units.extend(_with_heredocs(shell))
+    return units
+
+
+def _chunks(text: str, limit: int) -> list[tuple[int, int]]:
+    """``[start, end)`` pieces of ``text`` of at most about ``limit`` characters, cut after a newline."""
+    if len(text) <= limit:
+        return [(0, len(text))]
+    pieces = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + limit)
+        if end < len(text):
+            cut = text.rfind("\n", start, end)
+            end = cut + 1 if cut > start else end
+        pieces.append((start, end))
+        start = end
+    return pieces
+
+
+def _found_in_text(text: str) -> list[LogEvent]:
+    """Code, commands and tool calls a log printed into outputs holds (spans into ``text``).
+
+    The text is read as any log is (:func:`audit.logs.parse_log`: a structured format when it
+    is one, else plain text); when a structured reader took it, the plain-text reader runs too,
+    for fenced code and shell prompts around the structured lines.
+    """
+    reading = parse_log(_OUTPUT_VIRTUAL_PATH, text)
+    found = [e for e in reading.events if e.kind in _FOUND_KINDS]
+    if reading.log_format not in (None, plain_text.NAME):
+        seen = {(e.span.start_byte, e.span.end_byte) for e in found}
+        found.extend(e for e in plain_text.read_events(_OUTPUT_VIRTUAL_PATH, text)
+                     if e.kind in (LogEventKind.CODE, LogEventKind.COMMAND)
+                     and (e.span.start_byte, e.span.end_byte) not in seen)
+    return found
+
+
+class _NotebookEvents:
+    """Builds a notebook's events from its outputs (see :func:`_notebook_events`)."""
+
+    def __init__(self, path: str, text: str) -> None:
+        self.path = path
+        self.spans = SpanMaker(text, path)
+        self.events: list[tuple[int, int, LogEvent]] = []
+        self.full = False
+
+    def add(self, kind: LogEventKind, body: str, host: tuple[int, int], actor: Actor, *, location: str,
+            role: str = "", language: str | None = None) -> bool:
+        if len(self.events) >= MAX_LOG_EVENTS:
+            self.full = True
+            return False
+        if not body.strip():
+            return True
+        event = LogEvent(index=0, kind=kind, text=body, span=self.spans.span(*host), language=language, role=role,
+                         location=location, actor=actor)
+        self.events.append((host[0], len(self.events), event))
+        return True
+
+    def ordered(self) -> list[LogEvent]:
+        self.events.sort(key=lambda item: (item[0], item[1]))
+        return [replace(event, index=number) for number, (_, _, event) in enumerate(self.events)]
+
+
+def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tuple[list[LogEvent], str | None]:
+    """Events of a notebook's outputs and text cells, and why some were not read (or ``None``).
+
+    Each output gives OUTPUT events (markdown and raw cells MESSAGE events) with the actor of
+    its cell's outputs; the outputs of consecutive cells whose found code has one actor are then
+    read together as a log (:func:`_found_in_text`), each code, command or tool call found
+    becoming an event of that actor, located at its place in the file.
+    """
+    builder = _NotebookEvents(path, text)
+    groups: list[tuple[Actor, list]] = []
+    for output in outputs:
+        cell = output.cell_index
+        is_text_cell = output.output_index < 0
+        actor = driver.output_actor(cell)
+        kind = LogEventKind.MESSAGE if is_text_cell else LogEventKind.OUTPUT
+        role = output.output_type if not output.name or output.output_type != "stream" else output.name
+        for start, end in _chunks(output.text, MAX_OUTPUT_EVENT_CHARS):
+            if not builder.add(kind, output.text[start:end], output.text_map.host_range(start, end), actor,
+                               location=output.location, role=role):
+                break
+        if builder.full:
+            break
+        if is_text_cell:
+            continue
+        found_actor = driver.found_code_actor(cell)
+        if not groups or groups[-1][0] is not found_actor:
+            groups.append((found_actor, []))
+        groups[-1][1].append(output)
+    for found_actor, members in groups if not builder.full else ():
+        joined = TextMap()
+        starts: list[int] = []
+        for output in members:
+            if joined.length and not joined.text.endswith("\n"):
+                joined.add_filler("\n")
+            starts.append(joined.length)
+            joined.add_map(output.text_map)
+        for event in _found_in_text(joined.text):
+            start, end = event.span.start_byte, event.span.end_byte
+            where = members[max(0, bisect_right(starts, start) - 1)]
+            if not builder.add(event.kind, event.text, joined.host_range(start, end), found_actor,
+                               location=where.location, role=event.role, language=event.language):
+                break
+        if builder.full:
+            break
+    unread = None
+    if builder.full:
+        unread = (f"notebook outputs partly read: the event limit of {MAX_LOG_EVENTS} was reached; the rest of the "
+                  "outputs were not read")
+    return builder.ordered(), unread
+
+
+def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]
+                    ) -> tuple[list[CodeUnit], list[LogEvent], NotebookRecord | None]:
+    """Code units, output events and the reading record of one notebook (see the module docstring)."""
     try:  # read_notebook bounds the JSON nesting itself
         notebook = read_notebook(text, path)
     except NotebookError as exc:
         skipped.append(Skipped(path=path, reason=str(exc)))
-        return []
+        return [], [], None
     except RecursionError:
         skipped.append(Skipped(path=path, reason="notebook not read: JSON nested too deep to decode"))
-        return []
-    if notebook.language not in LANGUAGES:
-        skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
-        return []
-    if not notebook.cells:
-        return []
+        return [], [], None
     remark = surrogate_note(text)
     if remark is not None:
         notes.append(Skipped(path=path, reason=remark))
-    units = [
-        CodeUnit(path=path, language=notebook.language, text=notebook.text, cells=notebook.cells, source="notebook")
-    ]
-    for command in notebook.shell_commands:
-        origin = Span.from_offsets(notebook.raw_text, path, command.start, command.end)
-        shell = CodeUnit(path=path, language="bash", text=command.text, origin=origin, source="notebook")
-        units.extend(_with_heredocs(shell))
-    return units
+    units: list[CodeUnit] = []
+    driver = DriverReading(driver=False, reason="not a Python notebook")
+    if notebook.language not in LANGUAGES:
+        skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
+    else:
+        driver = read_driver(path, cell_sources(notebook))
+        if notebook.cells:
+            units = _notebook_code_units(path, notebook, driver)
+    unread: list[str] = []
+    events: list[LogEvent] = []
+    outputs_seen = text_parts = binary = 0
+    try:
+        outputs = read_notebook_outputs(text, path)
+    except Exception as exc:  # noqa: BLE001 - the code was read; the outputs are a gap, not a failure
+        logger.warning("%s: notebook outputs not read", path, exc_info=True)
+        unread.append(f"notebook outputs not read: {type(exc).__name__}: {exc}"[:300])
+    else:
+        outputs_seen, text_parts, binary = outputs.output_count, len(outputs.outputs), len(outputs.binary)
+        unread.extend(outputs.unread)
+        if outputs.binary:
+            kinds = ", ".join(sorted({mime for _, mime in outputs.binary}))
+            notes.append(Skipped(path=path, reason=f"{binary} binary notebook output part(s) not read ({kinds}): "
+                                                   "images and other data, not code or logs"))
+        events, limit = _notebook_events(path, text, driver, outputs.outputs)
+        if limit is not None:
+            unread.append(limit)
+        units.extend(_log_units(events, text))
+    skipped.extend(Skipped(path=path, reason=reason) for reason in unread)
+    record = NotebookRecord(path=path, nbformat=notebook.nbformat, language=notebook.language,
+                            code_cells=len(notebook.cells) if notebook.language in LANGUAGES else 0,
+                            outputs=outputs_seen, text_parts=text_parts, binary_outputs=binary, events=len(events),
+                            driver=driver, unread=tuple(unread))
+    return units, events, record
 
 
 def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
@@ -220,9 +468,10 @@ def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
         language = "bash" if event.kind is LogEventKind.COMMAND else event.language
         language = language if language in LANGUAGES else "python"
         if language == "python":
-            units.extend(_python_with_magics(span.path, event.text, span, exact))
+            units.extend(_python_with_magics(span.path, event.text, span, exact, event.actor))
         else:
-            unit = CodeUnit(path=span.path, language=language, text=event.text, origin=span, source="log")
+            unit = CodeUnit(path=span.path, language=language, text=event.text, origin=span, source="log",
+                            actor=event.actor)
             units.extend(_with_heredocs(unit, exact))
     return units
 
@@ -308,6 +557,7 @@ def expand_run(run: Run) -> RunUnits:
     log_formats: list[tuple[str, str]] = []
     skipped: list[Skipped] = []
     notes: list[Skipped] = []
+    notebooks: list[NotebookRecord] = []
     for artifact in run.artifacts:
         if artifact.kind not in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG):
             continue
@@ -353,7 +603,13 @@ def expand_run(run: Run) -> RunUnits:
             language = artifact.language or "python"
             code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))
         elif artifact.kind is ArtifactKind.NOTEBOOK:
-            code_units.extend(_notebook_units(artifact.path, text, skipped, notes))
+            units, events, record = _notebook_units(artifact.path, text, skipped, notes)
+            code_units.extend(units)
+            if events:
+                log_formats.append((artifact.path, NOTEBOOK_OUTPUTS))
+                log_events.extend(events)
+            if record is not None:
+                notebooks.append(record)
         else:
             try:
                 reading = parse_log(artifact.path, text)
@@ -376,4 +632,5 @@ def expand_run(run: Run) -> RunUnits:
         log_formats=tuple(log_formats),
         skipped=tuple(skipped),
         notes=tuple(notes),
+        notebooks=tuple(notebooks),
     )

@@ -44,8 +44,11 @@ def test_mlebench_run_units():
         ("logs/agent.log", "python", "log"),
         ("logs/agent.log", "python", "log"),
     ]
-    assert units.log_formats == (("code/notes.bin.dat", "text"), ("logs/agent.log", "steplog"), ("run.log", "runlog"))
-    assert [e.span.path for e in units.log_events] == ["code/notes.bin.dat"] + ["logs/agent.log"] * 8 + ["run.log"] * 4
+    # The notebook's markdown and raw cells are read as text events too.
+    assert units.log_formats == (("code/explore.ipynb", "notebook-outputs"), ("code/notes.bin.dat", "text"),
+                                 ("logs/agent.log", "steplog"), ("run.log", "runlog"))
+    assert [e.span.path for e in units.log_events] == (["code/explore.ipynb"] * 2 + ["code/notes.bin.dat"]
+                                                       + ["logs/agent.log"] * 8 + ["run.log"] * 4)
     assert len(units.events_of("run.log")) == 4
     _parse_all(units)
 

@@ -1,0 +1,391 @@
+"""Driver notebooks: notebooks that run an agent framework, and who wrote each of their cells.
+
+A *driver* notebook is the operator's harness around an agent run (a Kaggle or Colab notebook
+that installs AIDE and calls ``exp.run()``, a notebook that launches MLE-bench's
+``run_agent.py``): its code is the operator's, and the outputs of the cell that runs the agent
+are the scaffold's printed log, which holds the agent's code and commands. A notebook that runs
+no framework is the agent's own work: all its code and outputs are the agent's.
+
+The heuristic, applied to the code cells' source with comment lines left out:
+
+1. **Markers.** :data:`VOCABULARY` lists, per framework, the ways a notebook calls into it:
+   imports (``from aide import``), command lines (``!aide data_dir=...``, ``python -m aide``,
+   ``python -u -m MLAgentBench.runner``, ``inspect eval``, ``bash run_agent.sh``,
+   ``python run_agent.py``), API calls (``aide.Experiment(...)``, ``run_controller(``,
+   ``inspect_ai.eval(``). Each entry is *strong* (the name is the framework's own) or *weak*
+   (generic words: ``agent.run(``, ``run_agent(``, ``Agent(...).run(``, a subprocess running a
+   ``run.py``). Variables assigned from a framework constructor
+   (``exp = aide.Experiment(...)``) make ``exp.run(`` a run call too.
+2. **Driver.** A notebook is a driver when a strong marker matches, or a weak run call does
+   and a cell at or before it holds operator setup (:data:`SETUP_SIGNALS`: cloning a
+   repository, ``pip install -e``/``git+``, setting an LLM provider's API key, reading
+   Kaggle/Colab secrets, installing or preparing MLE-bench). A notebook under a folder the run
+   layout gives to the agent (:data:`AGENT_FOLDERS`: ``code/``, ``submission/``, ``working/``,
+   ``workspace/``) is never a driver: an agent could otherwise dress its own notebook up as a
+   harness to have its code judged as the operator's.
+3. **Cells.** The *run* cells are those with a run call (a command line, a constructor or a
+   ``.run(`` on one, not a bare import); when none is found, the last cell with a marker.
+   Cells before the first run cell are ``setup``; after it, each cell is ``run`` (another run
+   call), ``stream`` (it keeps showing the run: ``tail -f``, ``cat`` of a log, waiting on the
+   process, reading the journal; :data:`STREAM_SIGNALS`), ``rerun`` (it runs or holds solution
+   code: ``.fit(``, ``.predict(``, ``exec(``, ``%run``, a ``.py`` script; :data:`RERUN_SIGNALS`)
+   or ``post`` (grading and inspecting results, e.g. a helper that reads the answers to score
+   the submission).
+4. **Actors.** Code of ``setup``, ``run``, ``stream`` and ``post`` cells is the OPERATOR's;
+   ``rerun`` code is UNKNOWN (pasted or replayed agent code, so rules judge it). Outputs of
+   ``run`` and ``stream`` cells are the SCAFFOLD's, and code or commands found in them are the
+   AGENT's; outputs of ``setup`` and ``post`` cells are the OPERATOR's; outputs of ``rerun``
+   cells are UNKNOWN. Markdown and raw cells are the operator's.
+
+Everything here reads text with regular expressions; nothing is imported or run.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Sequence
+
+from audit.units import Actor
+
+__all__ = [
+    "AGENT_FOLDERS",
+    "CellRole",
+    "DriverReading",
+    "Marker",
+    "RERUN_SIGNALS",
+    "SETUP_SIGNALS",
+    "STREAM_SIGNALS",
+    "VOCABULARY",
+    "read_driver",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Marker:
+    """One way a notebook calls into an agent framework.
+
+    Attributes
+    ----------
+    framework : str
+        The framework's name (``aide``, ``openhands``, ``mlagentbench``, ``inspect``,
+        ``mle-bench``, ``generic``).
+    pattern : str
+        Regular expression (multiline), searched in a code cell without its comment lines.
+    strong : bool
+        Whether the match alone makes the notebook a driver (the framework's own name);
+        a weak marker needs operator setup at or before its cell.
+    runs : bool
+        Whether the match launches or continues the run (its cell's outputs are the
+        scaffold's log); imports and configuration only mark the notebook.
+    what : str
+        What the pattern stands for, for readers of this table and of reports.
+    """
+
+    framework: str
+    pattern: str
+    strong: bool
+    runs: bool
+    what: str
+
+
+# Where a shell command starts: a line (after IPython's `!`), or after `;`, `&&`, `|`.
+_COMMAND_START = r"(?:^[ \t]*!?[ \t]*|[;&|][ \t]*)"
+
+#: The framework-call vocabulary (see the module docstring). Shell forms match with or without
+#: IPython's ``!``/``%`` and inside ``subprocess`` argument lists written as one string.
+VOCABULARY: tuple[Marker, ...] = (
+    # AIDE (aideml): the Python API and the `aide` console script / module.
+    Marker(framework="aide", pattern=r"^\s*(?:from\s+aide(?:\.\w+)*\s+import\b|import\s+aide\b)", strong=True,
+           runs=False, what="import of the aide package"),
+    Marker(framework="aide", pattern=r"\baide\s*\.\s*Experiment\s*\(", strong=True, runs=True,
+           what="aide.Experiment(...)"),
+    Marker(framework="aide", pattern=_COMMAND_START + r"(?:python3?\s+(?:-u\s+)?-m\s+aide|aide)\b"
+           r"(?=[ \t]+(?:[\w.]+=|--?\w)|[ \t]*$)", strong=True, runs=True,
+           what="the aide command line (aide data_dir=... goal=..., python -m aide)"),
+    Marker(framework="aide", pattern=r"[\"']aide[\"']\s*,\s*[\"'][\w.]+=", strong=True, runs=True,
+           what="aide run through a subprocess argument list"),
+    # OpenHands / OpenDevin.
+    Marker(framework="openhands", pattern=r"^\s*(?:from\s+(?:openhands|opendevin)(?:\.\w+)*\s+import\b|"
+           r"import\s+(?:openhands|opendevin)\b)", strong=True, runs=False, what="import of openhands"),
+    Marker(framework="openhands", pattern=r"\brun_controller\s*\(", strong=True, runs=True,
+           what="openhands run_controller(...)"),
+    Marker(framework="openhands", pattern=r"-m\s+(?:openhands|opendevin)\.core\.main\b|"
+           r"\b(?:openhands|opendevin)/core/main\.py\b|all-hands-ai/openhands", strong=True, runs=True,
+           what="the openhands main module or docker image"),
+    # MLAgentBench.
+    Marker(framework="mlagentbench", pattern=r"^\s*(?:from\s+MLAgentBench(?:\.\w+)*\s+import\b|"
+           r"import\s+MLAgentBench\b)", strong=True, runs=False, what="import of MLAgentBench"),
+    Marker(framework="mlagentbench", pattern=r"-m\s+MLAgentBench\.runner\b|\bMLAgentBench/runner\.py\b",
+           strong=True, runs=True, what="python -u -m MLAgentBench.runner"),
+    # Inspect (UK AISI).
+    Marker(framework="inspect", pattern=_COMMAND_START + r"inspect\s+eval(?:-set|-retry)?\b|"
+           r"[\"']inspect[\"']\s*,\s*[\"']eval", strong=True, runs=True, what="the inspect eval command line"),
+    Marker(framework="inspect", pattern=r"^\s*(?:from\s+inspect_ai(?:\.\w+)*\s+import\b|import\s+inspect_ai\b)",
+           strong=True, runs=False, what="import of inspect_ai"),
+    Marker(framework="inspect", pattern=r"\binspect_ai\s*\.\s*eval(?:_set|_async|_retry)?\s*\(", strong=True,
+           runs=True, what="inspect_ai.eval(...)"),
+    # MLE-bench's agent runner and other scaffolds' entry points.
+    Marker(framework="mle-bench", pattern=r"(?:python3?\s+(?:-u\s+)?|bash\s+|sh\s+|source\s+|\./|[\"'])\S*?"
+           r"\brun_agent\.(?:py|sh)\b", strong=True, runs=True,
+           what="MLE-bench's run_agent.py / a run_agent.sh launcher"),
+    Marker(framework="mle-bench", pattern=r"--agent[-_]id\b", strong=True, runs=True,
+           what="an --agent-id option (MLE-bench's agent registry)"),
+    Marker(framework="autokaggle", pattern=r"^\s*(?:from\s+multi_agents(?:\.\w+)*\s+import\b)|"
+           r"\bAutoKaggle\b.*\bframework\.py\b|(?:python3?\s+)\S*framework\.py\b.*--competition",
+           strong=True, runs=True, what="AutoKaggle's framework"),
+    Marker(framework="generic", pattern=r"^\s*(?:from\s+(?:smolagents|autogen|crewai|langgraph)(?:\.\w+)*\s+import\b"
+           r"|import\s+(?:smolagents|autogen|crewai)\b)", strong=True, runs=False,
+           what="import of a general agent framework (smolagents, autogen, crewai, langgraph)"),
+    # Generic words: a weak marker needs operator setup at or before its cell.
+    Marker(framework="generic", pattern=r"\b\w*agent\w*\s*\.\s*(?:run|solve|execute|start|invoke|kickoff)\w*\s*\(",
+           strong=False, runs=True, what="agent.run(...) and the like"),
+    Marker(framework="generic", pattern=r"\bAgent\w*\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*\.\s*run\w*\s*\(",
+           strong=False, runs=True, what="Agent(...).run(...)"),
+    Marker(framework="generic", pattern=r"(?<![\w.])run_agent\s*\(", strong=False, runs=True, what="run_agent(...)"),
+    Marker(framework="generic", pattern=r"\bsubprocess\s*\.\s*(?:run|Popen|call|check_call|check_output)\s*\("
+           r"[^)]*?[\"'][^\"']*\brun\w*\.(?:py|sh)\b", strong=False, runs=True,
+           what="a subprocess running a run*.py / run*.sh launcher"),
+    Marker(framework="generic", pattern=r"^\s*!\s*(?:python3?|bash|sh)\s+(?:-u\s+)?\S*\brun\w*\.(?:py|sh)\b",
+           strong=False, runs=True, what="!python run.py / !bash run.sh"),
+)
+
+#: Operator setup that makes a weak marker count (at or before its cell).
+SETUP_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("git clone", r"\bgit\s+clone\b"),
+    ("editable or git install", r"\bpip3?\s+install\b[^\n]*(?:\s-e\s|\s--editable\b|git\+)"),
+    ("LLM API key set", r"(?:environ\s*\[\s*[\"']|environ\.setdefault\s*\(\s*[\"']|putenv\s*\(\s*[\"']|"
+                        r"%env\s+|%set_env\s+|\bexport\s+)(?:OPENAI|ANTHROPIC|GEMINI|GOOGLE|OPENROUTER|TOGETHER|"
+                        r"MISTRAL|GROQ|COHERE|DEEPSEEK|AZURE_OPENAI|LITELLM)\w*(?:API_KEY|_KEY|TOKEN)\b"),
+    ("notebook secrets", r"\bUserSecretsClient\b|\buserdata\s*\.\s*get\s*\("),
+    ("MLE-bench setup", r"\bmle-?bench\b"),
+)
+
+#: After a run cell: cells that keep showing the run (their outputs are the scaffold's log).
+STREAM_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("tail or cat of a log", r"\b(?:tail|cat|head|less)\s+[^\n|;]*(?:\.log|\.txt|\.out|\.jsonl?|logs?/)"),
+    ("tail -f", r"\btail\s+-[fFn]"),
+    ("waiting on the process", r"\.\s*(?:wait|communicate|poll|join)\s*\(|\.\s*stdout\b|\bfor\s+\w+\s+in\s+iter\("),
+    ("a log file read", r"open\s*\([^)\n]*(?:\.log|log/|logs/|journal)[^)\n]*\)"),
+    ("the journal", r"\bjournal\b"),
+)
+
+#: After a run cell: cells that run or hold solution code (judged as UNKNOWN).
+RERUN_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("model fitting", r"\.\s*fit(?:_transform)?\s*\("),
+    ("prediction", r"\.\s*predict(?:_proba)?\s*\("),
+    ("exec of code", r"\bexec\s*\("),
+    ("%run / runpy", r"^\s*%run\b|\brunpy\s*\."),
+    ("a python script run", r"(?:^|[\s!;&|])python3?\s+(?!-m\b|-c\b)\S+\.py\b"),
+)
+
+#: First path components of folders the run layout gives to the agent (never drivers).
+AGENT_FOLDERS = frozenset({"code", "submission", "working", "workspace", "workspaces"})
+
+_COMMENT_LINE = re.compile(r"^[ \t]*#(?![!]).*$", re.MULTILINE)
+_CONSTRUCTED = re.compile(
+    r"^\s*(\w+)\s*=\s*(?:aide\s*\.\s*)?(?:Experiment|\w*Agent|\w*Runner|\w*Controller|Crew)\s*\(", re.MULTILINE
+)
+_COMPILED = tuple((marker, re.compile(marker.pattern, re.MULTILINE)) for marker in VOCABULARY)
+#: Names that run the agent when a framework module exports them (``from inspect_ai import eval``).
+_RUN_NAMES = frozenset({"eval", "eval_set", "eval_async", "eval_retry", "run", "main", "run_controller", "run_agent",
+                        "run_experiment", "Experiment", "solve"})
+_FRAMEWORK_IMPORT = re.compile(
+    r"^\s*from\s+(?:aide|openhands|opendevin|MLAgentBench|inspect_ai|smolagents|autogen|crewai|langgraph|multi_agents)"
+    r"(?:\.\w+)*\s+import\s+\(?([\w \t,\n]+)", re.MULTILINE)
+
+
+def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(pattern, re.MULTILINE)) for name, pattern in table)
+
+
+_SETUP = _compile(SETUP_SIGNALS)
+_STREAM = _compile(STREAM_SIGNALS)
+_RERUN = _compile(RERUN_SIGNALS)
+
+
+class CellRole(enum.Enum):
+    """What a code cell of a driver notebook does (see the module docstring)."""
+
+    SETUP = "setup"
+    RUN = "run"
+    STREAM = "stream"
+    RERUN = "rerun"
+    POST = "post"
+    AGENT = "agent"
+
+
+#: Actor of a cell's code, of its outputs, and of code found in its outputs, per role.
+_ACTORS: dict[CellRole, tuple[Actor, Actor, Actor]] = {
+    CellRole.SETUP: (Actor.OPERATOR, Actor.OPERATOR, Actor.OPERATOR),
+    CellRole.RUN: (Actor.OPERATOR, Actor.SCAFFOLD, Actor.AGENT),
+    CellRole.STREAM: (Actor.OPERATOR, Actor.SCAFFOLD, Actor.AGENT),
+    CellRole.RERUN: (Actor.UNKNOWN, Actor.UNKNOWN, Actor.UNKNOWN),
+    CellRole.POST: (Actor.OPERATOR, Actor.OPERATOR, Actor.UNKNOWN),
+    CellRole.AGENT: (Actor.AGENT, Actor.AGENT, Actor.AGENT),
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DriverReading:
+    """How a notebook was attributed.
+
+    Attributes
+    ----------
+    driver : bool
+        Whether the notebook is a driver.
+    frameworks : tuple of str
+        Frameworks whose markers matched (in vocabulary order).
+    markers : tuple of (int, str)
+        ``(cell index, what)`` of each marker match, in cell order.
+    run_cells : tuple of int
+        Cells whose outputs are the scaffold's log (``run`` and ``stream`` roles).
+    roles : dict of int to CellRole
+        Role of each code cell; every cell is ``agent`` in a notebook that is not a driver.
+    reason : str
+        One sentence saying why (or why not) the notebook is a driver.
+    """
+
+    driver: bool
+    frameworks: tuple[str, ...] = ()
+    markers: tuple[tuple[int, str], ...] = ()
+    run_cells: tuple[int, ...] = ()
+    roles: dict[int, CellRole] | None = None
+    reason: str = ""
+
+    def role(self, cell_index: int) -> CellRole:
+        """The role of a cell (``agent`` outside drivers; ``setup`` for a driver's non-code cells)."""
+        if self.roles is not None and cell_index in self.roles:
+            return self.roles[cell_index]
+        return CellRole.SETUP if self.driver else CellRole.AGENT
+
+    def code_actor(self, cell_index: int) -> Actor:
+        """Who wrote a cell's code."""
+        return _ACTORS[self.role(cell_index)][0]
+
+    def output_actor(self, cell_index: int) -> Actor:
+        """Who produced a cell's outputs (and a markdown or raw cell's text)."""
+        if self.driver and (self.roles is None or cell_index not in self.roles):
+            return Actor.OPERATOR  # markdown and raw cells of a driver
+        return _ACTORS[self.role(cell_index)][1]
+
+    def found_code_actor(self, cell_index: int) -> Actor:
+        """Who wrote code and commands found in a cell's outputs."""
+        if self.driver and (self.roles is None or cell_index not in self.roles):
+            return Actor.OPERATOR
+        return _ACTORS[self.role(cell_index)][2]
+
+    def describe(self) -> str:
+        """One line for reports: ``driver notebook (aide: run cells 5, 6)`` or why not."""
+        if not self.driver:
+            return self.reason or "not a driver notebook"
+        cells = ", ".join(str(c) for c in self.run_cells) or "none found"
+        return f"driver notebook ({', '.join(self.frameworks) or 'agent framework'}; run cells {cells})"
+
+
+def _without_comments(source: str) -> str:
+    return _COMMENT_LINE.sub("", source) if "#" in source else source
+
+
+def _run_aliases(names: str) -> list[str]:
+    """Local names of the run functions in an import list (``eval as run_eval`` gives ``run_eval``)."""
+    found = []
+    for item in names.replace("\n", " ").split(","):
+        words = item.split()
+        if words and words[0] in _RUN_NAMES:
+            found.append(words[2] if len(words) == 3 and words[1] == "as" else words[0])
+    return found
+
+
+def _matches(table, source: str) -> list[str]:
+    return [name for name, pattern in table if pattern.search(source)]
+
+
+def read_driver(path: str, cells: Sequence[tuple[int, str]]) -> DriverReading:
+    """Decide whether a notebook is a driver and give each code cell its role.
+
+    Parameters
+    ----------
+    path : str
+        The notebook's path relative to the run root (notebooks in :data:`AGENT_FOLDERS` are
+        never drivers).
+    cells : sequence of (int, str)
+        ``(cell index, source)`` of each code cell, in order (:func:`audit.notebooks.cell_sources`).
+
+    Returns
+    -------
+    DriverReading
+        ``driver=False`` with every cell ``agent`` unless the heuristic of the module
+        docstring finds a driver.
+
+    Examples
+    --------
+    >>> cells = [(0, "!git clone https://example.org/aide && pip install -e aide"),
+    ...          (1, "import aide"), (2, "exp = aide.Experiment(data_dir='in', goal='g')\\nexp.run(steps=3)"),
+    ...          (3, "grade(read_answers())")]
+    >>> reading = read_driver("driver.ipynb", cells)
+    >>> reading.driver, [reading.role(i).value for i in range(4)]
+    (True, ['setup', 'setup', 'run', 'post'])
+    >>> read_driver("code/driver.ipynb", cells).driver
+    False
+    """
+    texts = [(index, _without_comments(source)) for index, source in cells]
+    markers: list[tuple[int, Marker]] = []
+    for index, source in texts:
+        for marker, pattern in _COMPILED:
+            if pattern.search(source):
+                markers.append((index, marker))
+    if not markers:
+        return DriverReading(driver=False, reason="no agent-framework call in its code cells")
+    top = PurePosixPath(path).parts[0] if len(PurePosixPath(path).parts) > 1 else ""
+    if top in AGENT_FOLDERS:
+        return DriverReading(driver=False, markers=tuple((i, m.what) for i, m in markers),
+                             reason=f"calls an agent framework but lies in {top}/, the agent's folder: read as the "
+                                    "agent's notebook")
+    strong = [(i, m) for i, m in markers if m.strong]
+    setup_at: int | None = None
+    for index, source in texts:
+        if _matches(_SETUP, source):
+            setup_at = index
+            break
+    weak_ok = [(i, m) for i, m in markers if not m.strong and setup_at is not None and setup_at <= i]
+    if not strong and not weak_ok:
+        return DriverReading(driver=False, markers=tuple((i, m.what) for i, m in markers),
+                             reason="only generic agent calls and no operator setup before them: read as the "
+                                    "agent's notebook")
+    counted = sorted(strong + weak_ok, key=lambda item: item[0])
+    # Variables bound to a framework object: `exp.run(` runs it.
+    constructed = {m.group(1) for _, source in texts for m in _CONSTRUCTED.finditer(source)}
+    object_run = (re.compile(r"\b(?:" + "|".join(re.escape(n) for n in sorted(constructed)) + r")\s*\.\s*run\w*\s*\(")
+                  if constructed else None)
+    run_cells = {i for i, m in counted if m.runs}
+    imported = {alias for _, source in texts for names in _FRAMEWORK_IMPORT.findall(source)
+                for alias in _run_aliases(names)}
+    if imported:
+        name_run = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(n) for n in sorted(imported)) + r")\s*\(")
+        run_cells.update(i for i, source in texts if name_run.search(source))
+    if object_run is not None:
+        first_marker = counted[0][0]
+        run_cells.update(i for i, source in texts if i >= first_marker and object_run.search(source))
+    if not run_cells:
+        run_cells = {counted[-1][0]}
+    first_run = min(run_cells)
+    roles: dict[int, CellRole] = {}
+    for index, source in texts:
+        if index < first_run:
+            roles[index] = CellRole.SETUP
+        elif index in run_cells:
+            roles[index] = CellRole.RUN
+        elif _matches(_STREAM, source):
+            roles[index] = CellRole.STREAM
+        elif _matches(_RERUN, source):
+            roles[index] = CellRole.RERUN
+        else:
+            roles[index] = CellRole.POST
+    frameworks = tuple(dict.fromkeys(m.framework for _, m in counted))
+    shown = tuple(sorted(i for i, r in roles.items() if r in (CellRole.RUN, CellRole.STREAM)))
+    return DriverReading(driver=True, frameworks=frameworks, markers=tuple((i, m.what) for i, m in counted),
+                         run_cells=shown, roles=roles,
+                         reason=f"calls {', '.join(frameworks)} from cell {first_run}")
