@@ -52,10 +52,9 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
     sys.path.insert(0, str(REPO_ROOT))
 
-from audit.errors import AuditError  # noqa: E402
 from audit.model import Severity  # noqa: E402
 from audit.pipeline import AuditRequest, run_audit  # noqa: E402
-from grading.errors import CompetitionNotFound, GradingError  # noqa: E402
+from grading.errors import CompetitionNotFound  # noqa: E402
 
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 DEFAULT_CASES = REPO_ROOT / "benchmarks" / "cases"
@@ -221,7 +220,7 @@ def audit_spec(spec: RunSpec) -> RunResult:
     for path in spec.paths:
         try:
             report, path_notes = _audit_path(path, spec.competition)
-        except (AuditError, GradingError, OSError, ValueError, RuntimeError) as exc:
+        except Exception as exc:  # noqa: BLE001 - one failing run must not stop the benchmark
             error = f"{path.name}: {type(exc).__name__}: {exc}"
             verdicts.append("error")
             continue
@@ -331,7 +330,8 @@ def _location(row: dict[str, Any]) -> str:
     return f"{row['path']}:{row['line']}" if row.get("line") is not None else (row.get("path") or "-")
 
 
-def print_run(result: RunResult, out=sys.stdout) -> None:
+def print_run(result: RunResult, out=None) -> None:
+    out = out or sys.stdout
     label = ""
     if result.violating is not None:
         label = f"  [label: {'yes ' + ','.join(result.categories) if result.violating else 'no'}]"
@@ -347,7 +347,8 @@ def print_run(result: RunResult, out=sys.stdout) -> None:
         print(f"    ERROR {result.error}", file=out)
 
 
-def print_summary(summary: dict[str, Any], results: Sequence[RunResult], out=sys.stdout) -> None:
+def print_summary(summary: dict[str, Any], results: Sequence[RunResult], out=None) -> None:
+    out = out or sys.stdout
     print("", file=out)
     print("=" * 100, file=out)
     for name, s in summary["labelled"].items():
@@ -392,7 +393,8 @@ def collect(shared: Path, cases: Path) -> tuple[list[RunSpec], list[str]]:
     return specs, missing
 
 
-def run_all(specs: Iterable[RunSpec], quiet: bool = False, out=sys.stdout) -> list[RunResult]:
+def run_all(specs: Iterable[RunSpec], quiet: bool = False, out=None) -> list[RunResult]:
+    out = out or sys.stdout
     results = []
     for spec in specs:
         result = audit_spec(spec)
