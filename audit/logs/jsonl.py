@@ -3,11 +3,20 @@
 Each record may give its kind in ``type`` (or ``kind``/``event``) and its text in ``content``
 (a string, or a list of text/tool parts as chat APIs write it), or carry the text under a key
 that names the kind: ``command``/``cmd`` (COMMAND), ``code`` (CODE), ``output``/
-``observation``/``result`` (OUTPUT), ``message``/``text``/``thought`` (MESSAGE). Tool calls in
-the OpenAI shape (``tool_calls[].function.arguments``, a JSON string) and the Anthropic shape
-(``content[]`` parts of type ``tool_use`` with ``input``) become COMMAND when their arguments
-hold ``cmd``/``command``, CODE when they hold ``code``, else TOOL_CALL. A record with role
-``tool`` (or ``function``) is OUTPUT unless its type says otherwise.
+``observation``/``result`` (OUTPUT), ``message``/``text``/``thought`` (MESSAGE). Commands and code
+under any other key of the shared vocabulary (:mod:`audit.logs.keys`: ``input``, ``script``,
+``source``, ``args``, ``arguments``, ``tool_input``, ``action_input`` ...) are read too, and
+tool calls in every shape the chat APIs write (OpenAI ``tool_calls[].function.arguments``, a
+JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`` parts with
+``input``; Responses API ``function_call`` items; ReAct ``action``/``action_input``; LangChain
+``tool``/``tool_input``) give COMMAND or CODE events for what they run, and a TOOL_CALL event
+``name(arguments)`` for any tool that is not a plain shell or Python tool (``submit_to_kaggle``).
+A record with role ``tool`` (or ``function``) is OUTPUT unless its type says otherwise. A
+record of a shape none of this reads is still one MESSAGE event holding its strings.
+
+Actors come from the record's ``role`` (or ``source``): assistant, agent and tool records are the
+AGENT's, user records the OPERATOR's, system and developer records the SCAFFOLD's
+(:func:`audit.logs.keys.actor_for_role`).
 
 Lines that are not JSON objects (a record cut short when the run was killed, junk) or that nest
 deeper than :data:`~grading.untrusted_json.MAX_JSON_DEPTH` levels are skipped, never fatal, and
@@ -20,11 +29,22 @@ from __future__ import annotations
 
 import json
 import logging
-import shlex
 from pathlib import PurePosixPath
 from typing import Any
 
 from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from audit.logs.keys import (
+    ARGUMENT_KEYS,
+    COMMAND_KEYS,
+    KEYS,
+    actor_for_role,
+    call_actions,
+    call_text,
+    classify_text,
+    command_text,
+    is_generic_tool,
+    tool_name,
+)
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -55,7 +75,13 @@ _KEY_KINDS = (
     ("message", LogEventKind.MESSAGE), ("text", LogEventKind.MESSAGE), ("thought", LogEventKind.MESSAGE),
 )  # fmt: skip
 _TEXT_KEYS = ("content", "text", "command", "cmd", "code", "output", "observation", "result", "message")
-_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/usr/bin/bash"})
+#: Keys whose string values label a record rather than carry text (left out of the fallback text).
+_LABEL_KEYS = frozenset({"id", "type", "kind", "event", "role", "source", "ts", "timestamp", "time", "created",
+                         "created_at", "date", "datetime", "model", "status", "object", "index", "step", "level",
+                         "tool_call_id", "call_id", "run_id", "thread_id", "uuid", "parent_id"})
+#: Depth and number of values the fallback text of a record of unknown shape reads.
+_FALLBACK_DEPTH = 32
+_FALLBACK_VALUES = 10_000
 
 
 def detect(path: str, text: str) -> bool:
@@ -96,89 +122,121 @@ def _as_text(value: Any) -> str | None:
 
 def _command_text(value: Any) -> str | None:
     """A command given as a string, or as an argv list (``["bash", "-lc", "ls"]`` gives ``ls``)."""
+    return command_text(value)
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    """Every non-blank string under ``value`` (label keys left out), in order, within bounds."""
+    if len(out) >= _FALLBACK_VALUES or depth > _FALLBACK_DEPTH:
+        return
     if isinstance(value, str):
-        return value
-    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-        if len(value) >= 3 and value[0] in _SHELLS and value[1] in ("-c", "-lc"):
-            return value[2]
-        return shlex.join(value)
-    return None
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if not (isinstance(key, str) and key.lower() in _LABEL_KEYS and isinstance(item, str)):
+                _strings(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out, depth + 1)
 
 
-def _from_arguments(arguments: Any) -> tuple[LogEventKind, str, str | None]:
-    """Kind, text and language of a tool call's arguments."""
-    if isinstance(arguments, str):
-        try:
-            parsed = loads_json(arguments)
-        except ValueError:
-            return LogEventKind.TOOL_CALL, arguments, None
-        arguments = parsed
-    if isinstance(arguments, dict):
-        for key in ("cmd", "command"):
-            command = _command_text(arguments.get(key))
-            if command is not None:
-                return LogEventKind.COMMAND, command, "bash"
-        for key in ("code", "source"):
-            if isinstance(arguments.get(key), str):
-                return LogEventKind.CODE, arguments[key], guess_code_language(arguments[key])
-    return LogEventKind.TOOL_CALL, json.dumps(arguments, sort_keys=True, ensure_ascii=False), None
+_Event = tuple[LogEventKind, str, "str | None", str]
 
 
-def _record_events(record: dict[str, Any]) -> list[tuple[LogEventKind, str, str | None, str]]:
-    """``(kind, text, language, role)`` for each event one record holds."""
+def _record_events(record: dict[str, Any]) -> list[_Event]:
+    """``(kind, text, language, role)`` for each event one record holds.
+
+    Nothing in a record is dropped silently: when none of the shapes below gives an event, the
+    record's strings (labels such as ``id`` and ``ts`` left out) are one MESSAGE (OUTPUT for a
+    tool's record), so the text rules still read them.
+    """
     role = record.get("role") if isinstance(record.get("role"), str) else ""
     role = role or (record.get("source") if isinstance(record.get("source"), str) else "")
-    found: list[tuple[LogEventKind, str, str | None, str]] = []
+    found: list[_Event] = []
+    seen: set[tuple[LogEventKind, str]] = set()
 
     def add(kind: LogEventKind, text: str | None, language: str | None = None) -> None:
-        if text is None or not text.strip():
+        if text is None or not text.strip() or (kind, text) in seen:
             return
         if kind is LogEventKind.COMMAND:
             language = "bash"
         elif kind is LogEventKind.CODE:
             language = language or guess_code_language(text)
+        seen.add((kind, text))
         found.append((kind, text, language, role))
+
+    def call(name: str, arguments: Any) -> None:
+        actions = call_actions(arguments, name)
+        for action in actions:
+            add(action.kind, action.text, action.language)
+        if arguments is not None and (not actions or (name and not is_generic_tool(name))):
+            add(LogEventKind.TOOL_CALL, call_text(name, arguments))
 
     type_value = next((record[k] for k in ("type", "kind", "event") if isinstance(record.get(k), str)), None)
     kind = _TYPE_KINDS.get(type_value.lower()) if type_value else None
+    name = tool_name({k: v for k, v in record.items() if k not in ("type", "kind", "event")})
+    consumed: set[str] = set()
     if kind is not None:
         text = next((t for t in (_as_text(record.get(k)) for k in _TEXT_KEYS) if t is not None), None)
         if kind is LogEventKind.COMMAND:
-            text = next((t for t in (_command_text(record.get(k)) for k in ("command", "cmd")) if t), text)
+            text = next((t for t in (_command_text(record.get(k)) for k in COMMAND_KEYS) if t), text)
         if kind is LogEventKind.TOOL_CALL:
-            arguments = record.get("arguments", record.get("input", record.get("args")))
-            if arguments is not None:
-                kind, text, language = _from_arguments(arguments)
-                add(kind, text, language)
-                return found
-        add(kind, text)
+            key = next((k for k in ARGUMENT_KEYS if k in record), None)
+            if key is not None:
+                consumed.add(key)
+                call(name, record[key])
+            else:
+                add(kind, call_text(name, text) if name and text else text)
+        else:
+            add(kind, text)
     else:
         for key, key_kind in _KEY_KINDS:
             value = _command_text(record.get(key)) if key_kind is LogEventKind.COMMAND else _as_text(record.get(key))
             if value is not None:
                 add(key_kind, value)
-                break
-        else:
+        if not found:
             content = record.get("content")
             content_kind = LogEventKind.OUTPUT if role in ("tool", "function", "ipython") else LogEventKind.MESSAGE
             add(content_kind, _as_text(content))
 
+    # Commands and code under any key of the vocabulary (audit.logs.keys), a call's arguments
+    # included: {"tool": "bash", "tool_input": "ls"}, {"action": "python", "action_input": "..."}.
+    vocabulary = {k: v for k, v in record.items() if isinstance(k, str) and k.lower() in KEYS and k not in consumed}
+    arguments = {k: v for k, v in vocabulary.items() if KEYS[k.lower()] == "arguments"}
+    if arguments and kind is not LogEventKind.TOOL_CALL:
+        for key, value in arguments.items():
+            if name or not isinstance(value, str) or classify_text(value) is not None:
+                call(name, value)
+    for action in call_actions({k: v for k, v in vocabulary.items() if KEYS[k.lower()] != "arguments"}, name):
+        add(action.kind, action.text, action.language)
+    # A nested action object (Codex's {"type": "local_shell_call", "action": {"command": [...]}}).
+    if isinstance(record.get("action"), dict):
+        call(tool_name(record["action"]) or str(record.get("type") or ""), record["action"])
+
     # Tool calls and tool-use parts ride along with a message's text.
-    for call in record.get("tool_calls") or ():
-        if isinstance(call, dict):
-            function = call.get("function") if isinstance(call.get("function"), dict) else call
-            kind, text, language = _from_arguments(function.get("arguments", function.get("input")))
-            add(kind, text, language)
+    for entry in record.get("tool_calls") or ():
+        if isinstance(entry, dict):
+            function = entry.get("function") if isinstance(entry.get("function"), dict) else entry
+            arguments_value = next((function[k] for k in ARGUMENT_KEYS if k in function), None)
+            call(tool_name(function), arguments_value)
+    if isinstance(record.get("function_call"), dict):  # OpenAI's legacy single call
+        function = record["function_call"]
+        call(tool_name(function), next((function[k] for k in ARGUMENT_KEYS if k in function), None))
     content = record.get("content")
     if isinstance(content, list):
         for part in content:
             if not isinstance(part, dict):
                 continue
-            if part.get("type") == "tool_use":
-                kind, text, language = _from_arguments(part.get("input"))
-                add(kind, text, language)
-            elif part.get("type") == "tool_result":
-                add(LogEventKind.OUTPUT, _as_text(part.get("content")))
+            if part.get("type") in ("tool_use", "server_tool_use", "function_call", "tool_call"):
+                call(tool_name(part), next((part[k] for k in ARGUMENT_KEYS if k in part), None))
+            elif part.get("type") in ("tool_result", "function_call_output"):
+                add(LogEventKind.OUTPUT, _as_text(part.get("content", part.get("output"))))
+    if not found:
+        strings: list[str] = []
+        _strings(record, strings)
+        fallback_kind = LogEventKind.OUTPUT if role in ("tool", "function", "ipython") else LogEventKind.MESSAGE
+        add(fallback_kind, "\n".join(strings) if strings else None)
     return found
 
 
@@ -237,7 +295,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 for kind, body, language, role in _record_events(record):
                     events.append(
                         LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
-                                 location=f"line {line_no}")
+                                 location=f"line {line_no}", actor=actor_for_role(role))
                     )
             elif record is not None:
                 logger.info("%s:%d: skipping a JSON %s (not an object)", path, line_no, type(record).__name__)

@@ -177,7 +177,7 @@ def test_jsonl_events_and_broken_lines(caplog):
         (K.MESSAGE, None, "assistant", 6, "Calling tools."),
         (K.COMMAND, "bash", "assistant", 6, "pip install timm"),
         (K.CODE, "python", "assistant", 6, "print(2)"),
-        (K.TOOL_CALL, None, "assistant", 6, '{"query": "titanic"}'),
+        (K.TOOL_CALL, None, "assistant", 6, 'search({"query": "titanic"})'),
         (K.OUTPUT, None, "tool", 7, "Successfully installed timm"),
         (K.MESSAGE, None, "assistant", 8, "Running it."),
         (K.COMMAND, "bash", "assistant", 8, "wget http://example.org/x.csv"),

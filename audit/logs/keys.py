@@ -1,0 +1,386 @@
+"""Where JSON logs keep commands, code and tool calls: one vocabulary for every JSON adapter.
+
+Agent scaffolds put the same things under many names. A shell command sits under ``command``,
+``cmd``, ``input``, ``script``, ``args`` or ``tool_input``; code under ``code``, ``source`` or
+``script``; a tool call's arguments are an object, or a JSON object *inside a string*
+(``"arguments": "{\\"cmd\\": \\"curl ...\\"}"``), or a bare command string. :data:`KEYS` is the
+table the JSON adapters (:mod:`~audit.logs.jsonl`, :mod:`~audit.logs.jsondoc`,
+:mod:`~audit.logs.openhands`, :mod:`~audit.logs.inspect_eval`, :mod:`~audit.logs.aide`) read
+them by, and :func:`call_actions` the one reader of a tool call's arguments.
+
+========================  ===========  ==============================================================
+keys                      slot         what a value there is
+========================  ===========  ==============================================================
+command, cmd, commands,   command      a shell command: a string, or an argv list
+shell, bash, keystrokes,               (``["bash", "-lc", "ls"]`` gives ``ls``)
+shell_command, cmdline
+code, python, program,    code         code (language guessed: shell scripts are told apart by their
+source_code, file_text,                first command word or shebang)
+ipython, jupyter
+script, source            script       code or a shell script (language guessed), or a JSON string
+input, args, arguments,   arguments    a tool call's arguments: an object (read with this table), a
+tool_input,                            JSON object inside a string (decoded, then read), a list, or a
+action_input, parameters,              bare string: a command when the tool is a shell tool or the
+params, kwargs                         text starts with a command word, code when the tool runs
+                                       Python or the text looks like Python, else plain text
+========================  ===========  ==============================================================
+
+The name of the tool is read from :data:`TOOL_NAME_KEYS` (``name``, ``tool``, ``function`` ...).
+Shell tools (:data:`SHELL_TOOLS`) make their argument string a command, Python tools
+(:data:`PYTHON_TOOLS`) code, and editor tools (:data:`EDITOR_TOOLS`) writing a ``.py``/``.sh``
+file make the written text code. Every other tool call (``submit_to_kaggle``, ``web_search``)
+also gives a TOOL_CALL event whose text is ``name(arguments)`` with the arguments as written, so
+rules can match the function's name and what it was given; a call of a generic shell or Python
+tool gives its command or code only.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from audit.logs.common import guess_code_language, loads_json
+from audit.units import Actor, LogEventKind
+
+__all__ = [
+    "ARGUMENT_KEYS",
+    "CODE_KEYS",
+    "COMMAND_KEYS",
+    "EDITOR_TOOLS",
+    "Found",
+    "KEYS",
+    "PYTHON_TOOLS",
+    "SCRIPT_KEYS",
+    "SHELL_TOOLS",
+    "TOOL_NAME_KEYS",
+    "actor_for_role",
+    "call_actions",
+    "call_text",
+    "classify_text",
+    "command_text",
+    "tool_name",
+]
+
+#: Keys whose value is a shell command.
+COMMAND_KEYS = ("command", "cmd", "commands", "shell", "bash", "keystrokes", "shell_command", "cmdline")
+#: Keys whose value is code (language guessed).
+CODE_KEYS = ("code", "python", "program", "source_code", "file_text", "ipython", "jupyter")
+#: Keys whose value is code or a script, or a JSON string to read.
+SCRIPT_KEYS = ("script", "source")
+#: Keys whose value is a tool call's arguments in any of their shapes.
+ARGUMENT_KEYS = ("input", "args", "arguments", "tool_input", "action_input", "parameters", "params", "kwargs")
+#: Keys naming the tool or function a record calls.
+TOOL_NAME_KEYS = ("name", "tool", "tool_name", "function", "function_name", "action", "recipient")
+
+#: The vocabulary as one table: key -> slot (``command``, ``code``, ``script``, ``arguments``).
+KEYS: dict[str, str] = {
+    **{key: "command" for key in COMMAND_KEYS},
+    **{key: "code" for key in CODE_KEYS},
+    **{key: "script" for key in SCRIPT_KEYS},
+    **{key: "arguments" for key in ARGUMENT_KEYS},
+}
+
+#: Tools whose argument string is a shell command.
+SHELL_TOOLS = frozenset({
+    "bash", "shell", "sh", "zsh", "terminal", "execute_bash", "execute_shell", "execute_command", "run",
+    "run_command", "run_shell", "run_shell_command", "shell_exec", "exec", "exec_command", "bash_session",
+    "container_exec", "container.exec", "local_shell", "local_shell_call", "cmd", "command", "execute",
+})  # fmt: skip
+#: Tools whose argument string is Python.
+PYTHON_TOOLS = frozenset({
+    "python", "ipython", "execute_python", "run_python", "execute_ipython", "run_ipython", "python_exec",
+    "jupyter", "execute_code", "run_code", "code_interpreter", "notebook", "execute_ipython_cell",
+})  # fmt: skip
+#: Tools that write files (their content is code when the path is a ``.py``/``.sh`` file).
+EDITOR_TOOLS = frozenset({
+    "text_editor", "str_replace_based_edit_tool", "str_replace_editor", "edit_file", "write_file", "write",
+    "create_file", "save_file", "edit", "apply_patch", "file_editor",
+})  # fmt: skip
+_CODE_SUFFIXES = {".py": "python", ".pyw": "python", ".sh": "bash", ".bash": "bash"}
+#: Keys of an editor call holding the text written.
+_WRITTEN_KEYS = ("file_text", "new_str", "content", "text", "new_content", "insert_text", "contents")
+#: Sub-commands of editor tools, given under ``command``.
+_EDITOR_VERBS = frozenset({"view", "create", "str_replace", "insert", "undo_edit", "write", "append", "delete",
+                           "overwrite", "replace"})
+_PATH_KEYS = ("path", "file", "filename", "file_path", "filepath", "target")
+_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/usr/bin/bash", "/bin/zsh"})
+#: Nesting read inside one call's arguments (JSON inside a string inside JSON counts one level).
+MAX_ARGUMENT_DEPTH = 8
+
+_LOOKS_PYTHON = re.compile(
+    r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+|print\("
+    r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*=[ \t]*\S|[A-Za-z_][\w.]*\([^\n]*\)[ \t]*$|with[ \t]+\S|for[ \t]+\w+[ \t]+in\b)",
+    re.MULTILINE,
+)
+_LOOKS_COMMAND = re.compile(
+    r"^[ \t]*(?:sudo[ \t]+|env[ \t]+|[A-Z_][A-Z0-9_]*=\S*[ \t]+)*(?:\./|/|~/)?[\w.-]+(?:/[\w.-]+)*"
+    r"(?:[ \t]+(?:-{1,2}[\w-]+|[\w./~:=@%+,-]+|\"[^\"\n]*\"|'[^'\n]*'|[|&;<>]+))*[ \t]*$"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One event found in a tool call: ``kind``, ``text``, ``language`` (``bash``/``python``/``None``)."""
+
+    kind: LogEventKind
+    text: str
+    language: str | None = None
+
+
+def command_text(value: Any) -> str | None:
+    """A command given as a string, or as an argv list (``["bash", "-lc", "ls"]`` gives ``ls``).
+
+    Examples
+    --------
+    >>> command_text(["bash", "-lc", "ls -la"])
+    'ls -la'
+    >>> command_text(["curl", "-s", "https://example.org/a b"])
+    "curl -s 'https://example.org/a b'"
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+        if len(value) >= 3 and value[0] in _SHELLS and value[1] in ("-c", "-lc", "-ic", "-l"):
+            return value[-1] if value[1] != "-l" else shlex.join(value)
+        if all("\n" in v or not v.strip() or " " not in v.strip() for v in value) and any("\n" in v for v in value):
+            return "\n".join(value)  # a list of command lines
+        return shlex.join(value)
+    return None
+
+
+def classify_text(text: str, tool: str = "") -> Found | None:
+    """A command or code event for a bare argument string, or ``None`` when it reads as prose.
+
+    The tool's name decides first (:data:`SHELL_TOOLS`, :data:`PYTHON_TOOLS`); otherwise a text
+    whose first line starts with a command word (:func:`audit.logs.common.guess_code_language`)
+    or a shebang is a command, one with Python statements (imports, definitions, assignments,
+    calls) is code, and a one-line text shaped like a command line (a program given by its path,
+    or words followed by ``-flags``) is a command.
+
+    Examples
+    --------
+    >>> classify_text("curl -s https://example.org").kind.value
+    'command'
+    >>> classify_text("import os\\nprint(os.listdir())").kind.value
+    'code'
+    >>> classify_text("Thanks, the model is trained.") is None
+    True
+    """
+    if not text.strip():
+        return None
+    name = tool.strip().lower().rsplit(".", 1)[-1] if tool else ""
+    if name in SHELL_TOOLS or tool.strip().lower() in SHELL_TOOLS:
+        return Found(LogEventKind.COMMAND, text, "bash")
+    if name in PYTHON_TOOLS:
+        return Found(LogEventKind.CODE, text, "python")
+    first = _first_line(text)
+    if first.startswith("#!"):
+        language = guess_code_language(text)
+        return Found(LogEventKind.COMMAND if language == "bash" else LogEventKind.CODE, text, language)
+    if guess_code_language(text) == "bash":
+        return Found(LogEventKind.COMMAND, text, "bash")
+    if _LOOKS_PYTHON.search(text):
+        return Found(LogEventKind.CODE, text, "python")
+    words = first.split()
+    if ("\n" not in text.strip() and len(words) >= 2 and _LOOKS_COMMAND.match(first) and not _prose(first)
+            and (words[0].startswith(("./", "/", "~/")) or any(w.startswith("-") and len(w) > 1 for w in words[1:]))):
+        return Found(LogEventKind.COMMAND, text, "bash")
+    return None
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()
+    return ""
+
+
+def _prose(line: str) -> bool:
+    """A line of words that reads as a sentence rather than a command line."""
+    words = line.split()
+    return line.rstrip().endswith((".", "?", "!")) or (words[0][:1].isupper() and not words[0].isupper())
+
+
+def tool_name(record: dict[str, Any]) -> str:
+    """The tool or function a record names (``name``, ``tool``, ``function`` ...), or ``""``."""
+    for key in TOOL_NAME_KEYS:
+        value = record.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, dict) and isinstance(value.get("name"), str):
+            return value["name"].strip()
+    return ""
+
+
+def call_text(name: str, arguments: Any, raw: str | None = None) -> str:
+    """The text of a TOOL_CALL event: ``name(arguments)``, the arguments as written when known.
+
+    Examples
+    --------
+    >>> call_text("submit_to_kaggle", {"file": "submission.csv"})
+    'submit_to_kaggle({"file": "submission.csv"})'
+    """
+    if raw is None:
+        raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
+    return f"{name}({raw})" if name else raw
+
+
+def _decoded(value: str) -> Any:
+    """``value`` decoded when it holds a JSON object or array, else ``None``."""
+    stripped = value.strip()
+    if stripped[:1] not in ("{", "[") or stripped[-1:] not in ("}", "]"):
+        return None
+    try:
+        return loads_json(stripped)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _editor_code(arguments: dict[str, Any]) -> Found | None:
+    path = next((arguments[k] for k in _PATH_KEYS if isinstance(arguments.get(k), str)), "")
+    language = _CODE_SUFFIXES.get(PurePosixPath(path).suffix.lower()) if path else None
+    if language is None:
+        return None
+    key = next((k for k in _WRITTEN_KEYS if isinstance(arguments.get(k), str) and arguments[k].strip()), None)
+    return Found(LogEventKind.CODE, arguments[key], language) if key is not None else None
+
+
+def call_actions(arguments: Any, tool: str = "", *, depth: int = 0) -> list[Found]:
+    """The commands and code a tool call's arguments hold, in key order.
+
+    Parameters
+    ----------
+    arguments : Any
+        The arguments as decoded from the log: an object, a string (a JSON object inside it is
+        decoded and read), a list (each element read), anything else (nothing found).
+    tool : str, optional
+        The tool's name, when the record gives one.
+    depth : int, optional
+        Nesting already read (bounded by :data:`MAX_ARGUMENT_DEPTH`).
+
+    Returns
+    -------
+    list of Found
+        COMMAND and CODE events; empty when the arguments hold neither (the caller then gives
+        the call as a TOOL_CALL).
+
+    Examples
+    --------
+    >>> [f.text for f in call_actions('{"cmd": "curl -s https://example.org"}')]
+    ['curl -s https://example.org']
+    >>> [(f.kind.value, f.text) for f in call_actions({"tool_input": {"script": "ls /home/data"}})]
+    [('command', 'ls /home/data')]
+    """
+    if depth > MAX_ARGUMENT_DEPTH:
+        return []
+    name = tool.strip().lower()
+    if isinstance(arguments, str):
+        decoded = _decoded(arguments)
+        if decoded is not None:
+            return call_actions(decoded, tool, depth=depth + 1)
+        found = classify_text(arguments, tool)
+        return [found] if found is not None else []
+    if isinstance(arguments, list):
+        command = command_text(arguments) if name in SHELL_TOOLS else None
+        if command is not None:
+            return [Found(LogEventKind.COMMAND, command, "bash")]
+        found: list[Found] = []
+        for item in arguments[:1000]:
+            found.extend(call_actions(item, tool, depth=depth + 1))
+        return found
+    if not isinstance(arguments, dict):
+        return []
+    found = []
+    short = name.rsplit(".", 1)[-1]
+    editing = short in EDITOR_TOOLS or name in EDITOR_TOOLS or any(k in arguments for k in ("file_text", "new_str",
+                                                                                             "old_str"))
+    if editing:
+        edited = _editor_code(arguments)
+        if edited is not None:
+            found.append(edited)
+    inner_tool = tool_name(arguments) or tool
+    for key, value in arguments.items():
+        slot = KEYS.get(key.lower()) if isinstance(key, str) else None
+        if slot is None:
+            continue
+        if slot == "command":
+            if editing and isinstance(value, str) and value.strip().lower() in _EDITOR_VERBS:
+                continue  # the editor's sub-command (``create``, ``str_replace``), not a shell command
+            command = command_text(value)
+            if command is not None and command.strip():
+                found.append(Found(LogEventKind.COMMAND, command, "bash"))
+            elif isinstance(value, (dict, list)):
+                found.extend(call_actions(value, "bash", depth=depth + 1))
+        elif slot == "code" and key.lower() != "file_text":
+            if isinstance(value, str) and value.strip():
+                language = "python" if short in PYTHON_TOOLS or key.lower() in ("python", "ipython") else (
+                    guess_code_language(value))
+                kind = LogEventKind.COMMAND if language == "bash" else LogEventKind.CODE
+                found.append(Found(kind, value, language))
+            elif isinstance(value, (dict, list)):
+                found.extend(call_actions(value, inner_tool, depth=depth + 1))
+        elif slot == "script":
+            if isinstance(value, str) and value.strip():
+                decoded = _decoded(value)
+                if decoded is not None:
+                    found.extend(call_actions(decoded, inner_tool, depth=depth + 1))
+                    continue
+                language = guess_code_language(value)
+                kind = LogEventKind.COMMAND if language == "bash" else LogEventKind.CODE
+                found.append(Found(kind, value, language))
+            elif isinstance(value, (dict, list)):
+                found.extend(call_actions(value, inner_tool, depth=depth + 1))
+        elif slot == "arguments":
+            found.extend(call_actions(value, inner_tool, depth=depth + 1))
+    if not found and short in (SHELL_TOOLS | PYTHON_TOOLS):
+        # A shell or Python tool whose argument key is not in the table: its one string value.
+        strings = [v for v in arguments.values() if isinstance(v, str) and v.strip()]
+        if len(strings) == 1:
+            found.append(Found(LogEventKind.COMMAND, strings[0], "bash") if short in SHELL_TOOLS
+                         else Found(LogEventKind.CODE, strings[0], "python"))
+    return _unique(found)
+
+
+def _unique(found: list[Found]) -> list[Found]:
+    seen: set[tuple[LogEventKind, str]] = set()
+    out = []
+    for item in found:
+        key = (item.kind, item.text)
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def is_generic_tool(name: str) -> bool:
+    """Whether a tool is a plain shell, Python or editor tool (its call needs no TOOL_CALL event)."""
+    lowered = name.strip().lower()
+    short = lowered.rsplit(".", 1)[-1]
+    return bool(lowered) and (lowered in SHELL_TOOLS or short in SHELL_TOOLS or short in PYTHON_TOOLS
+                              or short in EDITOR_TOOLS)
+
+
+#: Actor of a record by its role (or source): who wrote it.
+_ROLE_ACTORS = {
+    "assistant": Actor.AGENT, "agent": Actor.AGENT, "tool": Actor.AGENT, "function": Actor.AGENT,
+    "ipython": Actor.AGENT, "environment": Actor.AGENT, "observation": Actor.AGENT, "model": Actor.AGENT,
+    "ai": Actor.AGENT, "bot": Actor.AGENT,
+    "user": Actor.OPERATOR, "human": Actor.OPERATOR, "operator": Actor.OPERATOR,
+    "system": Actor.SCAFFOLD, "developer": Actor.SCAFFOLD, "scaffold": Actor.SCAFFOLD,
+}  # fmt: skip
+
+
+def actor_for_role(role: str) -> Actor:
+    """The actor a log's role names: assistant, agent and tool output are the AGENT's, user the
+    OPERATOR's, system and developer prompts the SCAFFOLD's, anything else UNKNOWN.
+
+    Examples
+    --------
+    >>> actor_for_role("assistant").value, actor_for_role("User").value, actor_for_role("").value
+    ('agent', 'operator', 'unknown')
+    """
+    return _ROLE_ACTORS.get(role.strip().lower(), Actor.UNKNOWN) if isinstance(role, str) else Actor.UNKNOWN
