@@ -15,9 +15,16 @@ What becomes an event:
 - ``code`` (``python`` tool; other tools: language guessed): CODE;
 - an editor tool (``text_editor``, ``str_replace_based_edit_tool``) writing a ``.py``/``.sh``
   file (``file_text`` of ``create``, ``new_str`` of ``str_replace``/``insert``): CODE;
-- any other tool call: TOOL_CALL, whose text is its ``arguments`` object as written;
+- commands and code under any other key of the shared vocabulary (:mod:`audit.logs.keys`:
+  ``source``, ``script``, ``command``, ``input`` ..., JSON inside a string included): COMMAND or
+  CODE;
+- any tool call other than a plain shell, Python or editor tool: TOOL_CALL, whose text is
+  ``function(arguments)`` with the ``arguments`` object as written (its span);
 - text and reasoning content: MESSAGE with the message's role; tool messages: OUTPUT (their
   ``error.message`` too).
+
+Actors: assistant messages, their tool calls and the tools' output are the AGENT's; system and
+user messages (the solver's prompts) are the SCAFFOLD's.
 
 Spans point inside the quotes of the JSON string each text was decoded from (escapes make the
 raw region longer than the text), falling back to the message's first line; ``location`` is the
@@ -62,7 +69,8 @@ from audit.logs.common import (
     string_content,
     surrogate_note,
 )
-from audit.units import LogEvent, LogEventKind
+from audit.logs.keys import call_actions, call_text, is_generic_tool
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = [
     "NAME",
@@ -91,6 +99,9 @@ _PYTHON_TOOLS = frozenset({"python", "ipython", "execute_python", "run_ipython",
 _EDITOR_TOOLS = frozenset({"text_editor", "str_replace_based_edit_tool", "str_replace_editor", "edit_file", "write_file"})
 _CODE_SUFFIXES = {".py": "python", ".sh": "bash", ".bash": "bash"}
 _ATTACHMENT = "attachment://"
+#: Who wrote a message of each role: the assistant's calls and the tools' output are the agent's,
+#: the system and user prompts the scaffold's (Inspect's solver writes them).
+_ROLE_ACTORS = {"assistant": Actor.AGENT, "tool": Actor.AGENT, "system": Actor.SCAFFOLD, "user": Actor.SCAFFOLD}
 #: Members Inspect writes besides the samples, which hold no agent messages: not read, not a gap.
 _METADATA_MEMBERS = frozenset({"header.json", "reductions.json", "summaries.json"})
 _METADATA_FOLDERS = ("_journal/",)
@@ -136,7 +147,8 @@ class _Document:
     def emit(self, kind: LogEventKind, body: Any, region: tuple[int, int] | None, fallback: int, *,
              language: str | None = None, role: str = "", location: str = "",
              attachments: tuple[dict[str, Any], dict[str, tuple[int, int]]] | None = None) -> None:
-        """Add an event for ``body`` decoded from ``region``; attachments are resolved."""
+        """Add an event for ``body`` decoded from ``region``; attachments are resolved; the actor
+        comes from the role (:data:`_ROLE_ACTORS`)."""
         if isinstance(body, str) and body.startswith(_ATTACHMENT) and attachments is not None:
             key = body[len(_ATTACHMENT):]
             values, regions = attachments
@@ -148,7 +160,7 @@ class _Document:
         span = self.spans.span(*located) if located is not None else self.spans.line_span(fallback)
         self.events.append(
             LogEvent(index=len(self.events), kind=kind, text=body, span=span, language=language, role=role,
-                     location=location)
+                     location=location, actor=_ROLE_ACTORS.get(role, Actor.UNKNOWN))
         )
 
 
@@ -171,31 +183,34 @@ def _content_events(doc: _Document, content: Any, region: tuple[int, int] | None
 
 
 def _call_event(doc: _Document, call: dict[str, Any], region: tuple[int, int], where: str, attachments) -> None:
-    """One event for one tool call (see the module docstring)."""
+    """The events of one tool call (see the module docstring)."""
     function = call.get("function") if isinstance(call.get("function"), str) else ""
     if isinstance(call.get("function"), dict):  # an OpenAI-shaped call stored as is
         function = str(call["function"].get("name", ""))
     members = doc.members(region)
     args_region = members.get("arguments")
     arguments = call.get("arguments")
+    if isinstance(call.get("function"), dict) and arguments is None:
+        arguments = call["function"].get("arguments")
+    raw_arguments = arguments if isinstance(arguments, str) else None
     if isinstance(arguments, str):
         try:
             arguments = loads_json(arguments)
         except ValueError:
-            doc.emit(LogEventKind.TOOL_CALL, arguments, args_region, region[0], role="assistant", location=where)
-            return
+            arguments = None
         args_members: dict[str, tuple[int, int]] = {}
     else:
         args_members = doc.members(args_region)
-    if not isinstance(arguments, dict):
-        return
     name = function.lower()
 
     def emit(kind: LogEventKind, key: str, language: str | None) -> None:
         doc.emit(kind, arguments[key], args_members.get(key), region[0], language=language, role="assistant",
                  location=where, attachments=attachments)
 
-    if isinstance(arguments.get("cmd"), str):
+    found = True
+    if not isinstance(arguments, dict):
+        found = False
+    elif isinstance(arguments.get("cmd"), str):
         emit(LogEventKind.COMMAND, "cmd", "bash")
     elif name in _SHELL_TOOLS and isinstance(arguments.get("command"), str):
         emit(LogEventKind.COMMAND, "command", "bash")
@@ -209,16 +224,34 @@ def _call_event(doc: _Document, call: dict[str, Any], region: tuple[int, int], w
         key = next((k for k in ("file_text", "new_str", "content") if isinstance(arguments.get(k), str)), None)
         if key is not None:
             emit(LogEventKind.CODE, key, language)
-    elif args_region is not None and args_region[1] <= len(doc.text) and doc.text[args_region[0]] == "{":
+        else:
+            found = False
+    else:
+        found = False
+    if not found and arguments is not None:
+        # Commands and code under any other key of the vocabulary (source, script, input ...).
+        for hit in call_actions(arguments, function):
+            key = next((k for k, v in arguments.items() if v == hit.text), None) if isinstance(arguments, dict) else None
+            doc.emit(hit.kind, hit.text, args_members.get(key) if key else args_region, region[0],
+                     language=hit.language, role="assistant", location=where, attachments=attachments)
+            found = True
+    if found and is_generic_tool(function):
+        return
+    # The call itself, named: ``submit_to_kaggle({...})`` with the arguments as written.
+    if args_region is not None and args_region[1] <= len(doc.text) and doc.text[args_region[0]] == "{":
         start, end = args_region
         raw = doc.text[start:end]
-        if raw.strip("{} \n\t\r"):
+        if raw.strip("{} \n\t\r") or function:
             doc.events.append(
-                LogEvent(index=len(doc.events), kind=LogEventKind.TOOL_CALL, text=raw, span=doc.spans.span(start, end),
-                         role="assistant", location=where)
+                LogEvent(index=len(doc.events), kind=LogEventKind.TOOL_CALL, text=call_text(function, None, raw),
+                         span=doc.spans.span(start, end), role="assistant", location=where, actor=Actor.AGENT)
             )
-    elif arguments:
-        body = json.dumps(arguments, sort_keys=True, ensure_ascii=False)
+    elif raw_arguments is not None:
+        doc.emit(LogEventKind.TOOL_CALL, call_text(function, None, raw_arguments), args_region, region[0],
+                 role="assistant", location=where)
+    elif arguments or function:
+        body = call_text(function, None, json.dumps(arguments if arguments is not None else {}, sort_keys=True,
+                                                    ensure_ascii=False))
         doc.emit(LogEventKind.TOOL_CALL, body, None, region[0], role="assistant", location=where)
 
 

@@ -433,7 +433,10 @@ def test_inspect_json_events():
     assert events[4].text.startswith("total 1204\n")
     attachments_line = text[: events[4].span.start_byte].rfind('"attachments"')
     assert attachments_line != -1
-    assert json.loads(events[15].text) == {"answer": "submission written to /home/submission/submission.csv"}
+    # A named call: the function, then its arguments as written.
+    assert events[15].text.startswith("submit(") and events[15].text.endswith(")")
+    assert json.loads(events[15].text[len("submit("):-1]) == {
+        "answer": "submission written to /home/submission/submission.csv"}
 
 
 def _eval_archive(samples: dict[str, str], *, header: bool = True, extra: dict[str, bytes] | None = None) -> bytes:
@@ -470,7 +473,8 @@ def test_eval_archive_samples_become_events():
     texts = dict(archive.documents)
     for event in archive.events:
         raw = texts[event.span.path][event.span.start_byte : event.span.end_byte]
-        assert raw == event.text or json.loads('"' + raw + '"') == event.text
+        assert (raw == event.text or json.loads('"' + raw + '"') == event.text
+                or (event.kind is K.TOOL_CALL and event.text.endswith(f"({raw})")))
 
 
 def test_eval_archive_limits(monkeypatch):
