@@ -308,8 +308,8 @@ def test_hostile_logs_never_raise(path, text, expected_format, problem):
         assert reading.problems and reading.problems[0].startswith(problem)
     for event in reading.events:
         raw = text[event.span.start_byte : event.span.end_byte]
-        assert (raw == event.text or json.loads('"' + raw + '"') == event.text or expected_format == "jsonl"
-                or (event.kind is K.TOOL_CALL and event.text.endswith(f"({raw})")))
+        assert (raw == event.text or (event.kind is K.TOOL_CALL and event.text.endswith(f"({raw})"))
+                or expected_format == "jsonl" or json.loads('"' + raw + '"') == event.text)
 
 
 def test_binary_and_empty_have_no_format():
@@ -473,8 +473,8 @@ def test_eval_archive_samples_become_events():
     texts = dict(archive.documents)
     for event in archive.events:
         raw = texts[event.span.path][event.span.start_byte : event.span.end_byte]
-        assert (raw == event.text or json.loads('"' + raw + '"') == event.text
-                or (event.kind is K.TOOL_CALL and event.text.endswith(f"({raw})")))
+        assert (raw == event.text or (event.kind is K.TOOL_CALL and event.text.endswith(f"({raw})"))
+                or json.loads('"' + raw + '"') == event.text)
 
 
 def test_eval_archive_limits(monkeypatch):
