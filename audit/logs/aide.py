@@ -12,6 +12,14 @@ raw region; a value without escapes round-trips exactly. When a region cannot be
 span falls back to the first line of the node's record. ``location`` is the node's place in
 the journal (``[3].code``, ``nodes[3].code``).
 
+Actors: ``code`` and the terminal output are the AGENT's; ``plan`` and ``analysis`` (AIDE's
+prompts' answers that steer the search) the SCAFFOLD's. Journals of other shapes are read too:
+``code`` given as a list of lines or an object (read with the shared key vocabulary of
+:mod:`audit.logs.keys`), other members holding code (``script``, ``source``, ``*code``: the
+AGENT's code), an exception's ``exc_type``/``exc_info``/``exc_stack`` (the AGENT's output),
+and any other member with text (an UNKNOWN message); ids, tree links, timings and the metric
+are labels, not text.
+
 A journal cut short (a run killed while AIDE wrote it) is read up to the break: the complete
 nodes, and the complete fields of the node being written; the break is reported.
 """
@@ -22,8 +30,17 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import EventList, SpanMaker, json_members_partial, json_value_regions, load_json, string_content
-from audit.units import LogEvent, LogEventKind
+from audit.logs.common import (
+    EventList,
+    SpanMaker,
+    guess_code_language,
+    json_members_partial,
+    json_value_regions,
+    load_json,
+    string_content,
+)
+from audit.logs.keys import KEYS, call_actions
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "journal_nodes"]
 
@@ -32,12 +49,17 @@ logger = logging.getLogger(__name__)
 NAME = "aide"
 
 _FIELDS = (
-    ("plan", LogEventKind.MESSAGE, None, "assistant"),
-    ("code", LogEventKind.CODE, "python", "assistant"),
-    ("term_out", LogEventKind.OUTPUT, None, "tool"),
-    ("_term_out", LogEventKind.OUTPUT, None, "tool"),
-    ("analysis", LogEventKind.MESSAGE, None, "assistant"),
+    ("plan", LogEventKind.MESSAGE, None, "assistant", Actor.SCAFFOLD),
+    ("code", LogEventKind.CODE, "python", "assistant", Actor.AGENT),
+    ("term_out", LogEventKind.OUTPUT, None, "tool", Actor.AGENT),
+    ("_term_out", LogEventKind.OUTPUT, None, "tool", Actor.AGENT),
+    ("analysis", LogEventKind.MESSAGE, None, "assistant", Actor.SCAFFOLD),
 )
+#: Node members that label or measure a node (ids, tree links, timings, the metric): no text.
+_NODE_LABELS = frozenset({"id", "parent", "parent_id", "children", "step", "ctime", "exec_time", "is_buggy",
+                          "metric", "maximize", "debug_depth", "is_seed_node", "is_valid", "type", "stage"})
+#: Node members that hold the run's output besides the terminal (an exception's name, info, stack).
+_OUTPUT_MEMBERS = ("exc_", "stdout", "stderr", "output", "traceback", "error")
 
 
 def journal_nodes(data: Any) -> list[dict[str, Any]] | None:
@@ -110,28 +132,90 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     for number, node in enumerate(nodes):
         region = regions[number] if regions else None
         members = json_members_partial(text, region[0]) if region is not None else {}
-        for key, kind, language, role in _FIELDS:
-            value = node.get(key)
-            if isinstance(value, list):
-                body = "".join(v for v in value if isinstance(v, str))
-            elif isinstance(value, str):
-                body = value
-            else:
-                continue
+        def add(key: str, kind: LogEventKind, body: str, language: str | None, role: str, actor: Actor) -> None:
             if not body.strip():
-                continue
+                return
             located = _value_span(text, members.get(key))
             if located is not None:
                 span = spans.span(*located)
+            elif key in members:
+                span = spans.line_span(members[key][0])
             elif region is not None:
                 span = spans.line_span(region[0])
             else:
                 span = spans.line_span(0)
             events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
-                                   location=f"{prefix}[{number}].{key}"))
+                                   location=f"{prefix}[{number}].{key}", actor=actor))
+
+        for key, kind, language, role, actor in _FIELDS:
+            value = node.get(key)
+            if isinstance(value, list):
+                body = "".join(v for v in value if isinstance(v, str))
+                add(key, kind, body, language, role, actor)
+            elif isinstance(value, str):
+                add(key, kind, value, language, role, actor)
+            elif key == "code" and isinstance(value, dict):
+                for hit in call_actions(value, "python"):
+                    add(key, hit.kind, hit.text, hit.language, role, actor)
+        for key, value in node.items():
+            if not isinstance(key, str) or key in _HANDLED or key in _NODE_LABELS:
+                continue
+            _extra_member(key, value, add)
     if broke is not None and notes is not None:
         notes.append(f"JSON cut short or damaged at {broke.describe()}; read {len(nodes)} node(s) up to there")
     return events
+
+
+_HANDLED = frozenset(field[0] for field in _FIELDS)
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 16 or len(out) > 10_000:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out, depth + 1)
+
+
+def _extra_member(key: str, value: Any, add) -> None:
+    """Events of a node member outside AIDE's own fields (odd journals keep code elsewhere).
+
+    A member named like code in the shared vocabulary (:mod:`audit.logs.keys`: ``script``,
+    ``source``, ``python`` ..., or any name ending in ``code``) is the agent's code; an
+    exception's members and other output the agent's output; any other text an UNKNOWN message,
+    so that nothing with text is left unread.
+    """
+    lowered = key.lower()
+    if KEYS.get(lowered) in ("code", "script", "command") or lowered.endswith("code"):
+        if isinstance(value, str):
+            language = "bash" if KEYS.get(lowered) == "command" else guess_code_language(value)
+            kind = LogEventKind.COMMAND if language == "bash" and KEYS.get(lowered) == "command" else LogEventKind.CODE
+            add(key, kind, value, language, "assistant", Actor.AGENT)
+            return
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            body = "".join(value)
+            add(key, LogEventKind.CODE, body, guess_code_language(body), "assistant", Actor.AGENT)
+            return
+        hits = call_actions(value, "python")
+        for hit in hits:
+            add(key, hit.kind, hit.text, hit.language, "assistant", Actor.AGENT)
+        if hits:
+            return
+    strings: list[str] = []
+    _strings(value, strings)
+    if not strings:
+        return
+    body = "".join(strings) if isinstance(value, list) and all(isinstance(v, str) for v in value) else "\n".join(strings)
+    if lowered.startswith(_OUTPUT_MEMBERS) or lowered.endswith(("_out", "output")):
+        add(key, LogEventKind.OUTPUT, body, None, "tool", Actor.AGENT)
+    else:
+        add(key, LogEventKind.MESSAGE, body, None, "", Actor.UNKNOWN)
 
 
 def _value_span(text: str, region: tuple[int, int] | None) -> tuple[int, int] | None:

@@ -210,6 +210,7 @@ def test_aide_journal_list_and_object_forms():
         (K.MESSAGE, "Add !pip install of lightgbm."),
         (K.CODE, "!pip install lightgbm\nimport lightgbm as lgb\n"),
         (K.OUTPUT, "Traceback: boom\n"),
+        (K.OUTPUT, "ModuleNotFoundError"),  # the node's exc_type, read as output too
     ]
     for event in nodes:
         assert_round_trip("aide", object_form, event)
