@@ -3,11 +3,17 @@
 Multi-agent scaffolds keep their state as JSON files next to the code (AutoKaggle's per-phase
 ``review.json`` holds the reviewer's suggestions and scores). Such a document is not a
 transcript, but the text it holds is what the agents wrote, so every string value becomes one
-event, in document order: values under ``code``/``source`` keys are CODE (language guessed),
-``cmd``/``command`` COMMAND, ``output``/``stdout``/``stderr``/``observation``/``result`` OUTPUT,
-everything else MESSAGE. Numbers, booleans, blank strings and the values of ``id``/``type``/
-``role`` keys (labels, not text) give no event. A document cut short is read up to the break,
-which is reported.
+event, in document order, its kind from its key by the shared vocabulary
+(:mod:`audit.logs.keys`): code keys (``code``, ``source``, ``script`` ...) give CODE (language
+guessed), command keys (``cmd``, ``command`` ...) COMMAND, a tool call's arguments (``input``,
+``arguments``, ``tool_input`` ..., JSON inside the string included) the commands and code they
+hold (else a MESSAGE), ``output``/``stdout``/``stderr``/``observation``/``result`` OUTPUT,
+everything else MESSAGE. An object naming a tool (``name``, ``tool``, ``function``) that is not
+a plain shell or Python tool, with arguments, also gives a TOOL_CALL ``name(arguments)``.
+Numbers, booleans, blank strings and the values of ``id``/``type``/``role`` keys (labels, not
+text) give no event. Actors come from the nearest enclosing ``role`` (or ``source``) key
+(:func:`audit.logs.keys.actor_for_role`), else UNKNOWN. A document cut short is read up to the
+break, which is reported.
 
 Spans point inside the quotes of each string value (exact; escapes make the raw region
 longer than the text); ``location`` is the value's JSON path (``final_suggestion["agent
@@ -20,16 +26,36 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import EventList, SpanMaker, guess_code_language, json_members_partial, json_value_regions, load_json, string_content
-from audit.units import LogEvent, LogEventKind
+from audit.logs.common import (
+    EventList,
+    SpanMaker,
+    guess_code_language,
+    json_members_partial,
+    json_value_regions,
+    load_json,
+    string_content,
+)
+from audit.logs.keys import (
+    ARGUMENT_KEYS,
+    CODE_KEYS,
+    COMMAND_KEYS,
+    KEYS,
+    SCRIPT_KEYS,
+    actor_for_role,
+    call_actions,
+    call_text,
+    is_generic_tool,
+    tool_name,
+)
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
 NAME = "json"
 
 _KEY_KINDS = {
-    "code": LogEventKind.CODE, "source": LogEventKind.CODE,
-    "cmd": LogEventKind.COMMAND, "command": LogEventKind.COMMAND,
+    **{key: LogEventKind.CODE for key in (*CODE_KEYS, *SCRIPT_KEYS)},
+    **{key: LogEventKind.COMMAND for key in COMMAND_KEYS},
     "output": LogEventKind.OUTPUT, "stdout": LogEventKind.OUTPUT, "stderr": LogEventKind.OUTPUT,
     "observation": LogEventKind.OUTPUT, "result": LogEventKind.OUTPUT,
 }  # fmt: skip
@@ -91,9 +117,24 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     events = EventList()
     too_deep: list[str] = []
 
-    def walk(start: int, end: int, item: Any, where: str, key: str, depth: int) -> None:
+    def emit(kind: LogEventKind, body: str, span, language: str | None, where: str, actor: Actor) -> None:
+        events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language,
+                               location=where or "$", actor=actor))
+
+    def walk(start: int, end: int, item: Any, where: str, key: str, depth: int, actor: Actor, tool: str) -> None:
         if isinstance(item, str):
             if not item.strip() or key.lower() in _LABEL_KEYS:
+                return
+            located = string_content(text, (start, end))
+            span = spans.span(*located) if located is not None else spans.line_span(start)
+            slot = KEYS.get(key.lower())
+            if slot == "arguments":
+                # A tool call's arguments: a command, code, or JSON inside the string.
+                hits = call_actions(item, tool)
+                for hit in hits:
+                    emit(hit.kind, hit.text, span, hit.language, where, actor)
+                if not hits:
+                    emit(LogEventKind.MESSAGE, item, span, None, where, actor)
                 return
             kind = _KEY_KINDS.get(key.lower(), LogEventKind.MESSAGE)
             language = None
@@ -101,10 +142,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 language = guess_code_language(item)
             elif kind is LogEventKind.COMMAND:
                 language = "bash"
-            located = string_content(text, (start, end))
-            span = spans.span(*located) if located is not None else spans.line_span(start)
-            events.append(LogEvent(index=len(events), kind=kind, text=item, span=span, language=language,
-                                   location=where or "$"))
+            emit(kind, item, span, language, where, actor)
             return
         if not isinstance(item, (dict, list)) or not item:
             return
@@ -113,15 +151,25 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
             return
         if isinstance(item, dict):
             members = json_members_partial(text, start)
-            for name, child in item.items():
-                region = members.get(name)
+            role = next((item[k] for k in ("role", "source") if isinstance(item.get(k), str)), None)
+            if role is not None:
+                actor = actor_for_role(role)
+            name = tool_name(item) or tool
+            arguments = next((k for k in ARGUMENT_KEYS if k in item and k in members), None)
+            if arguments is not None and tool_name(item) and not is_generic_tool(tool_name(item)):
+                # A named call: the function and its arguments as written, for rules on names.
+                args_start, args_end = members[arguments]
+                emit(LogEventKind.TOOL_CALL, call_text(tool_name(item), None, text[args_start:args_end]),
+                     spans.span(args_start, args_end), None, _key_path(where, arguments), actor)
+            for member, child in item.items():
+                region = members.get(member)
                 if region is not None:
-                    walk(region[0], region[1], child, _key_path(where, name), name, depth + 1)
+                    walk(region[0], region[1], child, _key_path(where, member), member, depth + 1, actor, name)
         else:
             for number, (child_start, child_end, child) in enumerate(json_value_regions(text, start)[0]):
-                walk(child_start, child_end, child, f"{where}[{number}]", key, depth + 1)
+                walk(child_start, child_end, child, f"{where}[{number}]", key, depth + 1, actor, tool)
 
-    walk(len(text) - len(text.lstrip()), len(text), value, "", "", 0)
+    walk(len(text) - len(text.lstrip()), len(text), value, "", "", 0, Actor.UNKNOWN, "")
     if notes is not None:
         if broke is not None:
             notes.append(f"JSON cut short or damaged at {broke.describe()}; read up to there")
