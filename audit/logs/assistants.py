@@ -10,6 +10,9 @@ decoded with :func:`ast.literal_eval`, which only evaluates literals (nothing is
 Spans cover the literal's content inside its quotes. In the JSON summary the dump is itself
 a JSON string; when the file encodes it the way :func:`json.dumps` does, offsets are mapped
 through the escapes exactly, otherwise the span is the whole ``response`` value.
+
+Assistant messages are the AGENT's, and the code they show (fenced blocks, shell prompts) is
+also given as CODE/COMMAND events of the agent; user messages are the OPERATOR's.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ import json
 import re
 from itertools import accumulate
 
+from audit.logs import text as plain_text
 from audit.logs.common import EventList, SpanMaker, json_member_regions, loads_json, string_content
-from audit.units import LogEvent, LogEventKind
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -30,6 +34,8 @@ _PAGE = "SyncCursorPage[Message]("
 _MESSAGE = re.compile(r"Message\(id='[^']*'")
 _VALUE = re.compile(r"""value=(?P<lit>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
 _ROLE = re.compile(r"\brole='(\w+)'")
+#: The assistant is the agent; the user messages are the operator's task statement and files.
+_ROLE_ACTORS = {"assistant": Actor.AGENT, "user": Actor.OPERATOR}
 
 
 def detect(path: str, text: str) -> bool:
@@ -72,7 +78,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     Returns
     -------
     list of LogEvent
-        Indexed from 0; ``role`` is ``"assistant"`` or ``"user"``.
+        Indexed from 0; ``role`` is ``"assistant"`` or ``"user"``; a message's code events
+        follow it.
 
     Raises
     ------
@@ -82,8 +89,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     spans = SpanMaker(text, path)
     events = EventList()
     if text.lstrip().startswith(_PAGE):
-        for i, (start, end, body, role) in enumerate(_messages(text)):
-            events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=spans.span(start, end), role=role))
+        for start, end, body, role in _messages(text):
+            _message_events(events, body, role, spans.span(start, end))
         return events
     data = loads_json(text)
     dump = data.get("response") if isinstance(data, dict) else None
@@ -96,7 +103,25 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     if json.dumps(dump)[1:-1] == text[region[0] : region[1]]:
         # Raw offset of each decoded character: the lengths of its JSON escapes, summed.
         offsets = list(accumulate((len(json.dumps(ch)) - 2 for ch in dump), initial=region[0]))
-    for i, (start, end, body, role) in enumerate(_messages(dump)):
+    for start, end, body, role in _messages(dump):
         span = spans.span(offsets[start], offsets[end]) if offsets is not None else spans.span(*region)
-        events.append(LogEvent(index=i, kind=LogEventKind.MESSAGE, text=body, span=span, role=role))
+        _message_events(events, body, role, span)
     return events
+
+
+def _message_events(events: EventList, body: str, role: str, span) -> None:
+    """The MESSAGE event of one text block, then the code and commands an assistant wrote in it.
+
+    Code the assistant shows in fenced blocks (or shell prompts) is read with the plain-text
+    reader (:mod:`audit.logs.text`) and given as CODE/COMMAND events of the agent, spanning the
+    whole message (the block's offsets inside a decoded literal do not map onto the file).
+    """
+    actor = _ROLE_ACTORS.get(role, Actor.UNKNOWN)
+    events.append(LogEvent(index=len(events), kind=LogEventKind.MESSAGE, text=body, span=span, role=role,
+                           actor=actor))
+    if role != "assistant" or ("```" not in body and "~~~" not in body and "$ " not in body):
+        return
+    for found in plain_text.read_events("message", body):
+        if found.kind in (LogEventKind.CODE, LogEventKind.COMMAND):
+            events.append(LogEvent(index=len(events), kind=found.kind, text=found.text, span=span,
+                                   language=found.language, role=role, actor=actor))
