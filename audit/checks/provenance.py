@@ -30,7 +30,9 @@ Outcomes (one per run, most serious first):
     a run writer was found (the evidence is the write site);
 ``unverifiable``
     the run has a submission but no agent actions in its logs, so there is nothing to check it
-    against;
+    against; or nothing writes it but the logs are cut short (a log over the size cap read in
+    part, a code block the log ends inside), so its writer may be in the part that is missing:
+    where it came from is unknown, which is no sign of anything;
 ``absent``
     no submission (a run may end without one; nothing to report).
 
@@ -52,6 +54,7 @@ from audit.checks.evidence import action_events, event_evidence, file_line_evide
 from audit.checks.registry import RunContext, check
 from audit.checks.tables import CsvHead, CsvReadError, read_csv_head
 from audit.checks.writes import WriteSite, find_write_sites, scripts_run
+from audit.logs.common import is_cut_short
 from audit.model import Evidence
 from audit.rules.match import Match
 from audit.run import RunLayout, read_run_file
@@ -209,6 +212,25 @@ def _printed_headers(ctx: RunContext) -> list[tuple[LogEvent, str]]:
                 printed.append((nxt, line.strip()))
                 break
     return printed
+
+
+def _cut_logs(ctx: RunContext) -> str | None:
+    """Why the run's logs are known to be incomplete, or ``None``: a log the loader read only in
+    part (larger than ``RunLayout.MAX_LOG_BYTES`` on disk), or a code block a log ends inside."""
+    cut = next((event for event in ctx.log_events if is_cut_short(event)), None)
+    if cut is not None:
+        return (f"{cut.span.path} ends inside the code block opened at line {cut.span.start_line} "
+                "(the log is cut short)")
+    root = Path(ctx.root)
+    for path in dict.fromkeys(event.span.path.split("!/", 1)[0] for event in ctx.log_events):
+        try:
+            info = os.lstat(root / path)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > RunLayout.MAX_LOG_BYTES:
+            return (f"{path} is {info.st_size} bytes and only its first {RunLayout.MAX_LOG_BYTES} were read "
+                    "(the log cap)")
+    return None
 
 
 def _searched(ctx: RunContext, file_units: list[CodeUnit]) -> str:
@@ -394,6 +416,12 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         return Provenance(outcome="unconfirmed", searched=searched, evidence=(header_evidence,),
                           detail=with_notes(f"no write site found, but the logs run scripts the run does not "
                                             f"contain ({shown})"))
+    cut = _cut_logs(ctx)
+    if cut is not None:
+        # The writer may be in what the logs lost: no claim either way.
+        return Provenance(outcome="unverifiable", searched=searched, evidence=(header_evidence,),
+                          detail=with_notes(f"unknown: nothing in the logs read writes {rel}, but {cut}, so its "
+                                            "writer may be in the part that is missing"))
     return Provenance(outcome="unlogged", searched=searched, evidence=(header_evidence,),
                       detail=with_notes(f"nothing the agent ran writes {rel} or its folder"))
 

@@ -2,19 +2,26 @@
 
 Formats, tried in this order by :func:`detect_log_format`:
 
-==============  ==========================================================================
-``aide``        AIDE ``journal.json`` (:mod:`audit.logs.aide`)
-``openhands``   OpenHands/CodeAct JSON event lists (:mod:`audit.logs.openhands`)
-``inspect``     Inspect eval logs, JSON (:mod:`audit.logs.inspect_eval`; ``.eval`` archives are
-                read by :func:`audit.logs.inspect_eval.read_eval_archive`)
-``assistants``  OpenAI Assistants message dumps, as DSBench saves them (:mod:`audit.logs.assistants`)
-``jsonl``       generic JSONL event streams (:mod:`audit.logs.jsonl`)
-``json``        any other JSON document: scaffold state, reviews (:mod:`audit.logs.jsondoc`)
-``runlog``      MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
-``pylogging``   Python ``logging`` records, e.g. AutoKaggle's run log (:mod:`audit.logs.pylogging`)
-``steplog``     scaffold step logs, THOUGHT/ACTION/OBSERVATION (:mod:`audit.logs.steplog`)
-``text``        plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
-==============  ==========================================================================
+================  ========================================================================
+``mlagentbench``  MLAgentBench log folders: ``agent_log/main_log``, step and tool logs,
+                  ``agent_*.json``, ``env_log/trace.json``, the scaffold's ``log``
+                  (:mod:`audit.logs.mlagentbench`; by path and content)
+``aide``          AIDE ``journal.json`` (:mod:`audit.logs.aide`)
+``openhands``     OpenHands/CodeAct JSON event lists (:mod:`audit.logs.openhands`)
+``inspect``       Inspect eval logs, JSON (:mod:`audit.logs.inspect_eval`; ``.eval`` archives
+                  are read by :func:`audit.logs.inspect_eval.read_eval_archive`)
+``assistants``    OpenAI Assistants message dumps, as DSBench saves them
+                  (:mod:`audit.logs.assistants`)
+``jsonl``         generic JSONL event streams (:mod:`audit.logs.jsonl`)
+``json``          any other JSON document: scaffold state, reviews (:mod:`audit.logs.jsondoc`)
+``llmcalls``      logs of LLM calls in ``=== prompt ===``/``=== response ===`` sections, such
+                  as AIDE's ``history.txt`` (:mod:`audit.logs.llmcalls`)
+``runlog``        MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
+``pylogging``     Python ``logging`` records, e.g. AutoKaggle's run log
+                  (:mod:`audit.logs.pylogging`)
+``steplog``       scaffold step logs, THOUGHT/ACTION/OBSERVATION (:mod:`audit.logs.steplog`)
+``text``          plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
+================  ========================================================================
 
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
 than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
@@ -37,9 +44,21 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Callable
 
-from audit.logs import aide, assistants, inspect_eval, jsondoc, jsonl, openhands, pylogging, runlog, steplog
+from audit.logs import (
+    aide,
+    assistants,
+    inspect_eval,
+    jsondoc,
+    jsonl,
+    llmcalls,
+    mlagentbench,
+    openhands,
+    pylogging,
+    runlog,
+    steplog,
+)
 from audit.logs import text as plain_text
-from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, json_nesting_problem, surrogate_note
+from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
 from audit.units import LogEvent, LogEventKind
 
 __all__ = [
@@ -70,7 +89,10 @@ class LogAdapter:
 #: Adapters in detection order; structured formats first, plain text last as the fallback.
 ADAPTERS: tuple[LogAdapter, ...] = tuple(
     LogAdapter(name=module.NAME, detect=module.detect, read=module.read_events)
-    for module in (aide, openhands, inspect_eval, assistants, jsonl, jsondoc, runlog, pylogging, steplog, plain_text)
+    for module in (
+        mlagentbench, aide, openhands, inspect_eval, assistants, jsonl, jsondoc, llmcalls, runlog, pylogging, steplog,
+        plain_text,
+    )
 )
 _BY_NAME = {adapter.name: adapter for adapter in ADAPTERS}
 
@@ -89,8 +111,9 @@ class LogReading:
         In file order, ``index`` from 0.
     problems : tuple of str
         Parts of the log that were not read, one sentence each naming where (a JSON document
-        cut short or nested too deep, unreadable JSONL lines, a structured reader that failed,
-        the event limit); empty when all was read.
+        cut short or nested too deep, a text log that ends inside a code block, whose event is
+        marked :data:`~audit.logs.common.CUT_SHORT`, unreadable JSONL lines, a structured
+        reader that failed, the event limit); empty when all was read.
     notes : tuple of str
         What was read with a caveat that is no sign of anything missing (lone surrogate
         escapes decoded as U+FFFD).
@@ -144,7 +167,7 @@ def _read_capped(adapter: LogAdapter, path: str, text: str, notes: list[str]) ->
 
 
 #: Adapters that decode JSON (or Python) string escapes, where ``\\udXXX`` can spell a lone surrogate.
-_DECODING_FORMATS = frozenset({aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME})
+_DECODING_FORMATS = frozenset({mlagentbench.NAME, aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME})
 #: Suffixes of files meant to hold JSON.
 _JSON_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson"})
 
@@ -185,6 +208,10 @@ def parse_log(path: str, text: str) -> LogReading:
         events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
     if fallback is not None:
         notes.insert(0, fallback)
+    cut = next((event for event in events if is_cut_short(event)), None)
+    if cut is not None:
+        notes.append(f"the log ends inside the code block opened at line {cut.span.start_line} (cut short): read "
+                     "up to its end; what followed it is not in the log")
     remarks: list[str] = []
     if detected in _DECODING_FORMATS:
         remark = surrogate_note(text)

@@ -27,6 +27,8 @@ from grading import untrusted_json
 from grading.untrusted_json import MAX_JSON_DEPTH, count_lone_surrogates
 
 __all__ = [
+    "CUT_SHORT",
+    "is_cut_short",
     "MAX_JSON_DEPTH",
     "loads_json",
     "json_nesting_problem",
@@ -43,6 +45,25 @@ __all__ = [
     "load_json",
     "string_content",
 ]
+
+#: ``LogEvent.location`` of an event the log ends inside (a fenced code block never closed): the
+#: log was cut short there, and what the agent did after it is not in the log.
+CUT_SHORT = "cut short: the log ends inside this block"
+
+
+def is_cut_short(event: LogEvent) -> bool:
+    """Whether the log ends inside ``event`` (see :data:`CUT_SHORT`).
+
+    Parameters
+    ----------
+    event : LogEvent
+
+    Returns
+    -------
+    bool
+    """
+    return event.location == CUT_SHORT
+
 
 #: The most events one log gives; an adapter stops at the next one and the rest of the log is
 #: reported as not read. 100 000 events is far more than real runs produce (the longest real

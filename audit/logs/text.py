@@ -22,6 +22,13 @@ What becomes an event:
 
 Spans point exactly at the event text in the file (for ``>>>`` blocks of several lines the
 span covers the block, prompts included).
+
+A fenced code block that is never closed runs to the end of the file: the log was cut short
+inside it (a run killed mid-write, a log cut at the size cap). Its event keeps the text up to
+the end and its ``location`` is :data:`~audit.logs.common.CUT_SHORT`, so that checks know what
+follows it is missing (:func:`audit.logs.parse_log` lists it as a part not read). A stray fence
+before prose (an unclosed ``` in a summary) opens no code block and marks nothing. :func:`scan_text` reads one region of a file the same way, for adapters of
+formats that embed free text (prompt and response sections of LLM call logs).
 """
 
 from __future__ import annotations
@@ -29,10 +36,10 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from audit.logs.common import SHELL_WORDS, EventList, SpanMaker, guess_code_language
+from audit.logs.common import CUT_SHORT, SHELL_WORDS, EventList, SpanMaker, guess_code_language
 from audit.units import LogEvent, LogEventKind
 
-__all__ = ["NAME", "detect", "read_events"]
+__all__ = ["NAME", "detect", "read_events", "scan_text"]
 
 NAME = "text"
 
@@ -41,7 +48,7 @@ _SHELL_TAGS = frozenset({"bash", "sh", "shell", "console", "zsh", "shell-session
 
 _BLOCKS = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}+|~{3,}+)[ \t]*(?P<lang>[^\s`~]*)[^\n]*\n"
-    r"(?P<body>.*?)(?:(?<=\n)[ \t]*(?P=fence)[ \t\r]*$|\Z)"
+    r"(?P<body>.*?)(?:(?P<close>(?<=\n)[ \t]*(?P=fence)[ \t\r]*$)|\Z)"
     r"|<(?P<tag>execute_(?:bash|shell|ipython|python))>(?P<tbody>(?:[^<]|<(?!execute_))*?)</(?P=tag)>",
     re.MULTILINE | re.DOTALL,
 )
@@ -95,7 +102,8 @@ class _Builder:
         self.plain_kind = plain_kind
         self.after_exec = False
 
-    def add(self, kind: LogEventKind, start: int, end: int, language: str | None, text: str | None = None) -> None:
+    def add(self, kind: LogEventKind, start: int, end: int, language: str | None, text: str | None = None,
+            location: str = "") -> None:
         if text is None:
             # Trailing blanks (a CRLF file's ``\r``) are not part of a command or block.
             while end > start and self.text[end - 1] in " \t\r\n":
@@ -103,9 +111,8 @@ class _Builder:
         body = self.text[start:end] if text is None else text
         if not body.strip():
             return
-        self.events.append(
-            LogEvent(index=len(self.events), kind=kind, text=body, span=self.spans.span(start, end), language=language)
-        )
+        self.events.append(LogEvent(index=len(self.events), kind=kind, text=body, span=self.spans.span(start, end),
+                                    language=language, location=location))
         if kind in (LogEventKind.COMMAND, LogEventKind.CODE):
             self.after_exec = True
 
@@ -187,6 +194,76 @@ def _scan_lines(builder: _Builder, start: int, end: int) -> None:
     builder.plain(plain_from, min(pos, end))
 
 
+def _skip_template_indent(text: str, indent: str, start: int, end: int) -> int:
+    """Where a fenced block's code starts: after the first line's indent when only that line
+    carries the fence's indent. A prompt template that indents its fence (``    ```python``
+    then ``    {code}``) indents the first line of the code it wraps and no other."""
+    if not indent or not text.startswith(indent, start):
+        return start
+    first_end = text.find("\n", start, end)
+    if first_end == -1:
+        return start
+    rest = [line for line in text[first_end + 1 : end].split("\n") if line.strip()]
+    if rest and any(not line.startswith(indent) for line in rest):
+        return start + len(indent)
+    return start
+
+
+def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKind | None = None,
+              cut_at_end: bool | None = None) -> list[LogEvent]:
+    """Events of the region ``[start, end)`` of a text, read as a plain-text transcript.
+
+    Parameters
+    ----------
+    spans : SpanMaker
+        Over the whole file text (spans are positions in the file).
+    start, end : int
+        The region, character offsets; ``start`` should begin a line.
+    plain_kind : LogEventKind, optional
+        The kind of free text; by default MESSAGE until the first command or code event and
+        OUTPUT from then on (see the module docstring).
+    cut_at_end : bool, optional
+        Whether a fenced block left open at ``end`` means the file was cut short (its event's
+        ``location`` is then :data:`~audit.logs.common.CUT_SHORT`); by default only when
+        ``end`` is the end of the file.
+
+    Returns
+    -------
+    list of LogEvent
+        In text order, ``index`` from 0 (a caller that joins regions renumbers them); every
+        text equals the file text at its span, except ``>>>`` blocks (prompts removed).
+    """
+    text = spans.text
+    cut = (end >= len(text)) if cut_at_end is None else cut_at_end
+    builder = _Builder(spans, plain_kind)
+    pos = start
+    for match in _BLOCKS.finditer(text, start, end):
+        _scan_lines(builder, pos, match.start())
+        location = ""
+        if match.group("tag"):
+            tag = match.group("tag")
+            if tag in ("execute_bash", "execute_shell"):
+                kind, language = LogEventKind.COMMAND, "bash"
+            else:
+                kind, language = LogEventKind.CODE, "python"
+            body_start, body_end = match.span("tbody")
+        else:
+            body_start, body_end = match.span("body")
+            kind, language = _fence_kind(match.group("lang"), match.group("body"))
+            if cut and match.group("close") is None and kind in (LogEventKind.CODE, LogEventKind.COMMAND):
+                location = CUT_SHORT
+            body_start = _skip_template_indent(text, match.group("indent"), body_start, body_end)
+        # Strip the blank lines an agent puts around code inside tags, keeping exact offsets.
+        while body_start < body_end and text[body_start] in "\n\r":
+            body_start += 1
+        while body_end > body_start and text[body_end - 1] in " \t\n\r":
+            body_end -= 1
+        builder.add(kind, body_start, body_end, language, location=location)
+        pos = match.end()
+    _scan_lines(builder, pos, end)
+    return builder.events
+
+
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of a plain-text transcript, in file order (see the module docstring).
 
@@ -203,29 +280,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     -------
     list of LogEvent
         Indexed from 0; COMMAND events have language ``"bash"``, CODE events ``"python"``
-        (or ``"bash"`` for an untagged shell block).
+        (or ``"bash"`` for an untagged shell block). A block the file ends inside has
+        ``location`` :data:`~audit.logs.common.CUT_SHORT`.
     """
     plain_kind = LogEventKind.OUTPUT if _OUTPUT_NAME.search(PurePosixPath(path).name) else None
-    builder = _Builder(SpanMaker(text, path), plain_kind)
-    pos = 0
-    for match in _BLOCKS.finditer(text):
-        _scan_lines(builder, pos, match.start())
-        if match.group("tag"):
-            tag = match.group("tag")
-            if tag in ("execute_bash", "execute_shell"):
-                kind, language = LogEventKind.COMMAND, "bash"
-            else:
-                kind, language = LogEventKind.CODE, "python"
-            start, end = match.span("tbody")
-        else:
-            start, end = match.span("body")
-            kind, language = _fence_kind(match.group("lang"), match.group("body"))
-        # Strip the blank lines an agent puts around code inside tags, keeping exact offsets.
-        while start < end and text[start] in "\n\r":
-            start += 1
-        while end > start and text[end - 1] in " \t\n\r":
-            end -= 1
-        builder.add(kind, start, end, language)
-        pos = match.end()
-    _scan_lines(builder, pos, len(text))
-    return builder.events
+    return scan_text(SpanMaker(text, path), 0, len(text), plain_kind=plain_kind)
