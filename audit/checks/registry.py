@@ -38,6 +38,11 @@ class RunContext:
         Column that identifies a row in the submission and the answers.
     target_columns : tuple of str
         Prediction columns (empty: every non-id column shared by submission and answers).
+    competition_id : str or None
+        The run's competition (``--competition`` or the run's metadata), when known; checks
+        that read what the competition publishes (its public files, its public notebooks)
+        fall back to the run's ``run.json``/``metadata.json`` when it is ``None``
+        (:func:`audit.checks.competition.competition_id`).
     code_units : tuple of CodeUnit
         The run's code (files, notebook code, code from logs).
     log_events : tuple of LogEvent
@@ -58,6 +63,7 @@ class RunContext:
     sample_submission_path: Path | None = None
     id_column: str | None = None
     target_columns: tuple[str, ...] = ()
+    competition_id: str | None = None
     code_units: tuple[CodeUnit, ...] = ()
     log_events: tuple[LogEvent, ...] = ()
     skipped: list[Skipped] = field(default_factory=list, compare=False, repr=False)
