@@ -78,12 +78,17 @@ def test_an_empty_rules_folder_is_a_gap(tmp_path):
     assert _gap_kinds(report) == {GapKind.NO_RULES.value}
 
 
+#: A zip archive's leading bytes: a file no reader opens, whatever its name.
+ZIP_BYTES = b"PK\x03\x04\x14\x00\x00\x00\x08\x00" + bytes(range(40))
+
+
 def test_files_of_unknown_type_are_gaps_and_data_files_are_listed_not_read(tmp_path, ruleset):
+    # A name that says nothing is read by content: text is read (main_log), an archive is not.
     root = _write(tmp_path / "run", {"solve.py": "print(1)\n", "main_log": "Action: Execute Script\n",
-                                     "working/preds.csv": "a,b\n1,2\n"})
+                                     "bundle.bin2": ZIP_BYTES, "working/preds.csv": "a,b\n1,2\n"})
     report = _audit(root, ruleset)
     assert report.verdict.kind is VerdictKind.INCOMPLETE
-    assert [(g.kind, g.path) for g in report.verdict.gaps] == [(GapKind.FILE_UNREAD, "main_log")]
+    assert [(g.kind, g.path) for g in report.verdict.gaps] == [(GapKind.FILE_UNREAD, "bundle.bin2")]
     assert any(s.path == "working/preds.csv" and s.reason.startswith("data file, not read") for s in report.skipped)
 
 
@@ -184,7 +189,7 @@ def test_a_rule_that_raises_is_a_gap_and_a_dismissal_never_makes_it_clean(tmp_pa
 
 
 def test_flagged_beats_incomplete_and_gaps_stay_listed(tmp_path, ruleset):
-    report = _audit(_write(tmp_path / "run", {"solve.py": LLM_CALL, "blob.bin2": "?"}), ruleset)
+    report = _audit(_write(tmp_path / "run", {"solve.py": LLM_CALL, "blob.bin2": ZIP_BYTES}), ruleset)
     assert report.verdict.kind is VerdictKind.FLAGGED
     assert [g.path for g in report.verdict.gaps] == ["blob.bin2"]
 
