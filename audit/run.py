@@ -803,7 +803,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
         extension = backup.group(1).lower()
         if extension == "ipynb":
             if stripped.startswith("{"):
-                return ArtifactKind.NOTEBOOK, None, "read as a notebook by content (a copy of a .ipynb file holding JSON)"
+                return ArtifactKind.NOTEBOOK, None, "read as a notebook by content (a copy of a .ipynb file)"
         else:
             language = _BACKUP_LANGUAGE[extension]
             return ArtifactKind.CODE, language, f"read as {language} by content (a copy of a .{extension} file)"

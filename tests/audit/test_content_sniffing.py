@@ -1,0 +1,197 @@
+"""Files whose name says nothing are read by their content: binary, archive, Python, shell, text.
+
+Every case writes its own bytes; nothing here is real run material.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from audit.expand import expand_run
+from audit.pipeline import AuditOptions, audit_run
+from audit.report import GapKind, VerdictKind
+from audit.rules.loader import find_rules_root, load_ruleset
+from audit.run import ArtifactKind, RunLayout, classify_content, load_run
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+K = ArtifactKind
+
+
+def _zip() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("solve.py", "import os\n")
+    return buffer.getvalue()
+
+
+def _tar() -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        data = b"import os\n"
+        info = tarfile.TarInfo("solve.py")
+        info.size = len(data)
+        archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "kind", "language", "how"),
+    [
+        ("backup/train.py_2024-02-04_14-26-56", b"import os\nx = 1\n", K.CODE, "python", "a copy of a .py file"),
+        ("x.py.bak", b"print('hi')\n", K.CODE, "python", "a copy of a .py file"),
+        ("x.py~", b"print('hi')\n", K.CODE, "python", "a copy of a .py file"),
+        ("run.sh.1", b"ls -la\n", K.CODE, "bash", "a copy of a .sh file"),
+        ("nb.ipynb~", b'{"cells": [], "nbformat": 4}', K.NOTEBOOK, None, "a copy of a .ipynb file"),
+        ("solve", b"#!/usr/bin/env python3\nprint(1)\n", K.CODE, "python", "python shebang"),
+        ("solve", b"#!/usr/bin/python3.11 -u\nprint(1)\n", K.CODE, "python", "python shebang"),
+        ("go", b"#!/bin/bash\nset -e\npython train.py\n", K.CODE, "bash", "bash shebang"),
+        ("go", b"#!/bin/sh\nls\n", K.CODE, "bash", "sh shebang"),
+        ("go", b"#!/usr/bin/env -S bash -e\nls\n", K.CODE, "bash", "bash shebang"),
+        ("prep", b"import pandas as pd\n\ndef load():\n    return pd.read_csv('a.csv')\n", K.CODE, "python",
+         "parses as Python source"),
+        ("events", b'{"type": "command", "content": "ls"}\n{"type": "output", "content": "a"}\n', K.LOG, None, "JSON"),
+        ("state", b'[{"a": 1}]', K.LOG, None, "JSON"),
+        # ``key: value`` lines parse as Python annotations: no import or definition, so text.
+        ("config.yaml", b"exp_name: run\nagent:\n  steps: 2\n", K.LOG, None, "text"),
+        ("tree_plot.html", b"<!doctype html>\n<html><script>const a = 1;</script></html>\n", K.LOG, None, "text"),
+        ("report.md", b"# Report\n\nimport is a word here.\n", K.LOG, None, "text"),
+        ("agent_log/main_log", b"Step 0:\nAction: List Files\nAction Input: {}\n", K.LOG, None, "text"),
+        ("notes", "caf\u00e9 cr\u00e8me\n".encode("cp1252"), K.LOG, None, "text"),
+        ("notes16", "hello world\n".encode("utf-16"), K.LOG, None, "text"),
+    ],
+)
+def test_text_by_content(path, data, kind, language, how):
+    found_kind, found_language, note = classify_content(path, data)
+    assert (found_kind, found_language) == (kind, language)
+    assert note.startswith("read as ") and note.endswith(f"by content ({how})")
+
+
+@pytest.mark.parametrize(
+    ("data", "why"),
+    [
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "NUL bytes"),
+        (os.urandom(4096) + b"\x00", "NUL bytes"),
+        (bytes(range(128, 256)) * 8, "not text in any encoding"),
+        (b"\x01\x02\x03\x04\x05\x06abc" * 20, "control characters"),
+    ],
+    ids=["png", "random", "high-bytes", "controls"],
+)
+def test_binary_by_content(data, why):
+    assert classify_content("blob", data) == (K.DATA, None, f"binary file, not read (by content: {why})")
+    # A code-like name does not make binary bytes code.
+    assert classify_content("train.py_1", data)[0] is K.DATA
+
+
+@pytest.mark.parametrize(
+    ("data", "name"),
+    [(_zip(), "zip"), (gzip.compress(b"import os\n"), "gzip"), (_tar(), "tar"), (b"BZh91AY&SY" + bytes(20), "bzip2"),
+     (b"\xfd7zXZ\x00" + bytes(20), "xz"), (b"7z\xbc\xaf\x27\x1c" + bytes(20), "7z")],
+    ids=["zip", "gzip", "tar", "bzip2", "xz", "7z"],
+)
+def test_archives_stay_unread(data, name):
+    assert classify_content("bundle", data) == (K.OTHER, None, f"{name} archive (by content), not read: it may hold "
+                                                               "code or logs")
+
+
+def _write(root: Path, files: dict[str, bytes]) -> Path:
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+    return root
+
+
+def test_load_run_reads_by_content_and_notes_how(tmp_path):
+    root = _write(tmp_path / "run", {
+        "agent_log/main_log": b"Step 0:\nThought: look\n",
+        "backup/train.py_2024-02-04_14-26-56": b"import os\n",
+        "blob": b"\x00\x01\x02binary",
+        "bundle": _zip(),
+        "run.json": b'{"competition_id": "x"}',
+    })
+    run = load_run(root)
+    arts = {a.path: a for a in run.artifacts}
+    assert (arts["agent_log/main_log"].kind, arts["backup/train.py_2024-02-04_14-26-56"].language) == (K.LOG, "python")
+    assert arts["blob"].kind is K.DATA
+    assert arts["run.json"].kind is K.OTHER and arts["run.json"].sniffed is None  # run metadata, by name
+    assert "bundle" not in arts
+    notes = {n.path: n.reason for n in run.notes}
+    assert notes["agent_log/main_log"] == "read as a log by content (text)"
+    assert notes["backup/train.py_2024-02-04_14-26-56"] == "read as python by content (a copy of a .py file)"
+    assert notes["blob"] == "binary file, not read (by content: NUL bytes)"
+    assert {s.path: s.reason for s in run.skipped} == {
+        "bundle": "zip archive (by content), not read: it may hold code or logs"}
+    units = expand_run(run)
+    assert dict(units.log_formats)["agent_log/main_log"] == "mlagentbench"
+    assert [(u.path, u.language) for u in units.code_units if u.source == "file"] == [
+        ("backup/train.py_2024-02-04_14-26-56", "python")]
+
+
+def test_size_caps_hold_for_files_read_by_content(tmp_path, monkeypatch):
+    monkeypatch.setattr(RunLayout, "MAX_FILE_BYTES", 1000)
+    monkeypatch.setattr(RunLayout, "MAX_LOG_BYTES", 1000)
+    root = _write(tmp_path / "run", {
+        "big_log": b"a line of the transcript\n" * 100,
+        "big_code.py_1": b"x = 1\n" * 400,
+        "big_blob": b"\x00" * 5000,
+        "small": b"hello\n",
+    })
+    run = load_run(root)
+    arts = {a.path: a for a in run.artifacts}
+    # Text is read like a log: up to the cap, the rest listed.
+    assert arts["big_log"].kind is K.LOG and arts["big_log"].truncated
+    assert len(arts["big_log"].read_bytes()) <= 1000 and arts["big_log"].read_bytes().endswith(b"\n")
+    skipped = {s.path: s.reason for s in run.skipped}
+    assert skipped["big_log"].startswith("log of 2500 bytes: only the first 1000 bytes")
+    # Code over the cap is not read, as for a .py file.
+    assert "big_code.py_1" not in arts and "over the 1000-byte cap" in skipped["big_code.py_1"]
+    # Binary over the cap: a data file nothing reads, noted, not a gap.
+    assert "big_blob" not in arts and "big_blob" not in skipped
+    assert {n.path: n.reason for n in run.notes}["big_blob"].startswith("binary file, not read (by content: NUL bytes)")
+    assert arts["small"].kind is K.LOG
+
+
+def test_symlinks_are_still_refused(tmp_path):
+    root = _write(tmp_path / "run", {"solve.py": b"print(1)\n"})
+    (tmp_path / "outside").write_bytes(b"import os\n")
+    (root / "main_log").symlink_to(tmp_path / "outside")
+    run = load_run(root)
+    assert "main_log" not in {a.path for a in run.artifacts}
+    assert {s.path: s.reason for s in run.skipped}["main_log"] == "symbolic link (not followed)"
+
+
+@pytest.fixture(scope="module")
+def ruleset():
+    return load_ruleset([find_rules_root(None)])
+
+
+def test_an_aide_journal_folder_is_read_whole(ruleset):
+    run = load_run(FIXTURES / "runs_sniffing" / "aide_journal")
+    report = audit_run(run, ruleset=ruleset, options=AuditOptions())
+    assert report.verdict.kind is VerdictKind.CLEAN, report.verdict.gaps
+    units = expand_run(run)
+    assert dict(units.log_formats) == {
+        "config.yaml": "text", "history.txt": "llmcalls", "report.md": "text", "tree_plot.html": "text",
+    }
+    history = units.events_of("history.txt")
+    code = [e for e in history if e.kind.value == "code"]
+    assert [(e.actor.value, e.role) for e in code] == [("agent", "assistant")]
+    assert {e.actor.value for e in history if e.role == "user"} == {"scaffold"}
+
+
+def test_unknown_names_are_no_gap_unless_unreadable(tmp_path, ruleset):
+    root = _write(tmp_path / "run", {
+        "solve.py": b"print(1)\n", "log": b"Namespace(task='x')\nplain progress\n", "blob": b"\x00\x01",
+        "bundle": _zip(),
+    })
+    report = audit_run(load_run(root), ruleset=ruleset, options=AuditOptions())
+    assert [(g.kind, g.path) for g in report.verdict.gaps] == [(GapKind.FILE_UNREAD, "bundle")]
+    reasons = {(s.path, s.reason) for s in report.skipped}
+    assert ("blob", "binary file, not read (by content: NUL bytes)") in reasons
