@@ -1002,8 +1002,10 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
     return meta
 
 
-def _submission_choice(paths: set[str], skipped: list[Skipped], folders: set[str],
-                       candidates: Sequence[str] = RunLayout.SUBMISSION_CANDIDATES) -> tuple[str | None, Skipped | None]:
+def _submission_choice(
+    paths: set[str], skipped: list[Skipped], folders: set[str],
+    candidates: Sequence[str] = RunLayout.SUBMISSION_CANDIDATES,
+) -> tuple[str | None, Skipped | None]:
     """The submission path, or the refused candidate that stands in its way.
 
     Candidates are taken in order (:meth:`RunLayout.submission_candidates`). A candidate that

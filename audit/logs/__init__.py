@@ -167,7 +167,9 @@ def _read_capped(adapter: LogAdapter, path: str, text: str, notes: list[str]) ->
 
 
 #: Adapters that decode JSON (or Python) string escapes, where ``\\udXXX`` can spell a lone surrogate.
-_DECODING_FORMATS = frozenset({mlagentbench.NAME, aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME})
+_DECODING_FORMATS = frozenset({
+    mlagentbench.NAME, aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME,
+})
 #: Suffixes of files meant to hold JSON.
 _JSON_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson"})
 

@@ -106,7 +106,8 @@ def detect(path: str, text: str) -> bool:
 _ROLES = {"prompt": "user", "response": "assistant", "tokens": "scaffold", "preamble": "scaffold"}
 
 
-def section_events(spans: SpanMaker, section: Section, actor: Actor, *, code_actor: Actor = Actor.AGENT) -> list[LogEvent]:
+def section_events(spans: SpanMaker, section: Section, actor: Actor, *,
+                   code_actor: Actor = Actor.AGENT) -> list[LogEvent]:
     """The events of one section (see the module docstring), ``index`` from 0.
 
     Parameters

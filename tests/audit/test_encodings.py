@@ -25,7 +25,8 @@ LATIN1_LOG = "Stra\u00dfe, M\u00fcnchen: Gr\u00f6\u00dfe der Daten \u00fcberpr\u
         (CP1252_LOG, "cp1252", "not valid UTF-8: decoded as cp1252 (detected)"),
         # latin-1 text is cp1252 text (they differ only where latin-1 has control characters).
         (LATIN1_LOG, "latin-1", "not valid UTF-8: decoded as cp1252 (detected)"),
-        ("Привет, мир! Загрузка данных и обучение модели.\n", "cp1251", "not valid UTF-8: decoded as cp1251 (detected)"),
+        ("Привет, мир! Загрузка данных и обучение модели.\n", "cp1251",
+         "not valid UTF-8: decoded as cp1251 (detected)"),
         ("データを読み込みます。モデルを学習します。\n", "shift_jis", "not valid UTF-8: decoded as cp932 (detected)"),
         (GBK_PY, "utf-16", "UTF-16 text (decoded as such)"),
         (GBK_PY, "utf-32", "UTF-32 text (decoded as such)"),
