@@ -113,6 +113,12 @@ class _Site:
     when: tuple[str, int] = ("", -1)  # the log place that runs it, to order writers in time
 
 
+def _file_name(path: str) -> str:
+    """The file name of a path as a tool call spells it: POSIX, Windows (``scripts\\train.py``,
+    the backslash doubled when the call is JSON text) or both."""
+    return PurePosixPath(path.replace("\\", "/")).name
+
+
 def _normalise_code(text: str) -> str:
     lines = [line.rstrip() for line in textwrap.dedent(text.replace("\r\n", "\n")).strip().splitlines()]
     return "\n".join(line for line in lines if line)
@@ -409,7 +415,7 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         run_scripts.extend(scripts_run(unit))
     for event in actions:
         if event.kind is LogEventKind.TOOL_CALL:
-            run_scripts.extend(PurePosixPath(m.group(1)).name for m in _SCRIPT_NAME.finditer(event.text))
+            run_scripts.extend(_file_name(m.group(1)) for m in _SCRIPT_NAME.finditer(event.text))
     missing = sorted({name for name in run_scripts if name not in available})
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")

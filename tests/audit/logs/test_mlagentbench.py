@@ -232,3 +232,19 @@ def test_a_real_run_audits_without_gaps():
     report = audit_run(run, ruleset=load_ruleset([find_rules_root(None)]))
     assert [g for g in report.verdict.gaps if g.kind.value == "file-unread"] == []
     assert [f.rule_id for f in report.findings if f.severity.label in ("medium", "high", "critical")] == []
+
+
+def test_a_windows_script_name_is_found_in_the_run(tmp_path):
+    from audit.checks.provenance import assess_provenance
+    from audit.checks.registry import RunContext
+    from audit.model import Span
+    from audit.units import CodeUnit, LogEvent
+
+    submission = tmp_path / "submission.csv"
+    submission.write_text("id,y\n1,0\n", encoding="utf-8")
+    text = 'Execute Script {"script_name": "scripts\\\\train.py"}'
+    call = LogEvent(index=0, kind=K.TOOL_CALL, text=text, span=Span.from_offsets(text, "env_log/trace.json", 0, len(text)))
+    unit = CodeUnit(path="env_log/traces/step_final_files/train.py", language="python", text="print(1)\n")
+    ctx = RunContext(root=tmp_path, submission_path=submission, code_units=(unit,), log_events=(call,))
+    # ``scripts\train.py`` is the run's train.py: no script is missing, and nothing writes the file.
+    assert assess_provenance(ctx).outcome == "unlogged"
