@@ -512,9 +512,42 @@ def _mostly_utf8(text: str, invalid: int) -> bool:
     return valid > invalid
 
 
+#: Added to the mess ratio of a code page outside :data:`_PREFERRED_ENCODINGS`: a rare code page
+#: (johab, cp1006, mac_roman) decodes many texts with no visible mess, but is seldom the one used.
+_RARE_ENCODING_PENALTY = 0.2
+#: Half-width katakana (U+FF61 to U+FF9F) are the classic sign of text read in the wrong Japanese
+#: code page: their share of the non-ASCII characters, times this, is added to the mess ratio.
+_HALFWIDTH_KANA_PENALTY = 0.5
+#: Equal mess ratios are told apart by charset-normalizer's language fit (``coherence``, in [0, 1],
+#: 0 when no language is recognised) in steps of this size: finer differences are noise.
+_COHERENCE_STEP = 0.1
+
+
+def _encoding_score(match) -> tuple[float, int, str]:
+    """How unlikely a charset-normalizer match is (mess, lower is likelier), how well it fits a
+    language (in steps of :data:`_COHERENCE_STEP`, higher is likelier) and the name to use for it."""
+    names = (match.encoding, *match.could_be_from_charset)
+    preferred = [name for name in names if name in _PREFERRED_ENCODINGS]
+    name = min(preferred, key=_PREFERRED_ENCODINGS.index) if preferred else match.encoding
+    score = match.chaos + (0.0 if preferred else _RARE_ENCODING_PENALTY)
+    text = str(match)
+    wide = [ch for ch in text if ch > "\x7f"]
+    if wide:
+        kana = sum(1 for ch in wide if "\uff61" <= ch <= "\uff9f")
+        score += _HALFWIDTH_KANA_PENALTY * kana / len(wide)
+    return score, int(match.coherence / _COHERENCE_STEP), name
+
+
 def _detect_encoding(data: bytes) -> str | None:
     """The encoding of text that is not UTF-8, by charset-normalizer, or ``None`` when no
-    encoding decodes it coherently (binary data, or too little text to tell)."""
+    encoding decodes it coherently (binary data, or too little text to tell).
+
+    Among the encodings charset-normalizer accepts, the one with the least mess wins, a rare code
+    page and half-width katakana counting as mess (:func:`_encoding_score`); ties go to the
+    clearly better language fit, then to the code page text files are most often written in
+    (:data:`_PREFERRED_ENCODINGS`). When only
+    rare code pages fit, the common ones are tried on their own too.
+    """
     try:
         from charset_normalizer import from_bytes
     except ImportError:  # pragma: no cover - a declared dependency
@@ -523,23 +556,27 @@ def _detect_encoding(data: bytes) -> str | None:
     cut = sample.rfind(b"\n")
     if len(data) > _DETECT_SAMPLE and cut > 0:
         sample = sample[: cut + 1]
-    try:
-        matches = [m for m in from_bytes(sample) if m.chaos <= _MAX_CHAOS]
-    except Exception:  # noqa: BLE001 - a detector failure must not stop the audit
-        logger.info("encoding detection failed", exc_info=True)
-        return None
     has_nul = b"\x00" in sample
-    matches = [m for m in matches if has_nul or not m.encoding.startswith(("utf_16", "utf_32"))]
-    if not matches:
-        return None
-    least = min(m.chaos for m in matches)
-    tied = [m for m in matches if m.chaos <= least + 1e-9]
 
-    def rank(name: str) -> int:
-        return _PREFERRED_ENCODINGS.index(name) if name in _PREFERRED_ENCODINGS else len(_PREFERRED_ENCODINGS)
+    def candidates(**options) -> list[tuple[float, int, str]]:
+        try:
+            matches = [m for m in from_bytes(sample, **options) if m.chaos <= _MAX_CHAOS]
+        except Exception:  # noqa: BLE001 - a detector failure must not stop the audit
+            logger.info("encoding detection failed", exc_info=True)
+            return []
+        return [_encoding_score(m) for m in matches if has_nul or not m.encoding.startswith(("utf_16", "utf_32"))]
 
-    names = [name for m in tied for name in (m.encoding, *m.could_be_from_charset)]
-    return min(names, key=rank)
+    def rank(item: tuple[float, int, str]) -> tuple[float, int, int]:
+        score, fit, name = item
+        order = _PREFERRED_ENCODINGS.index(name) if name in _PREFERRED_ENCODINGS else len(_PREFERRED_ENCODINGS)
+        return round(score, 6), -fit, order
+
+    found = candidates()
+    if not found or min(found, key=rank)[0] >= _RARE_ENCODING_PENALTY:
+        # Only rare code pages or mojibake fit: the common ones are tried on their own (the
+        # detector's first pass does not always try them all, e.g. koi8_r).
+        found += candidates(cp_isolation=list(_PREFERRED_ENCODINGS))
+    return min(found, key=rank)[2] if found else None
 
 
 def decode_text(data: bytes) -> tuple[str, str | None]:

@@ -28,6 +28,14 @@ LATIN1_LOG = "Stra\u00dfe, M\u00fcnchen: Gr\u00f6\u00dfe der Daten \u00fcberpr\u
         ("Привет, мир! Загрузка данных и обучение модели.\n", "cp1251",
          "not valid UTF-8: decoded as cp1251 (detected)"),
         ("データを読み込みます。モデルを学習します。\n", "shift_jis", "not valid UTF-8: decoded as cp932 (detected)"),
+        # Half-width katakana (cp932) and Korean johab read this with no mess the detector sees.
+        ("训练模型 import pandas as pd\n" * 50, "gbk", "not valid UTF-8: decoded as gb18030 (detected)"),
+        ("訓練模型，讀取資料完成\n", "big5", "not valid UTF-8: decoded as big5 (detected)"),
+        ("안녕하세요 세계. 데이터를 로드합니다.\n", "euc_kr", "not valid UTF-8: decoded as cp949 (detected)"),
+        # The detector's first pass does not try koi8_r here: the common code pages are tried alone.
+        ("Привет, мир! Загрузка данных и обучение модели.\n", "koi8_r",
+         "not valid UTF-8: decoded as koi8_r (detected)"),
+        ("Veri yüklendi, doğruluk ölçüldü, şimdi çıktı.\n", "cp1254", "not valid UTF-8: decoded as cp1254 (detected)"),
         (GBK_PY, "utf-16", "UTF-16 text (decoded as such)"),
         (GBK_PY, "utf-32", "UTF-32 text (decoded as such)"),
         ("print('hello')\n# plain ASCII\n", "utf-16-le", "UTF-16 text without a byte-order mark (decoded as utf-16-le)"),
