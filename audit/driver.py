@@ -25,12 +25,13 @@ The heuristic, applied to the code cells' source with comment lines left out:
    harness to have its code judged as the operator's.
 3. **Cells.** The *run* cells are those with a run call (a command line, a constructor or a
    ``.run(`` on one, not a bare import); when none is found, the last cell with a marker.
-   Cells before the first run cell are ``setup``; after it, each cell is ``run`` (another run
-   call), ``stream`` (it keeps showing the run: ``tail -f``, ``cat`` of a log, waiting on the
-   process, reading the journal; :data:`STREAM_SIGNALS`), ``rerun`` (it runs or holds solution
-   code: ``.fit(``, ``.predict(``, ``exec(``, ``%run``, a ``.py`` script; :data:`RERUN_SIGNALS`)
-   or ``post`` (grading and inspecting results, e.g. a helper that reads the answers to score
-   the submission).
+   Cells before the first run cell are ``setup``; after it, each cell is, first match wins:
+   ``run`` (another run call); ``post`` when it grades (``mlebench grade-sample``, a helper
+   that locates the answers to score the submission; :data:`GRADE_SIGNALS`); ``stream`` (it
+   keeps showing the run: ``tail -f``, ``cat`` of a log, waiting on the run's process, reading
+   the journal; :data:`STREAM_SIGNALS`); ``rerun`` (it runs or holds solution code: ``.fit(``,
+   ``.predict(``, ``exec(``, ``%run``, a ``.py`` script; :data:`RERUN_SIGNALS`); else ``post``
+   (copying, listing and inspecting results).
 4. **Actors.** Code of ``setup``, ``run``, ``stream`` and ``post`` cells is the OPERATOR's;
    ``rerun`` code is UNKNOWN (pasted or replayed agent code, so rules judge it). Outputs of
    ``run`` and ``stream`` cells are the SCAFFOLD's, and code or commands found in them are the
@@ -55,6 +56,7 @@ __all__ = [
     "CellRole",
     "DriverReading",
     "Marker",
+    "GRADE_SIGNALS",
     "RERUN_SIGNALS",
     "SETUP_SIGNALS",
     "STREAM_SIGNALS",
@@ -163,11 +165,19 @@ SETUP_SIGNALS: tuple[tuple[str, str], ...] = (
     ("MLE-bench setup", r"\bmle-?bench\b"),
 )
 
+#: After a run cell: cells that grade or score the result (checked before the others: a grading
+#: helper reads a subprocess's stdout or a log too, and is still the operator's post-run step).
+GRADE_SIGNALS: tuple[tuple[str, str], ...] = (
+    ("mlebench grading", r"\bmle-?bench\b[^\n]*\bgrade|\bgrade[-_]sample\b|\bgrade_csv\b|\bgrade_submission\b"),
+    ("a grading helper", r"\bdef\s+\w*(?:grade|score|evaluat|answers?)\w*\s*\(|\b\w*grade\w*\s*\("),
+    ("the held-out answers", r"\banswers?\b|\bprivate\b|\bmedal\b|\bleaderboard\b"),
+)
+
 #: After a run cell: cells that keep showing the run (their outputs are the scaffold's log).
 STREAM_SIGNALS: tuple[tuple[str, str], ...] = (
-    ("tail or cat of a log", r"\b(?:tail|cat|head|less)\s+[^\n|;]*(?:\.log|\.txt|\.out|\.jsonl?|logs?/)"),
-    ("tail -f", r"\btail\s+-[fFn]"),
-    ("waiting on the process", r"\.\s*(?:wait|communicate|poll|join)\s*\(|\.\s*stdout\b|\bfor\s+\w+\s+in\s+iter\("),
+    ("tail or cat of a log", r"\b(?:tail|cat|head|less)\s+[^\n|;]*(?:\.log|\.out|\.jsonl?|logs?/)"),
+    ("tail -f", r"\btail\s+-[fF]\b|\btail\s+--follow\b"),
+    ("waiting on the run's process", r"\.\s*(?:wait|communicate|poll)\s*\(|\bfor\s+\w+\s+in\s+(?:iter\(|\w+\.stdout\b)"),
     ("a log file read", r"open\s*\([^)\n]*(?:\.log|log/|logs/|journal)[^)\n]*\)"),
     ("the journal", r"\bjournal\b"),
 )
@@ -189,6 +199,9 @@ _CONSTRUCTED = re.compile(
     r"^\s*(\w+)\s*=\s*(?:aide\s*\.\s*)?(?:Experiment|\w*Agent|\w*Runner|\w*Controller|Crew)\s*\(", re.MULTILINE
 )
 _COMPILED = tuple((marker, re.compile(marker.pattern, re.MULTILINE)) for marker in VOCABULARY)
+# Words every marker of the vocabulary contains (a cell without any cannot match one).
+_PREFILTER = re.compile(r"aide|openhands|opendevin|MLAgentBench|inspect|agent|Agent|AutoKaggle|multi_agents|"
+                        r"framework\.py|smolagents|autogen|crewai|langgraph|run_controller|run\w*\.(?:py|sh)")
 #: Names that run the agent when a framework module exports them (``from inspect_ai import eval``).
 _RUN_NAMES = frozenset({"eval", "eval_set", "eval_async", "eval_retry", "run", "main", "run_controller", "run_agent",
                         "run_experiment", "Experiment", "solve"})
@@ -202,6 +215,7 @@ def _compile(table: tuple[tuple[str, str], ...]) -> tuple[tuple[str, re.Pattern[
 
 
 _SETUP = _compile(SETUP_SIGNALS)
+_GRADE = _compile(GRADE_SIGNALS)
 _STREAM = _compile(STREAM_SIGNALS)
 _RERUN = _compile(RERUN_SIGNALS)
 
@@ -331,14 +345,17 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]]) -> DriverReading:
     >>> read_driver("code/driver.ipynb", cells).driver
     False
     """
-    texts = [(index, _without_comments(source)) for index, source in cells]
     markers: list[tuple[int, Marker]] = []
-    for index, source in texts:
+    for index, source in cells:
+        if not _PREFILTER.search(source):
+            continue
+        source = _without_comments(source)
         for marker, pattern in _COMPILED:
             if pattern.search(source):
                 markers.append((index, marker))
     if not markers:
         return DriverReading(driver=False, reason="no agent-framework call in its code cells")
+    texts = [(index, _without_comments(source)) for index, source in cells]
     top = PurePosixPath(path).parts[0] if len(PurePosixPath(path).parts) > 1 else ""
     if top in AGENT_FOLDERS:
         return DriverReading(driver=False, markers=tuple((i, m.what) for i, m in markers),
@@ -378,6 +395,8 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]]) -> DriverReading:
             roles[index] = CellRole.SETUP
         elif index in run_cells:
             roles[index] = CellRole.RUN
+        elif _matches(_GRADE, source):
+            roles[index] = CellRole.POST
         elif _matches(_STREAM, source):
             roles[index] = CellRole.STREAM
         elif _matches(_RERUN, source):

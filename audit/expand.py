@@ -37,7 +37,7 @@ import logging
 import re
 from bisect import bisect_right
 from collections import defaultdict
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from audit.driver import DriverReading, read_driver
@@ -338,7 +338,7 @@ class _NotebookEvents:
     def __init__(self, path: str, text: str) -> None:
         self.path = path
         self.spans = SpanMaker(text, path)
-        self.events: list[tuple[int, int, LogEvent]] = []
+        self.events: list[tuple[int, int, tuple]] = []
         self.full = False
 
     def add(self, kind: LogEventKind, body: str, host: tuple[int, int], actor: Actor, *, location: str,
@@ -348,14 +348,16 @@ class _NotebookEvents:
             return False
         if not body.strip():
             return True
-        event = LogEvent(index=0, kind=kind, text=body, span=self.spans.span(*host), language=language, role=role,
-                         location=location, actor=actor)
-        self.events.append((host[0], len(self.events), event))
+        self.events.append((host[0], len(self.events), (kind, body, host, actor, location, role, language)))
         return True
 
     def ordered(self) -> list[LogEvent]:
+        """The events in file order (an output, then what was found in it), indexed from 0."""
         self.events.sort(key=lambda item: (item[0], item[1]))
-        return [replace(event, index=number) for number, (_, _, event) in enumerate(self.events)]
+        span = self.spans.span
+        return [LogEvent(index=number, kind=kind, text=body, span=span(*host), language=language, role=role,
+                         location=location, actor=actor)
+                for number, (_, _, (kind, body, host, actor, location, role, language)) in enumerate(self.events)]
 
 
 def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tuple[list[LogEvent], str | None]:

@@ -26,6 +26,7 @@ terminal escapes removed. Images and other binary outputs are counted, not read.
 from __future__ import annotations
 
 import json
+import json.scanner
 import logging
 import re
 import warnings
@@ -497,7 +498,22 @@ class NotebookOutputs:
 
 
 _DECODER = json.JSONDecoder()
+# The decoder's C scanner, called directly: one call per value, no wrapper per call.
+_SCAN = json.scanner.make_scanner(_DECODER)
 _WS = re.compile(r"[ \t\n\r]*")
+_WS_CHARS = " \t\n\r"
+
+
+def _skip_ws(text: str, pos: int) -> int:
+    return _WS.match(text, pos).end() if text[pos : pos + 1] in _WS_CHARS and pos < len(text) else pos
+
+
+def _scan(text: str, pos: int) -> tuple[Any, int]:
+    """The JSON value at ``pos`` and where it ends."""
+    try:
+        return _SCAN(text, pos)
+    except StopIteration:
+        raise ValueError(f"no JSON value at offset {pos}") from None
 #: Members of an output that label it rather than hold its text.
 _OUTPUT_LABELS = frozenset({"output_type", "name", "stream", "metadata", "execution_count", "prompt_number",
                             "transient", "id"})
@@ -507,6 +523,9 @@ _V3_MIME_KEYS = {
     "json": "application/json", "javascript": "application/javascript", "svg": "image/svg+xml",
     "png": "image/png", "jpeg": "image/jpeg", "pdf": "application/pdf",
 }  # fmt: skip
+
+
+_HAS_TEXT_PARTS = re.compile(r'"outputs"\s*:(?!\s*\[\s*\])|"cell_type"\s*:(?!\s*"code")')
 
 
 def _textual(mime: str) -> bool:
@@ -526,24 +545,34 @@ def _members(text: str, start: int) -> dict[str, tuple[int, int, Any]]:
     members: dict[str, tuple[int, int, Any]] = {}
     if text[start : start + 1] != "{":
         return members
-    pos = _WS.match(text, start + 1).end()
+    scan, space, blank = _scan, _WS.match, _WS_CHARS
+    pos = start + 1
+    if text[pos : pos + 1] in blank:
+        pos = space(text, pos).end()
     if text[pos : pos + 1] == "}":
         return members
     while True:
-        key, pos = _DECODER.raw_decode(text, pos)
-        pos = _WS.match(text, pos).end()
+        key, pos = scan(text, pos)
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
         if not isinstance(key, str) or text[pos : pos + 1] != ":":
             raise ValueError(f"malformed object at offset {pos}")
-        value_start = _WS.match(text, pos + 1).end()
-        value, value_end = _DECODER.raw_decode(text, value_start)
-        members[key] = (value_start, value_end, value)
-        pos = _WS.match(text, value_end).end()
+        pos += 1
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
+        value, value_end = scan(text, pos)
+        members[key] = (pos, value_end, value)
+        pos = value_end
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
         sep = text[pos : pos + 1]
         if sep == "}":
             return members
         if sep != ",":
             raise ValueError(f"malformed object at offset {pos}")
-        pos = _WS.match(text, pos + 1).end()
+        pos += 1
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
 
 
 def _items(text: str, start: int) -> list[tuple[int, int, Any]]:
@@ -551,19 +580,26 @@ def _items(text: str, start: int) -> list[tuple[int, int, Any]]:
     items: list[tuple[int, int, Any]] = []
     if text[start : start + 1] != "[":
         return items
-    pos = _WS.match(text, start + 1).end()
+    scan, space, blank = _scan, _WS.match, _WS_CHARS
+    pos = start + 1
+    if text[pos : pos + 1] in blank:
+        pos = space(text, pos).end()
     if text[pos : pos + 1] == "]":
         return items
     while True:
-        value, end = _DECODER.raw_decode(text, pos)
+        value, end = scan(text, pos)
         items.append((pos, end, value))
-        pos = _WS.match(text, end).end()
+        pos = end
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
         sep = text[pos : pos + 1]
         if sep == "]":
             return items
         if sep != ",":
             raise ValueError(f"malformed array at offset {pos}")
-        pos = _WS.match(text, pos + 1).end()
+        pos += 1
+        if text[pos : pos + 1] in blank:
+            pos = space(text, pos).end()
 
 
 def _add_value(target: TextMap, text: str, start: int, end: int, value: Any, separator: str = "") -> None:
@@ -636,7 +672,7 @@ def _read_output(text: str, start: int, end: int, value: Any, where: str,
 
 def _cell_regions(text: str) -> list[tuple[str, int, int, Any]]:
     """``(JSON path, start, end, value)`` of each cell, in the order :func:`read_notebook` reads them."""
-    top = _members(text, _WS.match(text, 0).end())
+    top = _members(text, _skip_ws(text, 0))
     cells: list[tuple[str, int, int, Any]] = []
     if "cells" in top and isinstance(top["cells"][2], list):
         cells.extend((f"cells[{i}]", s, e, v) for i, (s, e, v) in enumerate(_items(text, top["cells"][0])))
@@ -683,6 +719,10 @@ def read_notebook_outputs(text: str, path: str, *, max_chars: int = MAX_OUTPUT_C
     them, whatever its type. Each value is located with the standard JSON decoder
     (``raw_decode``): a few linear passes over the file.
     """
+    if not _HAS_TEXT_PARTS.search(text):
+        # No non-empty outputs list and no markdown or raw cell anywhere (a quote inside a JSON
+        # string is escaped, so these keys cannot be spelled inside a value): nothing to read.
+        return NotebookOutputs(outputs=())
     try:
         cells = _cell_regions(text)
     except (ValueError, RecursionError) as exc:
@@ -708,8 +748,10 @@ def read_notebook_outputs(text: str, path: str, *, max_chars: int = MAX_OUTPUT_C
     for index, (where, cell_start, _, cell) in enumerate(cells):
         if not isinstance(cell, dict):
             continue
-        members = _members(text, cell_start)
         cell_type = cell.get("cell_type").strip().lower() if isinstance(cell.get("cell_type"), str) else ""
+        if not cell.get("outputs") and cell_type not in ("markdown", "raw", "heading"):
+            continue  # nothing to locate: no outputs, and code is read by read_notebook
+        members = _members(text, cell_start)
         if cell_type in ("markdown", "raw", "heading") and "source" in members:
             source = TextMap()
             value_start, value_end, value = members["source"]
