@@ -112,7 +112,7 @@ def _kind_of(path: str, text: str) -> str | None:
             return "main"
         return None
     if _AGENT_CALL_LOG.search(path) or _SCAFFOLD_CALL_LOG.search(path):
-        if not llmcalls.split_sections(head) or not any(s.kind != "preamble" for s in llmcalls.split_sections(head)):
+        if not any(section.kind == "prompt" for section in llmcalls.split_sections(head)):
             return None
         return "agent-call" if _AGENT_CALL_LOG.search(path) else "scaffold-call"
     if _AGENT_STATE.search(path):

@@ -6,6 +6,10 @@ LLM provider. None of it is agent-written code, so every line becomes an OUTPUT 
 ``container`` for container lines, ``host`` otherwise) rather than a COMMAND: rules that look
 for commands must not fire on the harness's own trace. Lines without the prefix (a traceback)
 join the line before them. Spans cover each message exactly (the prefix is left out).
+
+Host lines are the harness's: their :class:`~audit.units.Actor` is the **operator**. Container
+lines mix the scaffold's progress with what the agent's programs print, so they are left
+``unknown`` (judged like the agent's).
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from __future__ import annotations
 import re
 
 from audit.logs.common import EventList, SpanMaker, lines_start_with
-from audit.units import LogEvent, LogEventKind
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -52,7 +56,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         end = len(text[:lead_end].rstrip())
         start = len(text[:end]) - len(text[:end].lstrip())
         span = spans.span(start, end)
-        events.append(LogEvent(index=0, kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role="host"))
+        events.append(LogEvent(index=0, kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role="host",
+                               actor=Actor.OPERATOR))
     for number, match in enumerate(matches):
         start = match.end()
         end = matches[number + 1].start() if number + 1 < len(matches) else len(text)
@@ -61,6 +66,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         if end <= start:
             continue
         role = "container" if match.group(1) else "host"
+        actor = Actor.UNKNOWN if match.group(1) else Actor.OPERATOR
         span = spans.span(start, end)
-        events.append(LogEvent(index=len(events), kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role=role))
+        events.append(LogEvent(index=len(events), kind=LogEventKind.OUTPUT, text=text[start:end], span=span, role=role,
+                               actor=actor))
     return events

@@ -12,7 +12,10 @@ Two styles are read:
   fields, ``Step N`` headers): the action name and its input together give one TOOL_CALL, the
   observation (inside its ``` fence) an OUTPUT, the other fields a MESSAGE.
 
-Every span covers exactly the event's text in the file.
+Every span covers exactly the event's text in the file. Who wrote each event
+(:class:`~audit.units.Actor`): the agent's thoughts, actions and the observations its actions
+returned are the **agent**'s; records without a THOUGHT/ACTION/OBSERVATION tag (the scaffold's
+own progress lines, role ``scaffold``) the **scaffold**'s.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ import re
 from pathlib import PurePosixPath
 
 from audit.logs.common import EventList, SpanMaker
-from audit.units import LogEvent, LogEventKind
+from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -68,9 +71,9 @@ def _read_react(text: str, spans: SpanMaker) -> list[LogEvent]:
         start, end = _trim(text, start, end)
         if end > start:
             span = spans.span(start, end)
-            events.append(
-                LogEvent(index=len(events), kind=kind, text=text[start:end], span=span, language=language, role=role)
-            )
+            actor = Actor.SCAFFOLD if role == "scaffold" else Actor.AGENT
+            events.append(LogEvent(index=len(events), kind=kind, text=text[start:end], span=span, language=language,
+                                   role=role, actor=actor))
 
     records = list(_RECORD.finditer(text))
     for number, record in enumerate(records):
@@ -142,7 +145,8 @@ def _read_fields(text: str, spans: SpanMaker) -> list[LogEvent]:
         if end > start:
             role = "tool" if kind is LogEventKind.OUTPUT else "assistant"
             span = spans.span(start, end)
-            events.append(LogEvent(index=len(events), kind=kind, text=text[start:end], span=span, role=role))
+            events.append(LogEvent(index=len(events), kind=kind, text=text[start:end], span=span, role=role,
+                                   actor=Actor.AGENT))
     return events
 
 
