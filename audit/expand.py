@@ -391,11 +391,16 @@ def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tu
     for found_actor, members in groups if not builder.full else ():
         joined = TextMap()
         starts: list[int] = []
+        previous = None
         for output in members:
-            if joined.length and not joined.text.endswith("\n"):
+            # A stream is cut into outputs anywhere, even mid-line: its pieces join as printed.
+            same_stream = (previous is not None and output.output_type == previous.output_type == "stream"
+                           and output.cell_index == previous.cell_index and output.name == previous.name)
+            if joined.length and not same_stream and not joined.text.endswith("\n"):
                 joined.add_filler("\n")
             starts.append(joined.length)
             joined.add_map(output.text_map)
+            previous = output
         for event in _found_in_text(joined.text):
             start, end = event.span.start_byte, event.span.end_byte
             where = members[max(0, bisect_right(starts, start) - 1)]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 
 __all__ = ["TextMap", "ANSI_ESCAPE"]
 
@@ -41,8 +41,8 @@ class TextMap:
     >>> m = TextMap()
     >>> m.add_literal(host, 11, 14, "a\\n") and m.add_literal(host, 18, 19, "b")
     True
-    >>> m.text, m.host_offset(2), m.host_offset(3)
-    ('a\\nb', 18, 19)
+    >>> m.text, m.host_offset(2), m.host_end(2), m.host_offset(3)
+    ('a\\nb', 18, 14, 19)
     """
 
     __slots__ = ("_parts", "_text", "_v", "_r", "length", "_raw_end")
@@ -64,11 +64,15 @@ class TextMap:
         return self._text
 
     def _point(self, virtual: int, raw: int) -> None:
-        if self._v and self._v[-1] == virtual:
-            self._r[-1] = raw
-        else:
-            self._v.append(virtual)
-            self._r.append(raw)
+        """Add a breakpoint. Two may share a text offset: the end of one piece, then the start
+        of the next (:meth:`host_end` takes the first, :meth:`host_offset` the last)."""
+        if self._v and self._v[-1] == virtual and self._r[-1] == raw:
+            return
+        if len(self._v) >= 2 and self._v[-1] == virtual and self._v[-2] == virtual:
+            self._r[-1] = raw  # keep at most the end of one piece and the start of the next
+            return
+        self._v.append(virtual)
+        self._r.append(raw)
 
     def _append(self, piece: str) -> None:
         if piece:
@@ -82,6 +86,7 @@ class TextMap:
         self._point(self.length, raw_start)
         self._append(piece)
         self._raw_end = raw_start + len(piece)
+        self._point(self.length, self._raw_end)
 
     def add_filler(self, piece: str) -> None:
         """Add characters that have no place in the host (they map to the end of the last piece)."""
@@ -126,7 +131,7 @@ class TextMap:
             while self._v and self._v[-1] > base:
                 self._v.pop()
                 self._r.pop()
-            self._point(base + len(decoded), end)
+        self._point(base + len(decoded), end)
         self._raw_end = end
         return exact
 
@@ -143,9 +148,8 @@ class TextMap:
             self._point(base + v[k], r[k])
             k += 1
         self._append(other.text[start:end])
-        self._raw_end = max(self._raw_end, other.host_offset(end))
-        if k < len(v) and v[k] == end:
-            self._point(self.length, r[k])
+        self._raw_end = max(self._raw_end, other.host_end(end))
+        self._point(self.length, other.host_end(end))
 
     def host_offset(self, offset: int) -> int:
         """The host offset of ``offset`` in the text (an end offset maps to the end of its piece)."""
@@ -160,10 +164,21 @@ class TextMap:
             raw = min(raw, r[k + 1])
         return raw
 
+    def host_end(self, offset: int) -> int:
+        """The host offset where the text's ``[..., offset)`` ends (the end of the piece
+        ``offset`` closes, not the start of the next one)."""
+        v, r = self._v, self._r
+        if not v:
+            return self._raw_end
+        k = bisect_left(v, offset)
+        if k < len(v) and v[k] == offset:
+            return r[k]
+        return self.host_offset(offset)
+
     def host_range(self, start: int, end: int) -> tuple[int, int]:
         """Host offsets of the text's ``[start, end)``, never inverted."""
         lo = self.host_offset(start)
-        hi = self.host_offset(end)
+        hi = self.host_end(end) if end > start else lo
         return lo, max(lo, hi)
 
     def cleaned(self, *, ansi: bool = True, carriage_returns: bool = True) -> "TextMap":
