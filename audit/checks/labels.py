@@ -10,7 +10,11 @@ check finds such names where the run's code and commands use them, and keeps tho
   (:func:`audit.checks.competition.public_file_names`: ``train_labels.csv`` is public in some
   competitions), and
 - are not written anywhere by the run itself: an agent that splits off its own hold-out and
-  saves it as ``answers_holdout.csv`` or ``val_labels.csv`` reads its own file, not the answers.
+  saves it as ``answers_holdout.csv`` or ``val_labels.csv`` reads its own file, not the answers;
+- did not come from outside through the run's own download or extraction (``kaggle competitions
+  download`` then ``unzip``, ``wget``, ``git clone``): a label file used in the command that
+  fetches or unpacks it, or under a folder such a command names, is the fetched material, which
+  the external-resource rules report.
   A name counts as written when it is the destination of a write site
   (:func:`audit.checks.writes.find_write_sites`: ``to_csv``, ``open(..., "w")``, redirects,
   ``cp``/``mv`` destinations, downloads ...), of a NumPy/pandas/pickle saver, or of a file-write
@@ -66,6 +70,14 @@ _SAVER_CALLS = re.compile(r"\b(?:" + "|".join(sorted(_SAVERS)) + r")\s*\(")
 #: Keys of a file-write tool call's arguments that hold the content written.
 _WRITE_KEYS = re.compile(r"[\"'](?:content|file_text|new_str|text|data)[\"']\s*:")
 _SHELL_COMMENT = re.compile(r"(?m)(?:^|(?<=\s))#[^\n]*")
+#: Commands and calls that bring files in from outside or unpack them.
+_FETCH = re.compile(r"\b(?:unzip|gunzip|7z[ \t]+[xe]|tar[ \t]+-?[a-wyz]*x|kaggle[ \t]+(?:competitions|c|datasets|d|kernels|k)[ \t]+"
+                    r"(?:download|pull|output)|wget|curl\b[^\n]{0,200}?[ \t]-[oOJ]|gdown|git[ \t]+clone|(?:huggingface-cli|hf)[ \t]+download|"
+                    r"extractall|unpack_archive|urlretrieve|hf_hub_download|snapshot_download|competition_download_files?|"
+                    r"dataset_download_files?)\b")
+#: Where a fetching command puts files: `cd DIR && unzip`, `-d/-C/-p/-P DIR`, `-o/-O FILE`, extractall("DIR").
+_LANDING = re.compile(r"(?:\bcd|(?<![\w-])(?:-d|-C|--directory|-p|--path|-P|--directory-prefix|-o|-O|--output(?:-document)?))"
+                      r"[ \t=]+[\"']?(/[^\s\"';&|()]+)|\b(?:extractall|unpack_archive|snapshot_download)\([^)\n]{0,200}?[\"'](/[^\"'\n]+)[\"']")
 
 #: Scan at most this many characters of one text.
 MAX_SCAN_CHARS = 5_000_000
@@ -221,11 +233,21 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
 
     written: set[str] = set()
     uses: list[tuple[object, _Use, str]] = []
+    landing: set[str] = set()
     for unit in ctx.code_units:
         if unit.language not in ("python", "bash"):
             continue
         unit_uses, unit_written = _unit_uses(unit, label)
         written |= unit_written
+        if _FETCH.search(unit.text[:MAX_SCAN_CHARS]):
+            # Files this unit fetched or unpacked: the external-resource rules judge them.
+            for m in _LANDING.finditer(unit.text[:MAX_SCAN_CHARS]):
+                target = (m.group(1) or m.group(2)).rstrip("/")
+                if re.search(r"\.(?:zip|tar|tgz|gz|bz2|xz|7z)$", target, re.IGNORECASE):
+                    target = target.rsplit("/", 1)[0]  # an archive: it is unpacked next to itself
+                if target.count("/") >= 2:
+                    landing.add(target)
+            continue
         uses.extend((unit, use, "code") for use in unit_uses)
     for event in ctx.log_events:
         if event.kind is not LogEventKind.TOOL_CALL:
@@ -238,10 +260,18 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
             continue
         uses.extend((event, _Use(start=s, end=e, name=n), "tool call") for s, e, n in names)
 
+    def fetched(owner, use: _Use) -> bool:
+        text = owner.text if isinstance(owner, CodeUnit) else owner.text
+        head = re.search(r"(?:/[\w.-]+)+/?$", text[max(0, use.start - 300):use.start])
+        folder = head.group(0).rstrip("/") if head else ""
+        path = f"{folder}/{use.name}" if folder else use.name
+        # Under a folder the fetch filled, or the very file it downloaded.
+        return bool(folder) and any(folder == d or folder.startswith(d + "/") or path == d for d in landing)
+
     first: dict[str, tuple[object, _Use, str]] = {}
     for owner, use, where in uses:
         key = use.name.lower()
-        if key in written or key in public or key in first:
+        if key in written or key in public or key in first or fetched(owner, use):
             continue
         first[key] = (owner, use, where)
     if not first:
