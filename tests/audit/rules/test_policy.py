@@ -162,7 +162,7 @@ def test_policy_moves_allowed_downloads_aside_and_feeds_the_leak_rule(ruleset, e
 def test_allow_urls_never_drop_other_categories(ruleset):
     policy = RulePolicy.from_mapping({"allow_urls": ["files.example.org"]})
     unit = CodeUnit(path="code/a.py", language="python",
-                    text='import pandas as pd\nans = pd.read_csv("https://files.example.org/private/answers.csv")\n')
+                    text='import pandas as pd\nans = pd.read_csv("https://files.example.org/prepared/private/test.csv")\n')
     result = evaluate_ruleset(ruleset.select(["leak-read-private-data", "ext-download-label-file"]),
                               code_units=[unit], policy=policy)
     assert [f.rule_id for f in result.findings] == ["leak-read-private-data"]
