@@ -9,7 +9,8 @@ under any other key of the shared vocabulary (:mod:`audit.logs.keys`: ``input``,
 tool calls in every shape the chat APIs write (OpenAI ``tool_calls[].function.arguments``, a
 JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`` parts with
 ``input``; Responses API ``function_call`` items; ReAct ``action``/``action_input``; LangChain
-``tool``/``tool_input``) give COMMAND or CODE events for what they run, and a TOOL_CALL event
+``tool``/``tool_input``; a message whose ``recipient`` is a tool, its ``content`` the
+arguments) give COMMAND or CODE events for what they run, and a TOOL_CALL event
 ``name(arguments)`` for any tool that is not a plain shell or Python tool (``submit_to_kaggle``).
 A record with role ``tool`` (or ``function``) is OUTPUT unless its type says otherwise. A
 record of a shape none of this reads is still one MESSAGE event holding its strings.
@@ -79,6 +80,8 @@ _TEXT_KEYS = ("content", "text", "command", "cmd", "code", "output", "observatio
 _LABEL_KEYS = frozenset({"id", "type", "kind", "event", "role", "source", "ts", "timestamp", "time", "created",
                          "created_at", "date", "datetime", "model", "status", "object", "index", "step", "level",
                          "tool_call_id", "call_id", "run_id", "thread_id", "uuid", "parent_id"})
+#: Recipients that are people or the conversation, not tools.
+_NOT_TOOLS = frozenset({"all", "user", "assistant", "system", "developer", "human", "agent"})
 #: Depth and number of values the fallback text of a record of unknown shape reads.
 _FALLBACK_DEPTH = 32
 _FALLBACK_VALUES = 10_000
@@ -210,6 +213,12 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
                 call(name, value)
     for action in call_actions({k: v for k, v in vocabulary.items() if KEYS[k.lower()] != "arguments"}, name):
         add(action.kind, action.text, action.language)
+    # A message addressed to a tool, its content the call's arguments (``recipient``:
+    # ``functions.submit_to_kaggle``, ``content``: ``{"file": ...}``).
+    recipient = record.get("recipient")
+    if (isinstance(recipient, str) and recipient.strip() and recipient.strip().lower() not in _NOT_TOOLS
+            and isinstance(record.get("content"), (str, dict))):
+        call(recipient.strip(), record["content"])
     # A nested action object (Codex's {"type": "local_shell_call", "action": {"command": [...]}}).
     if isinstance(record.get("action"), dict):
         call(tool_name(record["action"]) or str(record.get("type") or ""), record["action"])
