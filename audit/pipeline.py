@@ -309,7 +309,7 @@ def audit_run(
         code_units=len(expanded.code_units),
         log_events=len(expanded.log_events),
         parse_errors=tuple(sorted(set(parse_errors))),
-        files=_file_readings(run, expanded, skipped),
+        files=_file_readings(run, expanded, run_skipped + unread_data + list(context.skipped)),
     )
     meta: dict[str, Any] = {
         "tool": "mleaudit",
@@ -405,12 +405,12 @@ def _unread_data_files(run: Run) -> list[Skipped]:
             if a.kind is ArtifactKind.DATA and a.path != submission]
 
 
-def _data_over_cap(item: Skipped) -> bool:
+def _data_over_cap(item: Skipped, layout: str | None = None) -> bool:
     from audit.run import classify_path
 
     kind, _ = classify_path(item.path)
     return (kind is ArtifactKind.DATA and "-byte cap" in item.reason
-            and item.path not in RunLayout.SUBMISSION_CANDIDATES)
+            and item.path not in RunLayout.submission_candidates(layout))
 
 
 def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[EvaluationError, ...],
@@ -430,7 +430,7 @@ def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[Ev
                         reason="the run holds no agent code and no log to check (an empty folder, a mistyped path, "
                                "or a bare submission)"))
     for item in run_skipped:
-        if not _data_over_cap(item):
+        if not _data_over_cap(item, run.layout):
             gaps.append(Gap(kind=GapKind.FILE_UNREAD, path=item.path, reason=item.reason))
     for artifact in run.artifacts:
         if artifact.kind is ArtifactKind.OTHER and artifact.path not in RunLayout.RUN_META:
@@ -558,7 +558,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
             # Grade only what the audit itself read: a symlinked or oversized submission could
             # point at the answers while hiding from the submission checks.
             grade_skipped = f"{unread.path} not graded: {unread.reason}"
-        elif run.submission is None and any(os.path.lexists(run.root / c) for c in RunLayout.SUBMISSION_CANDIDATES):
+        elif run.submission is None and any(os.path.lexists(run.root / c)
+                                            for c in RunLayout.submission_candidates(run.layout)):
             # Something sits where a submission would, yet the run loader did not take it: only
             # what the audit itself read may be graded.
             grade_skipped = "a submission path exists but was not read by the audit; not graded"
@@ -593,7 +594,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
 
 
 def _unread_submission(run: Run) -> Skipped | None:
-    candidates = set(RunLayout.SUBMISSION_CANDIDATES)
+    candidates = set(RunLayout.submission_candidates(run.layout))
     return next((item for item in run.skipped if item.path in candidates), None)
 
 

@@ -71,10 +71,13 @@ def _readers_line(files) -> str:
     """``Read by: aide 1, python 3 · not read: 2`` — which readers read the run's files."""
     readers = Counter(f.reader for f in files if f.reader != "none")
     line = "Read by: " + (", ".join(f"{name} {n}" for name, n in sorted(readers.items())) or "nothing")
-    unread = sum(1 for f in files if f.reader == "none")
+    unread = sum(1 for f in files if f.reader == "none" and f.kind != "data")
+    data = sum(1 for f in files if f.reader == "none" and f.kind == "data")
     partly = sum(1 for f in files if f.reader != "none" and f.unread)
     if unread:
         line += f" · not read: {unread}"
+    if data:
+        line += f" · data files (no rule reads them): {data}"
     if partly:
         line += f" · partly read: {partly}"
     return line + " (the JSON report's run.files lists each file)"
