@@ -46,6 +46,8 @@ _INSPECT_CALLS = frozenset({"print", "display", "len", "repr", "str", "info", "d
                             "corr", "corrwith", "sum", "mean", "count", "shape", "dtypes"})
 _ASIDE_NAME = re.compile(r"(?i)drop|leak|excl|remov|ignor|bad|forbid|ban|skip|block|deny|unsafe|post_?hoc|"
                          r"useless|unused|discard|blacklist|denylist")
+#: Boolean conditions nested deeper than this are not evaluated (no selection is read from them).
+_MAX_CONDITION_DEPTH = 64
 #: Time bound for applying one agent pattern to the column names.
 _PATTERN_TIMEOUT_S = 0.5
 
@@ -164,15 +166,21 @@ def _strings(parsed, node: tree_sitter.Node | None) -> list[str]:
     return []
 
 
-def _condition(parsed, node: tree_sitter.Node, var: str, columns: tuple[str, ...]) -> tuple[tuple[str, ...], str] | None:
-    """``(selected, pattern)`` of a comprehension condition on the loop variable ``var``, or ``None``."""
+def _condition(parsed, node: tree_sitter.Node, var: str, columns: tuple[str, ...],
+               depth: int = 0) -> tuple[tuple[str, ...], str] | None:
+    """``(selected, pattern)`` of a comprehension condition on the loop variable ``var``, or ``None``.
+
+    Conditions nested deeper than :data:`_MAX_CONDITION_DEPTH` are not evaluated (``None``).
+    """
+    if depth > _MAX_CONDITION_DEPTH:
+        return None
     if node.type == "parenthesized_expression" and node.named_child_count == 1:
-        return _condition(parsed, node.named_children[0], var, columns)
+        return _condition(parsed, node.named_children[0], var, columns, depth + 1)
     if node.type == "not_operator":
         return None  # selects the other columns
     if node.type == "boolean_operator":
-        left = _condition(parsed, node.child_by_field_name("left"), var, columns)
-        right = _condition(parsed, node.child_by_field_name("right"), var, columns)
+        left = _condition(parsed, node.child_by_field_name("left"), var, columns, depth + 1)
+        right = _condition(parsed, node.child_by_field_name("right"), var, columns, depth + 1)
         operator = parsed.node_text(node.child_by_field_name("operator") or node.children[1])
         parts = [p for p in (left, right) if p is not None]
         if not parts:
@@ -267,13 +275,19 @@ def _selections(parsed, cols: _Columns) -> list[_Selection]:
                     return tuple(dict.fromkeys(c for v in values for c in selected_columns(kind, v, cs, ignorecase=ignorecase)))
 
                 # The selection is the subscript the mask indexes (df.loc[:, mask], df.columns[mask]).
-                target = node
+                target, negated = node, False
                 while target.parent is not None and target.parent.type in (
-                        "parenthesized_expression", "unary_operator", "slice", "subscript", "tuple", "expression_list"):
+                        "parenthesized_expression", "unary_operator", "not_operator", "slice", "subscript", "tuple",
+                        "expression_list"):
                     target = target.parent
+                    if target.type == "not_operator" or (target.type == "unary_operator"
+                                                          and parsed.node_text(target).lstrip().startswith("~")):
+                        negated = True  # ~mask keeps the other columns
                     if target.type == "subscript":
                         break
-                consider(target if target.type in ("subscript", "unary_operator") else node,
+                if negated:
+                    continue
+                consider(target if target.type == "subscript" else node,
                          f"{name}({', '.join(repr(v) for v in values)})", pick)
         elif node.type in ("list_comprehension", "set_comprehension", "generator_expression"):
             clauses = [c for c in node.named_children if c.type == "for_in_clause"]
