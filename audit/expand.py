@@ -45,6 +45,7 @@ from audit.logs import parse_log
 from audit.logs import text as plain_text
 from audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
+from audit.logs.keys import call_actions, call_expressions, is_generic_tool
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
 from audit.notebooks import NotebookCode, NotebookError, cell_sources, read_notebook, read_notebook_outputs, split_magics
@@ -329,6 +330,14 @@ def _found_in_text(text: str) -> list[LogEvent]:
         found.extend(e for e in plain_text.read_events(_OUTPUT_VIRTUAL_PATH, text)
                      if e.kind in (LogEventKind.CODE, LogEventKind.COMMAND)
                      and (e.span.start_byte, e.span.end_byte) not in seen)
+    # Tool calls a scaffold prints as calls: functions.submit_to_kaggle({"file": "..."}).
+    spans = SpanMaker(text, _OUTPUT_VIRTUAL_PATH)
+    for start, end, name, arguments in call_expressions(text):
+        for hit in call_actions(arguments, name):
+            found.append(LogEvent(index=0, kind=hit.kind, text=hit.text, span=spans.span(start, end),
+                                  language=hit.language))
+        if not is_generic_tool(name):
+            found.append(LogEvent(index=0, kind=LogEventKind.TOOL_CALL, text=text[start:end], span=spans.span(start, end)))
     return found
 
 

@@ -11,8 +11,9 @@ Spans cover the literal's content inside its quotes. In the JSON summary the dum
 a JSON string; when the file encodes it the way :func:`json.dumps` does, offsets are mapped
 through the escapes exactly, otherwise the span is the whole ``response`` value.
 
-Assistant messages are the AGENT's, and the code they show (fenced blocks, shell prompts) is
-also given as CODE/COMMAND events of the agent; user messages are the OPERATOR's.
+Assistant messages are the AGENT's, and the code they show (fenced blocks, shell prompts) and
+the tool calls they print (``functions.name({...})``) are also given as CODE/COMMAND/TOOL_CALL
+events of the agent; user messages are the OPERATOR's.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from itertools import accumulate
 
 from audit.logs import text as plain_text
 from audit.logs.common import EventList, SpanMaker, json_member_regions, loads_json, string_content
+from audit.logs.keys import call_actions, call_expressions, is_generic_tool
 from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -119,9 +121,17 @@ def _message_events(events: EventList, body: str, role: str, span) -> None:
     actor = _ROLE_ACTORS.get(role, Actor.UNKNOWN)
     events.append(LogEvent(index=len(events), kind=LogEventKind.MESSAGE, text=body, span=span, role=role,
                            actor=actor))
-    if role != "assistant" or ("```" not in body and "~~~" not in body and "$ " not in body):
+    if role != "assistant":
         return
-    for found in plain_text.read_events("message", body):
-        if found.kind in (LogEventKind.CODE, LogEventKind.COMMAND):
-            events.append(LogEvent(index=len(events), kind=found.kind, text=found.text, span=span,
-                                   language=found.language, role=role, actor=actor))
+    if "```" in body or "~~~" in body or "$ " in body:
+        for found in plain_text.read_events("message", body):
+            if found.kind in (LogEventKind.CODE, LogEventKind.COMMAND):
+                events.append(LogEvent(index=len(events), kind=found.kind, text=found.text, span=span,
+                                       language=found.language, role=role, actor=actor))
+    for start, end, name, arguments in call_expressions(body):
+        for hit in call_actions(arguments, name):
+            events.append(LogEvent(index=len(events), kind=hit.kind, text=hit.text, span=span, language=hit.language,
+                                   role=role, actor=actor))
+        if not is_generic_tool(name):
+            events.append(LogEvent(index=len(events), kind=LogEventKind.TOOL_CALL, text=body[start:end], span=span,
+                                   role=role, actor=actor))

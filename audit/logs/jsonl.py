@@ -12,7 +12,9 @@ JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`
 ``tool``/``tool_input``; a message whose ``recipient`` is a tool, its ``content`` the
 arguments) give COMMAND or CODE events for what they run, and a TOOL_CALL event
 ``name(arguments)`` for any tool that is not a plain shell or Python tool (``submit_to_kaggle``).
-A record with role ``tool`` (or ``function``) is OUTPUT unless its type says otherwise. A
+Calls a message prints as text (``functions.submit_to_kaggle({...})``,
+:func:`audit.logs.keys.call_expressions`) are read as calls too. A record with role ``tool``
+(or ``function``) is OUTPUT unless its type says otherwise. A
 record of a shape none of this reads is still one MESSAGE event holding its strings.
 
 Actors come from the record's ``role`` (or ``source``): assistant, agent and tool records are the
@@ -40,6 +42,7 @@ from audit.logs.keys import (
     KEYS,
     actor_for_role,
     call_actions,
+    call_expressions,
     call_text,
     classify_text,
     command_text,
@@ -241,6 +244,10 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
                 call(tool_name(part), next((part[k] for k in ARGUMENT_KEYS if k in part), None))
             elif part.get("type") in ("tool_result", "function_call_output"):
                 add(LogEventKind.OUTPUT, _as_text(part.get("content", part.get("output"))))
+    # Calls printed as text in a message: functions.submit_to_kaggle({"file": "..."}).
+    for _, _, expression_name, expression_args in call_expressions("\n".join(
+            text for kind_, text, _, _ in list(found) if kind_ in (LogEventKind.MESSAGE, LogEventKind.OUTPUT))):
+        call(expression_name, expression_args)
     if not found:
         strings: list[str] = []
         _strings(record, strings)

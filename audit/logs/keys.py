@@ -31,7 +31,9 @@ Shell tools (:data:`SHELL_TOOLS`) make their argument string a command, Python t
 file make the written text code. Every other tool call (``submit_to_kaggle``, ``web_search``)
 also gives a TOOL_CALL event whose text is ``name(arguments)`` with the arguments as written, so
 rules can match the function's name and what it was given; a call of a generic shell or Python
-tool gives its command or code only.
+tool gives its command or code only. Calls that a transcript prints as text
+(``functions.submit_to_kaggle({"file": "submission.csv"})``) are found by
+:func:`call_expressions`.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ __all__ = [
     "TOOL_NAME_KEYS",
     "actor_for_role",
     "call_actions",
+    "call_expressions",
     "call_text",
     "classify_text",
     "command_text",
@@ -227,6 +230,54 @@ def call_text(name: str, arguments: Any, raw: str | None = None) -> str:
     if raw is None:
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False)
     return f"{name}({raw})" if name else raw
+
+
+_CALL_EXPRESSION = re.compile(r"(?:^|(?<=[\s>:;,(\[]))((?:functions|tools|multi_tool_use)\.[A-Za-z_][\w.]*|[A-Za-z_]\w*_\w*)"
+                              r"[ \t]*\([ \t]*(?=\{)")
+_CLOSING = re.compile(r"[ \t]*\)")
+_JSON_DECODER = json.JSONDecoder()
+
+
+def call_expressions(text: str, *, limit: int = 10_000) -> list[tuple[int, int, str, Any]]:
+    """Tool calls written as calls in text: ``functions.submit_to_kaggle({"file": "s.csv"})``.
+
+    A name with a ``functions.``/``tools.`` prefix, or a snake_case name, followed by a JSON
+    object and the closing parenthesis, as chat transcripts print the model's calls.
+
+    Parameters
+    ----------
+    text : str
+        Any text (a message, a printed log).
+    limit : int, optional
+        Calls returned at most.
+
+    Returns
+    -------
+    list of (int, int, str, Any)
+        ``(start, end, name, arguments)`` of each call, ``[start, end)`` its place in ``text``.
+
+    Examples
+    --------
+    >>> [(name, args) for _, _, name, args in call_expressions('ok functions.submit_to_kaggle({"file": "s.csv"})')]
+    [('functions.submit_to_kaggle', {'file': 's.csv'})]
+    >>> call_expressions("print({'a': 1})")
+    []
+    """
+    if "({" not in text and "( {" not in text:
+        return []
+    found = []
+    for match in _CALL_EXPRESSION.finditer(text):
+        try:
+            arguments, end = _JSON_DECODER.raw_decode(text, match.end())
+        except (ValueError, RecursionError):
+            continue
+        closing = _CLOSING.match(text, end)
+        if closing is None or not isinstance(arguments, dict):
+            continue
+        found.append((match.start(1), closing.end(), match.group(1), arguments))
+        if len(found) >= limit:
+            break
+    return found
 
 
 def _decoded(value: str) -> Any:

@@ -229,3 +229,17 @@ def test_vocabulary_table_and_helpers():
         deep = {"arguments": json.dumps(deep)}
     assert call_actions(deep) == []  # nesting past the bound is not followed
     assert actor_for_role("Developer") is Actor.SCAFFOLD
+
+
+def test_calls_printed_as_text_are_tool_calls(tmp_path):
+    message = 'Submitting.\nfunctions.submit_to_kaggle({"file": "submission.csv", "message": "v3"})'
+    events = read_log_events("logs/t.jsonl", _jsonl({"role": "assistant", "content": message}))
+    assert [(e.kind, e.text) for e in events] == [
+        (K.MESSAGE, message), (K.TOOL_CALL, 'functions.submit_to_kaggle({"file": "submission.csv", "message": "v3"})')]
+    # The same printed by a scaffold into a notebook output.
+    cell = {"cell_type": "code", "source": "run()", "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": [message + "\n", 'tools.bash({"cmd": "ls /private"})\n']}]}
+    (tmp_path / "nb.ipynb").write_text(json.dumps({"nbformat": 4, "metadata": {}, "cells": [cell]}))
+    found = [(e.kind, e.text) for e in expand_run(load_run(tmp_path)).log_events if e.kind is not K.OUTPUT]
+    assert found == [(K.TOOL_CALL, 'functions.submit_to_kaggle({"file": "submission.csv", "message": "v3"})'),
+                     (K.COMMAND, "ls /private")]
