@@ -4,7 +4,22 @@
 - every Python notebook gives one unit of its joined code cells (``source="notebook"``,
   ``cells`` set) plus one bash unit per shell escape (``!pip``, ``%%bash``), whose ``origin``
   locates the command in the notebook's joined code text (the coordinates the notebook unit
-  itself uses);
+  itself uses). A *driver* notebook (one that runs an agent framework, :mod:`audit.driver`)
+  gives one unit per actor instead: each keeps the joined text's line numbers with the other
+  actors' cells emptied, and its ``cells`` lists its own cells;
+- every notebook's cell outputs, and its markdown and raw cells, are read as log events
+  (:func:`audit.notebooks.read_notebook_outputs`; ``log_formats`` names the notebook
+  :data:`NOTEBOOK_OUTPUTS`): OUTPUT (MESSAGE for text cells) events located at the JSON strings
+  in the file, with ``location`` such as ``cells[12].outputs[0]``; outputs over
+  :data:`MAX_OUTPUT_EVENT_CHARS` are cut at line ends into several events. The outputs are
+  then read as a log (the scaffold's printed log holds the agent's code): fenced code, shell
+  prompts, structured records and printed calls give CODE, COMMAND and TOOL_CALL events, and
+  units like any log's. Outputs are never part of the notebook's code. How each notebook was
+  read is in ``RunUnits.notebooks``;
+- actors: units and events of a notebook that is not a driver are the AGENT's; in a driver,
+  each cell's role decides (:mod:`audit.driver`); log events carry the actor their adapter
+  gives, and every unit derived from an event (its code, shell escapes, here-documents)
+  inherits it. Code files stay UNKNOWN here (a later pass places them by the run's layout);
 - every log is read by its adapter (:mod:`audit.logs`) into events; each CODE event becomes a
   unit in its language and each COMMAND event a bash unit, with ``origin`` = the event's span
   in the log (``source="log"``). IPython syntax in Python code from logs is handled as in
