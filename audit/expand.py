@@ -69,7 +69,7 @@ from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_
 from audit.textmap import TextMap
 from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
 
-__all__ = ["NOTEBOOK_OUTPUTS", "NotebookRecord", "RunUnits", "expand_run", "heredoc_python_units"]
+__all__ = ["BINARY_OUTPUTS_NOT_READ", "NOTEBOOK_OUTPUTS", "NotebookRecord", "RunUnits", "expand_run", "heredoc_python_units"]
 
 logger = logging.getLogger(__name__)
 
@@ -214,6 +214,9 @@ def _python_with_magics(path: str, text: str, origin: Span, exact: bool,
 
 #: ``log_formats`` name of a notebook whose outputs (or markdown and raw cells) gave events.
 NOTEBOOK_OUTPUTS = "notebook-outputs"
+#: How the note on a notebook's images and other binary outputs starts (a note, not a gap: they
+#: are data, like the run's data files).
+BINARY_OUTPUTS_NOT_READ = "binary notebook outputs not read (images and other data, not code or logs)"
 #: An output longer than this is given as several OUTPUT events, cut at line ends, so that no
 #: single event holds megabytes of text (the rules' per-unit time bound).
 MAX_OUTPUT_EVENT_CHARS = 1 << 20
@@ -475,8 +478,7 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
         unread.extend(outputs.unread)
         if outputs.binary:
             kinds = ", ".join(sorted({mime for _, mime in outputs.binary}))
-            notes.append(Skipped(path=path, reason=f"{binary} binary notebook output part(s) not read ({kinds}): "
-                                                   "images and other data, not code or logs"))
+            notes.append(Skipped(path=path, reason=f"{BINARY_OUTPUTS_NOT_READ}: {binary} part(s) ({kinds})"))
         events, limit = _notebook_events(path, text, driver, outputs.outputs)
         if limit is not None:
             unread.append(limit)

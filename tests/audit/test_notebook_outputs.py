@@ -124,7 +124,7 @@ def test_outputs_are_not_code_and_code_is_not_output(tmp_path):
     # Images are data: counted in a note, not a gap.
     assert units.skipped == ()
     assert [n.reason for n in units.notes] == [
-        "1 binary notebook output part(s) not read (image/png): images and other data, not code or logs"]
+        "binary notebook outputs not read (images and other data, not code or logs): 1 part(s) (image/png)"]
     record = units.notebooks[0]
     assert (record.code_cells, record.outputs, record.text_parts, record.binary_outputs) == (3, 5, 6, 1)
     assert "not a driver" in record.describe() or "no agent-framework call" in record.describe()
