@@ -177,7 +177,8 @@ GRADE_SIGNALS: tuple[tuple[str, str], ...] = (
 STREAM_SIGNALS: tuple[tuple[str, str], ...] = (
     ("tail or cat of a log", r"\b(?:tail|cat|head|less)\s+[^\n|;]*(?:\.log|\.out|\.jsonl?|logs?/)"),
     ("tail -f", r"\btail\s+-[fF]\b|\btail\s+--follow\b"),
-    ("waiting on the run's process", r"\.\s*(?:wait|communicate|poll)\s*\(|\bfor\s+\w+\s+in\s+(?:iter\(|\w+\.stdout\b)"),
+    ("waiting on the run's process",
+     r"\.\s*(?:wait|communicate|poll)\s*\(|\bfor\s+\w+\s+in\s+(?:iter\(|\w+\.stdout\b)"),
     ("a log file read", r"open\s*\([^)\n]*(?:\.log|log/|logs/|journal)[^)\n]*\)"),
     ("the journal", r"\bjournal\b"),
 )

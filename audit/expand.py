@@ -63,13 +63,27 @@ from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from audit.logs.keys import call_actions, call_expressions, is_generic_tool
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
-from audit.notebooks import NotebookCode, NotebookError, cell_sources, read_notebook, read_notebook_outputs, split_magics
+from audit.notebooks import (
+    NotebookCode,
+    NotebookError,
+    cell_sources,
+    read_notebook,
+    read_notebook_outputs,
+    split_magics,
+)
 from audit.parsing import LANGUAGES
 from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
 from audit.textmap import TextMap
 from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
 
-__all__ = ["BINARY_OUTPUTS_NOT_READ", "NOTEBOOK_OUTPUTS", "NotebookRecord", "RunUnits", "expand_run", "heredoc_python_units"]
+__all__ = [
+    "BINARY_OUTPUTS_NOT_READ",
+    "NOTEBOOK_OUTPUTS",
+    "NotebookRecord",
+    "RunUnits",
+    "expand_run",
+    "heredoc_python_units",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -355,7 +369,8 @@ def _found_in_text(text: str) -> list[LogEvent]:
             found.append(LogEvent(index=0, kind=hit.kind, text=hit.text, span=spans.span(start, end),
                                   language=hit.language))
         if not is_generic_tool(name):
-            found.append(LogEvent(index=0, kind=LogEventKind.TOOL_CALL, text=text[start:end], span=spans.span(start, end)))
+            found.append(LogEvent(index=0, kind=LogEventKind.TOOL_CALL, text=text[start:end],
+                                  span=spans.span(start, end)))
     return found
 
 

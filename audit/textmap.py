@@ -22,11 +22,15 @@ from bisect import bisect_left, bisect_right
 __all__ = ["TextMap", "ANSI_ESCAPE"]
 
 # A surrogate pair spelled as two escapes decodes to one character; any other escape to one.
-_JSON_ESCAPE = re.compile(r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\.", re.DOTALL)
+_JSON_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}|\\u[0-9a-fA-F]{4}|\\.", re.DOTALL
+)
 
 #: Terminal control sequences (colours, cursor moves, hyperlinks) that programs print: CSI
 #: (``ESC [ ... final``), OSC (``ESC ] ... BEL`` or ``ESC \\``) and two-character escapes.
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]")
+ANSI_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]"
+)
 
 
 class TextMap:

@@ -211,7 +211,8 @@ def _extra_member(key: str, value: Any, add) -> None:
     _strings(value, strings)
     if not strings:
         return
-    body = "".join(strings) if isinstance(value, list) and all(isinstance(v, str) for v in value) else "\n".join(strings)
+    lines = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    body = "".join(strings) if lines else "\n".join(strings)
     if lowered.startswith(_OUTPUT_MEMBERS) or lowered.endswith(("_out", "output")):
         add(key, LogEventKind.OUTPUT, body, None, "tool", Actor.AGENT)
     else:

@@ -96,7 +96,8 @@ MAX_ARCHIVE_BYTES = 64 * 1024 * 1024
 
 _SHELL_TOOLS = frozenset({"bash", "shell", "sh", "execute_bash", "run", "terminal", "bash_session", "container_exec"})
 _PYTHON_TOOLS = frozenset({"python", "ipython", "execute_python", "run_ipython", "python_exec"})
-_EDITOR_TOOLS = frozenset({"text_editor", "str_replace_based_edit_tool", "str_replace_editor", "edit_file", "write_file"})
+_EDITOR_TOOLS = frozenset({"text_editor", "str_replace_based_edit_tool", "str_replace_editor", "edit_file",
+                           "write_file"})
 _CODE_SUFFIXES = {".py": "python", ".sh": "bash", ".bash": "bash"}
 _ATTACHMENT = "attachment://"
 #: Who wrote a message of each role: the assistant's calls and the tools' output are the agent's,
@@ -231,7 +232,8 @@ def _call_event(doc: _Document, call: dict[str, Any], region: tuple[int, int], w
     if not found and arguments is not None:
         # Commands and code under any other key of the vocabulary (source, script, input ...).
         for hit in call_actions(arguments, function):
-            key = next((k for k, v in arguments.items() if v == hit.text), None) if isinstance(arguments, dict) else None
+            key = (next((k for k, v in arguments.items() if v == hit.text), None)
+                   if isinstance(arguments, dict) else None)
             doc.emit(hit.kind, hit.text, args_members.get(key) if key else args_region, region[0],
                      language=hit.language, role="assistant", location=where, attachments=attachments)
             found = True

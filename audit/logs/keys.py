@@ -116,7 +116,8 @@ MAX_ARGUMENT_DEPTH = 8
 
 _LOOKS_PYTHON = re.compile(
     r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+|print\("
-    r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*=[ \t]*\S|[A-Za-z_][\w.]*\([^\n]*\)[ \t]*$|with[ \t]+\S|for[ \t]+\w+[ \t]+in\b)",
+    r"|[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?[ \t]*=[ \t]*\S|[A-Za-z_][\w.]*\([^\n]*\)[ \t]*$"
+    r"|with[ \t]+\S|for[ \t]+\w+[ \t]+in\b)",
     re.MULTILINE,
 )
 _LOOKS_COMMAND = re.compile(
@@ -232,8 +233,10 @@ def call_text(name: str, arguments: Any, raw: str | None = None) -> str:
     return f"{name}({raw})" if name else raw
 
 
-_CALL_EXPRESSION = re.compile(r"(?:^|(?<=[\s>:;,(\[]))((?:functions|tools|multi_tool_use)\.[A-Za-z_][\w.]*|[A-Za-z_]\w*_\w*)"
-                              r"[ \t]*\([ \t]*(?=\{)")
+_CALL_EXPRESSION = re.compile(
+    r"(?:^|(?<=[\s>:;,(\[]))((?:functions|tools|multi_tool_use)\.[A-Za-z_][\w.]*|[A-Za-z_]\w*_\w*)"
+    r"[ \t]*\([ \t]*(?=\{)"
+)
 _CLOSING = re.compile(r"[ \t]*\)")
 _JSON_DECODER = json.JSONDecoder()
 

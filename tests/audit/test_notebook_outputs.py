@@ -133,7 +133,8 @@ def test_outputs_are_not_code_and_code_is_not_output(tmp_path):
 def test_code_and_commands_printed_in_outputs_are_read_as_a_log(tmp_path):
     printed = ("Step 1\n```python\nimport requests\nrequests.post('https://api.example.org/v1', json={})\n```\n"
                "$ kaggle competitions download -c titanic\nDone.\n")
-    (tmp_path / "agent.ipynb").write_text(_notebook([_code("run_step()", [_stream(printed[:30]), _stream(printed[30:])])]))
+    cell = _code("run_step()", [_stream(printed[:30]), _stream(printed[30:])])
+    (tmp_path / "agent.ipynb").write_text(_notebook([cell]))
     units = expand_run(load_run(tmp_path))
     found = [(e.kind, e.text, e.actor, e.location) for e in units.log_events if e.kind is not K.OUTPUT]
     assert found == [

@@ -69,7 +69,8 @@ def test_a_named_tool_call_keeps_its_name_and_arguments(record):
 
 
 def test_a_named_tool_that_runs_a_command_gives_both():
-    record = {"role": "assistant", "name": "kaggle_tool", "arguments": json.dumps({"command": "kaggle kernels pull a/b"})}
+    record = {"role": "assistant", "name": "kaggle_tool",
+              "arguments": json.dumps({"command": "kaggle kernels pull a/b"})}
     events = read_log_events("logs/t.jsonl", _jsonl(record))
     assert [(e.kind, e.text) for e in events] == [
         (K.COMMAND, "kaggle kernels pull a/b"), (K.TOOL_CALL, 'kaggle_tool({"command": "kaggle kernels pull a/b"})')]
