@@ -93,8 +93,9 @@ class Marker:
     what: str
 
 
-# Where a shell command starts: a line (after IPython's `!`), or after `;`, `&&`, `|`.
-_COMMAND_START = r"(?:^[ \t]*!?[ \t]*|[;&|][ \t]*)"
+# Where a shell command starts: a line (after IPython's `!`), after `;`, `&&`, `|`, or a quote
+# opening a command string (`os.system("aide ...")`, `get_ipython().system('aide ...')`).
+_COMMAND_START = r"(?:^[ \t]*!?[ \t]*|[;&|][ \t]*|[\"'])"
 
 #: The framework-call vocabulary (see the module docstring). Shell forms match with or without
 #: IPython's ``!``/``%`` and inside ``subprocess`` argument lists written as one string.

@@ -149,6 +149,9 @@ def test_a_replayed_solution_after_the_run_is_split_out_as_unknown(tmp_path):
 @pytest.mark.parametrize(("sources", "framework"), [
     (["import aide", "exp = aide.Experiment(data_dir='d', goal='g', eval='acc')\nbest = exp.run(steps=5)"], "aide"),
     (["!python -m aide data_dir=/in goal='g'"], "aide"),
+    (["import os\nos.system(\"aide data_dir=/in goal='g' eval=acc\")"], "aide"),
+    (["%%bash\ncd aideml && python -m aide data_dir=/in goal=g"], "aide"),
+    (["import subprocess\nsubprocess.Popen(['aide', 'data_dir=/in', 'goal=g'])"], "aide"),
     (["from openhands.core.main import run_controller", "state = await run_controller(config, action)"],
      "openhands"),
     (["!python -u -m MLAgentBench.runner --task house-price --log-dir logs"], "mlagentbench"),
