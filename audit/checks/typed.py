@@ -8,7 +8,8 @@ Two shapes that the literal-table rules (``sub-handwritten-submission``) and the
   often copied from an earlier output. A single statement is not enough (``p[0] = 0.5`` can be a
   fix-up of a known edge case); ``min_overrides`` of them in one unit are;
 - *id-to-label tables*: a dictionary literal from row ids (integers, or strings that hold digits)
-  to typed labels, ``{0: "EAP", 3: "HPL", 17: "EAP", ...}``, applied to the predictions (through
+  to typed labels or typed rows of values, ``{0: "EAP", 3: "HPL", 17: "EAP", ...}``,
+  ``{"Test_3": (0, 0, 1, 0), ...}``, applied to the predictions (through
   ``map``/``replace``/``update``/``Series``/``DataFrame``, a ``for k, v in TABLE.items()`` loop, or
   in a unit that writes a submission). Label encodings (``{"EAP": 0, "HPL": 1}``: words to
   numbers), label decodings (``{0: "EAP", 1: "HPL", 2: "MWS"}``: consecutive keys, distinct
@@ -51,6 +52,12 @@ def _is_literal(parsed, node: tree_sitter.Node | None) -> bool:
     if node.type == "string":
         return not any(c.type == "interpolation" for c in node.named_children)
     return node.type in _LITERAL_TYPES
+
+
+def _literal_row(parsed, node: tree_sitter.Node | None) -> bool:
+    """A short tuple or list of literals: one row's typed values (``(0, 0, 1, 0)``)."""
+    return (node is not None and node.type in ("tuple", "list") and 0 < node.named_child_count <= 200
+            and all(_is_literal(parsed, c) for c in node.named_children if c.type != "comment"))
 
 
 def _int_value(parsed, node: tree_sitter.Node) -> int | None:
@@ -110,7 +117,7 @@ def _table(parsed, node: tree_sitter.Node, min_entries: int) -> bool:
         return False
     keys = [p.child_by_field_name("key") for p in pairs]
     values = [p.child_by_field_name("value") for p in pairs]
-    if not all(_is_literal(parsed, v) for v in values):
+    if not all(_is_literal(parsed, v) or _literal_row(parsed, v) for v in values):
         return False
     if all(k is not None and k.type == "integer" for k in keys):
         numbers = [_int_value(parsed, k) for k in keys]
