@@ -126,22 +126,23 @@ def public_notebook_refs(ctx: RunContext, *, event_kinds: tuple[str, ...] = ("ou
             continue
         for start, end, ref in find_refs(event.text, known):
             if ref not in first:
-                first[ref] = (event_evidence(event, "notebook reference", start, end), f"{event.kind.value} event")
+                first[ref] = (event_evidence(event, "notebook reference", start, end), f"{event.kind.value} event",
+                              event.actor.value)
     if code:
         for unit in ctx.code_units:
             for start, end, ref in find_refs(unit.text, known):
                 if ref not in first:
-                    first[ref] = (unit_evidence(unit, start, end, "notebook reference"), "code")
+                    first[ref] = (unit_evidence(unit, start, end, "notebook reference"), "code", unit.actor.value)
     if not first:
         return []
     # The run's own competition first, then in the order the run shows them (sorted() is stable).
     ordered = sorted(first, key=lambda r: own not in known[r])
     matches = []
     for ref in ordered[:MAX_REFS]:
-        evidence, where = first[ref]
+        evidence, where, actor = first[ref]
         comps = known[ref]
         if own in comps:
             comps = (own, *(c for c in comps if c != own))
         matches.append(Match(evidence=(evidence,), values={
-            "ref": ref, "competitions": ", ".join(comps), "count": len(first), "where": where}))
+            "ref": ref, "competitions": ", ".join(comps), "count": len(first), "where": where, "actor": actor}))
     return matches

@@ -285,6 +285,6 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
         else:
             evidence = event_evidence(owner, "label file", use.start, use.end)
         matches.append(Match(evidence=(evidence,), values={
-            "name": use.name, "where": where, "count": len(first), "basis": basis}))
+            "name": use.name, "where": where, "count": len(first), "basis": basis, "actor": owner.actor.value}))
     return matches
 

@@ -426,7 +426,7 @@ def _unit_matches(unit: CodeUnit, columns: _Columns) -> list[Match]:
         text = " ".join(unit.text[start:end].split())
         matches.append(Match(evidence=(unit_evidence(unit, start, end, "pattern selection"),), values={
             "columns": _names(selection.columns), "pattern": selection.pattern,
-            "selection": text if len(text) <= 160 else text[:159] + "…"}))
+            "selection": text if len(text) <= 160 else text[:159] + "…", "actor": unit.actor.value}))
     return matches
 
 

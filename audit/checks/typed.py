@@ -178,7 +178,7 @@ def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[
         start, end = parsed.char_offset(run[0].start_byte), parsed.char_offset(run[-1].end_byte)
         first = " ".join(parsed.node_text(run[0]).split())
         matches.append(Match(evidence=(unit_evidence(unit, start, end, "typed rows"),), values={
-            "shape": "row overrides", "count": len(run), "example": first[:120]}))
+            "shape": "row overrides", "count": len(run), "example": first[:120], "actor": unit.actor.value}))
     writes_submission = bool(re.search(r"(?i)submission[\w.-]*\.csv|\bto_csv\(", unit.text))
     stack = [parsed.root]
     while stack:
@@ -192,7 +192,8 @@ def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[
         pairs = [c for c in node.named_children if c.type == "pair"]
         example = ", ".join(" ".join(parsed.node_text(p).split()) for p in pairs[:3])
         matches.append(Match(evidence=(unit_evidence(unit, start, end, "typed rows"),), values={
-            "shape": "id-to-label table", "count": len(pairs), "example": f"{{{example}, ...}}"[:120]}))
+            "shape": "id-to-label table", "count": len(pairs), "example": f"{{{example}, ...}}"[:120],
+            "actor": unit.actor.value}))
     return matches
 
 

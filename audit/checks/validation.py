@@ -698,7 +698,8 @@ def validation_helper_loop(ctx: RunContext, *, min_iterations: int = 6) -> list[
             if found is None:
                 continue
             matches.append(Match(evidence=(unit_evidence(unit, site.start, site.end, "validation helper call"),),
-                                 values={"call": _one_line(text), "loop": _one_line(found), "helper": name}))
+                                 values={"call": _one_line(text), "loop": _one_line(found), "helper": name,
+                                                         "actor": unit.actor.value}))
     return matches
 
 
