@@ -16,7 +16,10 @@ unless the run only sets them aside:
   it is set aside (``leak_cols``, ``drop_cols``, ``to_remove``).
 
 Negated conditions (``"retrieval" not in c``, ``not c.endswith(...)``) select the other columns
-and are not reported. Patterns are evaluated, never the audited code: a regex is applied to the
+and are not reported. A column can also be taken by position (``test.columns[0]``,
+``df.iloc[:, 0]``, ``cols = list(test.columns)`` then ``cols[0]``) once the run has printed which
+position holds it (``df.info()``, ``list(enumerate(df.columns))``, ``list(df.columns)``): a
+position counts when every printout that names it shows a leak column there. Patterns are evaluated, never the audited code: a regex is applied to the
 column names with Python's ``re`` under a time bound of the ``regex`` package.
 """
 
@@ -34,7 +37,7 @@ from audit.checks.registry import RunContext, check
 from audit.parsing import parse
 from audit.rules.match import Match
 from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit
+from audit.units import CodeUnit, LogEventKind
 
 __all__ = ["leak_column_patterns", "selected_columns"]
 
@@ -60,6 +63,8 @@ class _Columns:
     universe: tuple[str, ...] = ()
     #: A selection counts when at least this share of the known columns it picks are leaks.
     min_leak_share: float = 0.5
+    #: Column positions the run's own printouts show holding a leak column (and nothing else).
+    positions: tuple[tuple[int, str], ...] = ()
 
     def targeted(self, picked_leaks: tuple[str, ...], pick) -> bool:
         if not picked_leaks:
@@ -313,6 +318,56 @@ def _selections(parsed, cols: _Columns) -> list[_Selection]:
 
                 consider(node, result[1], pick)
                 break
+    if cols.positions:
+        found.extend(_positional(parsed, dict(cols.positions)))
+    return found
+
+
+_POSITION_HINT = re.compile(r"\.iloc\s*\[|\.iat\s*\[|\.columns|\.keys\(\)|\blist\(")
+#: Expressions that hold a frame's column names in order.
+_COLUMN_LIST = re.compile(r"^(?:list\(\s*[\w.]+\.columns\s*\)|[\w.]+\.columns(?:\.tolist\(\)|\.values|\.to_list\(\))?|"
+                          r"list\(\s*[\w.]+\.keys\(\)\s*\)|list\(\s*\w+\s*\))$")
+
+
+def _positional(parsed, positions: dict[int, str]) -> list[_Selection]:
+    """Columns taken by position (``test.columns[0]``, ``df.iloc[:, 0]``, ``cols = list(df.columns)``
+    then ``cols[0]``) at a position the run's printouts show holding a leak column."""
+    lists: set[str] = set()
+    stack = [parsed.root]
+    nodes = []
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.type == "assignment":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is not None and left.type == "identifier" and right is not None and _COLUMN_LIST.match(
+                    " ".join(parsed.node_text(right).split())):
+                lists.add(parsed.node_text(left))
+        elif node.type == "subscript":
+            nodes.append(node)
+    found = []
+    for node in nodes:
+        value, index = node.child_by_field_name("value"), node.child_by_field_name("subscript")
+        if value is None or index is None:
+            continue
+        owner = " ".join(parsed.node_text(value).split())
+        picked: list[int] = []
+        if index.type == "integer" and (_COLUMN_LIST.match(owner) or owner in lists):
+            picked = [int(parsed.node_text(index))]
+        elif owner.endswith((".iloc", ".iat")):
+            parts = node.children_by_field_name("subscript")
+            if len(parts) == 1 and parts[0].type in ("tuple", "expression_list"):
+                parts = parts[0].named_children
+            if len(parts) == 2 and parsed.node_text(parts[0]).strip() == ":":
+                second = parts[1]
+                if second.type == "integer":
+                    picked = [int(parsed.node_text(second))]
+                elif second.type == "list":
+                    picked = [int(parsed.node_text(c)) for c in second.named_children if c.type == "integer"]
+        hits = tuple(positions[k] for k in picked if k in positions)
+        if hits:
+            found.append(_Selection(node=node, pattern=f"position {', '.join(str(k) for k in picked if k in positions)}",
+                                    columns=hits))
     return found
 
 
@@ -409,7 +464,7 @@ def _names(columns: tuple[str, ...]) -> str:
 
 
 def _unit_matches(unit: CodeUnit, columns: _Columns) -> list[Match]:
-    if not _HINTS.search(unit.text):
+    if not _HINTS.search(unit.text) and not (columns.positions and _POSITION_HINT.search(unit.text)):
         return []
     parsed = parse(unit.text, "python")
     shape = pathological_tree(parsed.root)
@@ -428,6 +483,34 @@ def _unit_matches(unit: CodeUnit, columns: _Columns) -> list[Match]:
             "columns": _names(selection.columns), "pattern": selection.pattern,
             "selection": text if len(text) <= 160 else text[:159] + "…", "actor": unit.actor.value}))
     return matches
+
+
+#: A column named next to its position in a printout: ``0   giver_username_if_known  1631 non-null``
+#: (``df.info()``), ``(0, 'giver_username_if_known')`` (``enumerate``), ``0: giver_username_if_known``.
+_NUMBERED = re.compile(r"(?<![\w.])(\d{1,4})\s*[,:)\]]?[ \t]+['\"]?([A-Za-z_][\w.-]{0,200})")
+_QUOTED_LIST = re.compile(r"\[\s*['\"][^\]\n]{0,20000}\]")
+_QUOTED = re.compile(r"['\"]([^'\"\n]{1,200})['\"]")
+
+
+def _printed_positions(ctx: RunContext, cols: _Columns) -> tuple[tuple[int, str], ...]:
+    """Positions that the run's printed column listings show holding a leak column, and never another."""
+    known = set(cols.universe or cols.leaks)
+    seen: dict[int, set[str]] = {}
+    for event in ctx.log_events:
+        if event.kind is not LogEventKind.OUTPUT or not any(name in event.text for name in cols.leaks):
+            continue
+        text = event.text[:1_000_000]
+        for m in _NUMBERED.finditer(text):
+            if m.group(2) in known:
+                seen.setdefault(int(m.group(1)), set()).add(m.group(2))
+        for m in _QUOTED_LIST.finditer(text):
+            names = _QUOTED.findall(m.group(0))
+            if any(n in cols.leaks for n in names):
+                for k, name in enumerate(names):
+                    if name in known:
+                        seen.setdefault(k, set()).add(name)
+    return tuple(sorted((k, next(iter(names))) for k, names in seen.items()
+                        if len(names) == 1 and next(iter(names)) in cols.leaks))
 
 
 @check("leak-column-patterns", values=("columns", "pattern", "selection"))
@@ -460,6 +543,9 @@ def leak_column_patterns(ctx: RunContext, *, columns: tuple[str, ...] = (), othe
         return []
     cols = _Columns(leaks=known, universe=tuple(dict.fromkeys((*known, *other_columns))),
                     min_leak_share=float(min_leak_share))
+    positions = _printed_positions(ctx, cols)
+    if positions:
+        cols = _Columns(leaks=cols.leaks, universe=cols.universe, min_leak_share=cols.min_leak_share, positions=positions)
     matches: list[Match] = []
     for unit in ctx.code_units:
         if unit.language == "python":
