@@ -17,7 +17,8 @@ shell_command, cmdline
 code, python, program,    code         code (language guessed: shell scripts are told apart by their
 source_code, file_text,                first command word or shebang)
 ipython, jupyter
-script, source            script       code or a shell script (language guessed), or a JSON string
+script, source            script       code or a shell script (language guessed; text that does not read
+                                       as code, such as ``"source": "agent"``, is not), or a JSON string
 input, args, arguments,   arguments    a tool call's arguments: an object (read with this table), a
 tool_input,                            JSON object inside a string (decoded, then read), a list, or a
 action_input, parameters,              bare string: a command when the tool is a shell tool or the
@@ -383,9 +384,10 @@ def call_actions(arguments: Any, tool: str = "", *, depth: int = 0) -> list[Foun
                 if decoded is not None:
                     found.extend(call_actions(decoded, inner_tool, depth=depth + 1))
                     continue
-                language = guess_code_language(value)
-                kind = LogEventKind.COMMAND if language == "bash" else LogEventKind.CODE
-                found.append(Found(kind, value, language))
+                # ``source`` also names who wrote a record ("agent"): only text that reads as code counts.
+                script = classify_text(value, inner_tool if inner_tool.lower() in SHELL_TOOLS | PYTHON_TOOLS else "")
+                if script is not None:
+                    found.append(script)
             elif isinstance(value, (dict, list)):
                 found.extend(call_actions(value, inner_tool, depth=depth + 1))
         elif slot == "arguments":

@@ -244,3 +244,9 @@ def test_calls_printed_as_text_are_tool_calls(tmp_path):
     found = [(e.kind, e.text) for e in expand_run(load_run(tmp_path)).log_events if e.kind is not K.OUTPUT]
     assert found == [(K.TOOL_CALL, 'functions.submit_to_kaggle({"file": "submission.csv", "message": "v3"})'),
                      (K.COMMAND, "ls /private")]
+
+
+def test_source_naming_the_writer_is_not_code():
+    events = read_log_events("logs/t.jsonl", _jsonl({"source": "agent", "type": "message", "content": "hi"},
+                                                    {"source": "environment", "observation": "ok"}))
+    assert [(e.kind, e.text) for e in events] == [(K.MESSAGE, "hi"), (K.OUTPUT, "ok")]
