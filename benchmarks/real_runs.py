@@ -28,7 +28,7 @@ and is listed with its error.
 
 Usage::
 
-    python benchmarks/real_runs.py [--shared ../shared] [--cases benchmarks/cases]
+    python benchmarks/real_runs.py [--shared ../shared] [--cases benchmarks/cases ...]
                                    [--only SUBSTRING] [--json OUT] [--check] [-q]
 
 The exit code is 0, whatever the figures, unless ``--check`` is given: then it is 1 when the
@@ -57,7 +57,9 @@ from audit.pipeline import AuditRequest, run_audit  # noqa: E402
 from grading.errors import CompetitionNotFound  # noqa: E402
 
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
-DEFAULT_CASES = REPO_ROOT / "benchmarks" / "cases"
+#: The repository's own labelled sets: ``cases`` (written alongside the rules) and ``cases-wild``
+#: (written without reading the rules, in fourteen log layouts).
+DEFAULT_CASES = (REPO_ROOT / "benchmarks" / "cases", REPO_ROOT / "benchmarks" / "cases-wild")
 #: Findings at or above this severity make a run flagged.
 THRESHOLD = Severity.MEDIUM
 #: ``--check`` fails below these.
@@ -382,10 +384,11 @@ def print_summary(summary: dict[str, Any], results: Sequence[RunResult], out=Non
 # -- main -------------------------------------------------------------------------------------------
 
 
-def collect(shared: Path, cases: Path) -> tuple[list[RunSpec], list[str]]:
-    """Every run to audit, and messages for the sets that are absent."""
+def collect(shared: Path, cases: Path | Sequence[Path]) -> tuple[list[RunSpec], list[str]]:
+    """Every run to audit, and messages for the sets that are absent (each set named by its folder)."""
     specs, missing = real_runs(shared)
-    for folder, name in ((shared / "data" / "violations", "violations"), (cases, "cases")):
+    folders = [cases] if isinstance(cases, Path) else list(cases)
+    for folder, name in [(shared / "data" / "violations", "violations")] + [(f, f.name) for f in folders]:
         if (folder / "labels.tsv").is_file():
             specs.extend(labelled_runs(folder, name))
         else:
@@ -410,7 +413,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED,
                         help="the shared checkout holding data/runs and data/violations (default: ../shared)")
-    parser.add_argument("--cases", type=Path, default=DEFAULT_CASES, help="the repository's own labelled cases")
+    parser.add_argument("--cases", type=Path, action="append", default=None,
+                        help="a labelled set of the repository (repeatable; default: benchmarks/cases and "
+                             "benchmarks/cases-wild)")
     parser.add_argument("--only", default=None, help="audit only runs whose name contains this")
     parser.add_argument("--json", type=Path, default=None, help="write every result and the summary here")
     parser.add_argument("--check", action="store_true",
@@ -418,7 +423,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("-q", "--quiet", action="store_true", help="print the summary only")
     args = parser.parse_args(argv)
 
-    specs, missing = collect(args.shared, args.cases)
+    specs, missing = collect(args.shared, args.cases or DEFAULT_CASES)
     for message in missing:
         print(message, file=sys.stderr)
     if args.only:
