@@ -20,19 +20,26 @@ Outcomes (one per run, most serious first):
 ``typed``
     at least ``min_typed_rows`` data rows of the file appear verbatim in agent-typed text;
 ``unlogged``
-    the logs hold agent actions, every script they run is in the run, and nothing writes the
-    submission: the file appeared without a logged writer (hand-placed or copied in);
+    the logs hold agent actions, everything they execute is visible in the run, and nothing
+    writes the submission: the file appeared without a logged writer (hand-placed or copied in).
+    This is claimed only when all the run executed can be read: the logs whole, and every
+    script, notebook and module they run present and not abbreviated;
 ``unconfirmed``
     the only writers are code the logs never show running, a write to a path the code computes
     elsewhere, or a copy from a file no logged code wrote; or no writer was found but the logs
-    run scripts the run does not contain; or the header the logs print differs from the file's;
+    run code the run does not contain (``python x.py``, ``bash x.sh``, ``jupyter nbconvert
+    --execute x.ipynb``, ``torchrun x.py``, ``subprocess.run(["python", "x.py"])``, ``python -m
+    pkg`` for a module that is neither the standard library nor a known tool); or the header the
+    logs print differs from the file's;
 ``written``
     a run writer was found (the evidence is the write site);
 ``unverifiable``
     the run has a submission but no agent actions in its logs, so there is nothing to check it
     against; or nothing writes it but the logs are cut short (a log over the size cap read in
-    part, a code block the log ends inside), so its writer may be in the part that is missing:
-    where it came from is unknown, which is no sign of anything;
+    part, a code block the log ends inside), or a script or module the logs execute is in the
+    run only abbreviated (a line such as ``# ... 8 epochs AdamW``, a bare ``...``, ``# (rest
+    omitted)``, ``<truncated>``), so its writer may be in the part that is missing: where it
+    came from is unknown, which is no sign of anything;
 ``absent``
     no submission (a run may end without one; nothing to report).
 
@@ -46,6 +53,7 @@ import logging
 import os
 import re
 import stat
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -239,6 +247,195 @@ def _cut_logs(ctx: RunContext) -> str | None:
     return None
 
 
+#: A line that stands for code left out: ``# ... 8 epochs AdamW``, a bare ``...`` or ``…``,
+#: ``# (training loop omitted)``, ``# rest of the code unchanged``, ``<truncated>``,
+#: ``[... 40 lines ...]``.
+_ELISION = re.compile(
+    r"^[ \t]*(?:#|//|--|rem\b)?[ \t]*(?:\.\.\.|\u2026)(?:[ \t]|$)"
+    r"|^[ \t]*(?:#|//)[^\n]{0,200}?(?:\b(?:omitted|truncated|elided|abridged|redacted)\b"
+    r"|\brest of (?:the )?(?:code|file|script|function|loop|training|pipeline)\b"
+    r"|\b(?:code|lines?|content|body|loop|details?|steps?)[ \t]+(?:not shown|hidden|skipped|left out)\b"
+    r"|\bsame as (?:before|above|earlier)\b"
+    r"|\b(?:rest|remainder|everything else)\b[^\n]{0,40}\bunchanged\b)"
+    r"|^[ \t]*[<\[][ \t]*(?:\.\.\.|\u2026)?[ \t]*(?:\d+[ \t]+(?:more[ \t]+)?lines?|truncated|omitted|snip)"
+    r"[^\n]{0,80}[>\]][ \t]*$",
+    re.MULTILINE | re.IGNORECASE,
+)
+#: Where a command runs code that is not named as a script argument: an interpreter (``-m``
+#: may follow), a launcher (``torchrun train.py``, ``accelerate launch``), a Python call that runs
+#: a script (``subprocess.run(["python", "x.py"])``, ``runpy.run_path``, ``%run``, ``exec(open``).
+_INTERPRETER = re.compile(r"(?<![\w./-])(?:python[\d.]*|ipython[\d.]*|pypy[\d.]*)(?=[ \t])")
+_MODULE_OPTION = re.compile(r"[ \t]+-m[ \t]*([A-Za-z_][\w.]{0,200})|[ \t]+-[A-Za-z]+(?:[ \t]+[^\s-][^\s]*)?")
+_LAUNCHER = re.compile(r"(?<![\w./-])(?:torchrun|accelerate[ \t]+launch|deepspeed|horovodrun|mpirun|srun)(?=[ \t])")
+_PY_RUNNER = re.compile(r"\bsubprocess\.\w+|\bos\.(?:system|popen|exec\w*|spawn\w*)|\brun_path\b|%run\b|"
+                        r"\bexec\([ \t]*open\b")
+_RUN_MODULE = re.compile(r"\brun_module\([ \t]*[\"']([A-Za-z_][\w.]{0,200})[\"']")
+_SCRIPT_TOKEN = re.compile(r"(?<![\w./~-])([\w./~-]{1,300}\.(?:py|sh|bash|ipynb))(?![\w-])")
+#: At most this many places per unit are looked at, each up to this many characters.
+_MAX_RUN_SITES = 1000
+_RUN_SITE_CHARS = 400
+#: Modules ``python -m`` runs that are tools or libraries, not the agent's code.
+_TOOL_MODULES = frozenset({
+    "pip", "venv", "virtualenv", "pytest", "ipykernel", "jupyter", "nbconvert", "notebook", "jupyterlab", "papermill",
+    "tensorboard", "black", "ruff", "flake8", "mypy", "pylint", "isort", "uvicorn", "gunicorn", "spacy", "nltk",
+    "gdown", "kaggle", "huggingface_hub", "transformers", "datasets", "torch", "tensorflow", "accelerate",
+    "deepspeed", "pipx", "build", "twine", "setuptools", "wheel", "poetry", "conda", "gpustat", "nvitop",
+    "sklearn", "lightgbm", "xgboost", "catboost", "timm", "onnxruntime", "optuna", "pre_commit", "coverage",
+})
+
+
+def _script_after(text: str, pos: int) -> list[str]:
+    """Script names on the rest of the line from ``pos`` (at most :data:`_RUN_SITE_CHARS` characters)."""
+    line_end = text.find("\n", pos, pos + _RUN_SITE_CHARS)
+    segment = text[pos : pos + _RUN_SITE_CHARS if line_end == -1 else line_end]
+    return [_file_name(m.group(1)) for m in _SCRIPT_TOKEN.finditer(segment)]
+
+
+def _user_module(name: str) -> bool:
+    top = name.split(".")[0]
+    return top not in _TOOL_MODULES and top not in sys.stdlib_module_names
+
+
+def _executed_elsewhere(unit: CodeUnit) -> tuple[list[str], list[str]]:
+    """Scripts and modules a log unit runs that :func:`audit.checks.writes.scripts_run` does not
+    name: launchers (``torchrun train.py``, ``accelerate launch``, ``python -m torch.distributed.run
+    x.py``, ``python -m cProfile x.py``), Python calls that run a script (``subprocess.run(["python",
+    "x.py"])``, ``runpy.run_path``, ``%run``), and modules run with ``python -m`` or
+    ``runpy.run_module`` that are neither tools nor the standard library.
+
+    Returns
+    -------
+    (list of str, list of str)
+        Script base names and module names. At most :data:`_MAX_RUN_SITES` places per unit
+        are read (hostile text cannot make this slow).
+    """
+    text = unit.text
+    scripts: list[str] = []
+    modules: list[str] = []
+    if unit.language == "bash":
+        for count, match in enumerate(_INTERPRETER.finditer(text)):
+            if count >= _MAX_RUN_SITES:
+                break
+            pos = match.end()
+            for _ in range(32):  # options before ``-m``: ``python -u -X dev -m pkg``
+                option = _MODULE_OPTION.match(text, pos, min(len(text), pos + _RUN_SITE_CHARS))
+                if option is None:
+                    break
+                if option.group(1):
+                    if _user_module(option.group(1).rstrip(".")):
+                        modules.append(option.group(1).rstrip("."))
+                    # A script the module runs: ``-m torch.distributed.run x.py``, ``-m cProfile x.py``.
+                    scripts.extend(_script_after(text, option.end())[:1])
+                    break
+                pos = option.end()
+        for count, match in enumerate(_LAUNCHER.finditer(text)):
+            if count >= _MAX_RUN_SITES:
+                break
+            scripts.extend(_script_after(text, match.end())[:1])
+    elif unit.language == "python":
+        for count, match in enumerate(_PY_RUNNER.finditer(text)):
+            if count >= _MAX_RUN_SITES:
+                break
+            scripts.extend(_script_after(text, match.end())[:1])
+        modules.extend(m.group(1) for m in _RUN_MODULE.finditer(text) if _user_module(m.group(1)))
+    return scripts, modules
+
+
+def _module_sources(name: str, file_units: list[CodeUnit]) -> list[CodeUnit]:
+    """The code files of the run that make up module ``name`` (``pkg.train`` -> ``pkg/train.py``,
+    ``pkg/__main__.py``, any file under a ``pkg/`` folder)."""
+    top = name.split(".")[0]
+    found = []
+    for unit in file_units:
+        parts = PurePosixPath(unit.path).parts
+        if top in parts[:-1] or parts[-1] == f"{top}.py" or parts[-1] == f"{name.rsplit('.', 1)[-1]}.py":
+            found.append(unit)
+    return found
+
+
+def _abbreviated_source(scripts: set[str], modules: list[str], file_units: list[CodeUnit],
+                        log_units: list[CodeUnit]) -> tuple[CodeUnit, int, str] | None:
+    """The first code the run executed whose source in the run is abbreviated: ``(unit, offset of
+    the elision line, what ran)``, else ``None``.
+
+    The sources looked at are the code files named like an executed script or making up an
+    executed module, and the log units that write an executed script (``cat > train.py <<EOF``).
+    """
+    candidates: list[tuple[CodeUnit, str]] = []
+    for unit in file_units:
+        name = PurePosixPath(unit.path).name
+        if name in scripts:
+            candidates.append((unit, name))
+    for module in modules:
+        candidates.extend((unit, f"`python -m {module}`") for unit in _module_sources(module, file_units))
+    for unit in log_units:
+        for site in find_write_sites(unit):
+            name = PurePosixPath(site.target.strip("'\" ").replace("\\", "/")).name
+            if name in scripts:
+                candidates.append((unit, name))
+                break
+    for unit, name in candidates:
+        start = _elision(unit.text)
+        if start is not None:
+            return unit, start, name
+    return None
+
+
+_STUB_OWNER = re.compile(r"[ \t]*(?:async[ \t]+)?def[ \t]|[ \t]*class[ \t]|[ \t]*@")
+
+
+def _stub_body(text: str, start: int) -> bool:
+    """Whether the line at ``start`` follows a ``def ...:``/``class ...:`` line (blank lines between)."""
+    end = start - 1
+    for _ in range(50):
+        if end < 0:
+            return False
+        begin = text.rfind("\n", 0, end) + 1
+        previous = text[begin:end]
+        if previous.strip():
+            return bool(_STUB_OWNER.match(previous)) and previous.rstrip().endswith(":")
+        end = begin - 1
+    return False
+
+
+def _elision(text: str) -> int | None:
+    """Where the first line that stands for left-out code starts (:data:`_ELISION`), else ``None``.
+
+    A bare ``...`` that is the whole body of a ``def`` or ``class`` is a stub, not an elision.
+    """
+    for count, match in enumerate(_ELISION.finditer(text)):
+        if count >= _MAX_RUN_SITES:
+            break
+        start = match.start()
+        if text[start:match.end()].strip() in ("...", "\u2026"):
+            if _stub_body(text, start):
+                continue
+        return start
+    return None
+
+
+#: A tool call that writes files: its name or arguments say so (``write_file``, ``save``,
+#: ``str_replace_editor create``, ``copy``, ``upload``), as a word of its text.
+_WRITING_TOOL = re.compile(r"(?i)(?<![a-z])(?:write|save|create|edit|copy|cp|move|mv|put|upload|submit|str_replace|"
+                           r"insert|append|overwrite|dump|export)(?![a-z])")
+_SUBMISSION_FILE = re.compile(r"(?i)(?<![\w-])submission\.csv\b")
+
+
+def _tool_call_writer(actions: list[LogEvent]) -> tuple[LogEvent, int, int] | None:
+    """The last tool call that writes the submission file: a TOOL_CALL event whose text names
+    ``submission.csv`` and a writing verb (:data:`_WRITING_TOOL`). Returns ``(event, start, end)``
+    of the file name in the event's text, else ``None``."""
+    found = None
+    for event in actions:
+        if event.kind is not LogEventKind.TOOL_CALL or "submission" not in event.text.lower():
+            continue
+        head = event.text[:100_000]
+        target = _SUBMISSION_FILE.search(head)
+        if target is not None and _WRITING_TOOL.search(head) is not None:
+            found = (event, target.start(), target.end())
+    return found
+
+
 def _searched(ctx: RunContext, file_units: list[CodeUnit]) -> str:
     counts = {LogEventKind.COMMAND: 0, LogEventKind.CODE: 0, LogEventKind.TOOL_CALL: 0}
     logs: list[str] = []
@@ -409,14 +606,29 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
                           evidence=(site_evidence(item, "candidate writer"), header_evidence),
                           detail=with_notes(reason))
 
+    tool_writer = _tool_call_writer(actions)
+    if tool_writer is not None:
+        # A tool (not code) wrote it, and the log does not show what the tool put there.
+        event, start, end = tool_writer
+        return Provenance(outcome="unconfirmed", searched=searched,
+                          evidence=(event_evidence(event, "tool call", start, end), header_evidence),
+                          detail=with_notes(f"no code writes it, but the tool call at {event.span.path}:"
+                                            f"{event.span.start_line} ({event.kind.value} event {event.index}) "
+                                            "writes to it, and the log does not show what it wrote"))
+
     available = {PurePosixPath(u.path).name for u in file_units} | written_names
     run_scripts: list[str] = []
+    modules: list[str] = []
     for unit in log_units:
         run_scripts.extend(scripts_run(unit))
+        scripts, units_modules = _executed_elsewhere(unit)
+        run_scripts.extend(scripts)
+        modules.extend(units_modules)
     for event in actions:
         if event.kind is LogEventKind.TOOL_CALL:
             run_scripts.extend(_file_name(m.group(1)) for m in _SCRIPT_NAME.finditer(event.text))
-    missing = sorted({name for name in run_scripts if name not in available})
+    missing = sorted({name for name in run_scripts if name not in available}
+                     | {f"{name} (python -m)" for name in modules if not _module_sources(name, file_units)})
     if missing:
         shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         return Provenance(outcome="unconfirmed", searched=searched, evidence=(header_evidence,),
@@ -428,6 +640,17 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         return Provenance(outcome="unverifiable", searched=searched, evidence=(header_evidence,),
                           detail=with_notes(f"unknown: nothing in the logs read writes {rel}, but {cut}, so its "
                                             "writer may be in the part that is missing"))
+    partial = _abbreviated_source(set(run_scripts), modules, file_units, log_units)
+    if partial is not None:
+        # The run executed code it shows only in part: the writer may be in what is left out.
+        unit, start, name = partial
+        line_end = unit.text.find("\n", start)
+        end = len(unit.text) if line_end == -1 else line_end
+        return Provenance(outcome="unverifiable", searched=searched,
+                          evidence=(unit_evidence(unit, start, end, "abbreviated source"), header_evidence),
+                          detail=with_notes(f"unknown: the run executed {name}, whose source here is abbreviated "
+                                            f"({unit_location(unit, start)}), so the writer of {rel} may be in the "
+                                            "part not shown"))
     return Provenance(outcome="unlogged", searched=searched, evidence=(header_evidence,),
                       detail=with_notes(f"nothing the agent ran writes {rel} or its folder"))
 

@@ -19,9 +19,15 @@ Formats, tried in this order by :func:`detect_log_format`:
 ``runlog``        MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
 ``pylogging``     Python ``logging`` records, e.g. AutoKaggle's run log
                   (:mod:`audit.logs.pylogging`)
-``steplog``       scaffold step logs, THOUGHT/ACTION/OBSERVATION (:mod:`audit.logs.steplog`)
+``steplog``       scaffold step logs, THOUGHT/ACTION/OBSERVATION records after a time stamp
+                  in any tag style, and MLAgentBench-style fields (:mod:`audit.logs.steplog`)
 ``text``          plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
 ================  ========================================================================
+
+Commands and code typed at a prompt (``$ cmd``, ``root@box:/# cmd``, ``PS C:\\dir> cmd``,
+``>>> code``; :func:`audit.logs.text.match_prompt`) are COMMAND/CODE events in plain
+transcripts and inside the records of the line-oriented formats (``runlog``, ``pylogging``,
+``steplog``) alike.
 
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
 than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and

@@ -6,8 +6,11 @@ format ``%(asctime)s - %(name)s - %(levelname)s - %(message)s``); lines without 
 OUTPUT event whose ``role`` is the logger name: what a scaffold logs about its agents (which
 model each agent uses, which phase runs, whether generated code passed its unit tests) is the
 scaffold's own trace, not code the agent ran, so rules that look for commands do not fire on it
-(the same reading as MLE-bench's ``run.log``). Spans cover each message exactly (the prefix is
-left out).
+(the same reading as MLE-bench's ``run.log``). A command or code typed at a prompt inside a
+record (``$ python train.py``, ``user@host:~$ ls``, ``>>> import os``; see
+:func:`audit.logs.text.match_prompt`) is a COMMAND or CODE event of its own with the record's
+role; the text around it stays OUTPUT. Spans cover each message exactly (the prefix is left out),
+and every event's text is its span's slice of the file.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import re
 
 from audit.logs.common import EventList, SpanMaker, lines_start_with
+from audit.logs.text import find_prompts
 from audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -34,7 +38,7 @@ def detect(path: str, text: str) -> bool:
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
-    """One OUTPUT event per record (continuation lines included), in file order.
+    """One OUTPUT event per record (continuation lines included), split around typed commands.
 
     Parameters
     ----------
@@ -48,19 +52,28 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     Returns
     -------
     list of LogEvent
-        Indexed from 0; ``role`` is the logger name; each text equals its span's slice.
+        Indexed from 0; ``role`` is the logger name; each text equals its span's slice. OUTPUT
+        events, and COMMAND/CODE events for what was typed at a prompt.
     """
     spans = SpanMaker(text, path)
     events = EventList()
 
-    def add(start: int, end: int, role: str) -> None:
+    def piece(kind: LogEventKind, start: int, end: int, role: str, language: str | None = None) -> None:
         while end > start and text[end - 1] in " \t\r\n":
             end -= 1
         while start < end and text[start] in "\r\n":
             start += 1
         if end > start:
-            events.append(LogEvent(index=len(events), kind=LogEventKind.OUTPUT, text=text[start:end],
-                                   span=spans.span(start, end), role=role))
+            events.append(LogEvent(index=len(events), kind=kind, text=text[start:end], span=spans.span(start, end),
+                                   role=role, language=language))
+
+    def add(start: int, end: int, role: str) -> None:
+        plain_from = start
+        for hit in find_prompts(text, start, end):
+            piece(LogEventKind.OUTPUT, plain_from, hit.line_start, role)
+            piece(hit.kind, hit.start, hit.end, role, hit.language)
+            plain_from = hit.end
+        piece(LogEventKind.OUTPUT, plain_from, end, role)
 
     matches = _RECORD.finditer(text)
     current = next(matches, None)
