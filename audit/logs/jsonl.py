@@ -114,6 +114,8 @@ def _as_text(value: Any) -> str | None:
     """Text of a content value: a string, or the text parts of a list of chat content parts."""
     if isinstance(value, str):
         return value
+    if isinstance(value, dict) and isinstance(value.get("parts"), list):  # Gemini's {"role", "parts"}
+        value = value["parts"]
     if isinstance(value, list):
         parts = []
         for part in value:
@@ -150,19 +152,67 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
 _Event = tuple[LogEventKind, str, "str | None", str]
 
 
+#: Keys under which a record wraps the message or item it logs (Claude Code's ``message``,
+#: Codex's ``payload``, the Responses API stream's ``item``, ``msg``, ``data``).
+_ENVELOPE_KEYS = ("message", "payload", "item", "msg", "data")
+#: Keys that make an object look like a message or an item of a chat API.
+_MESSAGE_SHAPE = frozenset({"role", "content", "parts", "tool_calls", "function_call", "type", "arguments",
+                            "output"})
+#: Roles whose text is a tool's output.
+_TOOL_ROLES = ("tool", "function", "ipython", "tool_result", "observation")
+#: Types of content parts (Anthropic, OpenAI Responses) that hold a tool's output.
+_RESULT_PARTS = frozenset({"tool_result", "function_call_output", "local_shell_call_output",
+                           "custom_tool_call_output", "web_search_tool_result", "mcp_tool_result",
+                           "code_execution_tool_result", "bash_code_execution_tool_result", "tool_output"})
+#: Types of content parts that call a tool.
+_CALL_PARTS = frozenset({"tool_use", "server_tool_use", "function_call", "tool_call", "custom_tool_call",
+                         "mcp_tool_use", "mcp_call"})
+#: Types of records that are themselves one item of a response (read like a content part).
+_ITEM_TYPES = _RESULT_PARTS | {"local_shell_call", "code_interpreter_call"}
+_ENVELOPE_DEPTH = 4
+
+
+def _unwrap(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with the message or item it wraps merged in (inner keys win, ``role`` kept).
+
+    ``{"type": "assistant", "message": {"role": "assistant", "content": [...]}}`` reads as the
+    message itself; a record whose wrapper key holds a string (a plain ``message`` text) is
+    left as it is.
+
+    Examples
+    --------
+    >>> _unwrap({"type": "user", "message": {"role": "user", "content": "hi"}})["content"]
+    'hi'
+    """
+    for _ in range(_ENVELOPE_DEPTH):
+        key = next((k for k in _ENVELOPE_KEYS if isinstance(record.get(k), dict)
+                    and _MESSAGE_SHAPE & set(record[k])), None)
+        if key is None or any(isinstance(record.get(k), (str, list)) for k in ("content", "parts")):
+            return record
+        inner = record[key]
+        merged = {k: v for k, v in record.items() if k != key}
+        merged.update(inner)
+        if "role" not in inner and isinstance(record.get("role"), str):
+            merged["role"] = record["role"]
+        record = merged
+    return record
+
+
 def _record_events(record: dict[str, Any]) -> list[_Event]:
     """``(kind, text, language, role)`` for each event one record holds.
 
     Nothing in a record is dropped silently: when none of the shapes below gives an event, the
     record's strings (labels such as ``id`` and ``ts`` left out) are one MESSAGE (OUTPUT for a
-    tool's record), so the text rules still read them.
+    tool's record), so the text rules still read them. A tool's output is the agent's even when
+    it rides in a ``user`` message (Anthropic's ``tool_result`` parts): its role is ``tool``.
     """
+    record = _unwrap(record)
     role = record.get("role") if isinstance(record.get("role"), str) else ""
     role = role or (record.get("source") if isinstance(record.get("source"), str) else "")
     found: list[_Event] = []
     seen: set[tuple[LogEventKind, str]] = set()
 
-    def add(kind: LogEventKind, text: str | None, language: str | None = None) -> None:
+    def add(kind: LogEventKind, text: str | None, language: str | None = None, as_role: str | None = None) -> None:
         if text is None or not text.strip() or (kind, text) in seen:
             return
         if kind is LogEventKind.COMMAND:
@@ -170,7 +220,9 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
         elif kind is LogEventKind.CODE:
             language = language or guess_code_language(text)
         seen.add((kind, text))
-        found.append((kind, text, language, role))
+        if as_role is None and kind is LogEventKind.OUTPUT and role.strip().lower() not in _TOOL_ROLES:
+            as_role = "tool"  # an output is what the agent's tool printed, whoever relays it
+        found.append((kind, text, language, role if as_role is None else as_role))
 
     def call(name: str, arguments: Any) -> None:
         actions = call_actions(arguments, name)
@@ -202,7 +254,7 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
             if value is not None:
                 add(key_kind, value)
         if not found:
-            content = record.get("content")
+            content = record.get("content", record.get("parts"))
             content_kind = LogEventKind.OUTPUT if role in ("tool", "function", "ipython") else LogEventKind.MESSAGE
             add(content_kind, _as_text(content))
 
@@ -236,14 +288,14 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
         function = record["function_call"]
         call(tool_name(function), next((function[k] for k in ARGUMENT_KEYS if k in function), None))
     content = record.get("content")
-    if isinstance(content, list):
-        for part in content:
-            if not isinstance(part, dict):
-                continue
-            if part.get("type") in ("tool_use", "server_tool_use", "function_call", "tool_call"):
-                call(tool_name(part), next((part[k] for k in ARGUMENT_KEYS if k in part), None))
-            elif part.get("type") in ("tool_result", "function_call_output"):
-                add(LogEventKind.OUTPUT, _as_text(part.get("content", part.get("output"))))
+    if isinstance(content, dict) and isinstance(content.get("parts"), list):  # Gemini's {"content": {"parts"}}
+        content = content["parts"]
+    parts = [p for p in (content if isinstance(content, list) else [])
+             + (record["parts"] if isinstance(record.get("parts"), list) else []) if isinstance(p, dict)]
+    if isinstance(record.get("type"), str) and record["type"] in _ITEM_TYPES:
+        parts.insert(0, record)  # a Responses API item logged as its own record
+    for part in parts[:10_000]:
+        _part_events(part, add, call)
     # Calls printed as text in a message: functions.submit_to_kaggle({"file": "..."}).
     for _, _, expression_name, expression_args in call_expressions("\n".join(
             text for kind_, text, _, _ in list(found) if kind_ in (LogEventKind.MESSAGE, LogEventKind.OUTPUT))):
@@ -254,6 +306,55 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
         fallback_kind = LogEventKind.OUTPUT if role in ("tool", "function", "ipython") else LogEventKind.MESSAGE
         add(fallback_kind, "\n".join(strings) if strings else None)
     return found
+
+
+def _output_text(value: Any, depth: int = 0) -> str | None:
+    """A tool result's text: a string, a list of text blocks, or the strings of an object."""
+    text = _as_text(value)
+    if text is not None or value is None:
+        return text
+    strings: list[str] = []
+    _strings(value, strings, depth)
+    return "\n".join(strings) if strings else None
+
+
+def _part_events(part: dict[str, Any], add, call) -> None:
+    """Events of one content part: a tool call, a tool's result, code run by a hosted interpreter.
+
+    Anthropic ``tool_use`` (``input``) and ``tool_result`` (``content`` a string or text
+    blocks); OpenAI Responses ``function_call`` (``arguments``, JSON in a string),
+    ``function_call_output``, ``local_shell_call`` (``action.command`` an argv list) and
+    ``code_interpreter_call`` (``code``, ``outputs``); Gemini ``functionCall``
+    (``name``, ``args``), ``functionResponse``, ``executableCode`` and ``codeExecutionResult``.
+    """
+    part_type = part.get("type") if isinstance(part.get("type"), str) else ""
+    if part_type in _CALL_PARTS:
+        call(tool_name(part), next((part[k] for k in ARGUMENT_KEYS if k in part), None))
+    elif part_type in _RESULT_PARTS:
+        add(LogEventKind.OUTPUT, _output_text(part.get("content", part.get("output"))))
+    elif part_type == "local_shell_call" and isinstance(part.get("action"), dict):
+        call("local_shell", part["action"])
+    elif part_type == "code_interpreter_call":
+        if isinstance(part.get("code"), str):
+            add(LogEventKind.CODE, part["code"], "python")
+        add(LogEventKind.OUTPUT, _output_text(part.get("outputs")))
+    for key in ("functionCall", "function_call"):
+        function = part.get(key)
+        if isinstance(function, dict):
+            call(tool_name(function), next((function[k] for k in ARGUMENT_KEYS if k in function), None))
+    for key in ("functionResponse", "function_response"):
+        response = part.get(key)
+        if isinstance(response, dict):
+            add(LogEventKind.OUTPUT, _output_text(response.get("response", response)))
+    for key in ("executableCode", "executable_code"):
+        executable = part.get(key)
+        if isinstance(executable, dict) and isinstance(executable.get("code"), str):
+            language = executable.get("language") if isinstance(executable.get("language"), str) else ""
+            add(LogEventKind.CODE, executable["code"], "python" if "python" in language.lower() else None)
+    for key in ("codeExecutionResult", "code_execution_result"):
+        result = part.get(key)
+        if isinstance(result, dict):
+            add(LogEventKind.OUTPUT, _output_text(result.get("output")))
 
 
 #: How many unreadable line numbers a note lists before it only counts them.
