@@ -8,7 +8,9 @@ event, in document order, its kind from its key by the shared vocabulary
 guessed), command keys (``cmd``, ``command`` ...) COMMAND, a tool call's arguments (``input``,
 ``arguments``, ``tool_input`` ..., JSON inside the string included) the commands and code they
 hold (else a MESSAGE), ``output``/``stdout``/``stderr``/``observation``/``result`` OUTPUT,
-everything else MESSAGE. An object naming a tool (``name``, ``tool``, ``function``) that is not
+everything else MESSAGE. In a list of step records (a trajectory, :mod:`audit.logs.trajectory`)
+a step's ``action`` is what it ran: COMMAND events, and the code a SWE-agent edit writes. An
+object naming a tool (``name``, ``tool``, ``function``) that is not
 a plain shell or Python tool, with arguments, also gives a TOOL_CALL ``name(arguments)``.
 Numbers, booleans, blank strings and the values of ``id``/``type``/``role`` keys (labels, not
 text) give no event. Actors come from the nearest enclosing ``role`` (or ``source``) key
@@ -47,6 +49,7 @@ from audit.logs.keys import (
     is_generic_tool,
     tool_name,
 )
+from audit.logs.trajectory import action_events, is_step_list
 from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -67,18 +70,20 @@ MAX_WALK_DEPTH = 48
 
 
 def detect(path: str, text: str) -> bool:
-    """A ``.json`` file (or one without suffix) holding a JSON object or array.
+    """A JSON object or array: a ``.json`` file (or one without suffix), or a log of any other
+    suffix whose whole text is one JSON document (SWE-agent's ``.traj``).
 
-    A document that breaks before half of the text, or gives nothing before its break, is left
-    to the plain-text reader, which reads every line.
+    A ``.json`` document that breaks before half of the text, or gives nothing before its
+    break, is left to the plain-text reader, which reads every line; so is a document of
+    another suffix that breaks anywhere.
     """
     if text.lstrip()[:1] not in ("{", "["):
-        return False
-    if PurePosixPath(path).suffix.lower() not in (".json", ""):
         return False
     value, broke = load_json(text)
     if not isinstance(value, (dict, list)):
         return False
+    if PurePosixPath(path).suffix.lower() not in (".json", ""):
+        return broke is None and bool(value)
     return broke is None or (bool(value) and broke.offset * 2 >= len(text))
 
 
@@ -121,7 +126,8 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language,
                                location=where or "$", actor=actor))
 
-    def walk(start: int, end: int, item: Any, where: str, key: str, depth: int, actor: Actor, tool: str) -> None:
+    def walk(start: int, end: int, item: Any, where: str, key: str, depth: int, actor: Actor, tool: str,
+             step: bool = False) -> None:
         if isinstance(item, str):
             if not item.strip() or key.lower() in _LABEL_KEYS:
                 return
@@ -161,13 +167,27 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 args_start, args_end = members[arguments]
                 emit(LogEventKind.TOOL_CALL, call_text(tool_name(item), None, text[args_start:args_end]),
                      spans.span(args_start, args_end), None, _key_path(where, arguments), actor)
+            read_action = False
+            if step and "action" in members:
+                # A trajectory's step: its ``action`` is what it ran (audit.logs.trajectory).
+                actions = action_events(item)
+                if actions is not None:
+                    read_action = True
+                    action_start, action_end = members["action"]
+                    located = string_content(text, (action_start, action_end))
+                    span = spans.span(*located) if located is not None else spans.span(action_start, action_end)
+                    for hit in actions:
+                        emit(hit.kind, hit.text, span, hit.language, _key_path(where, "action"), actor)
             for member, child in item.items():
+                if read_action and member == "action":
+                    continue
                 region = members.get(member)
                 if region is not None:
                     walk(region[0], region[1], child, _key_path(where, member), member, depth + 1, actor, name)
         else:
+            steps = is_step_list(item)
             for number, (child_start, child_end, child) in enumerate(json_value_regions(text, start)[0]):
-                walk(child_start, child_end, child, f"{where}[{number}]", key, depth + 1, actor, tool)
+                walk(child_start, child_end, child, f"{where}[{number}]", key, depth + 1, actor, tool, steps)
 
     walk(len(text) - len(text.lstrip()), len(text), value, "", "", 0, Actor.UNKNOWN, "")
     if notes is not None:
