@@ -19,6 +19,9 @@ Formats, tried in this order by :func:`detect_log_format`:
 ``runlog``        MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
 ``pylogging``     Python ``logging`` records, e.g. AutoKaggle's run log
                   (:mod:`audit.logs.pylogging`)
+``frameworks``    console transcripts of agent frameworks: LangChain, smolagents, AutoGen,
+                  CrewAI, scaffold code/output printouts (:mod:`audit.logs.frameworks`; by
+                  content)
 ``steplog``       scaffold step logs, THOUGHT/ACTION/OBSERVATION records after a time stamp
                   in any tag style, and MLAgentBench-style fields (:mod:`audit.logs.steplog`)
 ``text``          plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
@@ -53,6 +56,7 @@ from typing import Callable
 from audit.logs import (
     aide,
     assistants,
+    frameworks,
     inspect_eval,
     jsondoc,
     jsonl,
@@ -96,8 +100,8 @@ class LogAdapter:
 ADAPTERS: tuple[LogAdapter, ...] = tuple(
     LogAdapter(name=module.NAME, detect=module.detect, read=module.read_events)
     for module in (
-        mlagentbench, aide, openhands, inspect_eval, assistants, jsonl, jsondoc, llmcalls, runlog, pylogging, steplog,
-        plain_text,
+        mlagentbench, aide, openhands, inspect_eval, assistants, jsonl, jsondoc, llmcalls, runlog, pylogging, frameworks,
+        steplog, plain_text,
     )
 )
 _BY_NAME = {adapter.name: adapter for adapter in ADAPTERS}
