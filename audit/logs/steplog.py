@@ -26,7 +26,18 @@ Two styles are read:
     writes them verbatim;
   - a command line (``ACTION: python -c "..."``, ``ACTION\\nnvidia-smi -L``): a COMMAND when
     it starts with a shell command word or a path, a CODE event when it reads as Python
-    (``import``, ``def``, ``print(``), else a TOOL_CALL (``view_image a.jpg``, ``finish``).
+    (``import``, ``def``, ``print(``), else a TOOL_CALL (``view_image a.jpg``, ``finish``); a
+    shell or Python tool name followed on its line by its input (``execute_bash ls -la``) gives
+    that input only when it reads as a command or code (``Execute the script "train.py".`` is a
+    sentence: a TOOL_CALL).
+
+  The same records without time stamps are read too when lines start with a tag (``THOUGHT:``,
+  ``ACTION: bash``, ``[OBSERVATION]``) and the log has a thought or observation and an action
+  that runs a command or code (notes that narrate "[Action]: The agent listed the files" stay
+  plain text); a record then runs until the next line that starts with such a tag.
+  ``ACTION INPUT:``/``TOOL INPUT:`` records give the input of the action before them
+  (``Action: bash`` then ``Action Input: ls``), and ``COMMAND:``/``CODE:`` records (with a
+  colon or brackets) a command or code.
 
   Records without a tag that name a logger after a level (``INFO agent: ===== step 1``) are
   the scaffold's progress lines: a MESSAGE with role ``scaffold``. Timestamped lines without a
@@ -40,25 +51,27 @@ Two styles are read:
 Commands typed at a prompt (``$ cmd``, ``user@host:~$ cmd``, ``>>> code``, see
 :func:`audit.logs.text.match_prompt`) inside observations, untagged records and the text before
 the first record or field are COMMAND/CODE events of their own; the text around them stays what
-it was. Text before the first timestamped record is a MESSAGE of the scaffold (a banner); the
-banner before the first field of an MLAgentBench-style log gives only the commands typed in it.
+it was. Text before the first record is a MESSAGE whose writer is not known (a banner, a task
+statement); the banner before the first field of an MLAgentBench-style log gives only the
+commands typed in it.
 
 Every span covers exactly the event's text in the file. Who wrote each event
 (:class:`~audit.units.Actor`): the agent's thoughts, actions and the observations its actions
 returned are the **agent**'s; records with a logger name and no tag (the scaffold's own
-progress lines, role ``scaffold``) and the text before the first step the **scaffold**'s;
-untagged records without a logger name and commands typed inside scaffold text are left
-``unknown`` (judged like the agent's).
+progress lines, role ``scaffold``) the **scaffold**'s; untagged records without a logger name,
+the text before the first record and commands typed inside scaffold text are left ``unknown``
+(judged like the agent's).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
-from audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, tool_name
+from audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, classify_text, tool_name
 from audit.logs.text import PROMPT_WORDS, find_prompts
 from audit.units import Actor, LogEvent, LogEventKind
 
@@ -78,21 +91,34 @@ _HEAD = re.compile(
     + r"(?:(?P<level>\[?" + _LEVEL + r"\]?)" + _SEP + r")?",
     re.MULTILINE,
 )
-_LOGGER = re.compile(r"[\w.<>/-]{1,200}(?::|[ \t]+-)[ \t]+")
+#: A logger name after the level: ``agent:``, ``agent -``, ``agent |``, ``[agent]``, ``[agent.py:42]``.
+_LOGGER = re.compile(r"(?:\[[\w.<>/:-]{1,200}\]|[\w.<>/-]{1,200}(?::|[ \t]+[-|]))[ \t]+")
 _THOUGHT_TAGS = "THOUGHTS|THOUGHT|THINKING|THINK|REASONING|PLAN"
 _ACTION_TAGS = "ACTION|TOOL[ _-]?CALL|TOOL[ _-]?USE|TOOL"
 _OBSERVATION_TAGS = "OBSERVATION|TOOL[ _-]?RESULT|TOOL[ _-]?OUTPUT|RESULT|OUTPUT|STDOUT|OBS"
-_TAG_NAMES = "|".join((_THOUGHT_TAGS, _OBSERVATION_TAGS, _ACTION_TAGS))
+_INPUT_TAGS = r"ACTION[ _-]?INPUT|TOOL[ _-]?INPUT|TOOL[ _-]?ARGS|TOOL[ _-]?ARGUMENTS"
+_COMMAND_TAGS = "COMMAND|CMD|SHELL|BASH|TERMINAL"
+_CODE_TAGS = "CODE|PYTHON|IPYTHON"
+# Input tags first: ``ACTION INPUT`` must not read as ``ACTION`` with a tool named ``INPUT``.
+_TAG_NAMES = "|".join((_THOUGHT_TAGS, _OBSERVATION_TAGS, _INPUT_TAGS, _ACTION_TAGS))
+#: Tags that name the command or code itself, only with a colon or brackets (``COMMAND: ls``,
+#: ``[CODE]``): in capitals alone they are words of program output (``CODE 200``).
+_LABEL_NAMES = "|".join((_COMMAND_TAGS, _CODE_TAGS))
 #: A tag: ``[ACTION]``, ``<ACTION>``, ``Action:`` / ``Observation (exit=0):`` in any case,
 #: ``ACTION`` in capitals. Possessive and bounded: a long line without a tag fails at once.
 _TAG = re.compile(
-    r"\[(?P<b>(?i:" + _TAG_NAMES + r"))\]"
-    r"|<(?P<a>(?i:" + _TAG_NAMES + r"))>"
-    r"|(?P<c>(?i:" + _TAG_NAMES + r"))(?=[ \t]*+(?::|\([^)\n]{0,200}\)[ \t]*+:))"
+    r"\[(?P<b>(?i:" + _TAG_NAMES + "|" + _LABEL_NAMES + r"))\]"
+    r"|<(?P<a>(?i:" + _TAG_NAMES + "|" + _LABEL_NAMES + r"))>"
+    r"|(?P<c>(?i:" + _TAG_NAMES + "|" + _LABEL_NAMES + r"))(?=[ \t]*+(?::|\([^)\n]{0,200}\)[ \t]*+:))"
     r"|(?P<u>" + _TAG_NAMES + r")(?![\w-])"
 )
-_THOUGHT_RE = re.compile(_THOUGHT_TAGS, re.IGNORECASE)
-_ACTION_RE = re.compile(_ACTION_TAGS, re.IGNORECASE)
+_TAG_CLASSES = (
+    ("thought", re.compile(_THOUGHT_TAGS, re.IGNORECASE)),
+    ("input", re.compile(_INPUT_TAGS, re.IGNORECASE)),
+    ("action", re.compile(_ACTION_TAGS, re.IGNORECASE)),
+    ("command", re.compile(_COMMAND_TAGS, re.IGNORECASE)),
+    ("code", re.compile(_CODE_TAGS, re.IGNORECASE)),
+)
 #: What may stand between a THOUGHT/OBSERVATION tag and the colon that ends its header.
 _TAG_COLON = re.compile(r"[ \t]*+(?:\([^)\n]{0,200}\)|\[[^\]\n]{0,200}\]|[\w.-]{1,80})?[ \t]*+:[ \t]?")
 #: Old-style detection: one record with a logger name and a tag is enough.
@@ -165,79 +191,130 @@ class _Record:
     line_start: int  # where the record's line starts
     body: int  # after the time, level, logger and tag
     end: int  # where the next record starts
-    tag: str  # "thought", "action", "observation" or "" (no tag)
+    tag: str  # "thought", "action", "input", "command", "code", "observation" or "" (no tag)
     tag_end: int  # after the tag ("" records: == body)
     logger: bool
 
 
 def _tag_class(match: re.Match[str]) -> str:
-    name = next(group for group in match.groups() if group)
-    if _THOUGHT_RE.fullmatch(name):
-        return "thought"
-    if _ACTION_RE.fullmatch(name):
-        return "action"
-    return "observation"
+    name = match.group("b") or match.group("a") or match.group("c") or match.group("u")
+    return _name_class(name.upper())
+
+
+@functools.lru_cache(maxsize=256)
+def _name_class(name: str) -> str:
+    return next((tag for tag, pattern in _TAG_CLASSES if pattern.fullmatch(name)), "observation")
 
 
 def _tag_at(text: str, pos: int, end: int) -> re.Match[str] | None:
     return _TAG.match(text, pos, end)
 
 
-def _record_head(text: str, head: re.Match[str], end: int) -> tuple[int, str, int, bool]:
-    """``(body, tag, tag_end, logger)`` of the record whose head is ``head``."""
-    line_end = text.find("\n", head.end(), end)
+def _record_head(text: str, head_end: int, level: bool, end: int) -> tuple[int, str, int, bool]:
+    """``(body, tag, tag_end, logger)`` of the record whose head (time, level) ends at ``head_end``."""
+    line_end = text.find("\n", head_end, end)
     line_end = end if line_end == -1 else line_end
-    tag = _tag_at(text, head.end(), line_end)
+    tag = _tag_at(text, head_end, line_end)
     if tag is not None:
         return tag.start(), _tag_class(tag), tag.end(), False
-    logger = _LOGGER.match(text, head.end(), line_end)
+    logger = _LOGGER.match(text, head_end, line_end)
     if logger is not None:
         tag = _tag_at(text, logger.end(), line_end)
         if tag is not None:
             return tag.start(), _tag_class(tag), tag.end(), True
-        if head.group("level"):
+        if level:
             return logger.end(), "", logger.end(), True
-    return head.end(), "", head.end(), False
+    return head_end, "", head_end, False
 
 
-def _records(text: str, limit: int | None = None) -> list[_Record]:
-    end = len(text) if limit is None else limit
-    heads = list(_HEAD.finditer(text, 0, end))
+#: Where a record may start in a step log without time stamps: a line that starts with a tag.
+_BARE_LINE = re.compile(r"^[ \t]*(?=(?:\[|<|\*\*)?(?i:THOUGHTS?|THINKING|ACTION|OBSERVATION)(?![\w-]))",
+                        re.MULTILINE)
+_BARE_TAGS = frozenset({"thought", "action", "input", "observation"})
+
+
+def _heads(text: str, end: int, bare: bool) -> list[tuple[int, int, bool]]:
+    """``(line start, head end, has a level)`` of each record head in ``text[:end]``: time-stamped
+    lines, or (``bare``) lines that start with a THOUGHT/ACTION/OBSERVATION tag."""
+    if not bare:
+        return [(m.start(), m.end(), bool(m.group("level"))) for m in _HEAD.finditer(text, 0, end)]
+    heads = []
+    for match in _BARE_LINE.finditer(text, 0, end):
+        tag = _tag_at(text, match.end(), _line_end(text, match.end(), end))
+        if tag is not None and _tag_class(tag) in _BARE_TAGS:
+            heads.append((match.start(), match.end(), False))
+    return heads
+
+
+def _records(text: str, bare: bool = False) -> list[_Record]:
+    end = len(text)
+    heads = _heads(text, end, bare)
     records = []
-    for number, head in enumerate(heads):
-        record_end = heads[number + 1].start() if number + 1 < len(heads) else end
-        body, tag, tag_end, logger = _record_head(text, head, record_end)
-        records.append(_Record(line_start=head.start(), body=body, end=record_end, tag=tag, tag_end=tag_end,
+    for number, (line_start, head_end, level) in enumerate(heads):
+        record_end = heads[number + 1][0] if number + 1 < len(heads) else end
+        body, tag, tag_end, logger = _record_head(text, head_end, level, record_end)
+        records.append(_Record(line_start=line_start, body=body, end=record_end, tag=tag, tag_end=tag_end,
                                logger=logger))
     return records
 
 
-def _tagged_enough(text: str) -> bool:
-    """At least two tagged records, one of them an action (the first megabyte is looked at)."""
-    tagged = actions = 0
-    for head in _HEAD.finditer(text, 0, min(len(text), 1_000_000)):
-        line_end = text.find("\n", head.end())
-        line_end = len(text) if line_end == -1 else line_end
-        _, tag, _, _ = _record_head(text, head, line_end)
+def _tagged_enough(text: str, bare: bool = False) -> bool:
+    """At least two tagged records, one of them an action (the first megabyte is looked at);
+    without time stamps (``bare``) also a thought or an observation."""
+    limit = min(len(text), 1_000_000)
+    tagged = actions = others = 0
+    for line_start, head_end, level in _heads(text, limit, bare):
+        _, tag, _, _ = _record_head(text, head_end, level, _line_end(text, head_end, limit))
         if tag:
             tagged += 1
-            actions += tag == "action"
-            if tagged >= 2 and actions:
+            actions += tag in ("action", "command", "code", "input")
+            others += tag in ("thought", "observation")
+            if tagged >= 2 and actions and (others or not bare):
                 return True
     return False
 
 
-def detect(path: str, text: str) -> bool:
-    """Timestamped THOUGHT/ACTION/OBSERVATION records, or ``Action:`` plus ``Action Input:`` fields.
-
-    One record with a logger name and a tag (``INFO agent: ACTION bash: ls``) is enough; records
-    without a logger name need two tagged records, one an action.
-    """
+def _bare_step_log(text: str) -> bool:
+    """Whether lines that start with tags make a step log: :func:`_tagged_enough` without time
+    stamps, and one action at least that runs a command or code (research notes that narrate
+    "[Action]: The agent listed the files" are prose, not a step log)."""
+    if not _tagged_enough(text, bare=True):
+        return False
     head = text[:1_000_000]
-    if _REACT_DETECT.search(head) or _tagged_enough(text):
-        return True
+    records = _records(head, bare=True)
+    for number, record in enumerate(records):
+        if record.tag == "action" and number + 1 < len(records) and records[number + 1].tag == "input":
+            following = records[number + 1]
+            input_start = _AFTER_TAG.match(head, following.tag_end, following.end).end()
+            events = _input_events(head, _action_tool(head, record.tag_end, record.end), input_start, following.end)
+        elif record.tag == "action":
+            events = classify_action(head, record.tag_end, record.end)
+        elif record.tag in ("command", "code"):
+            input_start = _AFTER_TAG.match(head, record.tag_end, record.end).end()
+            events = _input_events(head, "bash" if record.tag == "command" else "python", input_start, record.end)
+        else:
+            continue
+        if any(kind in (LogEventKind.COMMAND, LogEventKind.CODE) for kind, *_ in events):
+            return True
+    return False
+
+
+def _fields(text: str) -> bool:
+    head = text[:1_000_000]
     has_action = re.search(r"^Action:", head, re.MULTILINE) is not None
     return has_action and re.search(r"^Action Input:", head, re.MULTILINE) is not None
+
+
+def detect(path: str, text: str) -> bool:
+    """Timestamped THOUGHT/ACTION/OBSERVATION records, ``Action:`` plus ``Action Input:`` fields,
+    or tagged records without time stamps.
+
+    One record with a logger name and a tag (``INFO agent: ACTION bash: ls``) is enough; records
+    without a logger name need two tagged records, one an action; lines that start with a tag
+    and carry no time stamp need an action and a thought or an observation besides.
+    """
+    return bool(_REACT_DETECT.search(text[:1_000_000])) or _tagged_enough(text) or _fields(text) or (
+        _bare_step_log(text))
 
 
 def _trim(text: str, start: int, end: int) -> tuple[int, int]:
@@ -373,7 +450,11 @@ def _classify(text: str, start: int, end: int) -> tuple[LogEventKind, int, int, 
     if _COMMAND_START.match(text, pos, line_end):
         return LogEventKind.COMMAND, pos, end, "bash"
     if key in _SHELL_TOOLS or key in _PYTHON_TOOLS or key in _CODE_TOOLS:
-        return _tool_input(key, text, pos, after, end)
+        # ``execute_bash ls -la``, but not ``Execute the script "train.py".`` (a verb, then prose).
+        rest, _ = _trim(text, after, end)
+        if classify_text(text[rest:end]) is not None:
+            return _tool_input(key, text, pos, after, end)
+        return LogEventKind.TOOL_CALL, pos, end, None
     return _guess(text, pos, end, pos)
 
 
@@ -449,6 +530,35 @@ def classify_action(text: str, start: int, end: int) -> list[tuple[LogEventKind,
     return [event]
 
 
+def _action_tool(text: str, start: int, end: int) -> str:
+    """The tool an action record names (``Action: bash`` gives ``bash``), else ``""``."""
+    body, _ = _trim(text, _AFTER_TAG.match(text, start, end).end(), end)
+    tool = _TOOL.match(text, body, _line_end(text, body, end))
+    return tool.group("name") if tool is not None else ""
+
+
+def _input_events(text: str, tool: str, start: int, end: int) -> list[tuple[LogEventKind, int, int, str | None]]:
+    """The events of a tool's input ``[start, end)``: commands or code for a shell or Python tool,
+    what a JSON input holds, else a TOOL_CALL of the input."""
+    begin, stop = _trim(text, start, end)
+    if stop <= begin:
+        return []
+    found = _json_actions(text, begin, begin, stop, tool)
+    if found:
+        return found
+    key = _key(tool)
+    if text[begin] in "{[":
+        try:
+            loads_json(text[begin:stop])
+        except (ValueError, RecursionError):
+            pass
+        else:
+            return [(LogEventKind.TOOL_CALL, begin, stop, None)]
+    if key in _SHELL_TOOLS | _PYTHON_TOOLS | _CODE_TOOLS | _WRITE_TOOLS:
+        return [_tool_input(key, text, begin, begin, stop)]
+    return [(LogEventKind.TOOL_CALL, begin, stop, None)]
+
+
 class _Out:
     """Collects events in file order."""
 
@@ -475,11 +585,12 @@ class _Out:
         self.add(kind, plain_from, end, role=role, actor=actor)
 
 
-def _read_react(text: str, spans: SpanMaker) -> list[LogEvent]:
+def _read_react(text: str, spans: SpanMaker, bare: bool = False) -> list[LogEvent]:
     out = _Out(text, spans)
-    records = _records(text)
+    records = _records(text, bare)
     first = records[0].line_start if records else len(text)
-    out.with_prompts(LogEventKind.MESSAGE, 0, first, "scaffold", Actor.SCAFFOLD, Actor.UNKNOWN)
+    # What comes before the first record: a banner, a task statement; who wrote it is not known.
+    out.with_prompts(LogEventKind.MESSAGE, 0, first, "", Actor.UNKNOWN, Actor.UNKNOWN)
     number = 0
     while number < len(records):
         record = records[number]
@@ -490,8 +601,28 @@ def _read_react(text: str, spans: SpanMaker) -> list[LogEvent]:
             while number < len(records) and not records[number].tag and not records[number].logger:
                 end = records[number].end
                 number += 1
+        if record.tag == "action" and number < len(records) and records[number].tag == "input":
+            # ``Action: bash`` then ``Action Input: ls``: the input record holds what the tool ran.
+            following = records[number]
+            number += 1
+            name = _action_tool(text, record.tag_end, end)
+            input_start = _AFTER_TAG.match(text, following.tag_end, following.end).end()
+            known = _key(name) in _SHELL_TOOLS | _PYTHON_TOOLS | _CODE_TOOLS | _WRITE_TOOLS
+            if not known:
+                for kind, start, stop, language in classify_action(text, record.tag_end, end):
+                    out.add(kind, start, stop, language, "assistant")
+            for kind, start, stop, language in _input_events(text, name, input_start, following.end):
+                out.add(kind, start, stop, language, "assistant")
+            continue
         if record.tag == "action":
             for kind, start, stop, language in classify_action(text, record.tag_end, end):
+                out.add(kind, start, stop, language, "assistant")
+            continue
+        if record.tag in ("command", "code", "input"):
+            # ``COMMAND: ls``, ``[CODE]`` then code, an input without its action.
+            name = {"command": "bash", "code": "python"}.get(record.tag, "")
+            input_start = _AFTER_TAG.match(text, record.tag_end, end).end()
+            for kind, start, stop, language in _input_events(text, name, input_start, end):
                 out.add(kind, start, stop, language, "assistant")
             continue
         if record.tag in ("thought", "observation"):
@@ -579,4 +710,6 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     spans = SpanMaker(text, path)
     if _REACT_DETECT.search(text[:1_000_000]) or _tagged_enough(text):
         return _read_react(text, spans)
+    if not _fields(text) and _bare_step_log(text):
+        return _read_react(text, spans, bare=True)
     return _read_fields(text, spans)

@@ -104,7 +104,7 @@ def test_records_without_a_tag():
     )
     reading = parse_log("logs/agent.log", log)
     assert [(e.kind, e.actor, e.role, e.text) for e in reading.events] == [
-        (K.MESSAGE, Actor.SCAFFOLD, "scaffold", "banner: agent v2"),
+        (K.MESSAGE, Actor.UNKNOWN, "", "banner: agent v2"),
         (K.MESSAGE, Actor.SCAFFOLD, "scaffold", "===== step 1 ====="),
         (K.COMMAND, Actor.AGENT, "assistant", "python train.py"),
         # The program's own time-stamped lines are lines of the observation.
@@ -184,3 +184,94 @@ def test_json_inputs_give_the_commands_they_hold(header, body, events):
     assert [(e.kind, e.text) for e in found] == events
     for event in found:
         assert log[event.span.start_byte:event.span.end_byte] == event.text
+
+
+@pytest.mark.parametrize(
+    ("lines", "events"),
+    [
+        (["Action: bash", "Action Input: ls -la /home/data"], [(K.COMMAND, "ls -la /home/data")]),
+        (["ACTION: python", "ACTION_INPUT:\nimport os\nprint(os.getcwd())"],
+         [(K.CODE, "import os\nprint(os.getcwd())")]),
+        (["Action: bash", 'Action Input: {"command": "nproc"}'], [(K.COMMAND, "nproc")]),
+        (["Action: List Files", 'Action Input: {"dir_path": "/home"}'],
+         [(K.TOOL_CALL, "List Files"), (K.TOOL_CALL, '{"dir_path": "/home"}')]),
+        (["COMMAND: wget -q https://example.org/a.zip"], [(K.COMMAND, "wget -q https://example.org/a.zip")]),
+        (["[CODE]\nimport json\nprint(json.dumps({}))"], [(K.CODE, "import json\nprint(json.dumps({}))")]),
+        (["INFO [agent.py:42] ACTION shell\nls /private"], [(K.COMMAND, "ls /private")]),
+        (["INFO agent | ACTION: bash\ndf -h"], [(K.COMMAND, "df -h")]),
+    ],
+)
+def test_action_and_input_records(lines, events):
+    log = "".join(f"2025-03-04 09:12:1{i} {line}\n" for i, line in enumerate(["THOUGHT: go", *lines]))
+    reading = parse_log("logs/agent.log", log)
+    assert reading.log_format == "steplog"
+    found = [e for e in reading.events if e.kind in (K.COMMAND, K.CODE, K.TOOL_CALL)]
+    assert [(e.kind, e.text) for e in found] == events
+    assert all(e.actor is Actor.AGENT for e in found)
+    for event in found:
+        assert log[event.span.start_byte:event.span.end_byte] == event.text
+
+
+def test_words_of_program_output_are_no_tags():
+    log = ("2025-03-04 09:12:10 ACTION shell\ncurl -sI https://example.org\n"
+           "2025-03-04 09:12:11 OBSERVATION\nHTTP/1.1 200 OK\n"
+           "2025-03-04 09:12:12 CODE 200 GET /index.html\n")
+    reading = parse_log("logs/agent.log", log)
+    assert [(e.kind, e.text) for e in reading.events] == [
+        (K.COMMAND, "curl -sI https://example.org"),
+        (K.OUTPUT, "HTTP/1.1 200 OK\n2025-03-04 09:12:12 CODE 200 GET /index.html"),
+    ]
+
+
+def test_tagged_records_without_time_stamps():
+    log = (
+        "Task: predict the target.\n"
+        "THOUGHT: look at the files\n"
+        "ACTION: bash\n"
+        "ls -la /home/data\n"
+        "OBSERVATION:\n"
+        "train.csv\n"
+        "Action items for later: none\n"
+        "[ACTION] python\n"
+        "import pandas as pd\n"
+        "OBSERVATION: ok\n"
+        "ACTION: finish\n"
+    )
+    reading = parse_log("logs/transcript.txt", log)
+    assert reading.log_format == "steplog"
+    assert [(e.kind, e.actor, e.text) for e in reading.events] == [
+        (K.MESSAGE, Actor.UNKNOWN, "Task: predict the target."),
+        (K.MESSAGE, Actor.AGENT, "look at the files"),
+        (K.COMMAND, Actor.AGENT, "ls -la /home/data"),
+        (K.OUTPUT, Actor.AGENT, "train.csv\nAction items for later: none"),
+        (K.CODE, Actor.AGENT, "import pandas as pd"),
+        (K.OUTPUT, Actor.AGENT, "ok"),
+        (K.TOOL_CALL, Actor.AGENT, "finish"),
+    ]
+
+
+def test_prose_that_starts_lines_with_action_words_is_no_step_log():
+    text = "Meeting notes\nAction: buy milk\nAction items: none\nThought of the day: rest\n"
+    assert parse_log("notes.txt", text).log_format == "text"
+
+
+def test_research_notes_that_narrate_actions_are_no_step_log():
+    notes = (
+        "Step 7:\n"
+        "[Reasoning]: The script should be run.\n"
+        "[Action]: Execute the script \"train_random_forest.py\".\n"
+        "[Observation]: The validation accuracy is 0.72.\n"
+        "Step 8:\n"
+        "[Action]: List Files\n"
+        'Action Input: {"dir_path": "."}\n'
+        "[Observation]: train.csv\n"
+    )
+    reading = parse_log("env_log/research_log.log", notes)
+    assert reading.log_format == "text"
+    assert not [e for e in reading.events if e.kind in (K.COMMAND, K.CODE)]
+
+
+def test_a_verb_tool_name_before_prose_is_no_command():
+    log = _log("2025-03-04 09:12:11", 'Action: Execute the script "train.py" to see the score.', "")
+    found = [(e.kind, e.text) for e in parse_log("logs/agent.log", log).events if e.kind is not K.MESSAGE]
+    assert found[0] == (K.TOOL_CALL, 'Execute the script "train.py" to see the score.')
