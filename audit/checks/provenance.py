@@ -29,8 +29,10 @@ Outcomes (one per run, most serious first):
     elsewhere, or a copy from a file no logged code wrote; or no writer was found but the logs
     run code the run does not contain (``python x.py``, ``bash x.sh``, ``jupyter nbconvert
     --execute x.ipynb``, ``torchrun x.py``, ``subprocess.run(["python", "x.py"])``, ``python -m
-    pkg`` for a module that is neither the standard library nor a known tool); or the header the
-    logs print differs from the file's;
+    pkg`` for a module that is neither the standard library nor a known tool), directly or
+    through a file of the run they execute (``run.sh`` that runs ``python fit.py``); or a tool
+    call writes to the submission (``write_file /home/submission/submission.csv``) and the log
+    does not show what it wrote; or the header the logs print differs from the file's;
 ``written``
     a run writer was found (the evidence is the write site);
 ``unverifiable``
@@ -341,6 +343,26 @@ def _executed_elsewhere(unit: CodeUnit) -> tuple[list[str], list[str]]:
     return scripts, modules
 
 
+def _run_by_executed_files(file_units: list[CodeUnit], scripts: list[str], modules: list[str]) -> None:
+    """Add to ``scripts`` and ``modules`` what the run's executed files run in turn (``run.sh`` that
+    runs ``python train.py``, a script that calls ``subprocess.run(["python", "gen.py"])``), to
+    any depth; each file is read once."""
+    done: set[int] = set()
+    while True:
+        names = set(scripts)
+        in_modules = {id(unit) for module in set(modules) for unit in _module_sources(module, file_units)}
+        todo = [(number, unit) for number, unit in enumerate(file_units) if number not in done
+                and (PurePosixPath(unit.path).name in names or id(unit) in in_modules)]
+        if not todo:
+            return
+        for number, unit in todo:
+            done.add(number)
+            scripts.extend(scripts_run(unit))
+            more_scripts, more_modules = _executed_elsewhere(unit)
+            scripts.extend(more_scripts)
+            modules.extend(more_modules)
+
+
 def _module_sources(name: str, file_units: list[CodeUnit]) -> list[CodeUnit]:
     """The code files of the run that make up module ``name`` (``pkg.train`` -> ``pkg/train.py``,
     ``pkg/__main__.py``, any file under a ``pkg/`` folder)."""
@@ -627,6 +649,7 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     for event in actions:
         if event.kind is LogEventKind.TOOL_CALL:
             run_scripts.extend(_file_name(m.group(1)) for m in _SCRIPT_NAME.finditer(event.text))
+    _run_by_executed_files(file_units, run_scripts, modules)
     missing = sorted({name for name in run_scripts if name not in available}
                      | {f"{name} (python -m)" for name in modules if not _module_sources(name, file_units)})
     if missing:

@@ -216,3 +216,21 @@ def test_a_hand_placed_file_with_everything_visible_has_no_logged_writer(tmp_pat
     root = _transcript_run(tmp_path / "run", transcript)
     assert _provenance(root).outcome == "unlogged"
     assert "sub-run-submission-unlogged" in _serious(root, ruleset)
+
+
+def test_what_an_executed_file_runs_counts_as_run(tmp_path, ruleset):
+    transcript = "$ bash run.sh\nwrote 4 rows\n"
+    # run.sh passes the submission path to fit.py: a writer (the path given to a script).
+    files = {"code/run.sh": "#!/bin/bash\nset -e\npython fit.py --out /home/submission/submission.csv\n"}
+    assert _provenance(_transcript_run(tmp_path / "argument", transcript, files)).outcome == "written"
+    # run.sh is in the run and runs fit.py, which is not: the writer is not visible.
+    files = {"code/run.sh": "#!/bin/bash\nset -e\npython fit.py\n"}
+    result = _provenance(_transcript_run(tmp_path / "hidden", transcript, files))
+    assert result.outcome == "unconfirmed" and "fit.py" in result.detail
+    # With fit.py in the run but abbreviated, the writer is unknown.
+    files["code/fit.py"] = TRAIN_WHOLE + "# ... the rest as before\n"
+    result = _provenance(_transcript_run(tmp_path / "abbreviated", transcript, files))
+    assert result.outcome == "unverifiable" and "fit.py" in result.detail
+    # With fit.py whole, nothing writes the submission.
+    files["code/fit.py"] = TRAIN_WHOLE
+    assert _provenance(_transcript_run(tmp_path / "whole", transcript, files)).outcome == "unlogged"
