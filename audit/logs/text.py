@@ -10,8 +10,10 @@ What becomes an event:
 - ``<execute_bash>``/``<execute_shell>`` (COMMAND) and ``<execute_ipython>``/``<execute_python>``
   (CODE) tags, as CodeAct-style agents write them;
 - shell prompts ``$ cmd``, ``user@host:dir$ cmd``, ``[user@host dir]$ cmd``, ``(env) $ cmd``,
-  ``bash-5.1$ cmd``, ``~/dir$ cmd``, root prompts ``root@box:/# cmd`` and zsh prompts
-  ``user@host ~ % cmd``; the bare ``# cmd`` and ``% cmd`` forms and ``!cmd`` shell escapes only
+  ``bash-5.1$ cmd``, ``~/dir$ cmd``, root prompts ``root@box:/# cmd``, zsh prompts
+  ``user@host ~ % cmd`` and arrow prompts of zsh themes (``\u276f cmd``, ``\u279c  dir git:(main) cmd``),
+  terminal escapes (colours, window titles) around the prompt allowed as a recorded session
+  keeps them; the bare ``# cmd`` and ``% cmd`` forms and ``!cmd`` shell escapes only
   before a known command word (:data:`PROMPT_WORDS`) or a path, so Markdown headings, Python
   comments, ``% done`` and ``$5.00`` stay text. Backslash continuations, here-documents and the
   continuation prompt ``> `` (an open quote, a trailing ``|``, a here-document typed at an
@@ -81,18 +83,33 @@ _KNOWN_COMMAND = re.compile(_WORD_AHEAD)
 # Prompts are matched at a line start with ``pattern.match(text, pos, line_end)`` (no ``^``: a
 # region may start inside a line, after a log record's prefix). Every repetition is bounded or
 # stops at one character class, so a long line costs linear time.
+#: Terminal escape sequences a recorded session keeps around its prompt (colours, the window
+#: title, bracketed-paste mode); possessive, so runs of them never backtrack.
+_ESC = r"(?:\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07\x1b\n]{0,300}(?:\x07|\x1b\\))"
+_A = _ESC + "*+"
 _ENV = r"(?P<env>\([^()\s]{1,80}\)[ \t]*)?"
 _HOST = (
     r"(?P<host>\[[\w.-]+@[\w.-]+(?:[ \t][^\]\n]{0,200})?\]"  # [user@host dir]$
-    r"|[\w.-]+@[\w.-]+(?::[^\s$#%>]*)?(?:[ \t]+[~/][^\s$#%>]*)?"  # user@host:~/dir$, user@host ~/dir %
+    r"|[\w.-]+@[\w.-]+" + _A + r"(?::" + _A + r"[^\s$#%>\x1b]*+" + _A + r")?"  # user@host:~/dir$
+    r"(?:[ \t]+" + _A + r"[~/][^\s$#%>\x1b]*+" + _A + r")?"  # user@host ~/dir % (zsh)
     r"|(?:ba|z|k|da|fi|tc|c)?sh-\d+(?:\.\d+)*"  # bash-5.1$
-    r"|~[^\s$#%>]*"  # ~/work$
+    r"|~[^\s$#%>\x1b]*+"  # ~/work$
     r")"
 )
 #: ``$ cmd``, ``user@host:~/dir$ cmd``, ``(venv) $ cmd``, ``bash-5.1$ cmd``, ``root@box:/# cmd``,
 #: ``user@host ~ % cmd`` (zsh) and the bare ``# cmd``/``% cmd`` forms (checked against
-#: :data:`PROMPT_WORDS` in :func:`match_prompt`).
-_SHELL_PROMPT = re.compile(r"[ \t]*" + _ENV + r"(?:" + _HOST + r"[ \t]*)?(?P<sign>[$#%])[ \t]+(?=[A-Za-z_./~\"'])")
+#: :data:`PROMPT_WORDS` in :func:`match_prompt`), with terminal escapes around the prompt.
+_SHELL_PROMPT = re.compile(
+    r"(?:[ \t]|" + _ESC + r")*+" + _ENV + _A + r"(?:" + _HOST + _A + r"[ \t]*+)?" + _A
+    + r"(?P<sign>[$#%])" + _A + r"[ \t]+" + _A + r"(?=[A-Za-z_./~\"'])"
+)
+#: Prompts of zsh themes that end in an arrow: ``\u276f cmd`` (pure, starship), ``\u279c  dir git:(main) cmd``
+#: (oh-my-zsh); the arrow itself is the prompt sign.
+_ARROW_PROMPT = re.compile(
+    r"(?:[ \t]|" + _ESC + r")*+(?:\u276f|\u03bb|\u00bb)" + _A + r"[ \t]++" + _A + r"(?=[A-Za-z_./~\"'])"
+    r"|(?:[ \t]|" + _ESC + r")*+\u279c" + _A + r"[ \t]++[^\s\x1b]++" + _A
+    + r"(?:[ \t]++git:\([^)\n]{0,200}\))?(?:[ \t]++\u2717)?" + _A + r"[ \t]++" + _A + r"(?=[A-Za-z_./~\"'])"
+)
 #: ``!cmd``: an IPython or notebook shell escape typed on its own line.
 _BANG = re.compile(r"[ \t]*!(?=" + _WORD_AHEAD + r")")
 #: PowerShell ``PS C:\work> cmd`` (``PS>`` too) and ``cmd.exe`` ``C:\work>cmd``.
@@ -108,7 +125,8 @@ _IPY_CONT = re.compile(r"[ \t]*\.\.\.+:(?: |$)")
 _SHELL_CONT = re.compile(r"[ \t]*>(?: |$)")
 _OPEN_END = re.compile(r"(?:\||&&)[ \t\r]*$")
 #: Lines that may start a prompt; the rest are skipped without trying each form.
-_CANDIDATE = re.compile(r"[ \t]*(?:[$#%!>(\[~]|PS[ \t>]|In[ \t]?\[|[A-Za-z]:\\|[\w.-]+@|(?:ba|z|k|da|fi|tc|c)?sh-\d)")
+_CANDIDATE = re.compile(r"[ \t]*(?:[$#%!>(\[~\x1b\u279c\u276f\u03bb\u00bb]|PS[ \t>]|In[ \t]?\[|[A-Za-z]:\\|"
+                        r"[\w.-]+@|(?:ba|z|k|da|fi|tc|c)?sh-\d)")
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w]*)\2")
 _LOOKS_PYTHON = re.compile(
     r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+"
@@ -358,6 +376,8 @@ def match_prompt(text: str, pos: int, limit: int, *, verbatim: bool = False) -> 
     if shell is not None and (shell.group("sign") == "$" or shell.group("host") or shell.group("env")
                               or _KNOWN_COMMAND.match(text, shell.end(), line_end)):
         block = _shell_block(text, shell.end(), line_end, limit)
+    elif (arrow := _ARROW_PROMPT.match(text, pos, line_end)) is not None:
+        block = _shell_block(text, arrow.end(), line_end, limit)
     elif (bang := _BANG.match(text, pos, line_end)) is not None:
         block = _shell_block(text, bang.end(), line_end, limit)
     elif (ps := _POWERSHELL.match(text, pos, line_end)) is not None or (

@@ -48,6 +48,12 @@ def _typed(text: str, path: str = "logs/session.txt"):
         (">>> import os", K.CODE, "import os"),
         ("In [3]: df = pd.read_csv('train.csv')", K.CODE, "df = pd.read_csv('train.csv')"),
         ("In [12]: !ls /home/data", K.CODE, "!ls /home/data"),
+        ("\x1b[?2004h\x1b]0;agent@box: ~\x07\x1b[01;32magent@box\x1b[00m:\x1b[01;34m~/code\x1b[00m$ ls -la",
+         K.COMMAND, "ls -la"),
+        ("\x1b[01;31mroot@box\x1b[00m:/# cat /etc/shadow", K.COMMAND, "cat /etc/shadow"),
+        ("\u276f kaggle competitions list", K.COMMAND, "kaggle competitions list"),
+        ("\u279c  seedlings git:(main) \u2717 cat /private/x.csv", K.COMMAND, "cat /private/x.csv"),
+        ("\u00bb ls /home", K.COMMAND, "ls /home"),
     ],
 )
 def test_prompt_forms_are_read(line, kind, typed):
@@ -78,6 +84,8 @@ def test_prompt_forms_are_read(line, kind, typed):
         "> quoted reply from the user",
         "C:\\work> ",
         "2025-03-04 12:00:01 loss 0.31",
+        "\x1b[32mepoch 3\x1b[0m loss 0.2",
+        "the total \u00bb is 5",
     ],
 )
 def test_output_lines_that_look_like_prompts_stay_text(line):
@@ -223,7 +231,8 @@ def test_steplog_observations_with_typed_commands():
     "line",
     ["PS " + "a" * 200_000, "a@" * 100_000, "$ " + "'" * 200_000, "bash-" + "5." * 100_000,
      "In [" + "1" * 200_000, "% " + "a" * 200_000, "(" + "x" * 200_000, "[a@b " + "c" * 200_000,
-     "$ cat <<EOF " * 20_000, "PS C:\\> @\"" + " `" * 100_000],
+     "$ cat <<EOF " * 20_000, "PS C:\\> @\"" + " `" * 100_000, "\x1b[0m" * 100_000,
+     "a@b" + "\x1b[0m" * 100_000 + "x", "\u279c " + "a" * 200_000, "a@b:" + "\x1b]" * 100_000],
 )
 def test_prompt_matching_is_linear_on_long_lines(line):
     started = time.perf_counter()
