@@ -273,6 +273,7 @@ def audit_run(
         target_columns=tuple(answers.get("target_columns", ())),
         code_units=expanded.code_units,
         log_events=expanded.log_events,
+        competition_id=run.competition_id,
     )
     files = []
     for artifact in run.artifacts:

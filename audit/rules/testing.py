@@ -191,8 +191,12 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
         from audit.expand import expand_run
         from audit.run import load_run
 
-        expanded = expand_run(load_run(root))
-        units, events = expanded.code_units, expanded.log_events
+        from audit.attribution import attribute_units
+
+        run = load_run(root)
+        expanded = expand_run(run)
+        # Actors as the audit gives them, so that a rule's `actors` is tested as it runs.
+        units, events = attribute_units(expanded.code_units, expanded.log_events, run.layout)
 
     return RunContext(
         root=root,
@@ -203,6 +207,7 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
         target_columns=tuple(spec.get("target_columns") or ()),
         code_units=units,
         log_events=events,
+        competition_id=str(spec["competition_id"]) if spec.get("competition_id") else None,
     )
 
 
