@@ -41,6 +41,7 @@ FIXTURE_FORMATS = {
     "logs/review.json": "json",
     "logs/mlagentbench/toy_run/agent_log/main_log": "mlagentbench",
     "runs_sniffing/aide_journal/history.txt": "llmcalls",
+    "logs/frameworks/langchain_tools.log": "frameworks",
 }
 
 
@@ -94,6 +95,16 @@ def assert_round_trip(log_format: str, text: str, event) -> None:
         else:
             literal, quote = raw, text[span.start_byte - 1]
         assert ast.literal_eval(quote + literal + quote) == event.text
+    elif log_format == "frameworks":
+        if raw == event.text:
+            return
+        assert event.kind in (K.COMMAND, K.CODE, K.TOOL_CALL)
+        if event.kind is K.TOOL_CALL:
+            assert event.text.endswith(f"({raw.strip()})")
+        elif len(raw) == len(event.text):  # drawn code: indent and borders moved to the line ends
+            assert raw.count("\n") == event.text.count("\n")
+        else:  # decoded from the call's argument, a JSON or Python literal
+            assert json.dumps(event.text)[1:-1] in raw or repr(event.text)[1:-1] in raw
     else:  # pragma: no cover - a new adapter must say how its spans round-trip
         raise AssertionError(f"no round-trip rule for {log_format}")
 
