@@ -60,7 +60,7 @@ from audit.logs import parse_log
 from audit.logs import text as plain_text
 from audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
-from audit.logs.keys import call_actions, call_expressions, is_generic_tool
+from audit.logs.keys import call_actions, call_expressions, classify_text, is_generic_tool
 from audit.logs.inspect_eval import read_eval_archive
 from audit.model import Skipped, Span
 from audit.notebooks import (
@@ -348,6 +348,63 @@ def _chunks(text: str, limit: int) -> list[tuple[int, int]]:
     return pieces
 
 
+#: A line that heads printed code: ``----- node c77e code -----``, ``--- code ---``, ``code:``,
+#: ``Executing code:``, ``[node 3] code``, ``### Code``, ``Generated python script for step 2:``.
+_CODE_HEADER = re.compile(
+    r"^[ \t]*(?:[-=#*~<>|]{1,}[ \t]*)?(?:\[[^\]\n]{0,40}\][ \t]*)?"
+    r"(?:(?:node|step|draft|iteration|attempt|turn)[ \t#:]*[\w.-]{0,20}[ \t]*[:|-]?[ \t]*)?"
+    r"(?:(?:executing|running|generated|final|new|updated|proposed|submitted|best|the|agent|node|solution)[ \t]+){0,3}"
+    r"(?:python[ \t]+|py[ \t]+)?(?:code|script|program|source)"
+    r"(?:[ \t]+(?:for|of|in|from)[ \t]+(?:node|step|draft|iteration)[ \t#]*[\w.-]{1,20})?"
+    r"[ \t]*(?:[:\-=#*~<>|\]]+[ \t]*)*$", re.IGNORECASE | re.MULTILINE)
+#: A line that ends printed code: another header, a rule line, a timestamped or levelled log record.
+_SECTION_END = re.compile(
+    r"^[ \t]*(?:-{3,}|={3,}|\*{3,}|~{3,}|#{3,}[ \t]|```)"
+    r"|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d"
+    r"|^[ \t]*(?:\[[^\]\n]{0,40}\][ \t]*)?(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
+    r"|^[ \t]*(?:\[[^\]\n]{0,40}\][ \t]*)?(?:[\w-]+[ \t]+){0,3}(?:output|result|results|stdout|stderr|observation"
+    r"|feedback|plan|analysis|metric|response|error|execution|traceback)[ \t]*(?:[:\-=#*~<>|\]]+[ \t]*)*$",
+    re.IGNORECASE | re.MULTILINE)
+#: Lines of one printed code section read at most.
+MAX_SECTION_LINES = 5_000
+
+
+def _code_sections(text: str) -> list[tuple[int, int]]:
+    """``[start, end)`` of code a scaffold printed under a header naming code, until the next header.
+
+    A section is kept only when its text reads as code or a command
+    (:func:`audit.logs.keys.classify_text`); prose under a ``Code:`` heading is not code.
+
+    Examples
+    --------
+    >>> text = "[node 3] code\\nimport os\\nprint(os.listdir('/'))\\n[node 3] output\\n['bin']\\n"
+    >>> [text[a:b] for a, b in _code_sections(text)]
+    ["import os\\nprint(os.listdir('/'))"]
+    """
+    if not re.search(r"code|script|program|source", text, re.IGNORECASE):
+        return []
+    sections: list[tuple[int, int]] = []
+    for header in _CODE_HEADER.finditer(text):
+        start = header.end() + 1
+        if start >= len(text) or (sections and header.start() < sections[-1][1]):
+            continue
+        end = _SECTION_END.search(text, start)
+        stop = end.start() if end is not None else len(text)
+        limit = start
+        for _ in range(MAX_SECTION_LINES):
+            limit = text.find("\n", limit + 1)
+            if limit == -1 or limit >= stop:
+                break
+        else:
+            stop = limit
+        body_end = len(text[:stop].rstrip())
+        if body_end <= start:
+            continue
+        if classify_text(text[start:body_end]) is not None:
+            sections.append((start, body_end))
+    return sections
+
+
 def _found_in_text(text: str) -> list[LogEvent]:
     """Code, commands and tool calls a log printed into outputs holds (spans into ``text``).
 
@@ -371,6 +428,16 @@ def _found_in_text(text: str) -> list[LogEvent]:
         if not is_generic_tool(name):
             found.append(LogEvent(index=0, kind=LogEventKind.TOOL_CALL, text=text[start:end],
                                   span=spans.span(start, end)))
+    # Code printed under a header that names it (``----- node 3 code -----``, ``Executing code:``).
+    covered = [(e.span.start_byte, e.span.end_byte) for e in found if e.kind in (LogEventKind.CODE,
+                                                                                 LogEventKind.COMMAND)]
+    for start, end in _code_sections(text):
+        if any(a <= start < b or start <= a < end for a, b in covered):
+            continue
+        hit = classify_text(text[start:end])
+        if hit is not None:
+            found.append(LogEvent(index=0, kind=hit.kind, text=text[start:end], span=spans.span(start, end),
+                                  language=hit.language))
     return found
 
 
@@ -473,13 +540,6 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
     if remark is not None:
         notes.append(Skipped(path=path, reason=remark))
     units: list[CodeUnit] = []
-    driver = DriverReading(driver=False, reason="not a Python notebook")
-    if notebook.language not in LANGUAGES:
-        skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
-    else:
-        driver = read_driver(path, cell_sources(notebook))
-        if notebook.cells:
-            units = _notebook_code_units(path, notebook, driver)
     unread: list[str] = []
     events: list[LogEvent] = []
     outputs_seen = text_parts = binary = 0
@@ -488,7 +548,19 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
     except Exception as exc:  # noqa: BLE001 - the code was read; the outputs are a gap, not a failure
         logger.warning("%s: notebook outputs not read", path, exc_info=True)
         unread.append(f"notebook outputs not read: {type(exc).__name__}: {exc}"[:300])
+        outputs = None
+    driver = DriverReading(driver=False, reason="not a Python notebook")
+    if notebook.language not in LANGUAGES:
+        skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
     else:
+        printed: dict[int, str] = {}
+        for output in outputs.outputs if outputs is not None else ():
+            if output.output_index >= 0:  # a code cell's output (markdown and raw cells have none)
+                printed[output.cell_index] = printed.get(output.cell_index, "") + output.text + "\n"
+        driver = read_driver(path, cell_sources(notebook), printed)
+        if notebook.cells:
+            units = _notebook_code_units(path, notebook, driver)
+    if outputs is not None:
         outputs_seen, text_parts, binary = outputs.output_count, len(outputs.outputs), len(outputs.binary)
         unread.extend(outputs.unread)
         if outputs.binary:
