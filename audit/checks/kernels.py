@@ -32,8 +32,9 @@ from audit.units import LogEventKind
 __all__ = ["public_notebook_refs", "find_refs"]
 
 #: A run of path-like segments joined by slashes (URLs included); pairs of adjacent segments
-#: are the candidate references. Each segment is scanned once.
-_PATHISH = re.compile(r"[A-Za-z0-9][\w.-]{0,199}(?:/[A-Za-z0-9][\w.-]{0,199})+")
+#: are the candidate references. A run starts only where no name character precedes it, so a
+#: long run of name characters without a slash is tried once, not at each of its positions.
+_PATHISH = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]{0,199}(?:/[A-Za-z0-9][\w.-]{0,199})+")
 #: Texts longer than this are scanned only up to it (a reference is short; logs are not).
 MAX_SCAN_CHARS = 5_000_000
 #: At most this many distinct references are reported per run.
