@@ -173,7 +173,7 @@ class Artifact:
         OSError
             If the file cannot be read, or is larger than the caps (see :meth:`read_bytes`).
         """
-        return decode_text(self.read_bytes())[0]
+        return decode_text(self.read_bytes(), code=self.kind is ArtifactKind.CODE)[0]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -489,16 +489,19 @@ def printable_share(text: str) -> float:
 
 def _utf16_without_bom(data: bytes) -> str | None:
     """``"utf-16-le"``/``"utf-16-be"`` when ``data`` looks like UTF-16 text without a byte-order
-    mark (NUL in every other byte, as ASCII-range text gives), else ``None``."""
-    sample = data[:4096]
-    if len(sample) < 8:
+    mark (NUL in every other byte, as ASCII-range text gives), else ``None``.
+
+    The whole of ``data`` is looked at, and its first two bytes must fit the pattern too: a file
+    that starts as ASCII (a shebang, a comment) is read by its interpreter as bytes, whatever
+    NUL-padded bytes follow."""
+    if len(data) < 8:
         return None
-    sample = sample[: len(sample) // 2 * 2]
+    sample = data[: len(data) // 2 * 2]
     even, odd = sample[0::2], sample[1::2]
     half = len(sample) // 2
-    if odd.count(0) >= 0.9 * half and even.count(0) <= 0.1 * half:
+    if odd.count(0) >= 0.9 * half and even.count(0) <= 0.1 * half and data[0] != 0 and data[1] == 0:
         return "utf-16-le"
-    if even.count(0) >= 0.9 * half and odd.count(0) <= 0.1 * half:
+    if even.count(0) >= 0.9 * half and odd.count(0) <= 0.1 * half and data[0] == 0 and data[1] != 0:
         return "utf-16-be"
     return None
 
@@ -579,13 +582,16 @@ def _detect_encoding(data: bytes) -> str | None:
     return min(found, key=rank)[2] if found else None
 
 
-def decode_text(data: bytes) -> tuple[str, str | None]:
+def decode_text(data: bytes, *, code: bool = False) -> tuple[str, str | None]:
     """Decode a run file's bytes, in whatever text encoding they are, saying how.
 
     Parameters
     ----------
     data : bytes
         The file's bytes (untrusted).
+    code : bool
+        The file is code: it is decoded as its interpreter reads it, never as UTF-16 or UTF-32
+        without a byte-order mark (NUL bytes then stay, and make it binary content).
 
     Returns
     -------
@@ -614,7 +620,7 @@ def decode_text(data: bytes) -> tuple[str, str | None]:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     # ASCII-range UTF-16 is valid UTF-8 too (NUL is a character): its pattern is looked for first.
-    wide = _utf16_without_bom(data) if b"\x00" in data[:4096] else None
+    wide = None if code or b"\x00" not in data else _utf16_without_bom(data)
     if wide is not None:
         text = data.decode(wide, errors="replace")
         if printable_share(text) >= MIN_PRINTABLE_SHARE:
@@ -759,6 +765,54 @@ _PYTHON_STATEMENTS = frozenset(
 )
 
 
+#: Data formats by their leading bytes: ``(magic, name)``. A file under a folder the agent writes
+#: is taken as data, unread, only when it is one of these (or an archive, which is a gap).
+_DATA_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"\x93NUMPY", "npy"),
+    (b"PAR1", "parquet"), (b"\x89HDF\r\n\x1a\n", "HDF5"),
+)  # fmt: skip
+_PICKLE = re.compile(rb"\x80[\x02-\x05]")
+#: The folders a run layout gives the agent to write in.
+_AGENT_FOLDERS = frozenset({"code", "working", "workspace", "submission"})
+_UNKNOWN_BINARY = "neither text nor a known data format, in a folder the agent writes (by content); not read"
+#: A PEP 263 coding cookie, on one of a file's first two lines.
+_CODING_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _data_format(head: bytes) -> str | None:
+    """The data format ``head`` starts with (:data:`_DATA_MAGIC`, a pickle protocol header)."""
+    for magic, name in _DATA_MAGIC:
+        if head.startswith(magic):
+            return name
+    return "pickle" if _PICKLE.match(head) else None
+
+
+def _in_agent_folder(path: str) -> bool:
+    """Whether ``path`` lies under a folder the agent writes (:data:`_AGENT_FOLDERS`)."""
+    return any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1])
+
+
+def _script_by_header(head: bytes) -> tuple[ArtifactKind, str | None, str] | None:
+    """``CODE`` when ``head`` starts with a shell or Python shebang, or declares a Python source
+    encoding in its first two lines (PEP 263), looked at as bytes, before any test for binary
+    content; else ``None``."""
+    lines = head.split(b"\n", 2)[:2]
+    if head.startswith(b"#!"):
+        shebang = _SHEBANG.match(lines[0].decode("latin-1").strip())
+        if shebang is not None:
+            program = shebang.group(1).lower()
+            if program.startswith("python"):
+                return ArtifactKind.CODE, "python", "read as python by content (python shebang)"
+            if program in _SHELLS:
+                return ArtifactKind.CODE, "bash", f"read as bash by content ({program} shebang)"
+    for line in lines:
+        if _CODING_COOKIE.match(line):
+            return ArtifactKind.CODE, "python", "read as python by content (coding declaration)"
+        if line.strip() and not line.lstrip().startswith(b"#"):
+            break
+    return None
+
+
 def _archive_format(head: bytes) -> str | None:
     for offset, magic, name in _ARCHIVE_MAGIC:
         if head[offset : offset + len(magic)] == magic:
@@ -823,7 +877,17 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
     archive = _archive_format(head)
     if archive is not None:
         return ArtifactKind.OTHER, None, f"{archive} archive (by content), not read: it may hold code or logs"
-    if not head.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" in head and _utf16_without_bom(head) is None:
+    # A shebang or a coding cookie makes the file a script whatever follows: it is read as code,
+    # so that NUL bytes or control characters in it are a gap when it is expanded, never "data".
+    script = _script_by_header(head)
+    if script is not None:
+        return script
+    # Under a folder the agent writes, binary content is data only in a known data format.
+    data_format = _data_format(head)
+    agents = _in_agent_folder(path) and data_format is None
+    if not head.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" in head and _utf16_without_bom(data) is None:
+        if agents:
+            return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (NUL bytes)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: NUL bytes)"
     if len(data) > len(head):
         # Decode whole lines only, so a character cut at the sample's end is not counted as junk.
@@ -831,8 +895,12 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
         head = head[: line_end + 1] if line_end > 0 else head
     sample, _ = decode_text(head)
     if len(sample) >= 64 and sample.count("\ufffd") > BINARY_INVALID_SHARE * len(sample):
+        if agents:
+            return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (not text in any encoding)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: not text in any encoding)"
     if printable_share(sample) < MIN_PRINTABLE_SHARE:
+        if agents:
+            return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (control characters)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: control characters)"
     stripped = sample.lstrip()
     backup = _BACKUP_NAME.search(PurePosixPath(path).name)

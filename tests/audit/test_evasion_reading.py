@@ -1,0 +1,68 @@
+"""Files crafted to be skipped or misread must be read, or reported as a gap."""
+
+from __future__ import annotations
+
+import time
+
+from audit.expand import expand_run
+from audit.run import ArtifactKind, classify_content, decode_text, load_run
+
+
+def _run(tmp_path, files: dict[str, bytes]):
+    (tmp_path / "submission").mkdir(exist_ok=True)
+    (tmp_path / "submission" / "submission.csv").write_text("id,y\n1,0\n")
+    for name, data in files.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+    return load_run(tmp_path)
+
+
+def _gaps(tmp_path, files: dict[str, bytes]) -> dict[str, str]:
+    run = _run(tmp_path, files)
+    units = expand_run(run)
+    return {s.path: s.reason for s in (*run.skipped, *units.skipped)}
+
+
+def test_shebang_script_with_nul_bytes_is_a_gap(tmp_path):
+    data = b"#!/bin/bash\nkaggle competitions download -c x\n" + b"\x00\x00\n"
+    assert classify_content("code/run", data)[:2] == (ArtifactKind.CODE, "bash")
+    assert "code/run" in _gaps(tmp_path, {"code/run": data})
+
+
+def test_python_with_control_characters_in_agent_folder_is_a_gap(tmp_path):
+    data = b"import os\nprint(os.listdir('.'))\n#" + b"\x01" * 40 + b"\n"
+    kind = classify_content("code/solve", data)[0]
+    assert kind is not ArtifactKind.DATA
+    assert "code/solve" in _gaps(tmp_path, {"code/solve": data})
+
+
+def test_unknown_binary_in_agent_folder_is_a_gap_but_png_is_data():
+    assert classify_content("working/blob", b"\x00\x01\x02" * 50)[0] is ArtifactKind.OTHER
+    assert classify_content("working/img", b"\x89PNG\r\n\x1a\n\x00\x00")[0] is ArtifactKind.DATA
+    assert classify_content("working/arr", b"\x93NUMPY\x01\x00" + b"\x00" * 20)[0] is ArtifactKind.DATA
+    assert classify_content("working/obj", b"\x80\x04\x95" + b"\x00" * 20)[0] is ArtifactKind.DATA
+
+
+def test_coding_cookie_makes_extensionless_file_python():
+    body = "# -*- coding: utf-7 -*-\nimport os\nos.system('curl x')\n"
+    data = body.encode("utf-7")
+    assert classify_content("code/solve", data)[:2] == (ArtifactKind.CODE, "python")
+
+
+def test_utf16_pattern_after_ascii_start_is_not_decoded_as_utf16(tmp_path):
+    data = b"#!/bin/bash\n# setup\n#" + b"A\x00" * 2100 + b"\nkaggle competitions download -c x\n"
+    text, note = decode_text(data)
+    assert "kaggle competitions download" in text and note is None or "UTF-16" not in (note or "")
+    assert "code/run.sh" in _gaps(tmp_path, {"code/run.sh": data})
+
+
+def test_code_is_never_decoded_as_bomless_utf16():
+    data = "import os\n".encode("utf-16-le") * 10
+    assert "UTF-16" in (decode_text(data)[1] or "")
+    assert "\x00" in decode_text(data, code=True)[0]
+
+
+def test_utf16_decision_uses_the_whole_file():
+    data = "hello world\n".encode("utf-16-le") * 400 + b"echo pwned\n" * 400
+    assert "UTF-16" not in (decode_text(data)[1] or "")
