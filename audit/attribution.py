@@ -9,9 +9,10 @@ that applies):
 ==================================  ===========================================================
 unit or event                       actor
 ==================================  ===========================================================
-event of MLE-bench's host           ``scaffold``: its container lines are the agent process's
-``run.log`` (run root)              stdout: the start script, the scaffold's progress and its
-                                    own LLM traffic (MLE-bench run-directory layout)
+output or message of MLE-bench's    ``scaffold``: its container lines are the agent process's
+host ``run.log`` (run root)         stdout: the start script, the scaffold's progress and its
+                                    own LLM traffic (MLE-bench run-directory layout); commands
+                                    and code typed there stay ``unknown`` (judged)
 code unit cut from a log event      the event's actor (a command the scaffold logged is the
                                     command the agent ran)
 command, code, tool call, output    ``agent``: what the agent ran through its tools and what
@@ -39,6 +40,8 @@ __all__ = ["attribute_event", "attribute_units"]
 
 #: Event kinds the agent produces through its tools (or its tools print).
 _AGENT_KINDS = frozenset({LogEventKind.COMMAND, LogEventKind.CODE, LogEventKind.TOOL_CALL, LogEventKind.OUTPUT})
+#: Event kinds that are printed text, not something run.
+_PRINTED_KINDS = frozenset({LogEventKind.OUTPUT, LogEventKind.MESSAGE})
 
 
 def attribute_event(event: LogEvent, layout: str) -> LogEvent:
@@ -58,8 +61,12 @@ def attribute_event(event: LogEvent, layout: str) -> LogEvent:
     """
     if event.actor is not Actor.UNKNOWN:
         return event
-    if layout == "mlebench" and event.span.path == RunLayout.RUN_LOG:
+    if layout == "mlebench" and event.span.path == RunLayout.RUN_LOG and event.kind in _PRINTED_KINDS:
+        # The container's printed lines: the scaffold's progress and its own LLM traffic.
+        # A command or code typed in the container stays unknown, so every rule judges it.
         return replace(event, actor=Actor.SCAFFOLD)
+    if layout == "mlebench" and event.span.path == RunLayout.RUN_LOG:
+        return event
     if event.kind in _AGENT_KINDS:
         return replace(event, actor=Actor.AGENT)
     return event

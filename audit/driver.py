@@ -19,19 +19,23 @@ The heuristic, applied to the code cells' source with comment lines left out:
 2. **Driver.** A notebook is a driver when a strong marker matches, or a weak run call does
    and a cell at or before it holds operator setup (:data:`SETUP_SIGNALS`: cloning a
    repository, ``pip install -e``/``git+``, setting an LLM provider's API key, reading
-   Kaggle/Colab secrets, installing or preparing MLE-bench). A notebook under a folder the run
-   layout gives to the agent (:data:`AGENT_FOLDERS`: ``code/``, ``submission/``, ``working/``,
-   ``workspace/``) is never a driver: an agent could otherwise dress its own notebook up as a
-   harness to have its code judged as the operator's.
+   Kaggle/Colab secrets, installing or preparing MLE-bench). Only a notebook at the run root
+   (or given alone) can be a driver: one in any folder of the run (``code/``, ``logs/``,
+   ``notebooks/`` ...) is something the agent could have written, and an agent could otherwise
+   dress its own notebook up as a harness to have its code judged as the operator's. The
+   layouts in which the agent writes the run folder itself (MLE-bench, AIDE, MLAgentBench,
+   AutoKaggle) never have a driver (:mod:`audit.expand` asks only for the ``file`` and
+   ``folder`` layouts). Only the first :data:`MAX_SCANNED_CELL_CHARS` characters of a cell
+   are scanned.
 3. **Cells.** The *run* cells are those with a run call (a command line, a constructor or a
-   ``.run(`` on one, not a bare import); when none is found, the last cell with a marker.
-   Cells before the first run cell are ``setup``; after it, each cell is, first match wins:
-   ``run`` (another run call); ``post`` when it grades (``mlebench grade-sample``, a helper
+   ``.run(`` on one, not a bare import); a notebook that names a framework but never launches
+   it is not a driver. Cells before the first run cell are ``setup``; after it, each cell is,
+   first match wins: ``run`` (another run call); ``rerun`` (it runs or holds solution code:
+   ``.fit(``, ``.predict(``, ``exec(``, ``%run``, a ``.py`` script; :data:`RERUN_SIGNALS`),
+   even next to grading words; ``post`` when it grades (``mlebench grade-sample``, a helper
    that locates the answers to score the submission; :data:`GRADE_SIGNALS`); ``stream`` (it
    keeps showing the run: ``tail -f``, ``cat`` of a log, waiting on the run's process, reading
-   the journal; :data:`STREAM_SIGNALS`); ``rerun`` (it runs or holds solution code: ``.fit(``,
-   ``.predict(``, ``exec(``, ``%run``, a ``.py`` script; :data:`RERUN_SIGNALS`); else ``post``
-   (copying, listing and inspecting results).
+   the journal; :data:`STREAM_SIGNALS`); else ``rerun``: nothing says the operator wrote it.
 4. **Actors.** Code of ``setup``, ``run``, ``stream`` and ``post`` cells is the OPERATOR's;
    ``rerun`` code is UNKNOWN (pasted or replayed agent code, so rules judge it). Outputs of
    ``run`` and ``stream`` cells are the SCAFFOLD's, and code or commands found in them are the
@@ -101,7 +105,7 @@ _COMMAND_START = r"(?:^[ \t]*!?[ \t]*|[;&|][ \t]*|[\"'])"
 #: IPython's ``!``/``%`` and inside ``subprocess`` argument lists written as one string.
 VOCABULARY: tuple[Marker, ...] = (
     # AIDE (aideml): the Python API and the `aide` console script / module.
-    Marker(framework="aide", pattern=r"^\s*(?:from\s+aide(?:\.\w+)*\s+import\b|import\s+aide\b)", strong=True,
+    Marker(framework="aide", pattern=r"^[ \t]*(?:from\s+aide(?:\.\w+)*\s+import\b|import\s+aide\b)", strong=True,
            runs=False, what="import of the aide package"),
     Marker(framework="aide", pattern=r"\baide\s*\.\s*Experiment\s*\(", strong=True, runs=True,
            what="aide.Experiment(...)"),
@@ -111,7 +115,7 @@ VOCABULARY: tuple[Marker, ...] = (
     Marker(framework="aide", pattern=r"[\"']aide[\"']\s*,\s*[\"'][\w.]+=", strong=True, runs=True,
            what="aide run through a subprocess argument list"),
     # OpenHands / OpenDevin.
-    Marker(framework="openhands", pattern=r"^\s*(?:from\s+(?:openhands|opendevin)(?:\.\w+)*\s+import\b|"
+    Marker(framework="openhands", pattern=r"^[ \t]*(?:from\s+(?:openhands|opendevin)(?:\.\w+)*\s+import\b|"
            r"import\s+(?:openhands|opendevin)\b)", strong=True, runs=False, what="import of openhands"),
     Marker(framework="openhands", pattern=r"\brun_controller\s*\(", strong=True, runs=True,
            what="openhands run_controller(...)"),
@@ -119,27 +123,27 @@ VOCABULARY: tuple[Marker, ...] = (
            r"\b(?:openhands|opendevin)/core/main\.py\b|all-hands-ai/openhands", strong=True, runs=True,
            what="the openhands main module or docker image"),
     # MLAgentBench.
-    Marker(framework="mlagentbench", pattern=r"^\s*(?:from\s+MLAgentBench(?:\.\w+)*\s+import\b|"
+    Marker(framework="mlagentbench", pattern=r"^[ \t]*(?:from\s+MLAgentBench(?:\.\w+)*\s+import\b|"
            r"import\s+MLAgentBench\b)", strong=True, runs=False, what="import of MLAgentBench"),
     Marker(framework="mlagentbench", pattern=r"-m\s+MLAgentBench\.runner\b|\bMLAgentBench/runner\.py\b",
            strong=True, runs=True, what="python -u -m MLAgentBench.runner"),
     # Inspect (UK AISI).
     Marker(framework="inspect", pattern=_COMMAND_START + r"inspect\s+eval(?:-set|-retry)?\b|"
            r"[\"']inspect[\"']\s*,\s*[\"']eval", strong=True, runs=True, what="the inspect eval command line"),
-    Marker(framework="inspect", pattern=r"^\s*(?:from\s+inspect_ai(?:\.\w+)*\s+import\b|import\s+inspect_ai\b)",
+    Marker(framework="inspect", pattern=r"^[ \t]*(?:from\s+inspect_ai(?:\.\w+)*\s+import\b|import\s+inspect_ai\b)",
            strong=True, runs=False, what="import of inspect_ai"),
     Marker(framework="inspect", pattern=r"\binspect_ai\s*\.\s*eval(?:_set|_async|_retry)?\s*\(", strong=True,
            runs=True, what="inspect_ai.eval(...)"),
     # MLE-bench's agent runner and other scaffolds' entry points.
-    Marker(framework="mle-bench", pattern=r"(?:python3?\s+(?:-u\s+)?|bash\s+|sh\s+|source\s+|\./|[\"'])\S*?"
+    Marker(framework="mle-bench", pattern=r"(?:python3?\s+(?:-u\s+)?|bash\s+|sh\s+|source\s+|\./|[\"'])\S{0,200}?"
            r"\brun_agent\.(?:py|sh)\b", strong=True, runs=True,
            what="MLE-bench's run_agent.py / a run_agent.sh launcher"),
     Marker(framework="mle-bench", pattern=r"--agent[-_]id\b", strong=True, runs=True,
            what="an --agent-id option (MLE-bench's agent registry)"),
-    Marker(framework="autokaggle", pattern=r"^\s*(?:from\s+multi_agents(?:\.\w+)*\s+import\b)|"
+    Marker(framework="autokaggle", pattern=r"^[ \t]*(?:from\s+multi_agents(?:\.\w+)*\s+import\b)|"
            r"\bAutoKaggle\b.*\bframework\.py\b|(?:python3?\s+)\S*framework\.py\b.*--competition",
            strong=True, runs=True, what="AutoKaggle's framework"),
-    Marker(framework="generic", pattern=r"^\s*(?:from\s+(?:smolagents|autogen|crewai|langgraph)(?:\.\w+)*\s+import\b"
+    Marker(framework="generic", pattern=r"^[ \t]*(?:from\s+(?:smolagents|autogen|crewai|langgraph)(?:\.\w+)*\s+import\b"
            r"|import\s+(?:smolagents|autogen|crewai)\b)", strong=True, runs=False,
            what="import of a general agent framework (smolagents, autogen, crewai, langgraph)"),
     # Generic words: a weak marker needs operator setup at or before its cell.
@@ -149,9 +153,9 @@ VOCABULARY: tuple[Marker, ...] = (
            strong=False, runs=True, what="Agent(...).run(...)"),
     Marker(framework="generic", pattern=r"(?<![\w.])run_agent\s*\(", strong=False, runs=True, what="run_agent(...)"),
     Marker(framework="generic", pattern=r"\bsubprocess\s*\.\s*(?:run|Popen|call|check_call|check_output)\s*\("
-           r"[^)]*?[\"'][^\"']*\brun\w*\.(?:py|sh)\b", strong=False, runs=True,
+           r"[^)\n]{0,500}?[\"'][^\"'\n]{0,300}\brun\w*\.(?:py|sh)\b", strong=False, runs=True,
            what="a subprocess running a run*.py / run*.sh launcher"),
-    Marker(framework="generic", pattern=r"^\s*!\s*(?:python3?|bash|sh)\s+(?:-u\s+)?\S*\brun\w*\.(?:py|sh)\b",
+    Marker(framework="generic", pattern=r"^[ \t]*!\s*(?:python3?|bash|sh)\s+(?:-u\s+)?\S*\brun\w*\.(?:py|sh)\b",
            strong=False, runs=True, what="!python run.py / !bash run.sh"),
 )
 
@@ -180,7 +184,7 @@ STREAM_SIGNALS: tuple[tuple[str, str], ...] = (
     ("tail -f", r"\btail\s+-[fF]\b|\btail\s+--follow\b"),
     ("waiting on the run's process",
      r"\.\s*(?:wait|communicate|poll)\s*\(|\bfor\s+\w+\s+in\s+(?:iter\(|\w+\.stdout\b)"),
-    ("a log file read", r"open\s*\([^)\n]*(?:\.log|log/|logs/|journal)[^)\n]*\)"),
+    ("a log file read", r"open\s*\([^)\n]{0,300}(?:\.log|log/|logs/|journal)[^)\n]{0,300}\)"),
     ("the journal", r"\bjournal\b"),
 )
 
@@ -189,16 +193,19 @@ RERUN_SIGNALS: tuple[tuple[str, str], ...] = (
     ("model fitting", r"\.\s*fit(?:_transform)?\s*\("),
     ("prediction", r"\.\s*predict(?:_proba)?\s*\("),
     ("exec of code", r"\bexec\s*\("),
-    ("%run / runpy", r"^\s*%run\b|\brunpy\s*\."),
+    ("%run / runpy", r"^[ \t]*%run\b|\brunpy\s*\."),
     ("a python script run", r"(?:^|[\s!;&|])python3?\s+(?!-m\b|-c\b)\S+\.py\b"),
 )
+
+#: Characters of a code cell scanned for framework markers, setup and role signals.
+MAX_SCANNED_CELL_CHARS = 20_000
 
 #: First path components of folders the run layout gives to the agent (never drivers).
 AGENT_FOLDERS = frozenset({"code", "submission", "working", "workspace", "workspaces"})
 
 _COMMENT_LINE = re.compile(r"^[ \t]*#(?![!]).*$", re.MULTILINE)
 _CONSTRUCTED = re.compile(
-    r"^\s*(\w+)\s*=\s*(?:aide\s*\.\s*)?(?:Experiment|\w*Agent|\w*Runner|\w*Controller|Crew)\s*\(", re.MULTILINE
+    r"^[ \t]*(\w+)\s*=\s*(?:aide\s*\.\s*)?(?:Experiment|\w*Agent|\w*Runner|\w*Controller|Crew)\s*\(", re.MULTILINE
 )
 _COMPILED = tuple((marker, re.compile(marker.pattern, re.MULTILINE)) for marker in VOCABULARY)
 # Words every marker of the vocabulary contains (a cell without any cannot match one).
@@ -208,7 +215,7 @@ _PREFILTER = re.compile(r"aide|openhands|opendevin|MLAgentBench|inspect|agent|Ag
 _RUN_NAMES = frozenset({"eval", "eval_set", "eval_async", "eval_retry", "run", "main", "run_controller", "run_agent",
                         "run_experiment", "Experiment", "solve"})
 _FRAMEWORK_IMPORT = re.compile(
-    r"^\s*from\s+(?:aide|openhands|opendevin|MLAgentBench|inspect_ai|smolagents|autogen|crewai|langgraph|multi_agents)"
+    r"^[ \t]*from\s+(?:aide|openhands|opendevin|MLAgentBench|inspect_ai|smolagents|autogen|crewai|langgraph|multi_agents)"
     r"(?:\.\w+)*\s+import\s+\(?([\w \t,\n]+)", re.MULTILINE)
 
 
@@ -341,7 +348,7 @@ _CALL = re.compile(r"(?<![\w.])[A-Za-z_][\w.]*\s*\(|^[ \t]*!|\bsubprocess\b|\bos
 #: Lines of a printed agent log: numbered steps, shell prompts, tool calls, code fences, LLM calls.
 _AGENT_LOG_LINES = re.compile(
     r"^.{0,80}?\b(?:step|iteration|turn|node)\s*[#:]?\s*\d+\b|^.{0,80}?(?:\$|>>>)\s+\S|\btool[_ ]?calls?\b|"
-    r"^\s*```|\b(?:ACTION|OBSERVATION|Action Input|Observation)\b|/v1/(?:chat/completions|messages|responses)\b",
+    r"^[ \t]*```|\b(?:ACTION|OBSERVATION|Action Input|Observation)\b|/v1/(?:chat/completions|messages|responses)\b",
     re.MULTILINE | re.IGNORECASE)
 #: Agent-log lines an output needs to read as the printed log of an agent run.
 AGENT_LOG_MIN_LINES = 4
@@ -385,7 +392,7 @@ def _uses_installed(source: str, names: Mapping[str, int], index: int) -> str | 
         if at > index:
             continue
         spelled = re.escape(name).replace("_", "[-_]")
-        pattern = (r"^\s*(?:from\s+" + spelled + r"(?:\.\w+)*\s+import\b|import\s+" + spelled + r"\b)"
+        pattern = (r"^[ \t]*(?:from\s+" + spelled + r"(?:\.\w+)*\s+import\b|import\s+" + spelled + r"\b)"
                    r"|\bpython3?\s+(?:-u\s+)?(?:-m\s+" + spelled + r"\b|(?:\./)?(?:\S*/)?" + spelled + r"/\S+\.py\b)"
                    r"|\bcd\s+(?:\S*/)?" + spelled + r"\b[^\n]*(?:&&|;)\s*(?:python3?|bash|sh|\./)")
         if re.search(pattern, source, re.MULTILINE | re.IGNORECASE):
@@ -463,6 +470,12 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]], outputs: Mapping[in
     >>> read_driver("code/driver.ipynb", cells).driver
     False
     """
+    if "/" in path.strip("/"):
+        # Harness notebooks are the run itself or sit at its root; a notebook in any folder of
+        # the run is something the agent could have written, and is judged as the agent's.
+        return DriverReading(driver=False, reason="not at the run root: read as the agent's notebook")
+    # A launch is a short cell; scanning only a cell's head keeps hostile cells linear.
+    cells = [(index, source[:MAX_SCANNED_CELL_CHARS]) for index, source in cells]
     markers: list[tuple[int, Marker]] = []
     for index, source in cells:
         if not _PREFILTER.search(source):
@@ -508,7 +521,9 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]], outputs: Mapping[in
         first_marker = counted[0][0]
         run_cells.update(i for i, source in texts if i >= first_marker and object_run.search(source))
     if not run_cells:
-        run_cells = {counted[-1][0]}
+        # A framework imported or named but never launched: nothing tells where the run is.
+        return DriverReading(driver=False, markers=tuple((i, m.what) for i, m in counted),
+                             reason="names an agent framework but never launches it: read as the agent's notebook")
     first_run = min(run_cells)
     roles: dict[int, CellRole] = {}
     for index, source in texts:
@@ -516,14 +531,16 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]], outputs: Mapping[in
             roles[index] = CellRole.SETUP
         elif index in run_cells:
             roles[index] = CellRole.RUN
+        elif _matches(_RERUN, source):
+            # Solution code run again after the agent (even next to grading words) is judged.
+            roles[index] = CellRole.RERUN
         elif _matches(_GRADE, source):
             roles[index] = CellRole.POST
         elif _matches(_STREAM, source):
             roles[index] = CellRole.STREAM
-        elif _matches(_RERUN, source):
-            roles[index] = CellRole.RERUN
         else:
-            roles[index] = CellRole.POST
+            # Nothing says the operator wrote it: judged like the agent's code.
+            roles[index] = CellRole.RERUN
     frameworks = tuple(dict.fromkeys(m.framework for _, m in counted))
     shown = tuple(sorted(i for i, r in roles.items() if r in (CellRole.RUN, CellRole.STREAM)))
     return DriverReading(driver=True, frameworks=frameworks, markers=tuple((i, m.what) for i, m in counted),

@@ -252,6 +252,11 @@ def _kernel_language(metadata: Any) -> str:
     metadata = metadata if isinstance(metadata, dict) else {}
     kernelspec = metadata.get("kernelspec") if isinstance(metadata.get("kernelspec"), dict) else {}
     info = metadata.get("language_info") if isinstance(metadata.get("language_info"), dict) else {}
+    name = str(kernelspec.get("name") or "").strip().lower()
+    if name.startswith(("python", "ipython")):
+        # Jupyter starts the kernel that kernelspec.name names; the language fields are only
+        # labels, which a hostile notebook can set to anything (a Python kernel labelled bash).
+        return "python"
     language = kernelspec.get("language") or info.get("name") or metadata.get("language")
     if not isinstance(language, str) or not language.strip():
         name = str(kernelspec.get("name") or "").lower()

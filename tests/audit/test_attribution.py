@@ -79,6 +79,8 @@ def test_defaults_place_the_host_log_with_the_scaffold_and_tool_use_with_the_age
     host = _event("curl https://api.openai.com/v1/chat", path="run.log", kind=LogEventKind.OUTPUT)
     assert attribute_event(host, "mlebench").actor is Actor.SCAFFOLD
     assert attribute_event(host, "folder").actor is Actor.AGENT  # not MLE-bench's host log
+    typed = _event("kaggle competitions download -c x", path="run.log")
+    assert attribute_event(typed, "mlebench").actor is Actor.UNKNOWN  # a command there is judged
     thought = _event("I will train a model", kind=LogEventKind.MESSAGE)
     assert attribute_event(thought, "mlebench").actor is Actor.UNKNOWN
     told = _event("pip install x", actor=Actor.OPERATOR)
