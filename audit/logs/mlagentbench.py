@@ -70,15 +70,22 @@ __all__ = ["NAME", "detect", "read_events"]
 
 NAME = "mlagentbench"
 
-_MAIN_LOG = re.compile(r"(?:^|/)agent_log/main_log$")
-_AGENT_CALL_LOG = re.compile(r"(?:^|/)agent_log/step_\d+_log\.log(?:_\d+)?$")
+#: Where an MLAgentBench log folder may sit: at the run root, or in a folder under the layout's
+#: ``logs/`` (a run whose logs were copied there). Never at any depth: a file the agent writes
+#: (``code/agent_log/main_log``) must not pass for the scaffold's.
+_ROOT = r"^(?:logs/(?:[^/]+/)+)?"
+_MAIN_LOG = re.compile(_ROOT + r"agent_log/main_log$")
+_AGENT_CALL_LOG = re.compile(_ROOT + r"agent_log/step_\d+_log\.log(?:_\d+)?$")
 _SCAFFOLD_CALL_LOG = re.compile(
-    r"(?:^|/)(?:agent_log/step_\d+_[a-z_]*log\.log(?:_\d+)?|env_log/tool_logs/step_\d+_tool_log\.log(?:_\d+)?)$"
+    _ROOT + r"(?:agent_log/step_\d+_[a-z_]*log\.log(?:_\d+)?|env_log/tool_logs/step_\d+_tool_log\.log(?:_\d+)?)$"
 )
-_AGENT_STATE = re.compile(r"(?:^|/)agent_log/agent_\d+_\d+\.json$")
-_TRACE = re.compile(r"(?:^|/)env_log/trace\.json$")
-_STDOUT = re.compile(r"(?:^|/)log$")
-_OVERALL_TIME = re.compile(r"(?:^|/)env_log/overall_time\.txt$")
+_AGENT_STATE = re.compile(_ROOT + r"agent_log/agent_\d+_\d+\.json$")
+_TRACE = re.compile(_ROOT + r"env_log/trace\.json$")
+#: The scaffold's standard output: ``log`` at the top of the run only.
+_STDOUT = re.compile(r"^log$")
+#: Folders a run layout gives the agent: nothing under them is the scaffold's log.
+_AGENT_FOLDERS = frozenset({"code", "working", "workspace", "submission"})
+_OVERALL_TIME = re.compile(_ROOT + r"env_log/overall_time\.txt$")
 
 _STEP = re.compile(r"^Step \d+:[^\n]*$", re.MULTILINE)
 _FIELD = re.compile(
@@ -107,6 +114,8 @@ def _json_object(text: str) -> dict[str, Any] | None:
 def _kind_of(path: str, text: str) -> str | None:
     """Which MLAgentBench file ``path`` is, when its content agrees; else ``None``."""
     head = text[:200_000]
+    if any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1]):
+        return None
     if _MAIN_LOG.search(path):
         if _STEP.search(head) or "Enabled Tools in Prompt" in head[:2000] or re.search(r"^Action:", head, re.M):
             return "main"

@@ -66,3 +66,16 @@ def test_code_is_never_decoded_as_bomless_utf16():
 def test_utf16_decision_uses_the_whole_file():
     data = "hello world\n".encode("utf-16-le") * 400 + b"echo pwned\n" * 400
     assert "UTF-16" not in (decode_text(data)[1] or "")
+
+
+def test_mlagentbench_paths_are_anchored_to_the_run_root():
+    from audit.logs import mlagentbench
+
+    main = "Step 0:\nAction: Execute Script\nAction Input: {\"script_name\": \"train.py\"}\n"
+    stdout = "Namespace(task='x')\n"
+    assert mlagentbench.detect("agent_log/main_log", main)
+    assert mlagentbench.detect("log", stdout)
+    for path in ("code/agent_log/main_log", "working/x/agent_log/main_log", "logs/x/code/agent_log/main_log"):
+        assert not mlagentbench.detect(path, main), path
+    for path in ("logs/log", "code/log", "workspace/log"):
+        assert not mlagentbench.detect(path, stdout), path
