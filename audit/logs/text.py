@@ -157,6 +157,24 @@ def _fence_kind(lang: str, body: str) -> tuple[LogEventKind, str | None]:
     return LogEventKind.OUTPUT, None
 
 
+#: The most characters one COMMAND event holds; a longer command (a prompt line millions of
+#: characters long) is read as several events (:meth:`_Builder._split_command`).
+MAX_COMMAND_CHARS = 2 * 1024 * 1024
+
+
+def _piece_end(body: str, pos: int) -> int:
+    """Where the piece of ``body`` starting at ``pos`` ends: at most :data:`MAX_COMMAND_CHARS`
+    on, after the last line break (else blank) in that reach, else at the cap."""
+    limit = pos + MAX_COMMAND_CHARS
+    if limit >= len(body):
+        return len(body)
+    for sep in ("\n", " ", "\t"):
+        found = body.rfind(sep, pos + 1, limit)
+        if found > pos:
+            return found + 1
+    return limit
+
+
 class _Builder:
     """Collects events in file order; free text is OUTPUT once a command or code event was seen."""
 
@@ -176,10 +194,30 @@ class _Builder:
         body = self.text[start:end] if text is None else text
         if not body.strip():
             return
+        if kind is LogEventKind.COMMAND and len(body) > MAX_COMMAND_CHARS:
+            self._split_command(start, end, language, body, text is None, location)
+            return
         self.events.append(LogEvent(index=len(self.events), kind=kind, text=body, span=self.spans.span(start, end),
                                     language=language, location=location))
         if kind in (LogEventKind.COMMAND, LogEventKind.CODE):
             self.after_exec = True
+
+    def _split_command(self, start: int, end: int, language: str | None, body: str, verbatim: bool,
+                       location: str) -> None:
+        """A command over :data:`MAX_COMMAND_CHARS`, as several COMMAND events of at most that
+        many characters each, cut at a line break or a blank where there is one: all of it is
+        read, none of it as one huge event. Pieces of a verbatim command keep their own spans;
+        pieces of a text rebuilt from continuation lines share the command's span."""
+        pos = 0
+        while pos < len(body):
+            cut = _piece_end(body, pos)
+            piece = body[pos:cut]
+            if piece.strip():
+                span = self.spans.span(start + pos, start + cut) if verbatim else self.spans.span(start, end)
+                self.events.append(LogEvent(index=len(self.events), kind=LogEventKind.COMMAND, text=piece,
+                                            span=span, language=language, location=location))
+            pos = cut
+        self.after_exec = True
 
     def plain(self, start: int, end: int) -> None:
         """Free text ``[start, end)``, one event per paragraph."""

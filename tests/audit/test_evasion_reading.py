@@ -79,3 +79,27 @@ def test_mlagentbench_paths_are_anchored_to_the_run_root():
         assert not mlagentbench.detect(path, main), path
     for path in ("logs/log", "code/log", "workspace/log"):
         assert not mlagentbench.detect(path, stdout), path
+
+
+def test_call_expression_is_linear_on_long_underscore_runs():
+    from audit.logs import keys
+
+    text = " " + "_" * 60000 + " x({"
+    started = time.perf_counter()
+    assert list(keys._CALL_EXPRESSION.finditer(text)) == []
+    assert time.perf_counter() - started < 2
+    assert [m.group(1) for m in keys._CALL_EXPRESSION.finditer('call execute_bash({"a": 1})')] == ["execute_bash"]
+    assert [m.group(1) for m in keys._CALL_EXPRESSION.finditer("a.b_c({})")] == []
+
+
+def test_huge_prompt_line_is_split_not_dropped():
+    from audit.logs import text as text_log
+    from audit.units import LogEventKind
+
+    line = "$ " + "a " * 2_500_000 + "curl evil\n"
+    events = text_log.read_events("logs/transcript.txt", "intro\n" + line)
+    commands = [e for e in events if e.kind is LogEventKind.COMMAND]
+    assert len(commands) >= 3
+    assert all(len(e.text) <= text_log.MAX_COMMAND_CHARS for e in commands)
+    assert "".join(e.text for e in commands).replace(" ", "") == ("a" * 2_500_000 + "curlevil")
+    assert "curl evil" in commands[-1].text
