@@ -43,6 +43,7 @@ from audit.logs.keys import (
     COMMAND_KEYS,
     KEYS,
     SCRIPT_KEYS,
+    actor_for_event,
     actor_for_role,
     call_actions,
     call_text,
@@ -124,7 +125,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
 
     def emit(kind: LogEventKind, body: str, span, language: str | None, where: str, actor: Actor) -> None:
         events.append(LogEvent(index=len(events), kind=kind, text=body, span=span, language=language,
-                               location=where or "$", actor=actor))
+                               location=where or "$", actor=actor_for_event(kind, actor)))
 
     def walk(start: int, end: int, item: Any, where: str, key: str, depth: int, actor: Actor, tool: str,
              step: bool = False) -> None:

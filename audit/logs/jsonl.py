@@ -40,6 +40,7 @@ from audit.logs.keys import (
     ARGUMENT_KEYS,
     COMMAND_KEYS,
     KEYS,
+    actor_for_event,
     actor_for_role,
     call_actions,
     call_expressions,
@@ -412,7 +413,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 for kind, body, language, role in _record_events(record):
                     events.append(
                         LogEvent(index=len(events), kind=kind, text=body, span=span, language=language, role=role,
-                                 location=f"line {line_no}", actor=actor_for_role(role))
+                                 location=f"line {line_no}", actor=actor_for_event(kind, actor_for_role(role)))
                     )
             elif record is not None:
                 logger.info("%s:%d: skipping a JSON %s (not an object)", path, line_no, type(record).__name__)

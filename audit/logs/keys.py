@@ -60,6 +60,7 @@ __all__ = [
     "SCRIPT_KEYS",
     "SHELL_TOOLS",
     "TOOL_NAME_KEYS",
+    "actor_for_event",
     "actor_for_role",
     "call_actions",
     "call_expressions",
@@ -442,3 +443,27 @@ def actor_for_role(role: str) -> Actor:
     ('agent', 'operator', 'unknown')
     """
     return _ROLE_ACTORS.get(role.strip().lower(), Actor.UNKNOWN) if isinstance(role, str) else Actor.UNKNOWN
+
+
+#: Event kinds that run something: a log's role never makes them another actor's than the agent's.
+_EXECUTION_KINDS = frozenset({LogEventKind.COMMAND, LogEventKind.CODE, LogEventKind.TOOL_CALL})
+
+
+def actor_for_event(kind: LogEventKind, actor: Actor) -> Actor:
+    """The actor of an event of ``kind`` in a record whose role gave ``actor``
+    (:func:`actor_for_role`).
+
+    The role decides messages and output only: a user or system record does not run tools, so
+    commands, code and tool calls it holds are the AGENT's (a record that names no role stays
+    UNKNOWN).
+
+    Examples
+    --------
+    >>> actor_for_event(LogEventKind.COMMAND, Actor.OPERATOR).value
+    'agent'
+    >>> actor_for_event(LogEventKind.MESSAGE, Actor.OPERATOR).value
+    'operator'
+    """
+    if kind in _EXECUTION_KINDS and actor in (Actor.OPERATOR, Actor.SCAFFOLD):
+        return Actor.AGENT
+    return actor
