@@ -61,7 +61,8 @@ _HELD_OUT = frozenset({"test", "private", "hidden", "heldout", "secret", "lb", "
 _LABEL_WORDS = frozenset({"label", "labels", "solution", "solutions", "answer", "answers", "truth", "gt", "target",
                           "targets", "groundtruth", "gold", "key", "ytrue"})
 #: Words that name an answer key by themselves.
-_ANSWER_KEY = frozenset({"solution", "solutions", "answer", "answers", "answerkey", "groundtruth", "gt"})
+_ANSWER_KEY = frozenset({"solution", "solutions", "answer", "answers", "answerkey", "groundtruth", "gt", "truth",
+                         "goldstandard", "goldlabels"})
 #: Python calls that save to their arguments (beyond the write sites of :mod:`audit.checks.writes`).
 _SAVERS = frozenset({"save", "savez", "savez_compressed", "to_parquet", "to_json", "to_pickle", "to_feather",
                      "to_excel", "to_hdf", "write_parquet", "write_json", "write_ndjson", "dump", "save_npz",
@@ -95,8 +96,9 @@ def is_label_name(name: str) -> bool:
     Examples
     --------
     >>> [is_label_name(n) for n in ("test_labels.csv", "solution.csv", "answers*.csv", "leaf_gt.csv",
-    ...                              "testLabels.parquet", "ground_truth_v2.csv", "test_with_solutions.csv")]
-    [True, True, True, True, True, True, True]
+    ...                              "testLabels.parquet", "ground_truth_v2.csv", "test_with_solutions.csv",
+    ...                              "truth.csv", "gold_targets.parquet", "solution_test.csv")]
+    [True, True, True, True, True, True, True, True, True, True]
     >>> [is_label_name(n) for n in ("train_labels.csv", "labels.csv", "test.csv", "label_map.json",
     ...                              "sample_submission.csv", "val_preds.csv", "submission.csv")]
     [False, False, False, False, False, False, False]
@@ -111,7 +113,7 @@ def is_label_name(name: str) -> bool:
         return True
     if "ground" in present and "truth" in present:
         return True
-    if "gold" in present and present & {"label", "labels", "standard", "submission", "answers"}:
+    if "gold" in present and present & {"label", "labels", "standard", "submission", "answers", "target", "targets", "y"}:
         return True
     if "held" in present and "out" in present:
         present.add("heldout")
