@@ -702,7 +702,7 @@ def expand_run(run: Run) -> RunUnits:
                 reason = f"eval archive not read: {type(exc).__name__}: {exc}"
                 skipped.append(Skipped(path=artifact.path, reason=reason))
             continue
-        text, decoding = decode_text(data)
+        text, decoding = decode_text(data, code=artifact.kind is ArtifactKind.CODE)
         if _is_binary(text):
             reason = "binary content (NUL bytes) in a text file" if "\x00" in text else (
                 f"binary content: {text.count(chr(0xFFFD))} of {len(text)} characters are not valid UTF-8")

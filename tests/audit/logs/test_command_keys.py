@@ -214,7 +214,8 @@ def test_units_from_events_inherit_their_actor(tmp_path):
     (tmp_path / "logs" / "t.jsonl").write_text(_jsonl(*records))
     units = expand_run(load_run(tmp_path))
     assert [(u.language, u.actor) for u in units.code_units] == [
-        ("bash", Actor.AGENT), ("python", Actor.AGENT), ("python", Actor.OPERATOR)]
+        # Code in a user record is still code the run executed: a role never exempts it.
+        ("bash", Actor.AGENT), ("python", Actor.AGENT), ("python", Actor.AGENT)]
 
 
 def test_vocabulary_table_and_helpers():
