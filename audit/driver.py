@@ -22,11 +22,10 @@ The heuristic, applied to the code cells' source with comment lines left out:
    Kaggle/Colab secrets, installing or preparing MLE-bench). Only a notebook at the run root
    (or given alone) can be a driver: one in any folder of the run (``code/``, ``logs/``,
    ``notebooks/`` ...) is something the agent could have written, and an agent could otherwise
-   dress its own notebook up as a harness to have its code judged as the operator's. The
-   layouts in which the agent writes the run folder itself (MLE-bench, AIDE, MLAgentBench,
-   AutoKaggle) never have a driver (:mod:`audit.expand` asks only for the ``file`` and
-   ``folder`` layouts). Only the first :data:`MAX_SCANNED_CELL_CHARS` characters of a cell
-   are scanned.
+   dress its own notebook up as a harness to have its code judged as the operator's (the
+   agent writes the run's folders: MLE-bench's ``logs/``, ``code/`` and ``submission/``,
+   AIDE's ``working/``, MLAgentBench's traces). Only the first
+   :data:`MAX_SCANNED_CELL_CHARS` characters of a cell are scanned.
 3. **Cells.** The *run* cells are those with a run call (a command line, a constructor or a
    ``.run(`` on one, not a bare import); a notebook that names a framework but never launches
    it is not a driver. Cells before the first run cell are ``setup``; after it, each cell is,

@@ -525,12 +525,7 @@ def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tu
     return builder.ordered(), unread
 
 
-#: Run layouts in which a notebook may be the operator's driver: the agent writes the whole run
-#: folder of the others (MLE-bench's logs/ and code/, AIDE's workspace, MLAgentBench's traces).
-DRIVER_LAYOUTS = frozenset({"file", "folder"})
-
-
-def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped], layout: str = "file"
+def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]
                     ) -> tuple[list[CodeUnit], list[LogEvent], NotebookRecord | None]:
     """Code units, output events and the reading record of one notebook (see the module docstring)."""
     try:  # read_notebook bounds the JSON nesting itself
@@ -562,10 +557,9 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
         for output in outputs.outputs if outputs is not None else ():
             if output.output_index >= 0:  # a code cell's output (markdown and raw cells have none)
                 printed[output.cell_index] = printed.get(output.cell_index, "") + output.text + "\n"
-        if layout in DRIVER_LAYOUTS:
-            driver = read_driver(path, cell_sources(notebook), printed)
-        else:
-            driver = DriverReading(driver=False, reason=f"in a {layout} run, whose folders the agent writes")
+        # Only a notebook at the run root can be the harness (audit.driver): the agent writes the
+        # run's folders (MLE-bench's logs/ and code/, AIDE's working/, MLAgentBench's traces).
+        driver = read_driver(path, cell_sources(notebook), printed)
         if notebook.cells:
             units = _notebook_code_units(path, notebook, driver)
     if outputs is not None:
@@ -731,7 +725,7 @@ def expand_run(run: Run) -> RunUnits:
             language = artifact.language or "python"
             code_units.extend(_with_heredocs(CodeUnit(path=artifact.path, language=language, text=text, source="file")))
         elif artifact.kind is ArtifactKind.NOTEBOOK:
-            units, events, record = _notebook_units(artifact.path, text, skipped, notes, run.layout)
+            units, events, record = _notebook_units(artifact.path, text, skipped, notes)
             code_units.extend(units)
             if events:
                 log_formats.append((artifact.path, NOTEBOOK_OUTPUTS))

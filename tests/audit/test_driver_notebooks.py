@@ -189,7 +189,7 @@ def test_a_notebook_in_the_agents_folder_is_never_a_driver(tmp_path):
     shutil.copy(FIXTURE / "driver.ipynb", tmp_path / "code" / "driver.ipynb")
     units = expand_run(load_run(tmp_path))
     reading = units.notebooks[0].driver
-    assert not reading.driver and "the agent writes" in reading.reason
+    assert not reading.driver and "not at the run root" in reading.reason
     assert {u.actor for u in units.code_units} == {Actor.AGENT}
     assert {e.actor for e in units.log_events} == {Actor.AGENT}
 
