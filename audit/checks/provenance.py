@@ -554,7 +554,10 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         ran = when is not None
         for site in find_write_sites(unit):
             # Every file name the destination may resolve to (os.path.join parts, f-string tails).
-            for piece in [site.target.strip("'\" "), *_QUOTED_TEXT.findall(site.resolved)]:
+            # An in-place edit (`sed -i`) shows a change, not the file: what it edits is still
+            # code the run does not contain.
+            pieces = [] if site.kind == "edit" else [site.target.strip("'\" "), *_QUOTED_TEXT.findall(site.resolved)]
+            for piece in pieces:
                 base = PurePosixPath(piece.rsplit("}", 1)[-1]).name
                 if base:
                     written_names.add(base)

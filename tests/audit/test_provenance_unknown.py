@@ -234,3 +234,12 @@ def test_what_an_executed_file_runs_counts_as_run(tmp_path, ruleset):
     # With fit.py whole, nothing writes the submission.
     files["code/fit.py"] = TRAIN_WHOLE
     assert _provenance(_transcript_run(tmp_path / "whole", transcript, files)).outcome == "unlogged"
+
+
+def test_a_script_only_edited_in_place_is_still_a_script_the_run_does_not_contain(tmp_path, ruleset):
+    # `sed -i` shows a change to gbm.py, never its code: running it is running unseen code.
+    transcript = ("$ cd /home/code && sed -i 's/bandgap_energy/bandgap_energy_ev/' gbm.py && python gbm.py\n"
+                  "wrote /home/submission/submission.csv\n")
+    root = _transcript_run(tmp_path / "run", transcript)
+    assert _provenance(root).outcome == "unconfirmed"
+    assert _serious(root, ruleset) == []
