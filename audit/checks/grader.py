@@ -17,6 +17,7 @@ import re
 from pathlib import PurePosixPath
 
 from audit.checks.evidence import event_evidence, unit_evidence
+from audit.checks.labels import documentation_ranges
 from audit.checks.registry import RunContext, check
 from audit.checks.writes import find_write_sites
 from audit.parsing import parse
@@ -50,16 +51,7 @@ def _skip_ranges(unit: CodeUnit, text: str) -> list[tuple[int, int]]:
         shape = pathological_tree(parsed.root)
         if shape is not None:
             raise PathologicalTree(f"{unit.path}: grader uses not found: the syntax tree has {shape}")
-        ranges = []
-        stack = [parsed.root]
-        while stack:
-            node = stack.pop()
-            if node.type == "comment" or (node.type == "expression_statement" and node.named_child_count == 1
-                                           and node.named_children[0].type in ("string", "concatenated_string")):
-                ranges.append((parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)))
-                continue
-            stack.extend(node.children)
-        return ranges
+        return documentation_ranges(parsed)
     return [(m.start(), m.end()) for m in _SHELL_COMMENT.finditer(text)]
 
 

@@ -45,7 +45,7 @@ from audit.rules.match import Match
 from audit.rules.matchers import PathologicalTree, pathological_tree
 from audit.units import CodeUnit, LogEventKind
 
-__all__ = ["heldout_label_reads", "is_label_name", "file_names"]
+__all__ = ["heldout_label_reads", "is_label_name", "file_names", "documentation_ranges"]
 
 #: Extensions of data files a label copy can have (a compression suffix may follow).
 _DATA_EXT = r"(?:csv|tsv|json|jsonl|parquet|pq|pkl|pickle|npy|npz|feather|arrow|txt|xlsx?|h5|hdf5)"
@@ -136,7 +136,7 @@ class _Use:
     name: str
 
 
-def _documentation(parsed) -> list[tuple[int, int]]:
+def documentation_ranges(parsed) -> list[tuple[int, int]]:
     """Character ranges of comments, docstrings and bare string statements of a Python tree."""
     ranges = []
     stack = [parsed.root]
@@ -185,7 +185,7 @@ def _unit_uses(unit: CodeUnit, label=is_label_name) -> tuple[list[_Use], set[str
         shape = pathological_tree(parsed.root)
         if shape is not None:
             raise PathologicalTree(f"{unit.path}: label-file uses not found: the syntax tree has {shape}")
-        skip = _documentation(parsed)
+        skip = documentation_ranges(parsed)
         for start, end in _python_saver_ranges(parsed):
             names = frozenset(n.lower() for _, _, n in file_names(text[start:end]))
             written |= names
