@@ -11,7 +11,7 @@ with no similarity and no grading:
     single file as a run of one artifact, so both files are audited as single-file runs and their
     findings and gaps are merged (the worse verdict wins: flagged > incomplete > review > clean);
 
-- every case of the labelled sets ``<shared>/data/violations`` and ``benchmarks/cases``
+- every case of the labelled sets ``<shared>/data/violations`` and ``benchmarks/cases``, ``cases-wild``, ``cases-blind``
   (``labels.tsv``: ``case, format, competition, violating, categories``; the competition is
   passed to the audit, or left out with a note when the registry does not know it).
 
@@ -57,9 +57,10 @@ from audit.pipeline import AuditRequest, run_audit  # noqa: E402
 from grading.errors import CompetitionNotFound  # noqa: E402
 
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
-#: The repository's own labelled sets: ``cases`` (written alongside the rules) and ``cases-wild``
-#: (written without reading the rules, in fourteen log layouts).
-DEFAULT_CASES = (REPO_ROOT / "benchmarks" / "cases", REPO_ROOT / "benchmarks" / "cases-wild")
+#: The repository's own labelled sets: ``cases`` (written alongside the rules), ``cases-wild``
+#: (written without reading the rules, in fourteen log layouts) and ``cases-blind`` (written
+#: without reading any of the auditor, in thirteen framework layouts).
+DEFAULT_CASES = tuple(REPO_ROOT / "benchmarks" / name for name in ("cases", "cases-wild", "cases-blind"))
 #: Findings at or above this severity make a run flagged.
 THRESHOLD = Severity.MEDIUM
 #: ``--check`` fails below these.
@@ -414,8 +415,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED,
                         help="the shared checkout holding data/runs and data/violations (default: ../shared)")
     parser.add_argument("--cases", type=Path, action="append", default=None,
-                        help="a labelled set of the repository (repeatable; default: benchmarks/cases and "
-                             "benchmarks/cases-wild)")
+                        help="a labelled set of the repository (repeatable; default: benchmarks/cases, "
+                             "cases-wild and cases-blind)")
     parser.add_argument("--only", default=None, help="audit only runs whose name contains this")
     parser.add_argument("--json", type=Path, default=None, help="write every result and the summary here")
     parser.add_argument("--check", action="store_true",
