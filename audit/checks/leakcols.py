@@ -413,11 +413,18 @@ def _aside_context(parsed, node: tree_sitter.Node, stop: tree_sitter.Node | None
 
 
 def _assigned_name(parsed, node: tree_sitter.Node) -> str | None:
-    """The name ``node`` is assigned to (``V = node``, ``V |= node``, ``V = set(node)``), else ``None``."""
+    """The name ``node`` is assigned to (``V = node``, ``V |= node``, ``V = set(node)``, ``V = {...} | node``),
+    else ``None``."""
     child, parent = node, node.parent
-    while parent is not None and parent.type in ("parenthesized_expression", "call", "argument_list", "attribute"):
+    while parent is not None and parent.type in ("parenthesized_expression", "call", "argument_list", "attribute",
+                                                 "binary_operator"):
         if parent.type == "call" and _call_name(parsed, parent) not in ("set", "list", "tuple", "sorted", "frozenset"):
             return None
+        if parent.type == "binary_operator":
+            # A union of column sets (`{...} | {c for c in ...}`, `a + [c ...]`) names them all.
+            op = parent.child_by_field_name("operator")
+            if op is None or parsed.node_text(op) not in ("|", "+"):
+                return None
         child, parent = parent, parent.parent
     if parent is not None and parent.type in ("assignment", "augmented_assignment") and parent.child_by_field_name("right") == child:
         left = parent.child_by_field_name("left")
