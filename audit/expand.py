@@ -441,6 +441,40 @@ def _found_in_text(text: str) -> list[LogEvent]:
     return found
 
 
+#: JSON log formats whose message texts are decoded strings that may show code the adapter did
+#: not take as code (fenced blocks in a chat message, an OpenHands thought).
+_MESSAGE_CODE_FORMATS = frozenset({"jsonl", "json", "openhands", "inspect", "trajectory"})
+
+
+def _code_in_messages(reading) -> list[LogEvent]:
+    """Code and commands that the messages of a JSON log show (fenced blocks, shell prompts, printed
+    tool calls), as events of the message's actor located at the whole message.
+
+    A message is read only when it is the agent's or nobody's: a system prompt's examples or the
+    operator's task text are not something the run did.
+    """
+    if reading.log_format not in _MESSAGE_CODE_FORMATS:
+        return []
+    found: list[LogEvent] = []
+    taken = {(e.span.start_byte, e.span.end_byte) for e in reading.events if e.kind in _FOUND_KINDS}
+    index = len(reading.events)
+    for event in reading.events:
+        if (event.kind is not LogEventKind.MESSAGE or event.actor not in (Actor.AGENT, Actor.UNKNOWN)
+                or (event.span.start_byte, event.span.end_byte) in taken):
+            continue
+        if "```" not in event.text and "$ " not in event.text and "(" not in event.text:
+            continue
+        for hit in _found_in_text(event.text):
+            if hit.kind not in (LogEventKind.CODE, LogEventKind.COMMAND):
+                continue
+            found.append(LogEvent(index=index, kind=hit.kind, text=hit.text, span=event.span, language=hit.language,
+                                  role=event.role, location=event.location, actor=event.actor))
+            index += 1
+            if len(found) >= MAX_LOG_EVENTS:
+                return found
+    return found
+
+
 class _NotebookEvents:
     """Builds a notebook's events from its outputs (see :func:`_notebook_events`)."""
 
@@ -746,8 +780,9 @@ def expand_run(run: Run) -> RunUnits:
             if reading.log_format is None or not reading.events:
                 continue
             log_formats.append((artifact.path, reading.log_format))
-            log_events.extend(reading.events)
-            code_units.extend(_log_units(reading.events, text))
+            events = list(reading.events) + _code_in_messages(reading)
+            log_events.extend(events)
+            code_units.extend(_log_units(events, text))
     return RunUnits(
         code_units=tuple(code_units),
         log_events=tuple(log_events),

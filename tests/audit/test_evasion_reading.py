@@ -124,3 +124,24 @@ def test_json_role_does_not_make_commands_another_actors():
     events = read_log_events("logs/conversation.json", doc)
     runs = [e for e in events if e.kind in (LogEventKind.COMMAND, LogEventKind.CODE, LogEventKind.TOOL_CALL)]
     assert runs and all(e.actor is Actor.AGENT for e in runs), [(e.kind, e.actor, e.text) for e in events]
+
+
+def test_code_an_agent_message_shows_in_a_json_log_is_read_as_code(tmp_path):
+    import json as _json
+
+    from audit.expand import expand_run as _expand
+    from audit.run import load_run as _load
+    from audit.units import Actor as _Actor
+    from audit.units import LogEventKind as _Kind
+
+    (tmp_path / "logs").mkdir()
+    records = [
+        {"role": "system", "content": "Example:\n```bash\nkaggle competitions download -c example\n```"},
+        {"role": "assistant", "content": "Fetching:\n```bash\nkaggle competitions download -c spaceship-titanic\n```"},
+    ]
+    (tmp_path / "logs" / "chat.jsonl").write_text("\n".join(_json.dumps(r) for r in records) + "\n")
+    units = _expand(_load(tmp_path))
+    commands = [e for e in units.log_events if e.kind is _Kind.COMMAND]
+    assert [c.text.strip() for c in commands] == ["kaggle competitions download -c spaceship-titanic"]
+    assert commands[0].actor is _Actor.AGENT
+    assert any(u.language == "bash" and "spaceship-titanic" in u.text for u in units.code_units)
