@@ -1195,6 +1195,12 @@ def _read_by_content(root: Path, rel: str, abs_path: Path, size: int, skipped: l
         except OSError as exc:
             skipped.append(Skipped(path=rel, reason=f"cannot read: {exc.strerror or exc}"))
             return None
+    return _artifact(rel, abs_path, kind, language, size, data, truncated, root, sniffed=how)
+
+
+def _artifact(rel: str, abs_path: Path, kind: ArtifactKind, language: str | None, size: int, data: bytes,
+              truncated: bool, root: Path, *, sniffed: str | None = None) -> Artifact:
+    """The artifact of a file whose bytes (its first part, for a log over the cap) were read."""
     return Artifact(
         path=rel,
         abs_path=abs_path,
@@ -1205,7 +1211,7 @@ def _read_by_content(root: Path, rel: str, abs_path: Path, size: int, skipped: l
         truncated=truncated,
         read_size=len(data) if truncated else None,
         root=root,
-        sniffed=how,
+        sniffed=sniffed,
     )
 
 
@@ -1298,19 +1304,7 @@ def load_run(path: str | os.PathLike[str]) -> Run:
             continue
         if truncated:
             skipped.append(_cut_log(rel, size, data))
-        artifacts.append(
-            Artifact(
-                path=rel,
-                abs_path=abs_path,
-                kind=kind,
-                language=language,
-                size=size if truncated else len(data),
-                sha256=hashlib.sha256(data).hexdigest(),
-                truncated=truncated,
-                read_size=len(data) if truncated else None,
-                root=root,
-            )
-        )
+        artifacts.append(_artifact(rel, abs_path, kind, language, size, data, truncated, root))
     submission = next((a for a in artifacts if a.kind is ArtifactKind.SUBMISSION), None)
     if names is None and submission is None and submission_path is None and not any(
         s.path in candidates for s in skipped
