@@ -13,7 +13,25 @@ __all__ = [
 
 
 class SandboxError(Exception):
-    """Base class of every error the sandbox raises; the message names the file, field or tool."""
+    """Base class of every error the sandbox raises; the message names the file, field or tool.
+
+    Parameters
+    ----------
+    message : str
+        What went wrong.
+    remedies : sequence of str
+        What the user can do about it (a setting to change, another backend), one per item;
+        shown under the message by the CLI and recorded in ``run.json``.
+    """
+
+    def __init__(self, message: str = "", *, remedies: tuple[str, ...] | list[str] = ()) -> None:
+        super().__init__(message)
+        self.remedies = tuple(remedies)
+
+    def describe(self) -> str:
+        """The message followed by one ``  - remedy`` line per remedy."""
+        lines = [str(self)] + [f"  - {r}" for r in self.remedies]
+        return "\n".join(lines)
 
 
 class SpecError(SandboxError):

@@ -13,10 +13,12 @@ empty tmpfs (``ExecutionPlan.masks``).
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -26,13 +28,16 @@ from typing import Any, Mapping, Protocol, runtime_checkable
 
 from audit.run import RunLayout
 from sandbox.errors import RunDirError, SandboxError, SpecError
-from sandbox.extract import RunDirStage, finalize_run_dir
+from sandbox.extract import RUN_JSON_SCHEMA_VERSION, RunDirStage, finalize_run_dir
+from sandbox.logsink import DEFAULT_LOG_BYTES
 from sandbox.proxy import AllowListProxy
 from sandbox.spec import AGENT_PATHS, SandboxSpec
 from sandbox.validation import VALIDATION_CALLS_FILE, ValidationServer, ValidationStats, Validator
+from sandbox.watchdog import DEFAULT_DISK_BYTES, OutputWatch
 
 __all__ = [
     "Bind",
+    "StopSignal",
     "ExecutionPlan",
     "Execution",
     "Runner",
@@ -88,6 +93,38 @@ class Bind:
     read_only: bool = True
 
 
+class StopSignal:
+    """A request to stop the sandbox before the agent ends by itself, and which limit asked for it.
+
+    The run orchestrator's watchers (the disk watch of the output folders) and the backend's own
+    time limit call :meth:`request`; the backend's wait loop polls :meth:`is_set` and then stops
+    the sandbox (SIGTERM, the grace period, SIGKILL) and reports :attr:`limit` in
+    ``Execution.limits_hit``. The first request wins; later ones are ignored.
+    """
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._lock = threading.Lock()
+        self.limit: str | None = None
+        self.detail: str | None = None
+
+    def request(self, limit: str, detail: str) -> None:
+        """Ask the backend to stop the sandbox because ``limit`` (``time``, ``disk`` ...) was hit."""
+        with self._lock:
+            if self._event.is_set():
+                return
+            self.limit, self.detail = limit, detail
+            self._event.set()
+
+    def is_set(self) -> bool:
+        """Whether a stop was requested."""
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until a stop is requested or ``timeout`` seconds pass; True when requested."""
+        return self._event.wait(timeout)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ExecutionPlan:
     """What a backend must run, fully resolved.
@@ -107,7 +144,12 @@ class ExecutionPlan:
     command : tuple of str
         The argv to execute (the spec's, wrapped to start the forwarder for an allow-list).
     log_path : pathlib.Path
-        ``run.log``: the agent's stdout and stderr, streamed.
+        ``run.log``: the agent's stdout and stderr, streamed through a
+        :class:`~sandbox.logsink.CappedLog` of ``log_bytes``.
+    log_bytes : int
+        Cap of ``run.log`` in bytes.
+    stop : StopSignal
+        Set by a watcher that wants the sandbox stopped before its end (the backend polls it).
     """
 
     spec: SandboxSpec
@@ -117,6 +159,8 @@ class ExecutionPlan:
     env: Mapping[str, str]
     command: tuple[str, ...]
     log_path: Path
+    log_bytes: int = DEFAULT_LOG_BYTES
+    stop: StopSignal = field(default_factory=StopSignal)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,10 +174,15 @@ class Execution:
     timed_out : bool
         Killed at the wall-clock limit.
     limits_hit : tuple of str
-        Limits known to have stopped the agent: ``time``, ``memory`` (docker OOM kill), ``cpu``
-        (local CPU-time rlimit).
+        Limits known to have stopped (part of) the agent: ``time``, ``memory`` (an OOM kill),
+        ``pids`` (a fork refused at the process limit), ``disk`` (the output folders' size),
+        ``cpu``.
+    limit_details : mapping of str to str
+        For each limit hit, what the backend measured (``"2 OOM kill(s)"``).
     exit_signal : int or None
         The signal that ended the agent, when the backend can tell.
+    log_kept_bytes, log_dropped_bytes : int
+        Bytes of agent output written to ``run.log`` and dropped past its cap.
     container_id, image_digest : str or None
         Docker only.
     gpus_visible : tuple of str
@@ -145,7 +194,10 @@ class Execution:
     exit_code: int | None
     timed_out: bool = False
     limits_hit: tuple[str, ...] = ()
+    limit_details: Mapping[str, str] = field(default_factory=dict)
     exit_signal: int | None = None
+    log_kept_bytes: int = 0
+    log_dropped_bytes: int = 0
     container_id: str | None = None
     image_digest: str | None = None
     gpus_visible: tuple[str, ...] = ()
@@ -157,14 +209,20 @@ class Runner(Protocol):
     """A sandbox backend.
 
     ``name`` is recorded in ``run.json``. :meth:`sandbox_owner` says which host uid/gid the
-    agent's files will be written as (the staging folders are handed to it), :meth:`execute`
-    runs the plan to the end (or the time limit) and raises :class:`~sandbox.errors.SandboxError`
-    subclasses for problems it can name (no bubblewrap, missing image, no GPU runtime).
+    agent's files will be written as (the staging folders are handed to it). :meth:`preflight`
+    starts a trivial sandbox (``true``) with the plan's options and raises
+    :class:`~sandbox.errors.SandboxUnavailable` (naming the cause and the remedies) when it
+    cannot start, so that a broken sandbox never passes for an agent that failed.
+    :meth:`execute` runs the plan to the end, the time limit or a :class:`StopSignal`, and
+    raises :class:`~sandbox.errors.SandboxError` subclasses for problems it can name (no
+    bubblewrap, missing image, no GPU runtime).
     """
 
     name: str
 
     def sandbox_owner(self, spec: SandboxSpec) -> tuple[int, int] | None: ...
+
+    def preflight(self, plan: ExecutionPlan) -> None: ...
 
     def execute(self, plan: ExecutionPlan) -> Execution: ...
 
@@ -178,8 +236,9 @@ class SandboxResult:
     run_dir : pathlib.Path
         The MLE-bench-layout run dir written.
     status : str
-        ``completed`` (the agent exited by itself), ``timed_out`` or ``error`` (the sandbox
-        could not run it; ``error`` says why).
+        ``completed`` (the agent exited by itself), ``timed_out`` (stopped at the time limit),
+        ``stopped`` (stopped at another limit, e.g. the output folders' disk limit) or
+        ``sandbox_failed`` (the sandbox could not run it; ``error`` says why).
     exit_code : int or None
         The agent's exit status.
     duration_s : float
@@ -187,7 +246,12 @@ class SandboxResult:
     validation : ValidationStats
         Validation endpoint calls.
     events : tuple of dict
-        What the host noticed (refused outputs, a spoofed calls log, denied network requests).
+        What the host noticed (refused outputs, a spoofed calls log, denied network requests,
+        limits hit, the log cap).
+    exit_signal : int or None
+        The signal that ended the agent, when known.
+    log_dropped_bytes : int
+        Bytes of agent output dropped past the ``run.log`` cap.
     """
 
     run_dir: Path
@@ -209,6 +273,8 @@ class SandboxResult:
     validation: ValidationStats
     network: Mapping[str, Any]
     events: tuple[Mapping[str, Any], ...]
+    exit_signal: int | None = None
+    log_dropped_bytes: int = 0
 
     @property
     def run_json(self) -> Path:
@@ -272,12 +338,34 @@ def _check_host_paths(spec: SandboxSpec) -> None:
         raise SpecError("sandbox spec names missing host paths:\n  " + "\n  ".join(problems))
 
 
+#: ``status`` of a run whose sandbox could not start: the agent never ran.
+SANDBOX_FAILED = "sandbox_failed"
+
+
+def _failed_start_record(run_dir: Path) -> bool:
+    """Whether a run dir holds only the record of a run whose sandbox never started."""
+    names = {p.name for p in run_dir.iterdir()}
+    if not names <= {RunLayout.RUN_META[0], RunLayout.RUN_LOG} or RunLayout.RUN_META[0] not in names:
+        return False
+    if any(p.is_symlink() or not p.is_file() for p in run_dir.iterdir()):
+        return False
+    try:
+        record = json.loads((run_dir / RunLayout.RUN_META[0]).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(record, dict) and record.get("status") == SANDBOX_FAILED and record.get("agent_started") is False
+
+
 def _prepare_run_dir(run_dir: Path) -> None:
-    if run_dir.exists():
-        if not run_dir.is_dir():
-            raise RunDirError(f"--run-dir {run_dir}: exists and is not a folder")
-        if any(run_dir.iterdir()):
+    if run_dir.is_symlink() or (run_dir.exists() and not run_dir.is_dir()):
+        raise RunDirError(f"--run-dir {run_dir}: exists and is not a folder")
+    if run_dir.exists() and any(run_dir.iterdir()):
+        if not _failed_start_record(run_dir):
             raise RunDirError(f"--run-dir {run_dir}: exists and is not empty; choose a new folder")
+        # A rerun after a failed start: the agent never ran there, so its record is replaced.
+        for name in (RunLayout.RUN_META[0], RunLayout.RUN_LOG):
+            (run_dir / name).unlink(missing_ok=True)
+        logger.info("replacing the failed-start record in %s", run_dir)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -318,6 +406,7 @@ def run_sandbox(
     runner: Runner,
     validator: Validator | None = None,
     run_id: str | None = None,
+    validation_limits: Any = None,
 ) -> SandboxResult:
     """Run an agent in a sandbox and write an MLE-bench-layout run dir.
 
@@ -334,6 +423,8 @@ def run_sandbox(
         Checks posted submissions; when given, the endpoint is served at ``/home/validate.sock``.
     run_id : str, optional
         Default: the run dir's name.
+    validation_limits : sandbox.validation.ValidationLimits, optional
+        Size, time and memory bounds of the validation endpoint (default: its own).
 
     Returns
     -------
@@ -342,13 +433,20 @@ def run_sandbox(
 
     Raises
     ------
+    SpecError
+        If the spec names host paths that do not exist (nothing is written).
     RunDirError
-        If the run dir exists and is not empty, or cannot be created.
+        If the run dir exists and is not empty (other than the record of an earlier failed
+        start, which is replaced), or cannot be created.
     SandboxError
-        If the backend cannot run the agent (missing host paths, no bubblewrap, missing image,
-        no GPU runtime). ``run.json`` is written first, with ``status: error`` and the message.
+        If the sandbox cannot run the agent (the pre-flight sandbox fails: no bubblewrap, no
+        user namespaces, missing image, no GPU runtime). The run dir then holds only
+        ``run.json`` with ``status: sandbox_failed``, ``agent_started: false``, the error and
+        its remedies, and an empty ``run.log``; running again with the same run dir replaces them.
     """
     run_dir = Path(run_dir).absolute()
+    # Bad input is refused before anything is written.
+    _check_host_paths(spec)
     _prepare_run_dir(run_dir)
     run_id = run_id or run_dir.name
     stage = RunDirStage.create(run_dir)
@@ -357,11 +455,14 @@ def run_sandbox(
     clock = time.monotonic()
     execution = Execution(exit_code=None)
     error: SandboxError | None = None
+    agent_started = False
     validation_server: ValidationServer | None = None
     proxy: AllowListProxy | None = None
+    stop = StopSignal()
+    limits = _resolved_limits(spec)
+    watch = OutputWatch(stage.writable, limits["disk"], stop)
     try:
         try:
-            _check_host_paths(spec)
             stage.hand_over(runner.sandbox_owner(spec))
             binds: list[Bind] = []
             if spec.data_dir is not None:
@@ -371,7 +472,8 @@ def run_sandbox(
             for name, host in stage.writable.items():
                 binds.append(Bind(source=host, target=AGENT_PATHS[name], read_only=False))
             if validator is not None:
-                validation_server = ValidationServer(sockets / "validate.sock", validator, stage.calls_log)
+                validation_server = ValidationServer(sockets / "validate.sock", validator, stage.calls_log,
+                                                     **({"limits": validation_limits} if validation_limits else {}))  # fmt: skip
                 validation_server.start()
                 binds.append(Bind(source=validation_server.socket_path, target=AGENT_PATHS["validate_socket"]))
             binds.append(Bind(source=ASSETS_DIR / "validate_submission.sh", target=AGENT_PATHS["validate_helper"]))
@@ -389,13 +491,22 @@ def run_sandbox(
                 env=MappingProxyType(_environment(spec, run_id)),
                 command=_command(spec),
                 log_path=run_dir / RunLayout.RUN_LOG,
+                log_bytes=limits["log"],
+                stop=stop,
             )
+            preflight = getattr(runner, "preflight", None)
+            if preflight is not None:
+                logger.info("pre-flight of the %s sandbox for %s", runner.name, run_id)
+                preflight(plan)
             logger.info("running %s with %s in %s", run_id, runner.name, run_dir)
+            agent_started = True
+            watch.start()
             execution = runner.execute(plan)
         except SandboxError as exc:
             error = exc
             logger.warning("sandbox run %s failed: %s", run_id, exc)
     finally:
+        watch.close()
         if validation_server is not None:
             validation_server.stop()
         if proxy is not None:
@@ -407,22 +518,43 @@ def run_sandbox(
     network: dict[str, Any] = spec.network.to_dict()
     if proxy is not None:
         network.update(proxy.summary())
-    status = "error" if error is not None else ("timed_out" if execution.timed_out else "completed")
+    limits_hit = list(execution.limits_hit)
+    details = dict(execution.limit_details)
+    if watch.exceeded and "disk" not in limits_hit:
+        limits_hit.append("disk")
+    if watch.exceeded:
+        details.setdefault("disk", f"the output folders reached {watch.peak_bytes:,} bytes "
+                                   f"(limit {limits['disk_bytes']:,} bytes)")  # fmt: skip
+    if error is not None:
+        status = SANDBOX_FAILED
+    elif execution.timed_out:
+        status = "timed_out"
+    elif stop.is_set() and stop.limit != "time":
+        status = "stopped"
+    else:
+        status = "completed"
+    remedies = list(getattr(error, "remedies", ())) if error is not None else []
     record = {
         "run_id": run_id,
         "competition_id": spec.competition_id,
         "agent_id": spec.agent_id,
         "backend": runner.name,
         "status": status,
+        "agent_started": agent_started and error is None,
         "error": str(error) if error is not None else None,
+        "remedies": remedies,
         "started_at": started.isoformat(),
         "ended_at": ended.isoformat(),
         "duration_s": duration,
         "exit_code": execution.exit_code,
         "exit_signal": execution.exit_signal,
         "timed_out": execution.timed_out,
-        "limits_hit": list(execution.limits_hit),
-        "limits": {**spec.resources.to_dict(), "time_limit_s": spec.time_limit_s},
+        "stopped_by": stop.limit,
+        "limits_hit": limits_hit,
+        "limits": {**limits, "enforcement": dict(execution.isolation.get("enforcement", {}))},
+        "log": {"path": RunLayout.RUN_LOG, "max_bytes": limits["log"], "kept_bytes": execution.log_kept_bytes,
+                "dropped_bytes": execution.log_dropped_bytes},
+        "outputs": {"peak_bytes": watch.peak_bytes, "max_bytes": limits["disk"]},
         "container_id": execution.container_id,
         "image_digest": execution.image_digest,
         "gpus_visible": list(execution.gpus_visible),
@@ -430,15 +562,12 @@ def run_sandbox(
         "validation_calls": {**stats.to_dict(), "log": f"{RunLayout.LOGS_DIR}/{VALIDATION_CALLS_FILE}"},
         "network": network,
         "spec": spec.to_dict(),
-    }
-    extra: list[Mapping[str, Any]] = []
-    if network.get("denied"):
-        extra.append({"kind": "network-denied", "detail": f"{network['denied']} request(s) to hosts off the allow-list"})
-    if execution.isolation.get("sandbox") is False:
-        extra.append({"kind": "no-sandbox", "detail": "the agent ran on the host without isolation (--unsafe-no-sandbox)"})
-    for limit in execution.limits_hit:
-        extra.append({"kind": "limit-hit", "detail": f"the {limit} limit stopped the agent"})
-    events = finalize_run_dir(stage, record, validation_enabled=validator is not None, extra_events=tuple(extra))
+    }  # fmt: skip
+    extra = _events(error, execution, limits_hit, details, proxy, validation_server)
+    if error is not None:
+        events = _record_failed_start(stage, record, tuple(extra))
+    else:
+        events = finalize_run_dir(stage, record, validation_enabled=validator is not None, extra_events=tuple(extra))
     submission = run_dir / RunLayout.SUBMISSION_DIR / RunLayout.SUBMISSION_FILE
     result = SandboxResult(
         run_dir=run_dir,
@@ -447,7 +576,7 @@ def run_sandbox(
         status=status,
         exit_code=execution.exit_code,
         timed_out=execution.timed_out,
-        limits_hit=tuple(execution.limits_hit),
+        limits_hit=tuple(limits_hit),
         error=str(error) if error is not None else None,
         started_at=started.isoformat(),
         ended_at=ended.isoformat(),
@@ -460,7 +589,67 @@ def run_sandbox(
         validation=stats,
         network=MappingProxyType(network),
         events=events,
+        exit_signal=execution.exit_signal,
+        log_dropped_bytes=execution.log_dropped_bytes,
     )
     if error is not None:
         raise error
     return result
+
+
+def _resolved_limits(spec: SandboxSpec) -> dict[str, Any]:
+    """The limits in force for a run, as recorded in ``run.json``: the spec's, else the defaults."""
+    res = spec.resources
+    return {
+        "time_limit_s": spec.time_limit_s,
+        "cpus": res.cpus,
+        "memory": res.memory_bytes,
+        "shm": res.shm_bytes,
+        "pids": res.pids,
+        "disk": getattr(res, "disk_bytes", None) or DEFAULT_DISK_BYTES,
+        "log": getattr(res, "log_bytes", None) or DEFAULT_LOG_BYTES,
+        "stop_grace_s": getattr(spec, "stop_grace_s", None),
+    }
+
+
+def _events(error: SandboxError | None, execution: Execution, limits_hit: list[str], details: Mapping[str, str],
+            proxy: AllowListProxy | None, validation_server: ValidationServer | None) -> list[Mapping[str, Any]]:
+    """The host's own events for ``run.json``: failures, limits, the log cap, network and endpoint refusals."""
+    events: list[Mapping[str, Any]] = []
+    if error is not None:
+        events.append({"kind": "sandbox-failed", "detail": str(error)[:2000],
+                       "remedies": list(getattr(error, "remedies", ()))})  # fmt: skip
+    if execution.isolation.get("sandbox") is False:
+        events.append({"kind": "no-sandbox", "detail": "the agent ran on the host without isolation (--unsafe-no-sandbox)"})
+    for limit in limits_hit:
+        events.append({"kind": "limit-hit", "limit": limit,
+                       "detail": details.get(limit) or f"the {limit} limit stopped (part of) the agent"})  # fmt: skip
+    if execution.log_dropped_bytes:
+        events.append({"kind": "log-truncated", "path": RunLayout.RUN_LOG, "kept_bytes": execution.log_kept_bytes,
+                       "dropped_bytes": execution.log_dropped_bytes,
+                       "detail": f"run.log capped at {execution.log_kept_bytes} bytes; "
+                                 f"{execution.log_dropped_bytes} bytes dropped"})  # fmt: skip
+    if proxy is not None:
+        denied = getattr(proxy, "denied_events", None)
+        if denied is not None:
+            events.extend(denied())
+        elif proxy.summary().get("denied"):
+            events.append({"kind": "network-denied",
+                           "detail": f"{proxy.summary()['denied']} request(s) to hosts off the allow-list"})  # fmt: skip
+    if validation_server is not None and hasattr(validation_server, "events"):
+        events.extend(validation_server.events())
+    return events
+
+
+def _record_failed_start(stage: RunDirStage, record: Mapping[str, Any], events: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """Leave only ``run.json`` (and ``run.log``) for a run whose sandbox never started; a rerun replaces them."""
+    shutil.rmtree(stage.root, ignore_errors=True)
+    run_log = stage.run_dir / RunLayout.RUN_LOG
+    if not run_log.exists():
+        run_log.write_text("", encoding="utf-8")
+    data = {"schema_version": RUN_JSON_SCHEMA_VERSION, **record, "events": list(events)}
+    target = stage.run_dir / RunLayout.RUN_META[0]
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(json.dumps(data, sort_keys=True, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+    return events

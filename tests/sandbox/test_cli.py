@@ -71,7 +71,7 @@ def test_run_with_a_missing_image_records_the_error(tmp_path, digits_data):
     assert result.exit_code == 2
     assert "not present locally" in result.output or "cannot reach the docker daemon" in result.output
     assert "recorded in" in result.output
-    assert json.loads((run_dir / "run.json").read_text())["status"] == "error"
+    assert json.loads((run_dir / "run.json").read_text())["status"] == "sandbox_failed"
 
 
 @pytest.mark.parametrize(

@@ -78,8 +78,8 @@ def test_the_time_limit_kills_and_is_recorded(run_agent, bwrap):
     log = result.run_log.read_text()
     assert "started" in log and "finished" not in log
     record = json.loads(result.run_json.read_text())
-    assert record["limits_hit"] == ["time"] and record["exit_code"] is None
-    assert {"kind": "limit-hit", "detail": "the time limit stopped the agent"} in record["events"]
+    assert record["limits_hit"] == ["time"] and record["status"] == "timed_out"
+    assert [e["limit"] for e in record["events"] if e["kind"] == "limit-hit"] == ["time"]
 
 
 def test_a_non_empty_run_dir_is_refused(tmp_path, bwrap):
@@ -89,27 +89,32 @@ def test_a_non_empty_run_dir_is_refused(tmp_path, bwrap):
         run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=bwrap)
 
 
-def test_a_missing_data_dir_is_an_error_recorded_in_the_run_dir(tmp_path, bwrap):
+def test_a_missing_data_dir_is_refused_before_anything_is_written(tmp_path, bwrap):
     spec = SandboxSpec(command=("true",), data_dir=tmp_path / "nowhere")
     with pytest.raises(SpecError, match="nowhere"):
         run_sandbox(spec, tmp_path / "run", runner=bwrap)
-    record = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert record["status"] == "error" and "nowhere" in record["error"] and record["exit_code"] is None
+    assert not (tmp_path / "run").exists()
 
 
-def test_a_gpu_request_without_gpus_is_an_error_recorded_in_the_run_dir(tmp_path, bwrap):
+def test_a_gpu_request_without_gpus_is_a_failed_start_that_a_rerun_replaces(tmp_path, bwrap):
     if any(p.startswith("nvidia") for p in os.listdir("/dev")):
         pytest.skip("this machine has NVIDIA devices")
     with pytest.raises(GpuUnavailable, match="no NVIDIA devices"):
         run_sandbox(SandboxSpec(command=("true",), gpus=GpuRequest()), tmp_path / "run", runner=bwrap)
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["status"], record["agent_started"]) == ("sandbox_failed", False)
+    assert [e["kind"] for e in record["events"]] == ["sandbox-failed"]
+    assert sorted(p.name for p in (tmp_path / "run").iterdir()) == ["run.json", "run.log"]
+    result = run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=bwrap)
+    assert result.status == "completed"
+    assert json.loads(result.run_json.read_text())["agent_started"] is True
 
 
 def test_missing_bubblewrap_is_refused_with_a_clear_message(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
     with pytest.raises(SandboxUnavailable, match="--unsafe-no-sandbox"):
         run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=BubblewrapRunner())
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
+    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "sandbox_failed"
 
 
 def test_a_hidden_path_inside_an_extra_mount_is_covered(run_agent, bwrap, toy):
