@@ -6,7 +6,14 @@ proxy, which reads one request head, checks the target host against the allow-li
 either refuses (``403``) or connects out and relays bytes both ways. It handles ``CONNECT
 host:port`` (HTTPS and anything tunnelled) and absolute-form plain HTTP requests
 (``GET http://host/path``). Name resolution happens here, on the host, for allowed hosts only,
-so the sandbox needs no resolver. Every decision is recorded and ends up in ``run.json``.
+so the sandbox needs no resolver. Every decision is recorded and ends up in ``run.json``:
+:meth:`AllowListProxy.summary` gives the counts and the first decisions, and
+:meth:`AllowListProxy.denied_events` one ``network-denied`` event per refused ``host:port``
+(what the audit's ``sandbox-events`` check reads). Host names and URLs are recorded as printable
+ASCII of bounded length, and a URL's query string is never kept (it may carry an API key): a
+refused ``POST http://api.example.com/v1/chat?key=...`` is recorded as
+``POST http://api.example.com/v1/chat?...``. Through ``CONNECT`` only the host and port are
+visible.
 
 Allow-list entries: ``host`` (any port), ``host:port``, ``*.domain`` (any sub-domain, not the
 domain itself), ``*.domain:port``. Matching is on the name the client asked for, lower-cased.
@@ -19,7 +26,7 @@ import select
 import socket
 import socketserver
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Sequence
@@ -27,7 +34,7 @@ from urllib.parse import urlsplit
 
 from sandbox.unix_service import UnixSocketService
 
-__all__ = ["ProxyDecision", "AllowListProxy", "host_allowed"]
+__all__ = ["ProxyDecision", "AllowListProxy", "host_allowed", "printable"]
 
 logger = logging.getLogger(__name__)
 
@@ -36,6 +43,53 @@ _IDLE_S = 600.0
 _CONNECT_TIMEOUT_S = 30.0
 #: Decisions kept for run.json; later ones are only counted.
 _MAX_RECORDED = 1000
+#: Longest host name recorded (a DNS name has at most 253 characters).
+MAX_HOST_CHARS = 253
+#: Longest request URL recorded (scheme, host, port and path; the query is never kept).
+MAX_URL_CHARS = 300
+#: Distinct refused ``host:port`` pairs given an event each; refusals beyond are summed in one
+#: last event for the host ``*``.
+MAX_DENIED_TARGETS = 100
+#: Distinct URLs kept per refused ``host:port``.
+MAX_URLS_PER_TARGET = 5
+#: Host recorded for a refused request that named none (``GET /path`` sent to the proxy).
+NO_HOST = "(none)"
+#: Distinct targets past :data:`MAX_DENIED_TARGETS` that are counted (memory stays bounded).
+_MAX_TARGETS_COUNTED = 10_000
+
+
+def printable(text: str, limit: int) -> str:
+    """``text`` as printable ASCII (others become ``?``), cut to ``limit`` characters.
+
+    A cut text ends with ``...`` (within ``limit``), so a reader sees that it was cut.
+
+    Examples
+    --------
+    >>> printable("api.openai.com\\x00\\u00e9", 50)
+    'api.openai.com??'
+    >>> printable("a" * 10, 8)
+    'aaaaa...'
+    """
+    clean = "".join(c if " " < c <= "~" else "?" for c in text)
+    if len(clean) > limit:
+        clean = clean[: max(limit - 3, 0)] + "..."
+    return clean
+
+
+def _port(text: str, *, default: int) -> int:
+    """A TCP port given as text (ASCII digits, 1-65535), else ``default``."""
+    if text.isascii() and text.isdigit() and len(text) <= 5 and 0 < int(text) <= 65535:
+        return int(text)
+    return default
+
+
+def _request_url(scheme: str, host: str, port: int, path: str, has_query: bool) -> str:
+    """The URL of a plain-HTTP request as recorded: no query, bounded, printable."""
+    default = {"http": 80, "https": 443}.get(scheme)
+    where = host if ":" not in host else f"[{host}]"
+    if port and port != default:
+        where += f":{port}"
+    return printable(f"{scheme}://{where}{path or '/'}{'?...' if has_query else ''}", MAX_URL_CHARS)
 
 
 def host_allowed(host: str, port: int, allow: Sequence[str]) -> bool:
@@ -65,7 +119,11 @@ def host_allowed(host: str, port: int, allow: Sequence[str]) -> bool:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ProxyDecision:
-    """One request the proxy saw: where to and whether it was let through."""
+    """One request the proxy saw: where to and whether it was let through.
+
+    ``url`` is set for plain-HTTP requests (absolute form, query left out); a ``CONNECT``
+    tunnel shows only ``host`` and ``port``.
+    """
 
     ts: str
     host: str
@@ -73,10 +131,11 @@ class ProxyDecision:
     method: str
     allowed: bool
     error: str | None = None
+    url: str | None = None
 
     def to_dict(self) -> dict[str, object]:
         return {"ts": self.ts, "host": self.host, "port": self.port, "method": self.method,
-                "allowed": self.allowed, "error": self.error}  # fmt: skip
+                "allowed": self.allowed, "error": self.error, "url": self.url}  # fmt: skip
 
 
 class _Handler(socketserver.BaseRequestHandler):
@@ -105,16 +164,29 @@ class _Handler(socketserver.BaseRequestHandler):
             return
         if method.upper() == "CONNECT":
             host, _, port_text = target.rpartition(":")
-            port = int(port_text) if port_text.isdigit() else 443
+            port = _port(port_text, default=443)
             forward = b""
+            url = None
         else:
-            parts = urlsplit(target)
+            try:
+                parts = urlsplit(target)
+                given_port = parts.port
+            except ValueError:
+                parts, given_port = urlsplit(""), None
             if parts.scheme != "http" or not parts.hostname:
-                owner.record(ProxyDecision(ts=_now(), host=target[:200], port=0, method=method, allowed=False,
+                # Refused: an origin-form request (``GET /path``) or another scheme (``https://``
+                # sent as plain text). Recorded under the host it names, if any.
+                named = parts.hostname or ""
+                port = given_port or {"http": 80, "https": 443}.get(parts.scheme, 0)
+                url = (_request_url(parts.scheme, named, port, parts.path, bool(parts.query)) if named
+                       else printable(target.partition("?")[0], MAX_URL_CHARS))
+                owner.record(ProxyDecision(ts=_now(), host=named or NO_HOST, port=port if named else 0,
+                                           method=method, allowed=False, url=url,
                                            error="not an absolute http:// URL"))  # fmt: skip
                 client.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
                 return
-            host, port = parts.hostname, parts.port or 80
+            host, port = parts.hostname, given_port or 80
+            url = _request_url("http", host, port, parts.path, bool(parts.query))
             path = parts.path or "/"
             if parts.query:
                 path += "?" + parts.query
@@ -122,19 +194,19 @@ class _Handler(socketserver.BaseRequestHandler):
             forward = b"\r\n".join([f"{method} {path} {version}".encode("latin-1"), *kept]) + b"\r\n\r\n" + rest
         host = host.strip("[]")
         if not host_allowed(host, port, owner.allow):
-            owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=False))
-            body = f"{host}:{port} is not on the sandbox's network allow-list\n".encode()
+            owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=False, url=url))
+            body = f"{printable(host, MAX_HOST_CHARS)}:{port} is not on the sandbox's network allow-list\n".encode()
             client.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nContent-Length: "
                            + str(len(body)).encode() + b"\r\n\r\n" + body)  # fmt: skip
             return
         try:
             upstream = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT_S)
         except OSError as exc:
-            owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=True,
+            owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=True, url=url,
                                        error=exc.strerror or str(exc)))  # fmt: skip
             client.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
             return
-        owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=True))
+        owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=True, url=url))
         try:
             if method.upper() == "CONNECT":
                 client.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
@@ -189,20 +261,121 @@ class AllowListProxy(UnixSocketService):
         self._decisions: list[ProxyDecision] = []
         self._denied = 0
         self._allowed = 0
+        self._refused: dict[tuple[str, int], _Refusals] = {}
+        self._refused_beyond = _Refusals(method="", first_ts="")
+        self._targets_beyond: set[tuple[str, int]] = set()
 
     def record(self, decision: ProxyDecision) -> None:
+        """Count one decision and keep it (the first :data:`_MAX_RECORDED` are kept).
+
+        The host name and method are stored as bounded printable ASCII (:func:`printable`),
+        since both come from the request line the agent sent.
+        """
+        decision = replace(decision, host=printable(decision.host.lower().rstrip("."), MAX_HOST_CHARS),
+                           method=printable(decision.method.upper(), 16))
         with self._lock:
             if decision.allowed:
                 self._allowed += 1
             else:
                 self._denied += 1
+                self._count_refusal(decision)
             if len(self._decisions) < _MAX_RECORDED:
                 self._decisions.append(decision)
         logger.info("network %s %s:%s -> %s", decision.method, decision.host, decision.port,
                     "allowed" if decision.allowed else "denied")  # fmt: skip
+
+    def _count_refusal(self, decision: ProxyDecision) -> None:
+        key = (decision.host, decision.port)
+        group = self._refused.get(key)
+        if group is None:
+            if len(self._refused) >= MAX_DENIED_TARGETS:
+                group = self._refused_beyond
+                if len(self._targets_beyond) < _MAX_TARGETS_COUNTED:
+                    self._targets_beyond.add(key)
+                if not group.first_ts:
+                    group.method, group.first_ts = decision.method, decision.ts
+            else:
+                group = self._refused[key] = _Refusals(method=decision.method, first_ts=decision.ts,
+                                                       error=decision.error)
+        group.count += 1
+        group.last_ts = decision.ts
+        if decision.method not in group.methods and len(group.methods) < 8:
+            group.methods.append(decision.method)
+        if decision.url is not None and decision.url not in group.urls and len(group.urls) < MAX_URLS_PER_TARGET:
+            group.urls.append(decision.url)
 
     def summary(self) -> dict[str, object]:
         """Counts and the first recorded decisions, for ``run.json``."""
         with self._lock:
             return {"allowed": self._allowed, "denied": self._denied,
                     "requests": [d.to_dict() for d in self._decisions]}  # fmt: skip
+
+    def denied_events(self) -> list[dict[str, object]]:
+        """One ``network-denied`` event per refused ``host:port``, for ``run.json``'s ``events``.
+
+        Returns
+        -------
+        list of dict
+            In the order the targets were first refused, each with ``kind``
+            (``network-denied``), ``host`` (lower-case printable ASCII, at most
+            :data:`MAX_HOST_CHARS` characters; :data:`NO_HOST` when the request named none),
+            ``port`` (``0`` when unknown), ``method`` (the first one seen) and ``methods`` (the
+            distinct ones), ``count``, ``first_ts``, ``last_ts``, ``urls`` (up to
+            :data:`MAX_URLS_PER_TARGET` distinct plain-HTTP request URLs, without query; empty
+            for ``CONNECT``), ``url`` (the first of them, when there is one) and ``detail``
+            (one sentence naming the count and the target, then the first request seen as
+            ``METHOD URL`` when its URL is known). At most :data:`MAX_DENIED_TARGETS` targets are
+            listed; refusals to further targets are summed in one last event with ``host`` ``*``,
+            ``port`` ``0`` and ``targets`` (how many such targets). Empty when nothing was
+            refused.
+
+        Examples
+        --------
+        One refused ``CONNECT api.openai.com:443``, three times::
+
+            {"kind": "network-denied", "host": "api.openai.com", "port": 443,
+             "method": "CONNECT", "methods": ["CONNECT"], "count": 3, "urls": [],
+             "first_ts": "...", "last_ts": "...",
+             "detail": "3 request(s) to api.openai.com:443 refused (not on the allow-list)"}
+        """
+        with self._lock:
+            events = [group.event(host, port) for (host, port), group in self._refused.items()]
+            if self._refused_beyond.count:
+                event = self._refused_beyond.event("*", 0)
+                targets = len(self._targets_beyond)
+                event["targets"] = targets
+                at_least = "at least " if targets >= _MAX_TARGETS_COUNTED else ""
+                event["detail"] = (f"{event['count']} request(s) to {at_least}{targets} further host(s) refused (not on the "
+                                   f"allow-list; over the {MAX_DENIED_TARGETS}-host cap, not listed one by one)")
+                events.append(event)
+            return events
+
+
+@dataclass(slots=True, kw_only=True)
+class _Refusals:
+    """The refusals of one ``host:port`` (or of all targets past the cap).
+
+    ``error`` is the first refusal's reason when it was not the allow-list (a malformed request).
+    """
+
+    method: str
+    first_ts: str
+    last_ts: str = ""
+    count: int = 0
+    methods: list[str] = field(default_factory=list)
+    urls: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    def event(self, host: str, port: int) -> dict[str, object]:
+        reason = "not an absolute http:// URL" if self.error else "not on the allow-list"
+        detail = f"{self.count} request(s) to {host}:{port} refused ({reason})"
+        if self.urls:
+            detail += f"; first: {self.method} {self.urls[0]}"
+        event: dict[str, object] = {
+            "kind": "network-denied", "host": host, "port": port, "method": self.method,
+            "methods": list(self.methods), "count": self.count, "first_ts": self.first_ts,
+            "last_ts": self.last_ts, "urls": list(self.urls), "detail": detail,
+        }  # fmt: skip
+        if self.urls:
+            event["url"] = self.urls[0]
+        return event

@@ -108,3 +108,75 @@ def test_hosts_off_the_list_get_403_and_are_recorded(proxy_factory, upstream):
 )
 def test_host_allowed(host, port, allow, expected):
     assert host_allowed(host, port, allow) is expected
+
+
+def test_denied_events_group_refusals_per_host_and_port(proxy_factory):
+    proxy = proxy_factory(["pypi.org"])
+    for _ in range(3):
+        assert _exchange(proxy.socket_path, b"CONNECT api.openai.com:443 HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 403")
+    _exchange(proxy.socket_path, b"CONNECT API.OpenAI.com.:443 HTTP/1.1\r\n\r\n")
+    _exchange(proxy.socket_path, b"CONNECT www.kaggle.com:443 HTTP/1.1\r\n\r\n")
+    first, second = proxy.denied_events()
+    assert first["kind"] == "network-denied"
+    assert (first["host"], first["port"], first["method"], first["count"]) == ("api.openai.com", 443, "CONNECT", 4)
+    assert first["detail"] == "4 request(s) to api.openai.com:443 refused (not on the allow-list)"
+    assert first["urls"] == [] and "url" not in first and first["first_ts"] <= first["last_ts"]
+    assert (second["host"], second["count"]) == ("www.kaggle.com", 1)
+    assert proxy.summary()["denied"] == 5  # the summary is unchanged
+
+
+def test_plain_http_refusals_show_the_request_without_its_query(proxy_factory):
+    proxy = proxy_factory(["pypi.org"])
+    request = b"POST http://api.openai.com/v1/chat/completions?key=sk-secret HTTP/1.1\r\nHost: api.openai.com\r\n\r\n"
+    assert _exchange(proxy.socket_path, request).startswith(b"HTTP/1.1 403")
+    _exchange(proxy.socket_path, b"GET http://api.openai.com:8080/v1/models HTTP/1.1\r\n\r\n")
+    by_port = {e["port"]: e for e in proxy.denied_events()}
+    event = by_port[80]
+    assert event["method"] == "POST" and event["url"] == "http://api.openai.com/v1/chat/completions?..."
+    assert event["detail"] == ("1 request(s) to api.openai.com:80 refused (not on the allow-list); "
+                               "first: POST http://api.openai.com/v1/chat/completions?...")
+    assert by_port[8080]["urls"] == ["http://api.openai.com:8080/v1/models"]
+    assert "sk-secret" not in repr(proxy.denied_events()) + repr(proxy.summary())
+
+
+def test_requests_that_are_not_absolute_http_are_refused_under_the_host_they_name(proxy_factory):
+    proxy = proxy_factory([])
+    assert _exchange(proxy.socket_path, b"POST https://api.anthropic.com/v1/messages HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 400")
+    _exchange(proxy.socket_path, b"GET /index.html HTTP/1.1\r\n\r\n")
+    named, unnamed = proxy.denied_events()
+    assert (named["host"], named["port"], named["url"]) == ("api.anthropic.com", 443, "https://api.anthropic.com/v1/messages")
+    assert named["detail"].startswith("1 request(s) to api.anthropic.com:443 refused (not an absolute http:// URL)")
+    assert (unnamed["host"], unnamed["port"], unnamed["url"]) == ("(none)", 0, "/index.html")
+
+
+def test_hostile_host_names_are_recorded_as_bounded_printable_ascii(proxy_factory):
+    proxy = proxy_factory([])
+    host = "evil\x1b[31m\u00e9" + "a" * 5000
+    reply = _exchange(proxy.socket_path, f"CONNECT {host}:99999999999 HTTP/1.1\r\n\r\n".encode("latin-1", "replace"))
+    assert reply.startswith(b"HTTP/1.1 403")
+    (event,) = proxy.denied_events()
+    assert len(event["host"]) <= 253 and event["host"].endswith("...") and event["port"] == 443
+    assert all(" " < c <= "~" for c in event["host"]) and event["host"].startswith("evil?[31m?")
+    assert len(event["detail"]) < 400
+
+
+def test_denied_events_are_capped_and_the_rest_summed(proxy_factory, monkeypatch):
+    import sandbox.proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "MAX_DENIED_TARGETS", 2)
+    proxy = proxy_factory([])
+    for n in range(5):
+        _exchange(proxy.socket_path, f"CONNECT host{n}.example:443 HTTP/1.1\r\n\r\n".encode())
+    _exchange(proxy.socket_path, b"CONNECT host4.example:443 HTTP/1.1\r\n\r\n")
+    events = proxy.denied_events()
+    assert [e["host"] for e in events] == ["host0.example", "host1.example", "*"]
+    rest = events[-1]
+    assert (rest["count"], rest["targets"], rest["port"]) == (4, 3, 0)
+    assert rest["detail"].startswith("4 request(s) to 3 further host(s) refused")
+
+
+def test_nothing_refused_gives_no_events(proxy_factory, upstream):
+    proxy = proxy_factory(["127.0.0.1"])
+    _exchange(proxy.socket_path, f"GET http://127.0.0.1:{upstream}/ok HTTP/1.0\r\n\r\n".encode())
+    assert proxy.denied_events() == []
+    assert proxy.summary()["requests"][0]["url"] == f"http://127.0.0.1:{upstream}/ok"
