@@ -324,7 +324,7 @@ def _over_cap_error(path: Path, kind: str, line: int, limits: CsvLimits) -> Inva
         detail = f"has a field of more than {limits.max_field_bytes:,} bytes (the cap on one cell of this submission)"
     else:
         detail = f"starts a row of more than {limits.max_line_bytes:,} bytes (the cap on one row of this submission)"
-    return InvalidSubmission(f"Submission file '{path}' line {line} {detail}.")
+    return InvalidSubmission(f"Submission file '{path}' line {line} {detail}.", reason="too-large")
 
 
 def check_csv_limits(path: str | os.PathLike[str], limits: CsvLimits = DEFAULT_CSV_LIMITS) -> int:
@@ -383,5 +383,5 @@ def check_csv_limits(path: str | os.PathLike[str], limits: CsvLimits = DEFAULT_C
                 line = _line_number(handle, over.record_start)
                 raise _over_cap_error(path, over.kind, line, limits) from None
     except OSError as exc:
-        raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}") from None
+        raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}", reason="unreadable") from None
     return offset

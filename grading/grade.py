@@ -28,6 +28,7 @@ from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission, U
 from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
 from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
+from grading.metrics.base import submission_row
 from grading.spec import CompetitionSpec
 from grading.validation import check_arrays, check_frames, read_answers, read_submission, scoring_options
 
@@ -39,6 +40,8 @@ __all__ = [
     "score_frames",
     "score_csv",
     "validate_submission",
+    "check_submission",
+    "SubmissionCheck",
     "grade_totals",
     "summarize_grades",
 ]
@@ -282,17 +285,30 @@ def score_frames(
     if metric.frame:
         aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
         describe: Callable[[int], str] = functools.partial(describe_row, aligned)
+        row_of: Callable[[int], int] = functools.partial(submission_row, aligned)
         args: tuple[Any, ...] = (aligned_answers, aligned)
         kwargs = {"id_columns": options.id_columns, "target_columns": options.target_columns, **own_params}
     else:
         arrays = check_arrays(submission, answers, metric=metric, options=options)
         describe, args, kwargs = arrays.describe, (arrays.y_true, arrays.y_pred), own_params
+        row_of = functools.partial(_array_row, arrays.rows)
     try:
         score = metric.fn(*args, **kwargs)
     except PredictionError as exc:
         column = options.target_columns[exc.column]
-        raise InvalidSubmission(f"Submission column {column!r} has {exc.problem} at {describe(exc.position)}.") from None
+        raise InvalidSubmission(f"Submission column {column!r} has {exc.problem} at {describe(exc.position)}.",
+                                reason="bad-value", column=column, row=row_of(exc.position)) from None
+    except InvalidSubmission as exc:
+        # An array metric knows no column names: with one target column, the error is about it.
+        if exc.column is None and len(options.target_columns) == 1:
+            exc.column = str(options.target_columns[0])
+        raise
     return _finite(float(score))
+
+
+def _array_row(rows: Any, position: int) -> int:
+    """The 1-based submission row of an aligned array position (``rows`` from :class:`AlignedArrays`)."""
+    return int(rows[position]) + 1
 
 
 def _finite(score: float) -> float:
@@ -303,7 +319,7 @@ def _finite(score: float) -> float:
             "predictions); MLE-bench counts it as a valid submission with no score and no medal"
         )
     if not math.isfinite(score):
-        raise InvalidSubmission(f"the metric returned {score!r} for this submission")
+        raise InvalidSubmission(f"the metric returned {score!r} for this submission", reason="non-finite-score")
     return score
 
 
@@ -387,7 +403,7 @@ def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> 
             raise
         except Exception as exc:  # noqa: BLE001 - a custom grader's failure must not crash a batch
             logger.warning("grader of %s failed on %s", spec.id, submission_path, exc_info=True)
-            raise InvalidSubmission(f"the grader could not score the submission: {exc!r}") from exc
+            raise InvalidSubmission(f"the grader could not score the submission: {exc!r}", reason="grader-failed") from exc
         return _finite(float(score))
     metric = spec.metric.metric
     if metric is None:  # unreachable for specs built by load_competition_spec
@@ -484,14 +500,93 @@ def grade_submission(
     )
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SubmissionCheck:
+    """The verdict on one submission file, without its score.
+
+    Attributes
+    ----------
+    valid : bool
+        Whether the file would be scored (a submission whose metric is undefined counts as
+        valid, as MLE-bench counts it).
+    reason : str or None
+        ``None`` when valid; otherwise a code of :data:`grading.errors.REASONS`.
+    column : str or None
+        The submission column the problem is in, when there is one.
+    row : int or None
+        The 1-based data row of the submission file the problem is in, when there is one.
+    message : str
+        The full host-side text (``"Submission is valid."`` or the error's message). It may
+        quote cells, ids and, for a few metric errors, text that describes the answers: it is
+        for the host and ``mleaudit grade``, never for an agent as it stands.
+    """
+
+    valid: bool
+    reason: str | None
+    column: str | None
+    row: int | None
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The fields as a JSON-ready dict."""
+        return {"valid": self.valid, "reason": self.reason, "column": self.column, "row": self.row,
+                "message": self.message}
+
+
+def check_submission(
+    submission_path: str | os.PathLike[str], spec: CompetitionSpec, data_dir: str | os.PathLike[str]
+) -> SubmissionCheck:
+    """Check a submission would be scored, without revealing its score; say why not as a code.
+
+    Parameters
+    ----------
+    submission_path : path-like
+        The submission file (a ``.csv``).
+    spec : CompetitionSpec
+        The competition.
+    data_dir : path-like
+        The data dir holding the prepared answers.
+
+    Returns
+    -------
+    SubmissionCheck
+        ``valid`` with ``reason`` ``None``, or the first failed check's reason code, column,
+        row (of the submission file) and full message.
+
+    Raises
+    ------
+    DatasetNotPrepared
+        If the answers file is missing.
+    ConfigError
+        If the competition's config or answers do not fit its metric (not the submission's fault).
+    """
+    data_dir = Path(data_dir)
+    answers_path = _answers_or_raise(spec, data_dir)
+    path = Path(submission_path)
+    if not path.is_file():
+        return SubmissionCheck(valid=False, reason="unreadable", column=None, row=None,
+                               message=f"No submission file at {path}.")
+    if path.suffix.lower() != ".csv":
+        return SubmissionCheck(valid=False, reason="invalid", column=None, row=None,
+                               message=f"Submission file {path} is not a .csv file.")
+    try:
+        _score(path, spec, answers_path)
+    except UndefinedScore:
+        pass  # valid, as MLE-bench's validation (which only runs the grader) says
+    except InvalidSubmission as exc:
+        return SubmissionCheck(valid=False, reason=exc.reason, column=exc.column, row=exc.row, message=str(exc))
+    return SubmissionCheck(valid=True, reason=None, column=None, row=None, message="Submission is valid.")
+
+
 def validate_submission(
     submission_path: str | os.PathLike[str], spec: CompetitionSpec, data_dir: str | os.PathLike[str]
 ) -> tuple[bool, str]:
     """Check a submission would be scored, without revealing its score.
 
-    This is what a validation endpoint may answer to an agent: whether the file is valid,
-    and if not, the validation message (which names columns, rows and ids but never answer
-    values).
+    The ``(valid, message)`` pair of :func:`check_submission`. The message is the full
+    host-side text: it names columns, rows and ids, and a few metric errors quote the scoring
+    library, whose text may describe the answers. A validation endpoint answering an agent
+    renders its reply from the reason code instead (:mod:`sandbox.feedback`).
 
     Returns
     -------
@@ -503,20 +598,8 @@ def validate_submission(
     DatasetNotPrepared
         If the answers file is missing.
     """
-    data_dir = Path(data_dir)
-    answers_path = _answers_or_raise(spec, data_dir)
-    path = Path(submission_path)
-    if not path.is_file():
-        return False, f"No submission file at {path}."
-    if path.suffix.lower() != ".csv":
-        return False, f"Submission file {path} is not a .csv file."
-    try:
-        _score(path, spec, answers_path)
-    except UndefinedScore:
-        pass  # valid, as MLE-bench's validation (which only runs the grader) says
-    except InvalidSubmission as exc:
-        return False, str(exc)
-    return True, "Submission is valid."
+    result = check_submission(submission_path, spec, data_dir)
+    return result.valid, result.message
 
 
 def grade_totals(reports: Iterable[Mapping[str, Any]]) -> dict[str, int]:

@@ -203,9 +203,9 @@ def read_submission(
         with path.open("rb") as handle:
             head = handle.read(65536)
     except OSError as exc:
-        raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}") from None
+        raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}", reason="unreadable") from None
     if len(head) < 65536 and not head.strip():
-        raise InvalidSubmission(f"Submission file '{path}' is empty.")
+        raise InvalidSubmission(f"Submission file '{path}' is empty.", reason="empty")
     if limits is None:
         limits = TEXT_CSV_LIMITS if text_columns else DEFAULT_CSV_LIMITS
     check_csv_limits(path, limits)
@@ -213,9 +213,10 @@ def read_submission(
     try:
         frame = _read_with_text(path, text)
     except pd.errors.EmptyDataError:
-        raise InvalidSubmission(f"Submission file '{path}' is empty.") from None
+        raise InvalidSubmission(f"Submission file '{path}' is empty.", reason="empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidSubmission(f"Submission file '{path}' is not a readable CSV: {_first_line(exc)}") from None
+        raise InvalidSubmission(f"Submission file '{path}' is not a readable CSV: {_first_line(exc)}",
+                                reason="csv-syntax") from None
     return frame
 
 
@@ -532,23 +533,25 @@ def check_columns(
     expected = [*_as_tuple(id_column), *target_columns, *unscored_columns]
     columns = [str(c) for c in submission.columns]
     if not columns:
-        raise InvalidSubmission("Submission has no columns.")
+        raise InvalidSubmission("Submission has no columns.", reason="no-columns")
     missing = [c for c in expected if c not in columns]
     if missing:
         raise InvalidSubmission(
             f"Submission is missing {_plural('column', len(missing))} {_columns_text(missing)} "
-            f"(expected columns: {_columns_text(expected)})."
+            f"(expected columns: {_columns_text(expected)}).",
+            reason="missing-column", column=missing[0],
         )
     extra = [c for c in columns if c not in expected]
     if extra and extra_columns != "ignore":
         raise InvalidSubmission(
             f"Submission has unexpected {_plural('column', len(extra))} {_columns_text(extra)} "
-            f"(expected columns: {_columns_text(expected)})."
+            f"(expected columns: {_columns_text(expected)}).",
+            reason="extra-column", column=extra[0],
         )
     seen: set[str] = set()
     for c in columns:
         if c in seen:
-            raise InvalidSubmission(f"Submission repeats column {c!r}.")
+            raise InvalidSubmission(f"Submission repeats column {c!r}.", reason="duplicate-column", column=c)
         seen.add(c)
     n_ids = len(_as_tuple(id_column))
     in_place = {"any": 0, "id_first": n_ids, "as_listed": len(expected)}[column_order]
@@ -556,7 +559,8 @@ def check_columns(
         if found != wanted:
             raise InvalidSubmission(
                 f"Submission has column {found!r} in place {position + 1}, where {wanted!r} must be "
-                f"({_order_rule(column_order, expected, n_ids)})."
+                f"({_order_rule(column_order, expected, n_ids)}).",
+                reason="column-order", column=found,
             )
 
 
@@ -660,7 +664,8 @@ def check_ids(
     n_sub = len(sub)
     empty = np.flatnonzero(pd.isna(sub))
     if empty.size:
-        raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.")
+        raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.", reason="empty-id",
+                                column=_id_name(submission_ids), row=int(empty[0]) + 1)
     if n_sub == len(ans) and n_sub and (sub == ans).all():
         # The usual case: rows in the order of the test set. The submission repeats an id only
         # if the answers do, and those are checked when the answers are read.
@@ -673,7 +678,8 @@ def check_ids(
     if repeated.size:
         row = int(repeated[0])
         first = int(first_row[sub_codes[row]])
-        raise InvalidSubmission(f"Submission repeats id {_show_key(sub[row], n_parts)} at rows {first + 1} and {row + 1}.")
+        raise InvalidSubmission(f"Submission repeats id {_show_key(sub[row], n_parts)} at rows {first + 1} and {row + 1}.",
+                                reason="duplicate-id", column=_id_name(submission_ids), row=row + 1)
     # Distinct answer ids in order of first appearance.
     _, first_answer = np.unique(ans_codes, return_index=True)
     ans_distinct = ans_codes[np.sort(first_answer)]
@@ -686,7 +692,8 @@ def check_ids(
         row = int(np.flatnonzero(unknown)[0])
         raise InvalidSubmission(
             f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
-            f"({_outside(int(unknown.sum()), n_sub)} the {len(ans_distinct)} test ids)."
+            f"({_outside(int(unknown.sum()), n_sub)} the {len(ans_distinct)} test ids).",
+            reason="unknown-id", column=_id_name(submission_ids), row=row + 1,
         )
     order = np.where(first_row[ans_distinct] < n_sub, first_row[ans_distinct], -1)
     missing = np.flatnonzero(order < 0)
@@ -696,12 +703,14 @@ def check_ids(
         if extra_ids == "ignore":
             raise InvalidSubmission(
                 f"Submission has no row for id {missing_id} (row {first_missing + 1} "
-                f"of the test set); {missing.size} of the {len(ans_distinct)} test ids are missing."
+                f"of the test set); {missing.size} of the {len(ans_distinct)} test ids are missing.",
+                reason="missing-ids", column=_id_name(submission_ids),
             )
         # No repeats and no unknown ids, so the submission is short: name what it lacks.
         raise InvalidSubmission(
             f"Submission has {n_sub} {_plural('row', n_sub)}; expected {len(ans_distinct)} (one per test id). "
-            f"First missing id: {missing_id} (row {first_missing + 1} of the test set)."
+            f"First missing id: {missing_id} (row {first_missing + 1} of the test set).",
+            reason="row-count", column=_id_name(submission_ids),
         )
     return order.astype(np.intp)
 
@@ -802,7 +811,8 @@ def check_ids_in_order(
     ans, _ = _key_values(answer_ids)
     empty = np.flatnonzero(pd.isna(sub))
     if empty.size:
-        raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.")
+        raise InvalidSubmission(f"Submission has an empty id at row {int(empty[0]) + 1}.", reason="empty-id",
+                                column=_id_name(submission_ids), row=int(empty[0]) + 1)
     if len(sub) == len(ans) and len(sub) and (sub == ans).all():
         return np.arange(len(sub), dtype=np.intp)
     codes, uniques = pd.factorize(np.concatenate([ans, sub]))
@@ -815,11 +825,13 @@ def check_ids_in_order(
             row = int(np.flatnonzero(unknown)[0])
             raise InvalidSubmission(
                 f"Submission has id {_show_key(sub[row], n_parts)} at row {row + 1}, which is not a test id "
-                f"({_outside(int(unknown.sum()), len(sub))} the test ids)."
+                f"({_outside(int(unknown.sum()), len(sub))} the test ids).",
+                reason="unknown-id", column=_id_name(submission_ids), row=row + 1,
             )
         rows, sub_codes = rows[~unknown], sub_codes[~unknown]
     if not sub_codes.size:
-        raise InvalidSubmission(f"Submission has no rows with test ids; expected {len(ans)} (one per test row).")
+        raise InvalidSubmission(f"Submission has no rows with test ids; expected {len(ans)} (one per test row).",
+                                reason="missing-ids", column=_id_name(submission_ids))
     sub_counts = np.bincount(sub_codes, minlength=len(uniques))
     differ = np.flatnonzero(sub_counts[ans_codes] != ans_counts[ans_codes])
     if differ.size:
@@ -829,12 +841,20 @@ def check_ids_in_order(
         raise InvalidSubmission(
             f"Submission has id {_show_key(uniques[code], n_parts)} on {have} {_plural('row', have)}, the test set "
             f"on {want} (its first test row is row {test_row + 1}); each id must stand on as many rows as in the "
-            f"test set ({len(ans)} rows in all; the submission has {len(sub)}), paired in file order."
+            f"test set ({len(ans)} rows in all; the submission has {len(sub)}), paired in file order.",
+            reason="row-count", column=_id_name(submission_ids),
         )
     # Equal counts per id: both sides sorted by id (stably, so in file order within an id) line up.
     order = np.empty(len(ans), dtype=np.intp)
     order[np.argsort(ans_codes, kind="stable")] = rows[np.argsort(sub_codes, kind="stable")]
     return order
+
+
+def _id_name(ids: pd.Series | pd.DataFrame) -> str | None:
+    """The (first) id column's name, for an error's ``column``."""
+    if isinstance(ids, pd.DataFrame):
+        return str(ids.columns[0]) if len(ids.columns) else None
+    return None if ids.name is None else str(ids.name)
 
 
 def _describe_row(row: int, ids: pd.Series | pd.DataFrame) -> str:
@@ -857,7 +877,8 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.Data
     missing = np.flatnonzero(values.isna().to_numpy())
     if missing.size:
         raise InvalidSubmission(
-            f"Submission column {column!r} has a missing value at {_describe_row(int(missing[0]), ids)}."
+            f"Submission column {column!r} has a missing value at {_describe_row(int(missing[0]), ids)}.",
+            reason="missing-value", column=column, row=int(missing[0]) + 1,
         )
 
 
@@ -893,14 +914,16 @@ def check_numeric(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFra
             bad = int(not_numbers[0])
             raise InvalidSubmission(
                 f"Submission column {column!r} has a non-numeric value {str(values.iloc[bad])!r} at "
-                f"{_describe_row(bad, ids)}; expected a number."
+                f"{_describe_row(bad, ids)}; expected a number.",
+                reason="bad-value", column=column, row=bad + 1,
             )
         floats = numbers.to_numpy(dtype=float)
     infinite = np.flatnonzero(~np.isfinite(floats))
     if infinite.size:
         row = int(infinite[0])
         raise InvalidSubmission(
-            f"Submission column {column!r} has a non-finite value {float(floats[row])!r} at {_describe_row(row, ids)}."
+            f"Submission column {column!r} has a non-finite value {float(floats[row])!r} at {_describe_row(row, ids)}.",
+            reason="non-finite", column=column, row=row + 1,
         )
     return floats
 
@@ -918,7 +941,8 @@ def check_probabilities(values: np.ndarray, *, column: str, ids: pd.Series | pd.
         row = int(outside[0])
         raise InvalidSubmission(
             f"Submission column {column!r} has {float(values[row])!r} at {_describe_row(row, ids)}, "
-            "outside [0, 1]; expected a probability."
+            "outside [0, 1]; expected a probability.",
+            reason="bad-value", column=column, row=row + 1,
         )
 
 
@@ -939,7 +963,8 @@ def check_value_range(values: np.ndarray, *, column: str, ids: pd.Series | pd.Da
         row = int(outside[0])
         raise InvalidSubmission(
             f"Submission column {column!r} has {float(values[row])!r} at {_describe_row(row, ids)}, "
-            f"outside [{_number(low)}, {_number(high)}]."
+            f"outside [{_number(low)}, {_number(high)}].",
+            reason="bad-value", column=column, row=row + 1,
         )
 
 
@@ -980,7 +1005,8 @@ def check_row_sums(
             row = begin + int(bad[0])
             raise InvalidSubmission(
                 f"Submission probabilities in columns {_quote_list(columns)} sum to {float(block[bad[0]])!r} at "
-                f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g})."
+                f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g}).",
+                reason="row-sum", column=columns[0] if columns else None, row=row + 1,
             )
 
 
@@ -1141,7 +1167,8 @@ def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.D
         what = "a missing value" if pd.isna(numbers.iloc[row]) else f"the value {float(numbers.iloc[row])!r}"
         raise UndefinedScore(
             f"Submission column {column!r} has {what} at {_describe_row(row, ids)}, for which {metric.name} is "
-            "undefined (NaN); MLE-bench counts it as a valid submission with no score and no medal"
+            "undefined (NaN); MLE-bench counts it as a valid submission with no score and no medal",
+            column=column, row=row + 1,
         )
 
 

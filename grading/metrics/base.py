@@ -245,7 +245,27 @@ def describe_row(submission: pd.DataFrame, position: int) -> str:
     return f"row {int(submission.index[position]) + 1} (id {_id_text(submission, position)})"
 
 
-def invalid_cell(submission: pd.DataFrame, position: int, column: str, problem: str) -> InvalidSubmission:
+def submission_row(submission: pd.DataFrame, position: int) -> int:
+    """The 1-based data row of the submission file of an aligned row (what :func:`describe_row` names).
+
+    Parameters
+    ----------
+    submission : pandas.DataFrame
+        An id-aligned submission (index = 0-based row in the file).
+    position : int
+        0-based position in ``submission`` (answer order).
+
+    Returns
+    -------
+    int
+        The row of the submission file, counted from 1 over data rows (header excluded).
+    """
+    return int(submission.index[position]) + 1
+
+
+def invalid_cell(
+    submission: pd.DataFrame, position: int, column: str, problem: str, *, reason: str = "bad-value"
+) -> InvalidSubmission:
     """Build the error for a cell a metric cannot parse.
 
     Parameters
@@ -258,13 +278,16 @@ def invalid_cell(submission: pd.DataFrame, position: int, column: str, problem: 
         The column of the cell.
     problem : str
         What is wrong, e.g. ``"a run-length mask with an odd number of values"``.
+    reason : str, keyword-only
+        The code of :data:`grading.errors.REASONS` (default ``"bad-value"``).
 
     Returns
     -------
     InvalidSubmission
         With the message ``Submission column 'c' has <problem> at row N (id 'x').``
     """
-    return InvalidSubmission(f"Submission column {column!r} has {problem} at {describe_row(submission, position)}.")
+    return InvalidSubmission(f"Submission column {column!r} has {problem} at {describe_row(submission, position)}.",
+                             reason=reason, column=column, row=submission_row(submission, position))
 
 
 def require_answer_columns(answers: pd.DataFrame, columns: Sequence[str], *, metric: str) -> None:

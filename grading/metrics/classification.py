@@ -95,7 +95,7 @@ def accuracy_score(y_true: np.ndarray, y_pred: np.ndarray, as_text: bool = False
         try:
             _skm.accuracy_score(truth, pred)
         except (ValueError, TypeError) as exc:
-            raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}") from None
+            raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}", reason="incomparable") from None
     equal = np.asarray(truth_cols == pred_cols)
     equal = equal.all(axis=1)
     return float(np.mean(equal)) if equal.size else 0.0
@@ -132,7 +132,8 @@ def integer_labels(submission: pd.DataFrame, column: str) -> np.ndarray:
         bad = ~np.isfinite(floats) | (floats != np.round(floats))
     if bad.any():
         first = int(np.flatnonzero(bad)[0])
-        raise invalid_cell(submission, first, column, f"{str(values.iloc[first])!r}, which is not an integer class id")
+        raise invalid_cell(submission, first, column, f"{str(values.iloc[first])!r}, which is not an integer class id",
+                           reason="unknown-label")
     return floats.astype(np.int64)
 
 
@@ -231,7 +232,8 @@ def micro_f1_score(
         if len(pred) and _all_numbers(pred) and not _all_numbers(truth):
             raise InvalidSubmission(
                 f"predicted labels cannot be compared with the answers: column {column!r} holds only numbers "
-                f"(e.g. {pred[0]!r}), the answers hold text labels (e.g. {truth[0]!r})"
+                f"(e.g. {pred[0]!r}), the answers hold text labels (e.g. {truth[0]!r})",
+                reason="incomparable", column=column,
             )
         return float(np.mean(truth == pred)) if len(truth) else 0.0
     true_rows, true_tokens = split_tokens(answers[column])
@@ -300,7 +302,7 @@ def macro_f1_score(
     try:
         return float(_skm.f1_score(truth, pred, average="macro", zero_division=0.0))
     except (ValueError, TypeError) as exc:
-        raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}") from None
+        raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}", reason="incomparable") from None
 
 
 def matthews_corrcoef_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -330,7 +332,7 @@ def matthews_corrcoef_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     try:
         return float(_skm.matthews_corrcoef(y_true, y_pred))
     except (ValueError, TypeError) as exc:
-        raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}") from None
+        raise InvalidSubmission(f"predicted labels cannot be compared with the answers: {exc}", reason="incomparable") from None
 
 
 def quadratic_weighted_kappa_score(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -367,7 +369,7 @@ def quadratic_weighted_kappa_score(y_true: np.ndarray, y_pred: np.ndarray) -> fl
     try:
         value = _skm.cohen_kappa_score(y_pred, y_true, weights="quadratic")
     except (ValueError, TypeError) as exc:
-        raise InvalidSubmission(f"predicted ratings cannot be compared with the answers: {exc}") from None
+        raise InvalidSubmission(f"predicted ratings cannot be compared with the answers: {exc}", reason="incomparable") from None
     return float(value)
 
 

@@ -236,7 +236,8 @@ def log_loss(
         zero = np.flatnonzero(sums <= 0)
         if zero.size:
             raise InvalidSubmission(
-                f"class probabilities at row {int(zero[0]) + 1} (in answer order) sum to 0; they cannot be rescaled"
+                f"class probabilities at row {int(zero[0]) + 1} (in answer order) sum to 0; they cannot be rescaled",
+                reason="row-sum",  # a row in answer order: no submission row to name
             )
         pred = pred / sums[:, None]
     # Only cells with a non-zero answer contribute (x log y with 0 log y = 0, as scipy's xlogy);
