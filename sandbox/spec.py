@@ -19,9 +19,10 @@ YAML form (every key but ``command`` is optional; unknown keys are an error)::
     hide: [/data/sklearn-digits/prepared/private]
     env: {OMP_NUM_THREADS: "2"}
     gpus: all                                 # or a count (2) or device ids ["0", "1"]
-    resources: {cpus: 2, memory: 4g, shm: 1g, pids: 256}
+    resources: {cpus: 2, memory: 4g, shm: 1g, pids: 256, disk: 20g, log: 256m}
     network: none                             # or {allow: ["pypi.org", "*.pythonhosted.org:443"]}
     time_limit: 2h                            # seconds, or a number with s/m/h
+    stop_grace: 30s                           # SIGTERM, then this long, then SIGKILL
     user: "1000:1000"
     workdir: /home
 """
@@ -40,6 +41,8 @@ from typing import Any, Mapping
 import yaml
 
 from sandbox.errors import SpecError
+from sandbox.logsink import DEFAULT_LOG_BYTES
+from sandbox.watchdog import DEFAULT_DISK_BYTES
 
 __all__ = [
     "AGENT_PATHS",
@@ -48,6 +51,10 @@ __all__ = [
     "Resources",
     "NetworkPolicy",
     "SandboxSpec",
+    "DEFAULT_LIMITS",
+    "DEFAULT_STOP_GRACE_S",
+    "DEFAULT_TIME_LIMIT_S",
+    "default_memory_bytes",
     "parse_size",
     "parse_duration",
     "load_sandbox_spec",
@@ -77,9 +84,9 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _USER = re.compile(r"^\d+(:\d+)?$")
 _KEYS = frozenset(
     {"command", "image", "competition", "agent", "data", "agent_dir", "mounts", "hide", "env", "gpus",
-     "resources", "network", "time_limit", "user", "workdir"}
+     "resources", "network", "time_limit", "user", "workdir", "stop_grace"}
 )  # fmt: skip
-_RESOURCE_KEYS = frozenset({"cpus", "memory", "shm", "pids"})
+_RESOURCE_KEYS = frozenset({"cpus", "memory", "shm", "pids", "disk", "log"})
 _MOUNT_KEYS = frozenset({"source", "target", "read_only"})
 
 #: Largest spec file read, in bytes: a spec is a few lines.
@@ -91,6 +98,60 @@ MAX_SPEC_DEPTH = 32
 MAX_SPEC_NODES = 10_000
 #: Longest host path accepted (Linux's PATH_MAX).
 _MAX_PATH = 4096
+
+#: Seconds between the SIGTERM that asks the agent to stop (time limit, disk limit) and the
+#: SIGKILL that ends it: long enough to write a submission file from a signal handler.
+DEFAULT_STOP_GRACE_S = 30.0
+#: Wall-clock limit of a run when none is given, in seconds: MLE-bench gives an agent 24 hours
+#: per competition (Chan et al. 2024, "MLE-bench", sec. 2.2).
+DEFAULT_TIME_LIMIT_S = 24 * 3600.0
+#: Share of the host's physical memory an agent may use when no memory limit is given: the
+#: rest is left to the host (the orchestrator, the validation endpoint, the page cache).
+DEFAULT_MEMORY_FRACTION = 0.75
+
+#: The limits in force when none is given (``mleaudit run`` with no flag, a spec without the
+#: key), as :meth:`Resources.with_defaults` and :meth:`SandboxSpec.with_defaults` resolve them:
+#:
+#: - ``time_limit_s``: 24 hours, MLE-bench's limit per competition run (Chan et al. 2024, sec. 2.2);
+#: - ``memory_fraction``: :data:`DEFAULT_MEMORY_FRACTION` of the host's physical memory
+#:   (:func:`default_memory_bytes`);
+#: - ``pids``: 4096 processes and threads (docker's ``--pids-limit`` has no default; 4096 is far
+#:   above what a training job with data-loader workers starts, and far below a host's limit);
+#: - ``disk_bytes``: :data:`sandbox.watchdog.DEFAULT_DISK_BYTES` for the output folders;
+#: - ``log_bytes``: :data:`sandbox.logsink.DEFAULT_LOG_BYTES` for ``run.log``;
+#: - ``cpus``: ``None``, every core of the host;
+#: - ``stop_grace_s``: :data:`DEFAULT_STOP_GRACE_S`.
+DEFAULT_LIMITS = MappingProxyType(
+    {
+        "time_limit_s": DEFAULT_TIME_LIMIT_S,
+        "memory_fraction": DEFAULT_MEMORY_FRACTION,
+        "pids": 4096,
+        "disk_bytes": DEFAULT_DISK_BYTES,
+        "log_bytes": DEFAULT_LOG_BYTES,
+        "cpus": None,
+        "stop_grace_s": DEFAULT_STOP_GRACE_S,
+    }
+)
+
+
+def default_memory_bytes() -> int:
+    """The default memory limit: ``DEFAULT_LIMITS["memory_fraction"]`` of the host's physical memory.
+
+    Returns
+    -------
+    int
+        Bytes (physical pages times the page size, from :func:`os.sysconf`), rounded down to
+        a MiB; 4 GiB when the host does not say.
+    """
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError):
+        total = 0
+    if total <= 0:
+        return 4 * 1024**3
+    share = int(total * DEFAULT_LIMITS["memory_fraction"])
+    return max(share - share % (1024**2), 1024**2)
+
 
 _SHOWN = reprlib.Repr()
 _SHOWN.maxlevel, _SHOWN.maxstring, _SHOWN.maxother = 3, 80, 80
@@ -287,28 +348,60 @@ class GpuRequest:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Resources:
-    """Resource limits; ``None`` means the backend's default (no limit).
+    """Resource limits; ``None`` means "not given": :meth:`with_defaults` fills in :data:`DEFAULT_LIMITS`.
 
     Attributes
     ----------
     cpus : float or None
-        CPU cores (docker: CFS quota; local: CPU affinity to that many cores, rounded up).
+        CPU cores (docker: CFS quota; local: the run cgroup's CFS quota, else a CPU affinity to
+        that many cores, rounded up). ``None``: every core.
     memory_bytes : int or None
-        Memory in bytes (docker: cgroup limit with no extra swap; local: address-space rlimit
-        per process).
+        Memory in bytes for the whole sandbox, swap excluded, tmpfs pages (``/tmp``,
+        ``/dev/shm``) included (docker: cgroup limit; local: the run cgroup, else an
+        address-space rlimit per process). Also the default size of the local sandbox's tmpfs
+        folders.
     shm_bytes : int or None
-        Size of ``/dev/shm`` in bytes (docker only; the local backend shares the host's).
+        Size of ``/dev/shm`` in bytes (default: docker's 64 MiB; local: the memory limit).
     pids : int or None
-        Maximum number of processes (docker: pids cgroup; local: RLIMIT_NPROC for the sandbox user).
+        Maximum number of processes and threads (docker: pids cgroup; local: the run cgroup,
+        else RLIMIT_NPROC for the sandbox user).
+    disk_bytes : int or None
+        Space the output folders (``submission/``, ``logs/``, ``code/``) may use, in bytes; the
+        run is stopped past it (:class:`sandbox.watchdog.OutputWatch`).
+    log_bytes : int or None
+        Cap of ``run.log`` in bytes (:class:`sandbox.logsink.CappedLog`).
     """
 
     cpus: float | None = None
     memory_bytes: int | None = None
     shm_bytes: int | None = None
     pids: int | None = None
+    disk_bytes: int | None = None
+    log_bytes: int | None = None
+
+    def with_defaults(self) -> "Resources":
+        """These limits with every one not given set from :data:`DEFAULT_LIMITS`.
+
+        ``cpus`` stays ``None`` (every core) and ``shm_bytes`` stays ``None`` (each backend's
+        own default) when not given.
+
+        Examples
+        --------
+        >>> Resources(memory_bytes=1024**3).with_defaults().pids
+        4096
+        """
+        return Resources(
+            cpus=self.cpus if self.cpus is not None else DEFAULT_LIMITS["cpus"],
+            memory_bytes=self.memory_bytes if self.memory_bytes is not None else default_memory_bytes(),
+            shm_bytes=self.shm_bytes,
+            pids=self.pids if self.pids is not None else DEFAULT_LIMITS["pids"],
+            disk_bytes=self.disk_bytes if self.disk_bytes is not None else DEFAULT_LIMITS["disk_bytes"],
+            log_bytes=self.log_bytes if self.log_bytes is not None else DEFAULT_LIMITS["log_bytes"],
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"cpus": self.cpus, "memory": self.memory_bytes, "shm": self.shm_bytes, "pids": self.pids}
+        return {"cpus": self.cpus, "memory": self.memory_bytes, "shm": self.shm_bytes, "pids": self.pids,
+                "disk": self.disk_bytes, "log": self.log_bytes}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -365,7 +458,12 @@ class SandboxSpec:
     network : NetworkPolicy
         ``none`` by default.
     time_limit_s : float or None
-        Wall-clock limit in seconds; the sandbox is killed when it passes.
+        Wall-clock limit in seconds; the sandbox is stopped when it passes (``None``: none;
+        :meth:`with_defaults` sets MLE-bench's 24 hours).
+    stop_grace_s : float
+        Seconds between the SIGTERM sent to the agent's processes when the sandbox is stopped
+        (time limit, disk limit) and the SIGKILL (YAML ``stop_grace``; default
+        :data:`DEFAULT_STOP_GRACE_S`).
     user : str or None
         ``uid[:gid]`` the agent runs as (docker default ``1000:1000``; local default: the
         calling user, or 65534 when the caller is root).
@@ -388,6 +486,18 @@ class SandboxSpec:
     time_limit_s: float | None = None
     user: str | None = None
     workdir: str = "/home"
+    stop_grace_s: float = DEFAULT_STOP_GRACE_S
+
+    def with_defaults(self) -> "SandboxSpec":
+        """This spec with its resources resolved (:meth:`Resources.with_defaults`) and, when none
+        was given, MLE-bench's 24-hour time limit (``DEFAULT_LIMITS["time_limit_s"]``)."""
+        import dataclasses
+
+        return dataclasses.replace(
+            self,
+            resources=self.resources.with_defaults(),
+            time_limit_s=self.time_limit_s if self.time_limit_s is not None else DEFAULT_LIMITS["time_limit_s"],
+        )
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "env", MappingProxyType(dict(self.env)))
@@ -413,6 +523,7 @@ class SandboxSpec:
             "time_limit": self.time_limit_s,
             "user": self.user,
             "workdir": self.workdir,
+            "stop_grace": self.stop_grace_s,
         }
 
     @classmethod
@@ -536,11 +647,16 @@ class SandboxSpec:
             positive("resources.cpus", cpus, (int, float), "a positive number")
             pids = value.get("pids")
             positive("resources.pids", pids, (int,), "a positive integer")
+            def size(key: str) -> int | None:
+                return parse_size(value[key], field_name=f"resources.{key}") if value.get(key) is not None else None
+
             return Resources(
                 cpus=float(cpus) if cpus is not None else None,
-                memory_bytes=parse_size(value["memory"], field_name="resources.memory") if value.get("memory") is not None else None,
-                shm_bytes=parse_size(value["shm"], field_name="resources.shm") if value.get("shm") is not None else None,
+                memory_bytes=size("memory"),
+                shm_bytes=size("shm"),
                 pids=pids,
+                disk_bytes=size("disk"),
+                log_bytes=size("log"),
             )
 
         def network(value: object) -> NetworkPolicy:
@@ -579,6 +695,7 @@ class SandboxSpec:
         attempt("resources", resources)
         attempt("network", network)
         attempt("time_limit", lambda v: parse_duration(v))
+        attempt("stop_grace", lambda v: parse_duration(v, field_name="stop_grace"))
         attempt("user", user)
         attempt("workdir", text("workdir"))
         if "command" not in data:
@@ -588,7 +705,7 @@ class SandboxSpec:
         if problems:
             raise SpecError(f"{source}: invalid sandbox spec:\n  " + "\n  ".join(problems))
         renamed = {"competition": "competition_id", "agent": "agent_id", "data": "data_dir", "hide": "hidden",
-                   "time_limit": "time_limit_s"}  # fmt: skip
+                   "time_limit": "time_limit_s", "stop_grace": "stop_grace_s"}  # fmt: skip
         try:
             return cls(**{renamed.get(k, k): v for k, v in kwargs.items()})
         except SpecError as exc:
@@ -626,6 +743,17 @@ def _check_spec(spec: SandboxSpec) -> list[str]:
         problems.append(f"workdir: expected an absolute path, got {_show(spec.workdir)}")
     if spec.time_limit_s is not None and not (spec.time_limit_s > 0 and math.isfinite(spec.time_limit_s)):
         problems.append(f"time_limit: must be positive, got {_show(spec.time_limit_s)}")
+    grace = spec.stop_grace_s
+    if isinstance(grace, bool) or not isinstance(grace, (int, float)) or not (grace >= 0 and math.isfinite(grace)):
+        problems.append(f"stop_grace: expected seconds (zero or more), got {_show(grace)}")
+    res = spec.resources
+    for name, number in (("memory", res.memory_bytes), ("shm", res.shm_bytes), ("pids", res.pids),
+                         ("disk", res.disk_bytes), ("log", res.log_bytes)):  # fmt: skip
+        if number is not None and (isinstance(number, bool) or not isinstance(number, int) or number <= 0):
+            problems.append(f"resources.{name}: expected a positive integer, got {_show(number)}")
+    if res.cpus is not None and (isinstance(res.cpus, bool) or not isinstance(res.cpus, (int, float))
+                                 or not (res.cpus > 0 and math.isfinite(res.cpus))):  # fmt: skip
+        problems.append(f"resources.cpus: expected a positive number, got {_show(res.cpus)}")
     return problems
 
 
