@@ -4,55 +4,134 @@ MLE-bench gives agents ``POST /validate`` (and ``/home/validate_submission.sh`` 
 check that a submission file is well formed. Here the server runs on the host, where the
 answers are, and listens on a Unix socket that is bound into the sandbox at
 ``/home/validate.sock``, so it works with no network at all. It answers JSON
-``{"valid": bool, "result": message}``: valid or invalid and the validator's message (which names
-columns, rows and ids, never answer values, and never a score). The temporary host path of the
-posted file is replaced by ``submission.csv`` in messages.
+``{"valid": bool, "result": text}``, where the text is rendered only from the endpoint's own
+templates (:mod:`sandbox.feedback`): a reason, at most a column name the submission itself has
+(or a public expected column), a row number within the file, and the host's configured limits.
+Grading's own message, an exception's text, ids, cells and answer values never reach the agent.
 
-Every call is appended to a JSON Lines log that only the host can write, one object per call::
+Every call that reached the validator is appended to a JSON Lines log that only the host can
+write, one object per call::
 
-    {"ts": "2024-05-01T12:00:00.123456+00:00", "valid": false, "message": "..."}
+    {"ts": "2024-05-01T12:00:00.123456+00:00", "valid": false, "message": "<the reply text>",
+     "reason": "missing-column", "column": "label", "row": null, "status": 200}
 
-which the run dir keeps at ``logs/validation_calls.jsonl`` for the audit's probing check.
+which the run dir keeps at ``logs/validation_calls.jsonl`` for the audit's probing checks.
+``status`` is 200 for a verdict, 504 when the validation ran out of time and 500 when the
+validator failed. Refused requests are not calls: they are counted in :attr:`ValidationServer.stats`
+and summarised by :meth:`ValidationServer.events` for ``run.json``.
 
-Request bodies are either ``multipart/form-data`` with a ``file`` field (``curl -F
-file=@submission.csv``, as MLE-bench's server takes) or the raw file (``Content-Type: text/csv``
-or ``application/octet-stream``); bodies over ``max_bytes`` are refused.
+Host cost is bounded (:class:`ValidationLimits`):
+
+- request bodies are streamed to disk, never held in memory: a ``Content-Length`` over
+  ``max_bytes`` is refused with 413 before any of the body is read, and a chunked body is
+  refused with 413 as soon as it passes the cap; ``multipart/form-data`` bodies (``curl -F
+  file=@submission.csv``, as MLE-bench's server takes) are parsed as they stream, with
+  ``python-multipart``, and only the ``file`` part (else the first part with a file name) is
+  kept; any other body is the raw file (``Content-Type: text/csv`` or ``application/octet-stream``);
+- the validator runs in a separate worker process (:mod:`sandbox.validation_worker`) with an
+  address-space limit and a wall-clock bound per call;
+- one request is read and validated at a time; another waits at most ``busy_wait_s`` and is
+  then refused with 429, and connections beyond :data:`MAX_CONNECTIONS` get 503 at once.
 """
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import http.server
 import json
 import logging
 import socket
 import tempfile
 import threading
+import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterator, Sequence
 
+from sandbox.feedback import SubmissionShape, ValidationOutcome, as_outcome, render_reply
 from sandbox.unix_service import UnixSocketService
+from sandbox.validation_worker import ValidationWorker
 
-__all__ = ["Validator", "ValidationStats", "ValidationServer", "VALIDATION_CALLS_FILE", "post_submission"]
+__all__ = [
+    "Validator",
+    "ValidationLimits",
+    "ValidationOutcome",
+    "ValidationStats",
+    "ValidationServer",
+    "VALIDATION_CALLS_FILE",
+    "post_submission",
+]
 
 logger = logging.getLogger(__name__)
 
-#: A function that checks one submission file: ``(valid, message)``, never a score.
-Validator = Callable[[Path], "tuple[bool, str]"]
+#: A function that checks one submission file and returns a :class:`ValidationOutcome` (or a
+#: :class:`grading.grade.SubmissionCheck`, or a legacy ``(valid, message)`` pair whose message is
+#: kept for the host only); never a score. It must be picklable: it runs in a worker process.
+Validator = Callable[[Path], Any]
 
 #: Name of the calls log inside the run's ``logs/`` folder (read by the audit).
 VALIDATION_CALLS_FILE = "validation_calls.jsonl"
-#: Largest request body accepted, in bytes.
-DEFAULT_MAX_BYTES = 512 * 1024 * 1024
+#: Largest request body accepted when neither the limits nor the validator say otherwise, in bytes.
+DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+#: Default wall-clock bound of one validation, in seconds.
+DEFAULT_TIME_LIMIT_S = 120.0
+#: Default address-space limit of the worker process, in bytes.
+DEFAULT_MEMORY_BYTES = 4 * 1024 * 1024 * 1024
+#: Default seconds a request waits for another one's validation before a 429 reply.
+DEFAULT_BUSY_WAIT_S = 5.0
 #: Seconds a client may stay silent before its connection is closed.
 CLIENT_TIMEOUT_S = 60.0
+#: Seconds a whole request body may take to arrive.
+UPLOAD_TIMEOUT_S = 300.0
+#: Connections served at once; more get 503 without being read.
+MAX_CONNECTIONS = 16
 _CHUNK = 1 << 20
 #: A refused request's body up to this many bytes is read and thrown away before the reply, so the
 #: client reads the refusal instead of failing with a broken pipe while it is still sending.
 _DISCARD_LIMIT = 8 << 20
+#: Longest line of a chunked body's framing, and of one multipart part's headers.
+_MAX_LINE = 8192
+_MAX_PART_HEADERS = 16384
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidationLimits:
+    """Bounds on what one validation request may cost the host.
+
+    Attributes
+    ----------
+    max_bytes : int
+        Largest request body accepted, in bytes (413 above it). A competition's setup derives
+        it from the public sample submission (:attr:`sandbox.competition.CompetitionSetup.max_submission_bytes`).
+    time_limit_s : float
+        Wall-clock bound of one validation in the worker, in seconds (then the worker is
+        killed and restarted, and the reply is the ``timeout`` template with status 504).
+    memory_bytes : int or None
+        ``RLIMIT_AS`` of the worker process, in bytes (``None``: no limit).
+    busy_wait_s : float
+        Seconds a request waits while another is being validated before a 429 reply.
+
+    Raises
+    ------
+    ValueError
+        If a bound is not positive.
+    """
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    memory_bytes: int | None = DEFAULT_MEMORY_BYTES
+    busy_wait_s: float = DEFAULT_BUSY_WAIT_S
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_bytes, int) or self.max_bytes < 1:
+            raise ValueError(f"ValidationLimits.max_bytes must be a positive int, not {self.max_bytes!r}")
+        if not self.time_limit_s > 0:
+            raise ValueError(f"ValidationLimits.time_limit_s must be positive, not {self.time_limit_s!r}")
+        if self.memory_bytes is not None and self.memory_bytes < (64 << 20):
+            raise ValueError(f"ValidationLimits.memory_bytes must be at least 64 MiB, not {self.memory_bytes!r}")
+        if not self.busy_wait_s >= 0:
+            raise ValueError(f"ValidationLimits.busy_wait_s must be >= 0, not {self.busy_wait_s!r}")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,11 +141,11 @@ class ValidationStats:
     Attributes
     ----------
     count : int
-        Calls answered (valid + invalid + failed).
+        Calls answered (valid + invalid; a timeout or a failed validator counts as invalid).
     valid, invalid : int
         Calls whose file was valid / invalid.
     refused : int
-        Requests refused before validation (wrong path or method, body too large, no file).
+        Requests refused before validation (wrong path, body too large, malformed, busy).
     """
 
     count: int = 0
@@ -75,11 +154,32 @@ class ValidationStats:
     refused: int = 0
 
     def to_dict(self) -> dict[str, int]:
+        """The counts as a dict (for ``run.json``)."""
         return {"count": self.count, "valid": self.valid, "invalid": self.invalid, "refused": self.refused}
 
 
+class _Refused(Exception):
+    """A request refused before validation: HTTP status, reply reason, and cause for the events."""
+
+    def __init__(self, status: int, reason: str, cause: str) -> None:
+        super().__init__(cause)
+        self.status, self.reason, self.cause = status, reason, cause
+
+
+#: ``run.json`` event text per refusal cause (``{n}`` requests, ``{max_bytes}`` the limit).
+_REFUSAL_DETAILS = {
+    "too-large": "{n} request(s) over the {max_bytes}-byte limit refused ({status})",
+    "busy": "{n} request(s) refused while another validation was running ({status})",
+    "connections": "{n} request(s) refused: more than {connections} connections at once ({status})",
+    "not-found": "{n} request(s) to a path other than /validate refused ({status})",
+    "no-length": "{n} request(s) without a Content-Length or chunked body refused ({status})",
+    "malformed": "{n} request(s) with a malformed body or no file refused ({status})",
+    "slow": "{n} request(s) whose body did not arrive in time refused ({status})",
+}
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
-    server_version = "mleaudit-validate/1"
+    server_version = "mleaudit-validate/2"
     protocol_version = "HTTP/1.0"
     timeout = CLIENT_TIMEOUT_S
 
@@ -90,60 +190,140 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
         logger.debug("validation endpoint: " + format, *args)
 
+    @property
+    def owner(self) -> "ValidationServer":
+        return self.server.owner  # type: ignore[attr-defined]
+
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
         if self.path.rstrip("/") in ("", "/health"):
             self._reply(200, {"status": "ok"})
         else:
-            self._refuse(404, "POST the submission file to /validate")
+            self._refuse(_Refused(404, "bad-request", "not-found"))
 
     def do_POST(self) -> None:  # noqa: N802 - http.server's naming
-        owner: ValidationServer = self.server.owner  # type: ignore[attr-defined]
-        if self.path.split("?", 1)[0].rstrip("/") != "/validate":
-            self._refuse(404, "POST the submission file to /validate")
+        owner = self.owner
+        if not owner._connections.acquire(blocking=False):
+            self._refuse(_Refused(503, "busy", "connections"), discard=False)
             return
         try:
-            length = int(self.headers.get("Content-Length", ""))
-        except ValueError:
-            self._refuse(411, "a Content-Length header is required")
-            return
-        if length < 0 or length > owner.max_bytes:
-            self._refuse(413, f"the request body is over the {owner.max_bytes}-byte limit")
-            return
-        with tempfile.TemporaryDirectory(prefix="validate-", dir=owner.scratch_dir) as scratch:
-            body = Path(scratch) / "body"
-            with body.open("wb") as handle:
-                remaining = length
-                while remaining:
-                    chunk = self.rfile.read(min(_CHUNK, remaining))
-                    if not chunk:
-                        break
-                    handle.write(chunk)
-                    remaining -= len(chunk)
-            if remaining:
-                self._refuse(400, "the request body ended early")
-                return
-            submission = Path(scratch) / "submission.csv"
-            content_type = self.headers.get("Content-Type", "")
-            if content_type.lower().startswith("multipart/form-data"):
-                if not _extract_multipart(body, content_type, submission):
-                    self._refuse(400, "no 'file' field in the multipart form")
-                    return
-            else:
-                body.rename(submission)
-            valid, message = owner.validate(submission, scratch)
-        self._reply(200, {"valid": valid, "result": message})
+            self._post(owner)
+        finally:
+            owner._connections.release()
 
-    def _refuse(self, status: int, message: str) -> None:
-        self.server.owner.record_refusal()  # type: ignore[attr-defined]
-        self._discard_body()
-        self._reply(status, {"valid": False, "result": message})
+    def _post(self, owner: "ValidationServer") -> None:
+        try:
+            if self.path.split("?", 1)[0].rstrip("/") != "/validate":
+                raise _Refused(404, "bad-request", "not-found")
+            chunked = "chunked" in self.headers.get("Transfer-Encoding", "").lower()
+            length = None
+            if not chunked:
+                try:
+                    length = int(self.headers.get("Content-Length", ""))
+                except ValueError:
+                    raise _Refused(411, "bad-request", "no-length") from None
+                if length < 0:
+                    raise _Refused(400, "bad-request", "malformed")
+                if length > owner.limits.max_bytes:  # refused before reading any of the body
+                    raise _Refused(413, "body-too-large", "too-large")
+        except _Refused as refused:
+            self._refuse(refused)
+            return
+        if not owner._busy.acquire(timeout=owner.limits.busy_wait_s):
+            self._refuse(_Refused(429, "busy", "busy"))
+            return
+        try:
+            with tempfile.TemporaryDirectory(prefix="validate-", dir=owner.scratch_dir) as scratch:
+                try:
+                    submission = self._receive(owner, Path(scratch), length)
+                except _Refused as refused:
+                    self._refuse(refused, discard=False)
+                    return
+                status, payload = owner.validate(submission)
+        finally:
+            owner._busy.release()
+        self._reply(status, payload)
+
+    def _body(self, owner: "ValidationServer", length: int | None) -> Iterator[bytes]:
+        """The request body in pieces, at most ``max_bytes`` in all (413 past it)."""
+        deadline = time.monotonic() + UPLOAD_TIMEOUT_S
+        cap = owner.limits.max_bytes
+        total = 0
+
+        def read(n: int) -> bytes:
+            if time.monotonic() > deadline:
+                raise _Refused(408, "bad-request", "slow")
+            try:
+                return self.rfile.read(n)
+            except OSError:
+                raise _Refused(408, "bad-request", "slow") from None
+
+        if length is not None:
+            remaining = length
+            while remaining:
+                piece = read(min(_CHUNK, remaining))
+                if not piece:
+                    raise _Refused(400, "bad-request", "malformed")
+                remaining -= len(piece)
+                yield piece
+            return
+        while True:  # chunked transfer coding (RFC 9112 section 7.1)
+            try:
+                line = self.rfile.readline(_MAX_LINE)
+            except OSError:
+                raise _Refused(408, "bad-request", "slow") from None
+            try:
+                size = int(line.split(b";", 1)[0].strip(), 16)
+            except ValueError:
+                raise _Refused(400, "bad-request", "malformed") from None
+            if size < 0:
+                raise _Refused(400, "bad-request", "malformed")
+            if size == 0:
+                for _ in range(64):  # trailer fields, up to the blank line
+                    trailer = self.rfile.readline(_MAX_LINE)
+                    if trailer in (b"\r\n", b"\n", b""):
+                        return
+                raise _Refused(400, "bad-request", "malformed")
+            total += size
+            if total > cap:
+                raise _Refused(413, "body-too-large", "too-large")
+            remaining = size
+            while remaining:
+                piece = read(min(_CHUNK, remaining))
+                if not piece:
+                    raise _Refused(400, "bad-request", "malformed")
+                remaining -= len(piece)
+                yield piece
+            if self.rfile.readline(_MAX_LINE) not in (b"\r\n", b"\n"):
+                raise _Refused(400, "bad-request", "malformed")
+
+    def _receive(self, owner: "ValidationServer", scratch: Path, length: int | None) -> Path:
+        """Stream the body to ``scratch`` and return the submission file's path."""
+        content_type = self.headers.get("Content-Type", "")
+        pieces = self._body(owner, length)
+        if content_type.lower().startswith("multipart/form-data"):
+            return _receive_multipart(pieces, content_type, scratch)
+        submission = scratch / "submission.csv"
+        with submission.open("wb") as handle:
+            for piece in pieces:
+                handle.write(piece)
+        return submission
+
+    def _refuse(self, refused: _Refused, *, discard: bool = True) -> None:
+        owner = self.owner
+        owner.record_refusal(refused.status, refused.cause)
+        if discard:
+            self._discard_body()
+        self.close_connection = True
+        text = render_reply(ValidationOutcome(valid=False, reason=refused.reason),
+                            max_bytes=owner.limits.max_bytes, time_limit_s=owner.limits.time_limit_s)
+        self._reply(refused.status, {"valid": False, "result": text},
+                    headers={"Retry-After": "5"} if refused.status in (429, 503) else None)
 
     def _discard_body(self) -> None:
         try:
             remaining = min(max(int(self.headers.get("Content-Length", "0")), 0), _DISCARD_LIMIT)
         except ValueError:
             return
-        self.close_connection = True
         try:
             while remaining > 0:
                 chunk = self.rfile.read(min(_CHUNK, remaining))
@@ -153,40 +333,102 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except OSError:  # the client stopped sending (or timed out): reply anyway
             logger.debug("validation client stopped sending a refused body")
 
-    def _reply(self, status: int, payload: dict) -> None:
+    def _reply(self, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload).encode("utf-8")
         try:
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
             self.end_headers()
             self.wfile.write(data)
         except OSError:
             logger.debug("validation client went away before the reply")
 
 
-def _extract_multipart(body: Path, content_type: str, out: Path) -> bool:
-    """Write the ``file`` part (or the first part) of a multipart body to ``out``; False if none."""
-    parser = email.parser.BytesParser(policy=email.policy.HTTP)
-    with body.open("rb") as handle:
-        head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
-        message = parser.parsebytes(head + handle.read())
-    if not message.is_multipart():
-        return False
-    parts = list(message.iter_parts())
-    chosen = next((p for p in parts if p.get_param("name", header="content-disposition") == "file"), None)
-    chosen = chosen or next((p for p in parts if p.get_filename()), None)
+def _receive_multipart(pieces: Iterator[bytes], content_type: str, scratch: Path) -> Path:
+    """Parse a multipart body as it streams; keep the ``file`` part (else the first with a file name).
+
+    Parts that are neither are not written; each kept part goes to its own file in ``scratch``
+    (their total is bounded by the body cap).
+
+    Raises
+    ------
+    _Refused
+        400 for a body that is not valid multipart or holds no file part.
+    """
+    from python_multipart.exceptions import MultipartParseError
+    from python_multipart.multipart import MultipartParser, parse_options_header
+
+    _, params = parse_options_header(content_type)
+    boundary = params.get(b"boundary")
+    if not boundary:
+        raise _Refused(400, "bad-request", "malformed")
+    state: dict[str, Any] = {"field": bytearray(), "value": bytearray(), "headers": {}, "size": 0,
+                             "handle": None, "kept": []}  # fmt: skip
+
+    def grow(buffer: bytearray, data: bytes, start: int, end: int) -> None:
+        state["size"] += end - start
+        if state["size"] > _MAX_PART_HEADERS:
+            raise _Refused(400, "bad-request", "malformed")
+        buffer.extend(data[start:end])
+
+    def on_part_begin() -> None:
+        state["headers"], state["size"] = {}, 0
+
+    def on_header_end() -> None:
+        name = bytes(state["field"]).decode("latin-1").strip().lower()
+        state["headers"][name] = bytes(state["value"])
+        state["field"], state["value"] = bytearray(), bytearray()
+
+    def on_headers_finished() -> None:
+        _, disposition = parse_options_header(state["headers"].get("content-disposition", b""))
+        name, filename = disposition.get(b"name"), disposition.get(b"filename")
+        if name == b"file" or filename is not None:
+            path = scratch / f"part-{len(state['kept'])}"
+            state["kept"].append((name == b"file", path))
+            state["handle"] = path.open("wb")
+
+    def on_part_data(data: bytes, start: int, end: int) -> None:
+        if state["handle"] is not None:
+            state["handle"].write(data[start:end])
+
+    def on_part_end() -> None:
+        if state["handle"] is not None:
+            state["handle"].close()
+            state["handle"] = None
+
+    callbacks = {
+        "on_part_begin": on_part_begin,
+        "on_header_field": lambda d, s, e: grow(state["field"], d, s, e),
+        "on_header_value": lambda d, s, e: grow(state["value"], d, s, e),
+        "on_header_end": on_header_end,
+        "on_headers_finished": on_headers_finished,
+        "on_part_data": on_part_data,
+        "on_part_end": on_part_end,
+    }
+    try:
+        parser = MultipartParser(boundary, callbacks)
+        for piece in pieces:
+            parser.write(piece)
+        parser.finalize()
+    except (MultipartParseError, ValueError):
+        raise _Refused(400, "bad-request", "malformed") from None
+    finally:
+        if state["handle"] is not None:
+            state["handle"].close()
+    kept = state["kept"]
+    chosen = next((path for is_file, path in kept if is_file), None) or next((path for _, path in kept), None)
     if chosen is None:
-        return False
-    payload = chosen.get_payload(decode=True)
-    if payload is None:
-        return False
-    out.write_bytes(payload)
-    return True
+        raise _Refused(400, "bad-request", "malformed")
+    submission = scratch / "submission.csv"
+    chosen.rename(submission)
+    return submission
 
 
 class ValidationServer(UnixSocketService):
-    """Serve the validation endpoint on a Unix socket and log every call.
+    """Serve the validation endpoint on a Unix socket, validate in a worker, log every call.
 
     Parameters
     ----------
@@ -194,33 +436,77 @@ class ValidationServer(UnixSocketService):
         Where to create the socket (at most 107 bytes long; it is made connectable by any
         local user, since the sandbox user differs from the host's).
     validator : Validator
-        Checks one submission file and returns ``(valid, message)``.
+        Checks one submission file (picklable: it runs in the worker process). When it has
+        ``expected_columns`` and ``max_submission_bytes`` attributes
+        (:class:`sandbox.competition.CompetitionValidator`), they are the defaults of the
+        parameters below.
     log_path : pathlib.Path
         JSON Lines calls log, appended to and flushed after every call.
-    max_bytes : int
-        Largest request body accepted.
+    limits : ValidationLimits, optional
+        Size, time, memory and waiting bounds (default: :class:`ValidationLimits` with
+        ``max_bytes`` from the validator's ``max_submission_bytes`` when it has one).
+    max_bytes : int, optional
+        Overrides ``limits.max_bytes``.
+    expected_columns : sequence of str, optional
+        The competition's public columns (id and targets), which replies may always name.
+
+    Raises
+    ------
+    ValueError
+        If the socket path is too long.
+    TypeError
+        If the validator cannot be pickled.
 
     Examples
     --------
-    >>> server = ValidationServer(sock, validator, log)      # doctest: +SKIP
+    >>> server = ValidationServer(sock, setup.validator, log,
+    ...                           limits=ValidationLimits(max_bytes=setup.max_submission_bytes))  # doctest: +SKIP
     >>> with server:                                          # doctest: +SKIP
     ...     run_the_agent()
-    >>> server.stats.count                                    # doctest: +SKIP
-    3
+    >>> server.stats.count, server.events()                   # doctest: +SKIP
+    (3, [])
     """
 
     handler_class = _Handler
     thread_name = "validation-endpoint"
 
-    def __init__(self, socket_path: Path, validator: Validator, log_path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+    def __init__(
+        self,
+        socket_path: Path,
+        validator: Validator,
+        log_path: Path,
+        *,
+        limits: ValidationLimits | None = None,
+        max_bytes: int | None = None,
+        expected_columns: Sequence[str] | None = None,
+    ) -> None:
         super().__init__(socket_path)
+        if limits is None:
+            own = getattr(validator, "max_submission_bytes", None)
+            limits = ValidationLimits(max_bytes=own if isinstance(own, int) and own > 0 else DEFAULT_MAX_BYTES)
+        if max_bytes is not None:
+            limits = ValidationLimits(max_bytes=max_bytes, time_limit_s=limits.time_limit_s,
+                                      memory_bytes=limits.memory_bytes, busy_wait_s=limits.busy_wait_s)
+        self.limits = limits
+        if expected_columns is None:
+            expected_columns = getattr(validator, "expected_columns", ()) or ()
+        self.expected_columns = tuple(str(c) for c in expected_columns)
         self.validator = validator
         self.log_path = Path(log_path)
-        self.max_bytes = max_bytes
         self.scratch_dir = str(self.socket_path.parent)
-        self._lock = threading.Lock()
+        self._worker = ValidationWorker(validator, time_limit_s=limits.time_limit_s, memory_bytes=limits.memory_bytes)
+        self._lock = threading.Lock()  # stats, refusals and the log
+        self._busy = threading.Lock()  # one request read and validated at a time
+        self._connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self._stats = ValidationStats()
+        self._refusals: Counter[tuple[int, str]] = Counter()
+        self._failures: Counter[str] = Counter()
         self._log = None
+
+    @property
+    def max_bytes(self) -> int:
+        """The body size limit in bytes (``limits.max_bytes``)."""
+        return self.limits.max_bytes
 
     @property
     def stats(self) -> ValidationStats:
@@ -229,49 +515,132 @@ class ValidationServer(UnixSocketService):
             return self._stats
 
     def start(self) -> None:
-        """Open the calls log, create the socket and serve in a background thread."""
+        """Open the calls log, start the worker, create the socket and serve in a background thread."""
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self._log = self.log_path.open("a", encoding="utf-8")
+        self._worker.start()
         super().start()
 
     def stop(self) -> None:
-        """Stop serving, remove the socket and close the log."""
+        """Stop serving, remove the socket, stop the worker and close the log."""
         super().stop()
+        self._worker.stop()
         with self._lock:
             if self._log is not None:
                 self._log.close()
                 self._log = None
 
-    def record_refusal(self) -> None:
+    def record_refusal(self, status: int = 400, cause: str = "malformed") -> None:
+        """Count a request refused before validation.
+
+        Parameters
+        ----------
+        status : int
+            The HTTP status of the refusal.
+        cause : str
+            A key of the refusal causes (``too-large``, ``busy``, ``connections``, ``not-found``,
+            ``no-length``, ``malformed``, ``slow``).
+        """
         with self._lock:
             s = self._stats
             self._stats = ValidationStats(count=s.count, valid=s.valid, invalid=s.invalid, refused=s.refused + 1)
+            self._refusals[(status, cause)] += 1
 
-    def validate(self, submission: Path, scratch: str) -> tuple[bool, str]:
-        """Run the validator on one posted file, log the call and return ``(valid, message)``."""
-        # One validation at a time: it reads the answers and must not be used to load the host.
+    def events(self) -> list[dict[str, Any]]:
+        """``run.json`` events for refused requests and stopped validations, one per status and cause.
+
+        Returns
+        -------
+        list of dict
+            ``{"kind": "validation-refused", "detail": ..., "status": int, "count": int}`` per
+            refusal status and cause (e.g. ``"2 request(s) over the 1048576-byte limit refused
+            (413)"``), then ``{"kind": "validation-timeout" | "validation-failed", "detail": ...,
+            "status": 504 | 500, "count": int}`` for validations the worker did not finish.
+            Empty when nothing was refused.
+        """
         with self._lock:
-            try:
-                valid, message = self.validator(submission)
-                valid, message = bool(valid), str(message)
-            except Exception as exc:  # noqa: BLE001 - the agent gets a generic reply, the host log the cause
-                logger.warning("validator failed on a posted submission: %r", exc)
-                valid, message = False, "The submission could not be validated."
-            # Host paths mean nothing to the agent and tell it about the host's layout.
-            message = message.replace(str(submission), "submission.csv").replace(scratch, ".")
-            entry = {"ts": datetime.now(timezone.utc).isoformat(), "valid": valid, "message": message}
+            refusals, failures = dict(self._refusals), dict(self._failures)
+        events: list[dict[str, Any]] = []
+        for (status, cause), n in sorted(refusals.items()):
+            template = _REFUSAL_DETAILS.get(cause, "{n} request(s) refused ({status})")
+            detail = template.format(n=n, status=status, max_bytes=self.limits.max_bytes, connections=MAX_CONNECTIONS)
+            events.append({"kind": "validation-refused", "detail": detail, "status": status, "count": n})
+        if failures.get("timeout"):
+            n = failures["timeout"]
+            events.append({"kind": "validation-timeout", "status": 504, "count": n,
+                           "detail": f"{n} validation(s) stopped at the {self.limits.time_limit_s:g}-second bound "
+                                     "(worker restarted)"})
+        if failures.get("failed"):
+            n = failures["failed"]
+            events.append({"kind": "validation-failed", "status": 500, "count": n,
+                           "detail": f"{n} validation(s) failed in the worker (validator error, crash or memory limit)"})
+        return events
+
+    def validate(self, submission: Path) -> tuple[int, dict[str, Any]]:
+        """Validate one posted file in the worker, log the call, and return the HTTP reply.
+
+        Parameters
+        ----------
+        submission : pathlib.Path
+            The posted file on the host.
+
+        Returns
+        -------
+        (int, dict)
+            HTTP status (200, 504 on timeout, 500 if the validator failed) and the JSON reply
+            ``{"valid": bool, "result": text}`` with the templated text.
+        """
+        result = self._worker.check(submission)
+        shape = SubmissionShape()
+        if result.status == "ok":
+            outcome = as_outcome(result.outcome or {})
+            if result.shape:
+                shape = SubmissionShape(header=tuple(str(c) for c in result.shape.get("header") or ()),
+                                        n_rows=result.shape.get("n_rows"))
+            status = 200
+        elif result.status == "timeout":
+            outcome, status = ValidationOutcome(valid=False, reason="timeout"), 504
+        else:
+            logger.warning("validator failed on a posted submission: %s", result.error)
+            outcome, status = ValidationOutcome(valid=False, reason="validator-failed"), 500
+        if outcome.detail:
+            logger.debug("validation detail (host only): %s", outcome.detail)
+        text = render_reply(outcome, shape=shape, expected_columns=self.expected_columns,
+                            max_bytes=self.limits.max_bytes, time_limit_s=self.limits.time_limit_s)
+        column = _shown(outcome.column, text)
+        row = outcome.row if outcome.row is not None and f"at row {outcome.row}" in text else None
+        entry = {"ts": datetime.now(timezone.utc).isoformat(), "valid": outcome.valid, "message": text,
+                 "reason": outcome.reason, "column": column, "row": row, "status": status}
+        with self._lock:
+            if result.status != "ok":
+                self._failures[result.status] += 1
             if self._log is not None:
                 self._log.write(json.dumps(entry, sort_keys=True) + "\n")
                 self._log.flush()
             s = self._stats
-            self._stats = ValidationStats(
-                count=s.count + 1, valid=s.valid + int(valid), invalid=s.invalid + int(not valid), refused=s.refused
-            )
-        return valid, message
+            self._stats = ValidationStats(count=s.count + 1, valid=s.valid + int(outcome.valid),
+                                          invalid=s.invalid + int(not outcome.valid), refused=s.refused)
+        return status, {"valid": outcome.valid, "result": text}
+
+
+def _shown(column: str | None, text: str) -> str | None:
+    """The column when the reply names it (so the log names no more than the reply)."""
+    if column is not None and f"in column {column!r}" in text:
+        return column
+    return None
 
 
 def post_submission(socket_path: Path, submission: Path, *, timeout: float = 60.0) -> tuple[int, dict]:
     """Post a file to a validation socket (the host-side twin of ``validate_submission.sh``).
+
+    Parameters
+    ----------
+    socket_path : pathlib.Path
+        The endpoint's socket.
+    submission : pathlib.Path
+        The file, posted raw as ``text/csv``.
+    timeout : float
+        Socket timeout in seconds.
 
     Returns
     -------
