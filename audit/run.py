@@ -1103,8 +1103,47 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
         if not isinstance(data, dict):
             skipped.append(Skipped(path=name, reason=f"run metadata is a JSON {type(data).__name__}, not an object"))
             continue
+        if name == "run.json":
+            skipped.extend(_sandbox_cuts(data))
         meta.update(data)
     return meta
+
+
+#: ``log-truncated`` events of ``run.json`` turned into unread parts (more are not listed one by one).
+_MAX_SANDBOX_CUTS = 100
+_SAFE_RUN_PATH = re.compile(r"[A-Za-z0-9._+-]+(/[A-Za-z0-9._+-]+)*")
+
+
+def _sandbox_cuts(record: Mapping[str, Any]) -> list[Skipped]:
+    """The parts of run files the sandbox dropped before the audit saw them.
+
+    ``mleaudit run`` caps what it keeps of the agent's output and records each cut in
+    ``run.json`` as an event ``{"kind": "log-truncated", "path", "kept_bytes", "dropped_bytes"}``.
+    The dropped bytes were never on disk for the audit to read, so each cut is listed as an
+    unread part of its file (a gap of the audit). A ``path`` that is not a plain relative path
+    is reported as ``run.log``.
+    """
+    events = record.get("events")
+    if not isinstance(events, list):
+        return []
+    cuts: list[Skipped] = []
+    for event in events:
+        if not isinstance(event, dict) or event.get("kind") != "log-truncated":
+            continue
+        if len(cuts) == _MAX_SANDBOX_CUTS:
+            cuts.append(Skipped(path=RunLayout.RUN_LOG, reason=(
+                f"more than {_MAX_SANDBOX_CUTS} outputs capped by the sandbox; the rest are not listed one by one")))
+            break
+        path = event.get("path")
+        if not (isinstance(path, str) and len(path) <= 255 and _SAFE_RUN_PATH.fullmatch(path)
+                and ".." not in path.split("/")):
+            path = RunLayout.RUN_LOG
+        kept, dropped = (event.get(key) for key in ("kept_bytes", "dropped_bytes"))
+        kept_text = f"{kept} bytes" if type(kept) is int else "an unrecorded size"
+        dropped_text = f"{dropped} bytes were" if type(dropped) is int else "the rest was"
+        cuts.append(Skipped(path=path, reason=(
+            f"capped by the sandbox at {kept_text}; {dropped_text} dropped and never read")))
+    return cuts
 
 
 def _submission_choice(
@@ -1237,8 +1276,9 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         there is none, ``notes`` says so (a run may end without one), unless a candidate was
         refused, which ``skipped`` then lists. ``skipped`` lists
         symlinks, special files, files over ``RunLayout.MAX_FILE_BYTES``, the unread rest of
-        logs over ``RunLayout.MAX_LOG_BYTES``, unreadable files and unreadable metadata.
-        ``layout`` comes from :func:`detect_layout`.
+        logs over ``RunLayout.MAX_LOG_BYTES``, unreadable files and unreadable metadata, and
+        what the sandbox dropped before the run was written (``log-truncated`` events of
+        ``run.json``, :func:`_sandbox_cuts`). ``layout`` comes from :func:`detect_layout`.
 
     Raises
     ------
