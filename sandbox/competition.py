@@ -103,6 +103,7 @@ class CompetitionValidator:
     def warm(self) -> None:
         """Load the competition's spec (imports grading; done once per process)."""
         if self._spec is None:
+            import grading.grade  # noqa: F401 - the scoring path, imported once per process
             from grading import CompetitionRegistry
 
             self._spec = CompetitionRegistry(self.competitions_root, self.data_dir).get(self.competition_id)

@@ -32,6 +32,7 @@ __all__ = [
     "as_outcome",
     "read_shape",
     "render_reply",
+    "shown_fields",
 ]
 
 #: Reasons the endpoint itself gives (not grading's): the validation ran out of time, the
@@ -234,6 +235,32 @@ def _shown_row(row: int | None, shape: SubmissionShape) -> int | None:
     return row if 1 <= row <= shape.n_rows else None
 
 
+def shown_fields(
+    outcome: ValidationOutcome, *, shape: SubmissionShape | None = None, expected_columns: Iterable[str] = ()
+) -> tuple[str | None, int | None]:
+    """The column and row a reply for ``outcome`` may name (what :func:`render_reply` shows).
+
+    Parameters
+    ----------
+    outcome : ValidationOutcome
+        The verdict.
+    shape : SubmissionShape, optional
+        The submission's header cells and row count.
+    expected_columns : iterable of str
+        The competition's public columns.
+
+    Returns
+    -------
+    (str or None, int or None)
+        The column if it is a header cell of the submission or an expected column (short and
+        printable), and the row if it is within the submission's row count.
+    """
+    shape = shape or SubmissionShape()
+    expected = tuple(c for c in expected_columns if isinstance(c, str) and c.isprintable()
+                     and len(c) <= MAX_SHOWN_COLUMN_CHARS)
+    return _shown_column(outcome.column, shape, expected), _shown_row(outcome.row, shape)
+
+
 def render_reply(
     outcome: ValidationOutcome,
     *,
@@ -270,8 +297,7 @@ def render_reply(
                      and len(c) <= MAX_SHOWN_COLUMN_CHARS)
     reason = "valid" if outcome.valid else (outcome.reason or "invalid")
     template = TEMPLATES.get(reason, TEMPLATES["invalid"])
-    column = _shown_column(outcome.column, shape, expected)
-    row = _shown_row(outcome.row, shape)
+    column, row = shown_fields(outcome, shape=shape, expected_columns=expected)
     where = ""
     if column is not None:
         where += f" in column {column!r}"

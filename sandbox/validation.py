@@ -49,7 +49,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from sandbox.feedback import SubmissionShape, ValidationOutcome, as_outcome, render_reply
+from sandbox.feedback import SubmissionShape, ValidationOutcome, as_outcome, render_reply, shown_fields
 from sandbox.unix_service import UnixSocketService
 from sandbox.validation_worker import ValidationWorker
 
@@ -607,8 +607,8 @@ class ValidationServer(UnixSocketService):
             logger.debug("validation detail (host only): %s", outcome.detail)
         text = render_reply(outcome, shape=shape, expected_columns=self.expected_columns,
                             max_bytes=self.limits.max_bytes, time_limit_s=self.limits.time_limit_s)
-        column = _shown(outcome.column, text)
-        row = outcome.row if outcome.row is not None and f"at row {outcome.row}" in text else None
+        # The log names no more than the reply does.
+        column, row = shown_fields(outcome, shape=shape, expected_columns=self.expected_columns)
         entry = {"ts": datetime.now(timezone.utc).isoformat(), "valid": outcome.valid, "message": text,
                  "reason": outcome.reason, "column": column, "row": row, "status": status}
         with self._lock:
@@ -621,13 +621,6 @@ class ValidationServer(UnixSocketService):
             self._stats = ValidationStats(count=s.count + 1, valid=s.valid + int(outcome.valid),
                                           invalid=s.invalid + int(not outcome.valid), refused=s.refused)
         return status, {"valid": outcome.valid, "result": text}
-
-
-def _shown(column: str | None, text: str) -> str | None:
-    """The column when the reply names it (so the log names no more than the reply)."""
-    if column is not None and f"in column {column!r}" in text:
-        return column
-    return None
 
 
 def post_submission(socket_path: Path, submission: Path, *, timeout: float = 60.0) -> tuple[int, dict]:

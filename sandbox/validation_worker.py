@@ -2,15 +2,17 @@
 
 Validation reads the answers and parses a file the agent wrote, so it runs outside the host
 process: a long-lived :mod:`multiprocessing` process of the ``spawn`` context (no copy of the
-host's memory or threads) that imports :mod:`grading` once, then takes one submission path at a
-time over a pipe and sends back a plain dict (the outcome and the submission's shape, see
+host's memory or threads) that imports :mod:`grading` once (the modules in ``preload``, and
+the validator's own ``warm()``: :meth:`sandbox.competition.CompetitionValidator.warm` loads the
+competition's spec), then takes one submission path at a time over a pipe and sends back a plain dict (the outcome and the submission's shape, see
 :mod:`sandbox.feedback`). Its address space is capped with ``RLIMIT_AS``, and each call has a
 wall-clock bound: on a timeout, a crash or a memory error the process is killed and a fresh one
 started for the next call, and the caller gets ``timeout`` or ``validator-failed``.
 
 The validator must be picklable (a module-level function, or an object of an importable class
 such as :class:`sandbox.competition.CompetitionValidator`): it is pickled here and unpickled in
-the worker after the limits are set.
+the worker after the limits are set. As for any ``spawn`` process, the host program's main module
+must be safe to import (the ``if __name__ == "__main__":`` idiom); console scripts are.
 """
 
 from __future__ import annotations
@@ -68,16 +70,17 @@ def _set_memory_limit(memory_bytes: int | None) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard if hard != resource.RLIM_INFINITY else limit))
 
 
-def _worker_main(conn: Any, validator_bytes: bytes, memory_bytes: int | None, needs_shape: bool) -> None:
-    """The worker process: set limits, import grading, then answer paths until told to stop."""
+def _worker_main(conn: Any, validator_bytes: bytes, memory_bytes: int | None, needs_shape: bool,
+                 preload: tuple[str, ...] = ()) -> None:
+    """The worker process: set limits, import and warm up, then answer paths until told to stop."""
+    import importlib
+
     for name in _THREAD_ENV:
         os.environ[name] = "1"
     try:
         _set_memory_limit(memory_bytes)
-        try:
-            import grading.grade  # noqa: F401 - imported once, before the first call
-        except ImportError:
-            pass
+        for module in preload:  # imported once, before the first call
+            importlib.import_module(module)
         from sandbox.feedback import as_outcome, read_shape
 
         validator = pickle.loads(validator_bytes)
@@ -123,6 +126,10 @@ class ValidationWorker:
         ``RLIMIT_AS`` of the worker process, in bytes (``None``: no limit).
     needs_shape : bool
         Read the header cells and row count of invalid submissions in the worker.
+    preload : tuple of str
+        Modules the worker imports before it reports ready (e.g. ``("grading.grade",)``); a
+        validator with a ``warm()`` method (:class:`sandbox.competition.CompetitionValidator`)
+        imports what it needs there.
 
     Raises
     ------
@@ -131,7 +138,7 @@ class ValidationWorker:
     """
 
     def __init__(self, validator: Callable[[Path], Any], *, time_limit_s: float, memory_bytes: int | None,
-                 needs_shape: bool = True) -> None:
+                 needs_shape: bool = True, preload: tuple[str, ...] = ()) -> None:
         try:
             self._validator_bytes = pickle.dumps(validator)
         except Exception as exc:  # noqa: BLE001 - pickling errors have many types
@@ -142,6 +149,7 @@ class ValidationWorker:
         self.time_limit_s = float(time_limit_s)
         self.memory_bytes = memory_bytes
         self.needs_shape = needs_shape
+        self.preload = tuple(preload)
         self._context = multiprocessing.get_context("spawn")
         self._process: Any = None
         self._conn: Any = None
@@ -157,7 +165,7 @@ class ValidationWorker:
     def _spawn(self) -> None:
         parent, child = self._context.Pipe(duplex=True)
         process = self._context.Process(
-            target=_worker_main, args=(child, self._validator_bytes, self.memory_bytes, self.needs_shape),
+            target=_worker_main, args=(child, self._validator_bytes, self.memory_bytes, self.needs_shape, self.preload),
             name="validation-worker", daemon=True,
         )
         process.start()

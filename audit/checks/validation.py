@@ -9,7 +9,8 @@ only answers valid/invalid.
 Calls are counted from four sources, each a lower bound of the truth:
 
 - the sandbox's record :data:`VALIDATION_CALLS_LOG` (``logs/validation_calls.jsonl``), one JSON
-  object per call: ``{"ts": <ISO-8601 string or epoch seconds>, "valid": <bool>, "message": <str>}``;
+  object per call: ``{"ts": <ISO-8601 string or epoch seconds>, "valid": <bool>, "message": <str>}``
+  (with ``reason``, ``column``, ``row`` and ``status`` since the endpoint records reason codes);
   when present it is the count of record and gives bursts (calls within ``window_s`` seconds);
 - call sites in code and commands: an HTTP or subprocess call whose arguments reach the
   endpoint (directly, through a variable, or through a helper function), a ``curl``/helper
@@ -105,12 +106,25 @@ class ValidationCall:
         The endpoint's verdict on the posted file.
     message : str
         The endpoint's reply (never carries answer values, by the endpoint's contract).
+    reason : str or None
+        The reason code of an invalid reply (``grading.errors.REASONS`` or the endpoint's own,
+        e.g. ``timeout``); ``None`` in logs written before reasons were recorded.
+    column : str or None
+        The column the reply named, if any.
+    row : int or None
+        The submission row the reply named, if any.
+    status : int or None
+        The HTTP status of the reply (200 for a verdict).
     """
 
     line: int
     ts: float | None
     valid: bool | None
     message: str = ""
+    reason: str | None = None
+    column: str | None = None
+    row: int | None = None
+    status: int | None = None
 
 
 def _parse_ts(value: object) -> float | None:
@@ -181,9 +195,15 @@ def load_validation_calls(path: Path, *, root: Path | None = None) -> tuple[list
             continue
         valid = record.get("valid")
         message = record.get("message")
+        reason, column = record.get("reason"), record.get("column")
+        row, status = record.get("row"), record.get("status")
         calls.append(ValidationCall(line=number, ts=_parse_ts(record.get("ts")),
                                     valid=valid if isinstance(valid, bool) else None,
-                                    message=message if isinstance(message, str) else ""))
+                                    message=message if isinstance(message, str) else "",
+                                    reason=reason[:64] if isinstance(reason, str) else None,
+                                    column=column[:256] if isinstance(column, str) else None,
+                                    row=row if isinstance(row, int) and not isinstance(row, bool) else None,
+                                    status=status if isinstance(status, int) and not isinstance(status, bool) else None))
     return calls, malformed
 
 

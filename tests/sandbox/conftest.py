@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import pytest
 
+from sandbox.feedback import ValidationOutcome
 from sandbox.local import BubblewrapRunner, bwrap_works
 from sandbox.runner import SandboxResult, run_sandbox
 from sandbox.spec import SandboxSpec
@@ -32,14 +33,16 @@ class Toy:
     answers: Path
     token: str
 
-    def validator(self, path: Path) -> tuple[bool, str]:
+    def validator(self, path: Path) -> ValidationOutcome:
+        # A bound method of this dataclass pickles, so it runs in the endpoint's worker process.
         text = path.read_text(encoding="utf-8", errors="replace")
         if not text.startswith("id,label"):
-            return False, "Submission must have the columns id and label."
+            return ValidationOutcome(valid=False, reason="missing-column", column="label",
+                                     detail="Submission must have the columns id and label.")
         rows = text.strip().splitlines()[1:]
         if len(rows) != 3:
-            return False, f"Submission has {len(rows)} rows; expected 3."
-        return True, "Submission is valid."
+            return ValidationOutcome(valid=False, reason="row-count", detail=f"Submission has {len(rows)} rows; expected 3.")
+        return ValidationOutcome(valid=True, detail="Submission is valid.")
 
 
 @pytest.fixture

@@ -1,109 +1,269 @@
-"""The host-side validation endpoint: raw and multipart posts, refusals, the calls log contract."""
+"""The host-side validation endpoint: raw and multipart posts, refusals, bounds, the calls log contract.
+
+Validators here are module-level functions: the endpoint pickles them into its worker process.
+"""
 
 from __future__ import annotations
 
 import http.client
 import json
+import pickle
 import socket
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
 
-from audit.checks.validation import load_validation_calls
-from sandbox.validation import ValidationServer, post_submission
+from sandbox.competition import CompetitionValidator, setup_competition, submission_size_limit
+from sandbox.feedback import TEMPLATES, ValidationOutcome
+from sandbox.validation import ValidationLimits, ValidationServer, post_submission
 
 
 class _UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: Path) -> None:
-        super().__init__("localhost", timeout=10)
+    def __init__(self, path: Path, timeout: float = 20) -> None:
+        super().__init__("localhost", timeout=timeout)
         self._path = str(path)
 
     def connect(self) -> None:
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
         self.sock.connect(self._path)
 
 
-def _request(sock: Path, method: str, path: str, body: bytes = b"", headers: dict | None = None) -> tuple[int, dict]:
+def request(sock: Path, method: str, path: str, body=b"", headers: dict | None = None,
+            encode_chunked: bool = False) -> tuple[int, dict]:
+    """One request over the Unix socket; the status and the decoded JSON reply."""
     conn = _UnixConnection(sock)
     try:
-        conn.request(method, path, body=body, headers=headers or {})
+        conn.request(method, path, body=body, headers=headers or {}, encode_chunked=encode_chunked)
         response = conn.getresponse()
         return response.status, json.loads(response.read() or b"{}")
     finally:
         conn.close()
 
 
-def _validator(path: Path) -> tuple[bool, str]:
-    text = path.read_text(encoding="utf-8")
+def multipart(parts: list[tuple[str, str | None, bytes]], boundary: str = "----mleauditboundary") -> tuple[bytes, dict]:
+    """A multipart/form-data body of ``(name, filename, content)`` parts, and its headers."""
+    body = b""
+    for name, filename, content in parts:
+        disposition = f'form-data; name="{name}"' + (f'; filename="{filename}"' if filename else "")
+        body += f"--{boundary}\r\nContent-Disposition: {disposition}\r\nContent-Type: text/csv\r\n\r\n".encode()
+        body += content + b"\r\n"
+    body += f"--{boundary}--\r\n".encode()
+    return body, {"Content-Type": f"multipart/form-data; boundary={boundary}"}
+
+
+def toy_validator(path: Path) -> ValidationOutcome:
+    """Valid when the header is ``id,label``; behaviours on demand from the first data cell."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "SLEEP" in text:
+        time.sleep(float(text.split("SLEEP", 1)[1].split()[0]))
+    if "RAISE" in text:
+        raise RuntimeError("answers at /secret/answers.csv unreadable")
+    if "HOG" in text:
+        hog = bytearray(2 << 30)  # over the worker's address-space limit in the memory test
+        del hog
     if text.startswith("id,label"):
-        return True, "Submission is valid."
-    return False, f"Submission file {path} lacks the columns id and label."
+        return ValidationOutcome(valid=True)
+    return ValidationOutcome(valid=False, reason="missing-column", column="label",
+                             detail=f"Submission file {path} lacks the columns id and label; answers say SECRET-LABEL.")
 
 
-@pytest.fixture
-def server(tmp_path: Path):
-    sockets = Path(tempfile.mkdtemp(prefix="vtest-"))
-    srv = ValidationServer(sockets / "v.sock", _validator, tmp_path / "calls.jsonl", max_bytes=4096)
+def legacy_validator(path: Path) -> tuple[bool, str]:
+    """The old ``(valid, message)`` contract: its message must never reach the agent."""
+    return False, f"the answers hold SECRET-LABEL, not what {path} says"
+
+
+@pytest.fixture(scope="module")
+def sockets():
+    folder = Path(tempfile.mkdtemp(prefix="vtest-"))
+    yield folder
+    for leftover in folder.iterdir():
+        leftover.unlink()
+    folder.rmdir()
+
+
+@pytest.fixture(scope="module")
+def server(sockets, tmp_path_factory):
+    log = tmp_path_factory.mktemp("calls") / "calls.jsonl"
+    srv = ValidationServer(sockets / "v.sock", toy_validator, log,
+                           limits=ValidationLimits(max_bytes=4096, time_limit_s=20, busy_wait_s=1.0),
+                           expected_columns=("id", "label"))
     with srv:
         yield srv
-    sockets.rmdir()
 
 
-def test_raw_post_is_validated_and_logged(server, tmp_path):
+def _log_lines(srv: ValidationServer) -> list[dict]:
+    return [json.loads(line) for line in srv.log_path.read_text().splitlines()]
+
+
+def test_raw_post_is_validated_and_logged_with_templated_text(server, tmp_path):
+    before, lines_before = server.stats, len(_log_lines(server))
     good = tmp_path / "good.csv"
     good.write_text("id,label\n1,a\n", encoding="utf-8")
     assert post_submission(server.socket_path, good) == (200, {"valid": True, "result": "Submission is valid."})
-    status, reply = _request(server.socket_path, "POST", "/validate", b"x,y\n1,2\n", {"Content-Type": "text/csv"})
+    status, reply = request(server.socket_path, "POST", "/validate", b"x,y\n1,2\n", {"Content-Type": "text/csv"})
     assert status == 200 and reply["valid"] is False
-    # The host's temporary path never reaches the agent.
-    assert reply["result"] == "Submission file submission.csv lacks the columns id and label."
-    assert server.stats.count == 2 and server.stats.valid == 1 and server.stats.invalid == 1
-    lines = [json.loads(line) for line in server.log_path.read_text().splitlines()]
-    assert [sorted(line) for line in lines] == [["message", "ts", "valid"]] * 2
-    assert [line["valid"] for line in lines] == [True, False]
+    # Only the template: no host path, no detail text; 'label' is a public expected column.
+    assert reply["result"] == "Submission is invalid: required column 'label' is missing. Expected columns: 'id', 'label'."
+    after = server.stats
+    assert (after.count - before.count, after.valid - before.valid, after.invalid - before.invalid) == (2, 1, 1)
+    lines = _log_lines(server)[lines_before:]
+    assert [sorted(line) for line in lines] == [["column", "message", "reason", "row", "status", "ts", "valid"]] * 2
+    assert [(line["valid"], line["reason"], line["status"]) for line in lines] == [(True, None, 200),
+                                                                                   (False, "missing-column", 200)]
+    assert lines[1]["message"] == reply["result"] and lines[1]["column"] == "label"
+    assert "SECRET" not in server.log_path.read_text() and "/tmp" not in server.log_path.read_text()
 
 
 def test_multipart_post_like_curl_dash_F(server):
-    boundary = "----mleauditboundary"
-    body = (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"submission.csv\"\r\n"
-        f"Content-Type: text/csv\r\n\r\nid,label\n1,a\n\r\n--{boundary}--\r\n"
-    ).encode()
-    status, reply = _request(server.socket_path, "POST", "/validate", body,
-                             {"Content-Type": f"multipart/form-data; boundary={boundary}"})
+    body, headers = multipart([("file", "submission.csv", b"id,label\n1,a\n")])
+    assert request(server.socket_path, "POST", "/validate", body, headers) == (200, {"valid": True, "result": "Submission is valid."})
+
+
+def test_multipart_takes_the_file_field_over_other_parts(server):
+    body, headers = multipart([("note", None, b"x,y\n"), ("other", "a.csv", b"x,y\n"),
+                               ("file", "submission.csv", b"id,label\n1,a\n")])
+    assert request(server.socket_path, "POST", "/validate", body, headers)[1]["valid"] is True
+    body, headers = multipart([("note", None, b"id,label\n"), ("upload", "a.csv", b"id,label\n2,b\n")])
+    assert request(server.socket_path, "POST", "/validate", body, headers)[1]["valid"] is True
+
+
+def test_multipart_without_a_file_or_malformed_is_refused(server):
+    before = server.stats.refused
+    body, headers = multipart([("note", None, b"id,label\n")])
+    status, reply = request(server.socket_path, "POST", "/validate", body, headers)
+    assert status == 400 and reply == {"valid": False, "result": TEMPLATES["bad-request"]}
+    status, _ = request(server.socket_path, "POST", "/validate", b"no boundary here",
+                        {"Content-Type": "multipart/form-data"})
+    assert status == 400
+    assert server.stats.refused - before == 2
+
+
+def test_refusals_are_counted_as_events_but_not_logged_as_calls(server):
+    lines_before = len(_log_lines(server))
+    assert request(server.socket_path, "POST", "/grade", b"id,label\n")[0] == 404
+    status, reply = request(server.socket_path, "POST", "/validate", b"x" * 5000, {"Content-Type": "text/csv"})
+    assert status == 413 and reply["result"] == "The request body is over the 4096-byte limit; the file was not checked."
+    # A chunked body is counted as it arrives and refused once it passes the cap.
+    status, _ = request(server.socket_path, "POST", "/validate", iter([b"id,label\n"] + [b"1,a\n" * 300] * 5),
+                        {"Content-Type": "text/csv", "Transfer-Encoding": "chunked"}, encode_chunked=True)
+    assert status == 413
+    assert request(server.socket_path, "GET", "/health") == (200, {"status": "ok"})
+    assert len(_log_lines(server)) == lines_before
+    events = {(e["kind"], e["status"]): e for e in server.events()}
+    assert events[("validation-refused", 413)]["count"] >= 2
+    assert events[("validation-refused", 413)]["detail"].endswith("over the 4096-byte limit refused (413)")
+    assert events[("validation-refused", 404)]["count"] >= 1
+
+
+def test_a_chunked_body_under_the_cap_is_validated(server):
+    status, reply = request(server.socket_path, "POST", "/validate", iter([b"id,label\n", b"1,a\n"]),
+                            {"Content-Type": "text/csv", "Transfer-Encoding": "chunked"}, encode_chunked=True)
     assert (status, reply["valid"]) == (200, True)
 
 
-def test_refusals_are_counted_but_not_logged_as_calls(server):
-    assert _request(server.socket_path, "POST", "/grade", b"id,label\n")[0] == 404
-    assert _request(server.socket_path, "POST", "/validate", b"x" * 5000, {"Content-Type": "text/csv"})[0] == 413
-    assert _request(server.socket_path, "GET", "/health") == (200, {"status": "ok"})
-    assert server.stats.refused == 2 and server.stats.count == 0
-    assert server.log_path.read_text() == ""
-
-
-def test_a_failing_validator_gives_a_generic_reply(tmp_path):
-    def broken(path: Path) -> tuple[bool, str]:
-        raise RuntimeError("answers at /secret/answers.csv unreadable")
-
-    sockets = Path(tempfile.mkdtemp(prefix="vtest-"))
-    with ValidationServer(sockets / "v.sock", broken, tmp_path / "calls.jsonl") as srv:
-        status, reply = _request(srv.socket_path, "POST", "/validate", b"id,label\n", {"Content-Type": "text/csv"})
-    assert status == 200 and reply == {"valid": False, "result": "The submission could not be validated."}
-    assert "/secret" not in (tmp_path / "calls.jsonl").read_text()
+def test_a_request_without_a_length_is_refused(server):
+    conn = _UnixConnection(server.socket_path)
+    try:
+        conn.putrequest("POST", "/validate")
+        conn.putheader("Content-Type", "text/csv")
+        conn.endheaders()
+        response = conn.getresponse()
+        assert response.status == 411
+    finally:
+        conn.close()
 
 
 def test_the_audit_reads_the_calls_log_this_server_writes(server, tmp_path):
+    from audit.checks.validation import load_validation_calls  # not imported by the worker
+
     sub = tmp_path / "s.csv"
-    sub.write_text("id,label\n", encoding="utf-8")
+    sub.write_text("x,y\n", encoding="utf-8")
     for _ in range(3):
         post_submission(server.socket_path, sub)
     calls, malformed = load_validation_calls(server.log_path)
     assert malformed == 0
-    assert len(calls) == 3 and all(c.valid is True and c.ts is not None for c in calls)
+    last = calls[-3:]
+    assert all(c.valid is False and c.ts is not None and c.reason == "missing-column" and c.status == 200 for c in last)
+    assert all(c.column == "label" and c.row is None for c in last)
+
+
+def test_a_legacy_pair_validator_never_shows_its_message(tmp_path, sockets):
+    with ValidationServer(sockets / "legacy.sock", legacy_validator, tmp_path / "calls.jsonl") as srv:
+        status, reply = request(srv.socket_path, "POST", "/validate", b"id,label\n", {"Content-Type": "text/csv"})
+    assert (status, reply) == (200, {"valid": False, "result": TEMPLATES["invalid"]})
+    assert "SECRET" not in (tmp_path / "calls.jsonl").read_text()
+
+
+def test_failures_timeouts_and_memory_are_bounded_and_the_worker_restarts(tmp_path, sockets):
+    limits = ValidationLimits(max_bytes=1 << 16, time_limit_s=1.5, memory_bytes=1 << 30, busy_wait_s=0.3)
+    with ValidationServer(sockets / "b.sock", toy_validator, tmp_path / "calls.jsonl", limits=limits) as srv:
+        post = lambda body: request(srv.socket_path, "POST", "/validate", body, {"Content-Type": "text/csv"})  # noqa: E731
+        assert post(b"id,label\n1,a\n") == (200, {"valid": True, "result": "Submission is valid."})
+        # A validator that raises: a generic reply, nothing of the exception anywhere.
+        assert post(b"id,label\nRAISE,a\n") == (500, {"valid": False, "result": TEMPLATES["validator-failed"]})
+        # Over the address-space limit: MemoryError in the worker, which is replaced.
+        assert post(b"id,label\nHOG,a\n") == (500, {"valid": False, "result": TEMPLATES["validator-failed"]})
+        assert post(b"id,label\n1,a\n")[1]["valid"] is True
+        # Over the time bound: the worker is killed, the reply says so, the next call works.
+        started = time.monotonic()
+        status, reply = post(b"id,label\nSLEEP 30\n")
+        assert status == 504 and time.monotonic() - started < 10
+        assert reply == {"valid": False, "result": "The submission could not be validated within 1.5 seconds; it was not checked."}
+        assert post(b"id,label\n1,a\n")[1]["valid"] is True
+        # One validation at a time: a second request waits busy_wait_s, then gets 429.
+        results: list = []
+        slow = threading.Thread(target=lambda: results.append(post(b"id,label\nSLEEP 1.0\n")))
+        slow.start()
+        time.sleep(0.2)
+        status, reply = post(b"id,label\n1,a\n")
+        slow.join()
+        assert (status, reply["result"]) == (429, TEMPLATES["busy"])
+        assert results[0][0] == 200
+        events = {e["kind"]: e for e in srv.events()}
+    text = (tmp_path / "calls.jsonl").read_text()
+    assert "secret" not in text.lower() and "RuntimeError" not in text and "MemoryError" not in text
+    assert [json.loads(line)["status"] for line in text.splitlines()] == [200, 500, 500, 200, 504, 200, 200]
+    assert events["validation-timeout"]["count"] == 1 and events["validation-failed"]["count"] == 2
+    assert events["validation-refused"]["status"] == 429 and events["validation-refused"]["count"] == 1
+
+
+def test_unpicklable_validators_and_bad_limits_are_refused_clearly(tmp_path):
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        ValidationServer(tmp_path / "v.sock", lambda path: (True, "ok"), tmp_path / "calls.jsonl")
+    with pytest.raises(ValueError, match="max_bytes"):
+        ValidationLimits(max_bytes=0)
+    with pytest.raises(ValueError, match="time_limit_s"):
+        ValidationLimits(time_limit_s=0)
 
 
 def test_socket_paths_longer_than_the_kernel_allows_are_refused(tmp_path):
     with pytest.raises(ValueError, match="107 bytes"):
-        ValidationServer(tmp_path / ("x" * 120) / "v.sock", _validator, tmp_path / "calls.jsonl")
+        ValidationServer(tmp_path / ("x" * 120) / "v.sock", toy_validator, tmp_path / "calls.jsonl")
+
+
+def test_the_size_limit_is_a_multiple_of_the_sample_submission():
+    assert submission_size_limit(2327) == 1 << 20
+    assert submission_size_limit(10 << 20) == 100 << 20
+    assert submission_size_limit(10 << 20, multiple=3) == 30 << 20
+    with pytest.raises(ValueError):
+        submission_size_limit(100, multiple=0)
+
+
+def test_competition_setup_gives_a_picklable_validator_and_the_endpoint_bounds(tmp_path):
+    setup = setup_competition("sklearn-digits", data_dir=tmp_path / "data")
+    assert setup.expected_columns == ("id", "label")
+    sample = setup.public_dir / "sample_submission.csv"
+    assert setup.max_submission_bytes == max(10 * sample.stat().st_size, 1 << 20)
+    validator = pickle.loads(pickle.dumps(setup.validator))
+    assert isinstance(validator, CompetitionValidator)
+    assert validator.expected_columns == ("id", "label")
+    check = validator(sample)
+    assert check.valid is True and check.reason is None
+    bad = tmp_path / "bad.csv"
+    bad.write_text(sample.read_text().replace("id,label", "id,digit"), encoding="utf-8")
+    check = validator(bad)
+    assert (check.valid, check.reason, check.column) == (False, "missing-column", "label")
