@@ -7,7 +7,10 @@ Afterwards :func:`finalize_run_dir`:
 
 - removes what a host program must not follow out of the agent's folders: symbolic links
   (a ``submission.csv`` linking to the answers would make the grader read them), FIFOs, sockets
-  and device nodes, and copies hard-linked files so they share no inode with anything else;
+  and device nodes, and copies hard-linked files so they share no inode with anything else.
+  Every name and byte there is treated as hostile: the walk goes by directory descriptors only
+  (any depth, any path length, no recursion, never through a link), names are bytes (reported
+  escaped), folders end up 0755 and files 0644/0755, and what cannot be handled is reported;
 - moves the folders into place as ``submission/``, ``logs/``, ``code/`` (the
   :class:`audit.run.RunLayout` contract) and gives them back to the calling user;
 - puts the host's calls log at ``logs/validation_calls.jsonl``; a file the agent wrote under
@@ -19,6 +22,7 @@ The dot-folder is removed at the end (the audit never enters dot-folders anyway)
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -102,21 +106,412 @@ def _event(kind: str, detail: str, path: str | None = None) -> dict[str, Any]:
     return event
 
 
-def _break_hard_link(path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.copy")
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    try:
-        with os.fdopen(fd, "rb", closefd=True) as src, open(tmp, "xb") as dst:
-            fd = -1
-            shutil.copyfileobj(src, dst, 1 << 20)
-    finally:
-        if fd >= 0:
+#: A folder of the output trees ends up with this mode; regular files with 0644 or 0755.
+_DIR_MODE = 0o755
+#: Directory descriptors held at once while walking (the deepest ones; the others are
+#: re-opened through ``..`` on the way back up).
+MAX_HELD_DIR_FDS = 32
+#: Event paths longer than this keep their head and tail only.
+MAX_EVENT_PATH_CHARS = 1000
+_PATH_HEAD_CHARS = 480
+_PATH_TAIL_CHARS = 480
+#: Link targets are shown up to this many characters.
+MAX_LINK_TARGET_CHARS = 300
+#: Bytes copied in all to break hard links in one folder; a hard-linked file beyond it is removed.
+MAX_HARD_LINK_COPY_BYTES = 4 << 30
+_COPY_CHUNK = 1 << 20
+_COPY_PREFIX = b".mleaudit-copy-"
+
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _O_CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | _O_CLOEXEC
+_NEW_FILE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC
+_PATH_FLAGS = getattr(os, "O_PATH", os.O_RDONLY | os.O_NONBLOCK) | os.O_NOFOLLOW | _O_CLOEXEC
+_NAMED_ESCAPES = {"\n": "\\n", "\r": "\\r", "\t": "\\t", "\\": "\\\\"}
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "FIFO"),
+    (stat.S_ISSOCK, "socket"),
+    (stat.S_ISCHR, "character device"),
+    (stat.S_ISBLK, "block device"),
+)
+
+
+def _printable(raw: bytes | str) -> str:
+    """Show a name or link target as printable text.
+
+    Parameters
+    ----------
+    raw : bytes or str
+        The name as the file system holds it (any bytes).
+
+    Returns
+    -------
+    str
+        The name with backslashes, control and other non-printable characters and bytes that
+        are not UTF-8 escaped (``\\n``, ``\\xff``, ``\\u202e``).
+    """
+    text = raw.decode("utf-8", "surrogateescape") if isinstance(raw, bytes) else raw
+    if text.isprintable() and "\\" not in text:
+        return text
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if 0xDC80 <= code <= 0xDCFF:  # a byte that was not UTF-8
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif ch in _NAMED_ESCAPES:
+            out.append(_NAMED_ESCAPES[ch])
+        elif ch.isprintable():
+            out.append(ch)
+        elif code < 0x100:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    return "".join(out)
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}...[{len(text) - limit} more characters]"
+
+
+def _strerror(exc: OSError) -> str:
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def _file_mode(mode: int) -> int:
+    """0755 for a file its owner may run, 0644 for any other (no set-id or sticky bits)."""
+    return 0o755 if mode & stat.S_IXUSR else 0o644
+
+
+class _Frame:
+    """A directory on the walk's stack."""
+
+    __slots__ = ("raw", "name", "fd", "dev", "ino", "length", "head", "full", "pending", "temps")
+
+    def __init__(self, raw: bytes, name: str, fd: int, info: os.stat_result, parent: "_Frame | None") -> None:
+        self.raw = raw  # the name in the parent folder
+        self.name = name  # the same, printable
+        self.fd = fd
+        self.dev = info.st_dev
+        self.ino = info.st_ino
+        if parent is None:
+            self.length = len(name)
+            self.head = name[:_PATH_HEAD_CHARS]
+            self.full: str | None = name if len(name) <= MAX_EVENT_PATH_CHARS else None
+        else:
+            self.length = parent.length + 1 + len(name)
+            if parent.length <= _PATH_HEAD_CHARS:
+                self.head = f"{parent.head}/{name}"[:_PATH_HEAD_CHARS]
+            else:
+                self.head = parent.head
+            fits = parent.full is not None and self.length <= MAX_EVENT_PATH_CHARS
+            self.full = f"{parent.full}/{name}" if fits else None
+        self.pending: list[bytes] = []  # subfolders still to visit
+        self.temps: set[bytes] = set()  # copies written here, skipped when listed
+
+
+class _Sanitizer:
+    """One walk over an output folder, with file descriptors only and no recursion."""
+
+    def __init__(self, label: str, owner: tuple[int, int] | None) -> None:
+        self.label = label
+        self.owner = owner
+        self.events: list[dict[str, Any]] = []
+        self.frames: list[_Frame] = []
+        self.low = 1  # frames[1:low] have their descriptor closed
+        self.copy_budget = MAX_HARD_LINK_COPY_BYTES
+
+    # -- paths shown in events -------------------------------------------------------------
+
+    def _path(self, name: bytes | None = None) -> str:
+        """The event path of the top folder, or of ``name`` in it, bounded in length."""
+        frames = self.frames
+        top = frames[-1]
+        if name is None:
+            leaf, total, depth = None, top.length, len(frames) - 1
+        else:
+            leaf = _printable(name)
+            total, depth = top.length + 1 + len(leaf), len(frames)
+        if total <= MAX_EVENT_PATH_CHARS and top.full is not None:
+            return top.full if leaf is None else f"{top.full}/{leaf}"
+        head = top.head
+        if leaf is not None and top.length < _PATH_HEAD_CHARS:
+            head = f"{head}/{leaf}"[:_PATH_HEAD_CHARS]
+        parts = [] if leaf is None else [leaf]
+        size = 0 if leaf is None else len(leaf)
+        for frame in reversed(frames):
+            if size >= _PATH_TAIL_CHARS:
+                break
+            parts.append(frame.name)
+            size += len(frame.name) + 1
+        tail = "/".join(reversed(parts))[-_PATH_TAIL_CHARS:]
+        elided = max(total - len(head) - len(tail), 0)
+        return f"{head}...[{elided} characters elided; depth {depth}]...{tail}"
+
+    def _report(self, kind: str, detail: str, name: bytes | None = None) -> None:
+        self.events.append(_event(kind, detail, self._path(name)))
+
+    # -- the walk ------------------------------------------------------------------------
+
+    def run(self, folder: Path) -> list[dict[str, Any]]:
+        try:
+            fd = os.open(folder, _DIR_FLAGS)
+        except OSError as exc:
+            self.events.append(_event("unreadable-output", f"cannot open the folder: {_strerror(exc)}", self.label))
+            return self.events
+        try:
+            info = os.fstat(fd)
+        except OSError as exc:
             os.close(fd)
-    os.replace(tmp, path)
+            self.events.append(_event("unreadable-output", f"cannot stat the folder: {_strerror(exc)}", self.label))
+            return self.events
+        self.frames.append(_Frame(b"", _printable(self.label), fd, info, None))
+        try:
+            self._settle_dir(fd, info)
+            self._list()
+            while self.frames:
+                top = self.frames[-1]
+                if top.pending:
+                    self._enter(top.pending.pop())
+                elif not self._leave():
+                    break
+        finally:
+            for frame in self.frames:
+                if frame.fd >= 0:
+                    os.close(frame.fd)
+            self.frames.clear()
+        return self.events
+
+    def _enter(self, name: bytes) -> None:
+        parent = self.frames[-1]
+        try:
+            fd = self._open_dir(parent.fd, name)
+            info = os.fstat(fd)
+        except OSError as exc:
+            self._report("unreadable-output", f"cannot open folder: {_strerror(exc)}", name)
+            return
+        self.frames.append(_Frame(name, _printable(name), fd, info, parent))
+        if len(self.frames) - self.low > MAX_HELD_DIR_FDS:
+            oldest = self.frames[self.low]
+            os.close(oldest.fd)
+            oldest.fd = -1
+            self.low += 1
+        self._settle_dir(fd, info)
+        self._list()
+
+    def _leave(self) -> bool:
+        """Pop the top folder; re-open its parent when that one's descriptor was let go."""
+        child = self.frames[-1]
+        if len(self.frames) > 1 and self.frames[-2].fd < 0:
+            fd = self._reopen_parent(child.fd)
+            if fd < 0:
+                self._report("unreadable-output", "the tree changed while it was walked; the walk stopped here")
+                return False
+            self.frames[-2].fd = fd
+            self.low = len(self.frames) - 2
+        self.frames.pop()
+        os.close(child.fd)
+        if len(self.frames) <= 1:
+            self.low = 1
+        return True
+
+    def _reopen_parent(self, child_fd: int) -> int:
+        frames = self.frames
+        index = len(frames) - 2
+        want = (frames[index].dev, frames[index].ino)
+        try:
+            fd = os.open(b"..", _DIR_FLAGS, dir_fd=child_fd)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                info = os.fstat(fd)
+            except OSError:
+                info = None
+            if info is not None and (info.st_dev, info.st_ino) == want:
+                return fd
+            os.close(fd)
+        # Down from the nearest held ancestor by name, checking every folder is the one seen.
+        start = max(i for i in range(index) if frames[i].fd >= 0)
+        fd = frames[start].fd
+        opened = -1
+        for frame in frames[start + 1 : index + 1]:
+            try:
+                fd = os.open(frame.raw, _DIR_FLAGS, dir_fd=fd)
+            except OSError:
+                fd = -1
+            if opened >= 0:
+                os.close(opened)
+            opened = fd
+            if fd < 0:
+                return -1
+            try:
+                info = os.fstat(fd)
+            except OSError:
+                info = None
+            if info is None or (info.st_dev, info.st_ino) != (frame.dev, frame.ino):
+                os.close(fd)
+                return -1
+        return opened
+
+    def _open_dir(self, dir_fd: int, name: bytes) -> int:
+        try:
+            return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+        except PermissionError:
+            # A folder made unreadable: give it a usable mode by a descriptor that does not
+            # follow links, then try again.
+            self._chmod_entry(dir_fd, name, _DIR_MODE, stat.S_ISDIR)
+            return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+
+    def _settle_dir(self, fd: int, info: os.stat_result) -> None:
+        try:
+            if stat.S_IMODE(info.st_mode) != _DIR_MODE:
+                os.fchmod(fd, _DIR_MODE)
+            if self.owner is not None and (info.st_uid, info.st_gid) != self.owner:
+                os.fchown(fd, *self.owner)
+        except OSError as exc:
+            self._report("unreadable-output", f"cannot set the folder's mode or owner: {_strerror(exc)}")
+
+    def _list(self) -> None:
+        frame = self.frames[-1]
+        try:
+            entries = os.scandir(frame.fd)
+        except OSError as exc:
+            self._report("unreadable-output", f"cannot list: {_strerror(exc)}")
+            return
+        with entries:
+            while True:
+                try:
+                    entry = next(entries)
+                except StopIteration:
+                    break
+                except OSError as exc:
+                    self._report("unreadable-output", f"cannot list completely: {_strerror(exc)}")
+                    break
+                name = os.fsencode(entry.name)
+                if name in frame.temps:
+                    continue
+                self._check(frame, name)
+        frame.temps.clear()
+
+    def _check(self, frame: _Frame, name: bytes) -> None:
+        try:
+            info = os.stat(name, dir_fd=frame.fd, follow_symlinks=False)
+        except OSError as exc:
+            self._report("unreadable-output", f"cannot stat: {_strerror(exc)}", name)
+            return
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            frame.pending.append(name)
+        elif stat.S_ISREG(mode):
+            self._regular(frame, name, info)
+        elif stat.S_ISLNK(mode):
+            try:
+                target = _clip(_printable(os.readlink(name, dir_fd=frame.fd)), MAX_LINK_TARGET_CHARS)
+            except OSError as exc:
+                target = f"? ({_strerror(exc)})"
+            self._remove(frame, name, f"symbolic link to '{target}'")
+        else:
+            what = next((word for test, word in _SPECIAL_KINDS if test(mode)), "special file")
+            self._remove(frame, name, f"{what} (mode {stat.filemode(mode)})")
+
+    def _remove(self, frame: _Frame, name: bytes, what: str) -> None:
+        try:
+            os.unlink(name, dir_fd=frame.fd)
+        except OSError as exc:
+            self._report("unreadable-output", f"{what} could not be removed: {_strerror(exc)}", name)
+            return
+        self._report("refused-output", f"{what} removed", name)
+
+    def _regular(self, frame: _Frame, name: bytes, info: os.stat_result) -> None:
+        if info.st_nlink > 1:
+            links = info.st_nlink
+            if info.st_size > self.copy_budget:
+                self._remove(frame, name, f"file with {links} hard links ({info.st_size} bytes, over the copy budget)")
+                return
+            try:
+                copied = self._copy(frame, name, info)
+            except OSError as exc:
+                self._remove(frame, name, f"file with {links} hard links that could not be copied ({_strerror(exc)})")
+                return
+            self.copy_budget -= copied
+            self._report("hard-link-copied", f"file had {links} links; copied", name)
+            return
+        try:
+            if stat.S_IMODE(info.st_mode) != _file_mode(info.st_mode):
+                self._chmod_entry(frame.fd, name, _file_mode(info.st_mode), stat.S_ISREG)
+            if self.owner is not None and (info.st_uid, info.st_gid) != self.owner:
+                os.chown(name, *self.owner, dir_fd=frame.fd, follow_symlinks=False)
+        except OSError as exc:
+            self._report("unreadable-output", f"cannot set the file's mode or owner: {_strerror(exc)}", name)
+
+    def _copy(self, frame: _Frame, name: bytes, info: os.stat_result) -> int:
+        """Replace ``name`` by a copy of its content with an inode of its own; return the bytes copied."""
+        src = os.open(name, _FILE_FLAGS, dir_fd=frame.fd)
+        try:
+            seen = os.fstat(src)
+            if not stat.S_ISREG(seen.st_mode) or (seen.st_dev, seen.st_ino) != (info.st_dev, info.st_ino):
+                raise OSError(errno.ESTALE, "the file changed while it was read")
+            while True:
+                tmp = _COPY_PREFIX + os.urandom(8).hex().encode()
+                try:
+                    dst = os.open(tmp, _NEW_FILE_FLAGS, 0o600, dir_fd=frame.fd)
+                except FileExistsError:
+                    continue
+                break
+            frame.temps.add(tmp)
+            copied = 0
+            try:
+                while True:
+                    chunk = os.read(src, _COPY_CHUNK)
+                    if not chunk:
+                        break
+                    copied += len(chunk)
+                    if copied > self.copy_budget:
+                        raise OSError(errno.EFBIG, "over the copy budget")
+                    view = memoryview(chunk)
+                    while view:
+                        view = view[os.write(dst, view) :]
+                os.fchmod(dst, _file_mode(info.st_mode))
+                if self.owner is not None:
+                    os.fchown(dst, *self.owner)
+                os.replace(tmp, name, src_dir_fd=frame.fd, dst_dir_fd=frame.fd)
+            except BaseException:
+                try:
+                    os.unlink(tmp, dir_fd=frame.fd)
+                except OSError:
+                    pass
+                raise
+            finally:
+                os.close(dst)
+            return copied
+        finally:
+            os.close(src)
+
+    @staticmethod
+    def _chmod_entry(dir_fd: int, name: bytes, mode: int, is_kind: Any) -> None:
+        """Set the mode of ``name`` (checked to be of the kind ``is_kind`` accepts) without following links."""
+        fd = os.open(name, _PATH_FLAGS, dir_fd=dir_fd)
+        try:
+            if not is_kind(os.fstat(fd).st_mode):
+                raise OSError(errno.ESTALE, "the entry changed while it was checked")
+            try:
+                os.chmod(f"/proc/self/fd/{fd}", mode)
+            except FileNotFoundError:  # no /proc: the entry was just seen not to be a link
+                os.chmod(name, mode, dir_fd=dir_fd)
+        finally:
+            os.close(fd)
 
 
 def sanitize_outputs(folder: Path, label: str, *, owner: tuple[int, int] | None = None) -> list[dict[str, Any]]:
     """Remove links and special files from an agent-written folder; return what was done.
+
+    The folder is walked with directory descriptors only (no path is ever built to reach an
+    entry, so neither its depth nor the length of its paths matters), without recursion and
+    without following a symbolic link anywhere; at most :data:`MAX_HELD_DIR_FDS` descriptors
+    of the walked folders are held at once. Every folder is given mode 0755, every regular file
+    0644 (0755 when its owner could run it), so set-id bits and unreadable modes do not survive.
 
     Parameters
     ----------
@@ -131,53 +526,47 @@ def sanitize_outputs(folder: Path, label: str, *, owner: tuple[int, int] | None 
     -------
     list of dict
         Events ``{"kind", "detail", "path"}``: ``refused-output`` for removed links and
-        special files, ``hard-link-copied`` for files whose link was broken.
+        special files (the detail names the link target or the mode), ``hard-link-copied`` for
+        files whose link was broken, ``unreadable-output`` for what could not be listed,
+        opened, removed or given back. Paths are ``<label>/<relative path>`` with non-printable
+        characters escaped; over :data:`MAX_EVENT_PATH_CHARS` characters only their head and
+        tail are kept, around a marker giving the number of characters left out and the depth.
     """
-    events: list[dict[str, Any]] = []
-    stack = [(folder, label)]
-    while stack:
-        directory, prefix = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError as exc:
-            events.append(_event("unreadable-output", f"cannot list: {exc.strerror or exc}", prefix))
-            continue
-        for entry in entries:
-            rel = f"{prefix}/{entry.name}"
-            path = Path(entry.path)
-            try:
-                info = entry.stat(follow_symlinks=False)
-            except OSError as exc:
-                events.append(_event("unreadable-output", f"cannot stat: {exc.strerror or exc}", rel))
-                continue
-            mode = info.st_mode
-            if stat.S_ISLNK(mode):
-                try:
-                    target = os.readlink(path)
-                except OSError:
-                    target = "?"
-                path.unlink()
-                events.append(_event("refused-output", f"symbolic link to {target[:300]!r} removed", rel))
-                continue
-            if stat.S_ISDIR(mode):
-                stack.append((path, rel))
-            elif stat.S_ISREG(mode):
-                if info.st_nlink > 1:
-                    _break_hard_link(path)
-                    events.append(_event("hard-link-copied", f"file had {info.st_nlink} links; copied", rel))
-            else:
-                path.unlink()
-                events.append(_event("refused-output", f"special file (mode {stat.filemode(mode)}) removed", rel))
-                continue
-            if owner is not None:
-                os.lchown(path, *owner)
-    return events
+    return _Sanitizer(label, owner).run(folder)
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, sort_keys=True, indent=2, default=str) + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+def _ensure_folder(folder: Path, label: str) -> list[dict[str, Any]]:
+    """Make sure a staged output folder is a real directory (not a link) before it is walked.
+
+    Parameters
+    ----------
+    folder : pathlib.Path
+        The staged folder.
+    label : str
+        Its name in the run dir.
+
+    Returns
+    -------
+    list of dict
+        A ``refused-output`` event when something else stood in its place and was replaced
+        by an empty folder.
+    """
+    try:
+        info = os.lstat(folder)
+    except FileNotFoundError:
+        folder.mkdir(mode=_DIR_MODE)
+        return []
+    if stat.S_ISDIR(info.st_mode):
+        return []
+    os.unlink(folder)
+    folder.mkdir(mode=_DIR_MODE)
+    return [_event("refused-output", f"{stat.filemode(info.st_mode)} entry in place of the folder removed", label)]
 
 
 def finalize_run_dir(
@@ -211,10 +600,8 @@ def finalize_run_dir(
     owner = (os.geteuid(), os.getegid()) if os.geteuid() == 0 else None
     events: list[Mapping[str, Any]] = list(extra_events)
     for name, folder in stage.writable.items():
+        events.extend(_ensure_folder(folder, name))
         events.extend(sanitize_outputs(folder, name, owner=owner))
-        if owner is not None:
-            os.chown(folder, *owner)
-        os.chmod(folder, 0o755)
         os.replace(folder, run_dir / name)
     logs = run_dir / RunLayout.LOGS_DIR
     agent_copy = logs / _CALLS_LOG
