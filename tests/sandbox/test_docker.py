@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from tests.sandbox.escapes import HostListener, heartbeat_stopped, run_escape
 
 docker_sdk = pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
 
-from sandbox.docker import DEFAULT_IMAGE, DockerRunner  # noqa: E402
+from sandbox.docker import DEFAULT_IMAGE, DEFAULT_SHM_BYTES, ENFORCEMENT, DockerRunner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -47,7 +48,8 @@ def test_container_config_is_locked_down(tmp_path):
     assert "/home/data/private" in config["tmpfs"]
     assert not any("docker.sock" in m["Source"] for m in config["mounts"])
     assert "device_requests" not in config and "privileged" not in config
-    assert config["environment"] == {"A": "1"}
+    assert config["environment"] == {"A": "1", "TINI_KILL_PROCESS_GROUP": "1"}
+    assert config["read_only"] is True and config["init"] is True
 
 
 def test_resource_limits_map_to_the_docker_api(tmp_path):
@@ -56,6 +58,28 @@ def test_resource_limits_map_to_the_docker_api(tmp_path):
     assert config["nano_cpus"] == 1_500_000_000
     assert config["mem_limit"] == config["memswap_limit"] == 2**30
     assert config["shm_size"] == 2**28 and config["pids_limit"] == 128
+    # The writable tmpfs file systems are sized at the memory limit (charged to the memory cgroup).
+    for target in ("/tmp", "/var/tmp"):
+        assert f"size={2**30}" in config["tmpfs"][target] and "rw" in config["tmpfs"][target]
+    assert config["tmpfs"]["/home/data/private"].startswith("ro,") and "size=" in config["tmpfs"]["/home/data/private"]
+
+
+def test_every_tmpfs_is_sized_without_limits_too(tmp_path):
+    config = DockerRunner(client=object()).container_config(_plan(tmp_path))
+    assert all("size=" in options for options in config["tmpfs"].values())
+    assert config["shm_size"] == DEFAULT_SHM_BYTES
+    assert "mem_limit" not in config and "pids_limit" not in config
+    small = DockerRunner(client=object()).container_config(_plan(tmp_path, resources=Resources(memory_bytes=2**28)))
+    assert small["shm_size"] == 2**28  # never above the memory limit
+
+
+def test_enforcement_names_the_mechanism_of_each_limit(tmp_path):
+    runner = DockerRunner(client=object())
+    spec = _plan(tmp_path, resources=Resources(cpus=1, memory_bytes=2**30, pids=64), time_limit_s=5).spec
+    assert runner.enforcement(spec) == {**ENFORCEMENT}
+    assert ENFORCEMENT["memory"] == "docker (cgroup)" and ENFORCEMENT["time"] == "host timer"
+    assert ENFORCEMENT["disk"] == "host watch of the output folders"
+    assert runner.enforcement(_plan(tmp_path).spec)["memory"] == "not limited"
 
 
 @pytest.mark.parametrize(
@@ -77,9 +101,12 @@ def test_an_allow_list_still_means_no_network_interface(tmp_path):
 def test_an_unreachable_daemon_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-daemon.sock")
     spec = SandboxSpec(command=("true",), image="img:test")
-    with pytest.raises(SandboxUnavailable, match="cannot reach the docker daemon"):
+    with pytest.raises(SandboxUnavailable, match="cannot reach the docker daemon") as info:
         run_sandbox(spec, tmp_path / "run", runner=DockerRunner())
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
+    assert any("DOCKER_HOST" in remedy for remedy in info.value.remedies)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["status"], record["agent_started"]) == ("sandbox_failed", False)
+    assert any("DOCKER_HOST" in remedy for remedy in record["remedies"])
 
 
 # --- against a real daemon -------------------------------------------------------------------
@@ -119,17 +146,96 @@ def _no_containers_left(client, run_id: str) -> bool:
     return not client.containers.list(all=True, filters={"label": f"mleaudit.run={run_id}"})
 
 
+def _containers(client, **labels) -> list:
+    filters = [f"{key}={value}" for key, value in labels.items()] or ["mleaudit.run"]
+    return client.containers.list(all=True, filters={"label": filters})
+
+
+def _limit_events(record: dict) -> dict[str, str]:
+    return {e["limit"]: e["detail"] for e in record["events"] if e["kind"] == "limit-hit"}
+
+
+@pytest.mark.docker
+def test_docker_missing_image_is_a_failed_start_with_remedies(tmp_path, docker_runner, docker_client):
+    before = {c.id for c in _containers(docker_client)}
+    spec = SandboxSpec(command=("true",), image="mleaudit/no-such-image:never")
+    with pytest.raises(ImageNotFound, match="never pulled") as info:
+        run_sandbox(spec, tmp_path / "run", runner=docker_runner)
+    assert any("docker build --network none" in r and "build-rootfs.sh" in r for r in info.value.remedies)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["status"], record["agent_started"]) == ("sandbox_failed", False)
+    assert "no-such-image" in record["error"] and record["remedies"] == list(info.value.remedies)
+    assert {c.id for c in _containers(docker_client)} == before
+
+
+@pytest.mark.docker
+def test_docker_gpu_request_without_a_gpu_runtime_is_a_failed_start(tmp_path, docker_runner, docker_client, agent_image):
+    if "nvidia" in (docker_client.info().get("Runtimes") or {}):
+        pytest.skip("this daemon has a GPU runtime")
+    spec = SandboxSpec(command=("true",), image=agent_image, gpus=GpuRequest())
+    with pytest.raises(GpuUnavailable, match="no GPU runtime") as info:
+        run_sandbox(spec, tmp_path / "run", runner=docker_runner)
+    assert any("nvidia-container-toolkit" in r for r in info.value.remedies)
+    assert any("drop --gpus" in r for r in info.value.remedies)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["status"], record["agent_started"]) == ("sandbox_failed", False)
+    assert not _containers(docker_client, **{"mleaudit.run": "run"})
+
+
+@pytest.mark.docker
+def test_docker_preflight_runs_true_and_leaves_nothing(tmp_path, docker_runner, docker_client, agent_image):
+    (tmp_path / "out").mkdir()
+    (tmp_path / "public").mkdir()
+    (tmp_path / "public" / "private").mkdir()
+    plan = ExecutionPlan(spec=SandboxSpec(command=("false",), image=agent_image,
+                                          resources=Resources(memory_bytes=2**28, pids=32, cpus=1)),
+                         run_id="preflight-test", binds=(Bind(source=tmp_path / "public", target="/home/data"),
+                                                         Bind(source=tmp_path / "out", target="/home/submission", read_only=False)),
+                         masks=("/home/data/private",), env={}, command=("false",), log_path=tmp_path / "run.log")
+    docker_runner.preflight(plan)
+    assert not _containers(docker_client, **{"mleaudit.run": "preflight-test"})
+    bad = ExecutionPlan(spec=SandboxSpec(command=("true",), image=agent_image), run_id="preflight-bad",
+                        binds=(Bind(source=tmp_path / "missing", target="/home/extra"),), masks=(), env={},
+                        command=("true",), log_path=tmp_path / "l")
+    with pytest.raises(SandboxUnavailable) as info:
+        docker_runner.preflight(bad)
+    assert info.value.remedies
+    assert not _containers(docker_client, **{"mleaudit.run": "preflight-bad"})
+
+
+LAYOUT_AGENT = """\
+id -u > /home/code/uid.txt
+cat /home/data/train.csv > /home/code/copy.csv
+cp /home/data/sample_submission.csv /home/submission/submission.csv
+/home/validate_submission.sh
+for path in /home/x /etc/x /usr/x /x; do touch $path 2>/dev/null && echo "ROOT WRITABLE $path"; done
+for path in /tmp/x /var/tmp/x /dev/shm/x; do touch $path && echo "writable $path"; done
+python3 -c 'import os; s = os.statvfs("/tmp"); print("tmp-bytes", s.f_blocks * s.f_frsize)'
+python3 -c 'import socket; print("interfaces", " ".join(n for _, n in socket.if_nameindex()))'
+"""
+
+
 @pytest.mark.docker
 def test_docker_run_produces_the_layout(run_agent, docker_runner, docker_client, agent_image, toy):
-    script = ("id -u > /home/code/uid.txt; cat /home/data/train.csv > /home/code/copy.csv; "
-              "cp /home/data/sample_submission.csv /home/submission/submission.csv; /home/validate_submission.sh")
-    result = run_agent(script, runner=docker_runner, image=agent_image)
+    result = run_agent(LAYOUT_AGENT, runner=docker_runner, image=agent_image,
+                       resources=Resources(memory_bytes=256 * 1024**2, pids=64, cpus=1))
     assert result.status == "completed" and result.exit_code == 0
     assert (result.run_dir / "code" / "uid.txt").read_text().strip() == ("1000" if os.geteuid() == 0 else str(os.geteuid()))
+    # The validation endpoint is reachable at /home/validate.sock through the helper.
     assert result.validation.count == 1 and result.validation.valid == 1
-    assert '"valid": true' in result.run_log.read_text()
+    log = result.run_log.read_text()
+    assert '"valid": true' in log
+    assert "ROOT WRITABLE" not in log
+    assert all(f"writable {p}" in log for p in ("/tmp/x", "/var/tmp/x", "/dev/shm/x"))
+    assert f"tmp-bytes {256 * 1024**2}" in log
+    # No network interface but loopback.
+    assert "interfaces lo\n" in log
     record = json.loads(result.run_json.read_text())
     assert record["backend"] == "docker" and record["image_digest"] and record["container_id"]
+    assert record["limits"]["enforcement"]["memory"] == "docker (cgroup)"
+    assert record["limits"]["enforcement"]["time"] == "host timer"
+    assert record["isolation"]["read_only_root"] is True
+    assert record["log"]["kept_bytes"] == len(result.run_log.read_bytes()) and record["log"]["dropped_bytes"] == 0
     assert _no_containers_left(docker_client, result.run_id)
 
 
@@ -139,37 +245,198 @@ def test_docker_keep_leaves_the_container(run_agent, docker_client, agent_image)
     container = docker_client.containers.get(result.container_id)
     try:
         assert container.attrs["HostConfig"]["NetworkMode"] == "none"
+        assert container.attrs["HostConfig"]["ReadonlyRootfs"] is True
         assert container.attrs["Config"]["User"] != "0"
     finally:
         container.remove(force=True)
+    # Only the agent's container was kept: the pre-flight one is always removed.
+    assert not _containers(docker_client, **{"mleaudit.run": result.run_id, "mleaudit.preflight": "1"})
 
 
 @pytest.mark.docker
-def test_docker_missing_image_is_recorded(tmp_path, docker_runner):
-    spec = SandboxSpec(command=("true",), image="mleaudit/no-such-image:never")
-    with pytest.raises(ImageNotFound, match="never pulled"):
-        run_sandbox(spec, tmp_path / "run", runner=docker_runner)
-    record = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert record["status"] == "error" and "no-such-image" in record["error"]
-
-
-@pytest.mark.docker
-def test_docker_gpu_request_without_a_gpu_runtime_is_recorded(tmp_path, docker_runner, docker_client, agent_image):
-    if "nvidia" in (docker_client.info().get("Runtimes") or {}):
-        pytest.skip("this daemon has a GPU runtime")
-    spec = SandboxSpec(command=("true",), image=agent_image, gpus=GpuRequest())
-    with pytest.raises(GpuUnavailable, match="no GPU runtime"):
-        run_sandbox(spec, tmp_path / "run", runner=docker_runner)
-    assert json.loads((tmp_path / "run" / "run.json").read_text())["status"] == "error"
-    assert not docker_client.containers.list(all=True, filters={"label": "mleaudit.run=run"})
-
-
-@pytest.mark.docker
-def test_docker_time_limit_kills_and_removes(run_agent, docker_runner, docker_client, agent_image):
-    result = run_agent("echo started; sleep 60", runner=docker_runner, image=agent_image, time_limit_s=3)
+def test_docker_time_limit_stops_and_records_the_exit(run_agent, docker_runner, docker_client, agent_image):
+    result = run_agent("echo started; sleep 60", runner=docker_runner, image=agent_image, time_limit_s=2)
     assert result.status == "timed_out" and result.limits_hit == ("time",)
     assert "started" in result.run_log.read_text()
+    record = json.loads(result.run_json.read_text())
+    # docker's init passes SIGTERM to the agent's process group: sh and sleep end at once.
+    assert record["exit_code"] == 128 + 15 and record["exit_signal"] == 15
+    assert result.duration_s < 15
     assert _no_containers_left(docker_client, result.run_id)
+
+
+TERM_AGENT = """\
+import signal, sys, time
+
+def finish(signum, frame):
+    with open("/home/submission/submission.csv", "w") as out:
+        out.write("id,label\\n10,a\\n11,a\\n12,a\\n")
+    print("wrote the submission on SIGTERM", flush=True)
+    sys.exit(7)
+
+signal.signal(signal.SIGTERM, finish)
+print("working", flush=True)
+while True:
+    time.sleep(0.1)
+"""
+
+
+@pytest.mark.docker
+def test_docker_time_limit_lets_the_agent_finish_within_the_grace(run_agent, docker_runner, agent_image):
+    result = run_agent(TERM_AGENT, name="term.py", runner=docker_runner, image=agent_image, time_limit_s=2)
+    assert result.status == "timed_out" and result.limits_hit == ("time",)
+    assert result.submission is not None and result.submission.read_text().startswith("id,label")
+    assert "wrote the submission on SIGTERM" in result.run_log.read_text()
+    record = json.loads(result.run_json.read_text())
+    assert (record["exit_code"], record["exit_signal"]) == (7, None)
+    assert "wall-clock limit" in _limit_events(record)["time"]
+    assert result.duration_s < 15
+
+
+@pytest.mark.docker
+def test_docker_an_agent_ignoring_sigterm_is_killed_after_the_grace(run_agent, docker_runner, agent_image, monkeypatch):
+    import sandbox.docker as backend
+
+    monkeypatch.setattr(backend, "DEFAULT_STOP_GRACE_S", 2)
+    fields = {"stop_grace_s": 2} if "stop_grace_s" in SandboxSpec.__dataclass_fields__ else {}
+    result = run_agent("trap '' TERM; echo ignoring; sleep 60", runner=docker_runner, image=agent_image,
+                       time_limit_s=1.5, **fields)
+    record = json.loads(result.run_json.read_text())
+    assert record["status"] == "timed_out" and (record["exit_code"], record["exit_signal"]) == (137, 9)
+    assert 3 <= result.duration_s < 15
+
+
+MEMORY_CHILDREN = """\
+import os, time
+pids = []
+for i in range(4):
+    pid = os.fork()
+    if pid == 0:
+        block = b"x" * (700 * 1024**2)
+        time.sleep(3)
+        os._exit(0)
+    pids.append(pid)
+codes = [os.waitpid(pid, 0)[1] for pid in pids]
+print("children", " ".join(str(c) for c in codes), flush=True)
+"""
+
+
+@pytest.mark.docker
+def test_docker_memory_limit_holds_for_all_processes_together(run_agent, docker_runner, agent_image):
+    result = run_agent(MEMORY_CHILDREN, name="children.py", runner=docker_runner, image=agent_image,
+                       resources=Resources(memory_bytes=1024**3))
+    record = json.loads(result.run_json.read_text())
+    assert result.status == "completed" and result.exit_code == 0  # the parent survives; children were killed
+    codes = [int(c) for c in result.run_log.read_text().split("children", 1)[1].split()]
+    assert any(c & 0x7F == 9 for c in codes), codes
+    assert "memory" in record["limits_hit"]
+    detail = _limit_events(record)["memory"]
+    assert "OOM kill(s) in the container's memory cgroup" in detail and "(limit 1,073,741,824 bytes)" in detail
+
+
+TMP_FILLER = """\
+import sys
+written = 0
+try:
+    with open("/tmp/fill", "wb") as out:
+        chunk = b"x" * 2**20
+        while written < 2 * 1024**3:
+            out.write(chunk)
+            written += len(chunk)
+    print("WROTE", written, flush=True)
+except OSError as exc:
+    print("STOPPED after", written, exc, flush=True)
+"""
+
+
+@pytest.mark.docker
+def test_docker_tmp_is_bounded_by_the_memory_limit(run_agent, docker_runner, agent_image):
+    result = run_agent(f"python3 - <<'PY'\n{TMP_FILLER}PY\necho after $?", runner=docker_runner, image=agent_image,
+                       resources=Resources(memory_bytes=512 * 1024**2))
+    log = result.run_log.read_text()
+    record = json.loads(result.run_json.read_text())
+    assert "WROTE" not in log
+    assert "memory" in record["limits_hit"] or "No space left" in log, log
+    assert "memory" in _limit_events(record) or "No space left" in log
+
+
+BOMB = """\
+import os, time
+refused = 0
+while refused < 200:
+    try:
+        if os.fork() == 0:
+            time.sleep(20)
+            os._exit(0)
+    except OSError:
+        refused += 1
+        time.sleep(0.005)
+print("BLOCKED", refused, flush=True)
+time.sleep(1)
+"""
+
+
+@pytest.mark.docker
+def test_docker_fork_bomb_hits_the_process_limit(run_agent, docker_runner, agent_image):
+    result = run_agent(BOMB, name="bomb.py", runner=docker_runner, image=agent_image, resources=Resources(pids=64))
+    record = json.loads(result.run_json.read_text())
+    assert "BLOCKED 200" in result.run_log.read_text()
+    assert "pids" in record["limits_hit"]
+    assert "refused at the process limit of 64" in _limit_events(record)["pids"]
+    assert result.duration_s < 20
+
+
+@pytest.mark.docker
+def test_docker_run_log_is_capped(run_agent, docker_runner, agent_image, monkeypatch):
+    import sandbox.runner as runner_module
+
+    fields = {}
+    if "log_bytes" in Resources.__dataclass_fields__:
+        fields["resources"] = Resources(log_bytes=2**20)
+    else:
+        monkeypatch.setattr(runner_module, "DEFAULT_LOG_BYTES", 2**20)
+    script = "import sys\nfor _ in range(5 * 1024):\n    sys.stdout.write('y' * 1023 + '\\n')\n"
+    result = run_agent(script, name="print.py", runner=docker_runner, image=agent_image, **fields)
+    record = json.loads(result.run_json.read_text())
+    assert result.status == "completed" and result.exit_code == 0
+    (event,) = [e for e in record["events"] if e["kind"] == "log-truncated"]
+    assert event["kept_bytes"] == 2**20 and event["dropped_bytes"] == 5 * 2**20 - 2**20
+    assert record["log"]["dropped_bytes"] == 4 * 2**20
+    assert 2**20 <= result.run_log.stat().st_size < 2**20 + 200
+
+
+@pytest.mark.docker
+def test_docker_a_stop_request_stops_the_container(tmp_path, docker_runner, docker_client, agent_image):
+    (tmp_path / "code").mkdir()
+    os.chmod(tmp_path / "code", 0o777)
+    script = "trap 'echo got TERM; exit 3' TERM; echo running; while true; do sleep 0.1; done"
+    spec = SandboxSpec(command=("/bin/sh", "-c", script), image=agent_image, time_limit_s=60)
+    plan = ExecutionPlan(spec=spec, run_id="stop-test", binds=(Bind(source=tmp_path / "code", target="/home/code", read_only=False),),
+                         masks=(), env={"PATH": "/usr/bin:/bin"}, command=spec.command, log_path=tmp_path / "run.log")
+    timer = threading.Timer(1.5, plan.stop.request, args=("disk", "the output folders reached 2 bytes (limit 1)"))
+    timer.start()
+    try:
+        execution = docker_runner.execute(plan)
+    finally:
+        timer.cancel()
+    assert execution.limits_hit == ("disk",) and not execution.timed_out
+    assert execution.exit_code == 3 and execution.exit_signal is None
+    assert "the output folders reached" in execution.limit_details["disk"]
+    assert "got TERM" in (tmp_path / "run.log").read_text()
+    assert not _containers(docker_client, **{"mleaudit.run": "stop-test"})
+
+
+@pytest.mark.docker
+@pytest.mark.xfail(raises=KeyError, strict=False,
+                   reason="run_sandbox reads limits['disk_bytes'] where the resolved limits name it 'disk'")
+def test_docker_disk_watch_stops_the_run(run_agent, docker_runner, agent_image):
+    if "disk_bytes" not in Resources.__dataclass_fields__:
+        pytest.skip("Resources has no disk_bytes yet")
+    script = "python3 -c 'open(\"/home/code/big\", \"wb\").write(b\"x\" * 8 * 2**20)'; sleep 30"
+    result = run_agent(script, runner=docker_runner, image=agent_image, resources=Resources(disk_bytes=2**20))
+    record = json.loads(result.run_json.read_text())
+    assert record["status"] == "stopped" and "disk" in record["limits_hit"] and record["exit_code"] is not None
+    assert result.duration_s < 20
 
 
 @pytest.fixture
@@ -212,6 +479,8 @@ def test_docker_memory_limit_is_an_oom_kill(run_agent, toy, listener, docker_run
     _, log, record = run_escape("memory_hog.py", run_agent, toy, listener, docker_runner, image=agent_image,
                                 resources=Resources(memory_bytes=256 * 1024**2))
     assert "memory" in record["limits_hit"] or "BLOCKED: MemoryError" in log
+    if "memory" in record["limits_hit"]:
+        assert record["exit_code"] is not None
 
 
 @pytest.mark.docker
@@ -219,6 +488,13 @@ def test_docker_detached_process_dies_at_the_time_limit(run_agent, toy, listener
     result, _, record = run_escape("outlive_time_limit.sh", run_agent, toy, listener, docker_runner,
                                    image=agent_image, time_limit_s=3)
     assert record["status"] == "timed_out" and heartbeat_stopped(result)
+    assert record["exit_code"] is not None
+
+
+@pytest.mark.docker
+def test_docker_a_daemon_left_behind_dies_with_the_run(run_agent, toy, listener, docker_runner, agent_image):
+    result, _, record = run_escape("leave_daemon.sh", run_agent, toy, listener, docker_runner, image=agent_image)
+    assert record["status"] == "completed" and heartbeat_stopped(result)
 
 
 @pytest.mark.docker
