@@ -74,7 +74,9 @@ def _worker_main(conn: Any, validator_bytes: bytes, memory_bytes: int | None, ne
                  preload: tuple[str, ...] = ()) -> None:
     """The worker process: set limits, import and warm up, then answer paths until told to stop."""
     import importlib
+    import warnings
 
+    warnings.simplefilter("ignore")  # library warnings about the agent's file say nothing to the host
     for name in _THREAD_ENV:
         os.environ[name] = "1"
     try:
