@@ -63,6 +63,7 @@ The docker SDK is an optional extra (``pip install 'mleaudit[sandbox]'``) import
 from __future__ import annotations
 
 import logging
+import math
 import os
 import re
 import threading
@@ -526,8 +527,11 @@ class DockerRunner:
             if spec.gpus is not None and ("device driver" in message or "gpu" in message.lower() or "nvidia" in message.lower()):
                 raise GpuUnavailable(f"GPUs were requested but the docker daemon has no GPU runtime: {message}",
                                      remedies=GPU_REMEDIES) from None  # fmt: skip
-            raise SandboxUnavailable(f"docker could not start the container: {message}",
-                                     remedies=DAEMON_REMEDIES) from None  # fmt: skip
+            remedies = DAEMON_REMEDIES
+            if "docker-init" in message or "init binary" in message:
+                remedies = ("install docker's init (Debian/Ubuntu: apt-get install tini; it provides docker-init) "
+                            "and restart the daemon", *DAEMON_REMEDIES)
+            raise SandboxUnavailable(f"docker could not start the container: {message}", remedies=remedies) from None
         except Exception as exc:  # noqa: BLE001
             raise SandboxUnavailable(f"the docker daemon did not answer: {exc}", remedies=DAEMON_REMEDIES) from None
         return container
@@ -748,7 +752,7 @@ class DockerRunner:
     def _stop(container: Any, grace: float) -> None:
         """SIGTERM through docker's stop, SIGKILL after ``grace`` seconds; a kill if the stop call fails."""
         try:
-            container.stop(timeout=max(0, int(round(grace))))
+            container.stop(timeout=max(0, math.ceil(grace)))  # docker takes whole seconds; never shorten the grace
         except Exception as exc:  # noqa: BLE001
             logger.warning("docker stop of %s failed (%s); killing it", container.short_id, exc)
             try:
