@@ -58,6 +58,7 @@ __all__ = [
     "load_validation_calls",
     "validation_call_count",
     "validation_probing",
+    "validation_replies",
 ]
 
 logger = logging.getLogger(__name__)
@@ -634,6 +635,62 @@ def validation_call_count(ctx: RunContext, *, min_calls: int = 30, min_step_call
         return []
     return [Match(values={"calls": usage.calls, "step_calls": _step_text(usage), "step": usage.step,
                           "basis": usage.basis}, evidence=usage.evidence)]
+
+
+#: Invalid replies shown per finding as evidence (the first ones of the log).
+MAX_REPLY_EVIDENCE = 5
+
+
+@check("validation-replies", values=("replies", "reasons", "columns", "calls"))
+def validation_replies(ctx: RunContext, *, reasons: list[str], min_replies: int = 2) -> list[Match]:
+    """Fire when the sandbox's calls log holds several invalid replies with the given reason codes.
+
+    The endpoint records a reason code per call (``grading.errors.REASONS``, e.g.
+    ``unknown-label``, ``incomparable``, ``bad-value`` for replies about the values of the
+    target columns). Reads only :data:`VALIDATION_CALLS_LOG` (capped, not followed through links);
+    a log that cannot be read is listed as skipped.
+
+    Parameters
+    ----------
+    ctx : RunContext
+    reasons : list of str
+        Reason codes to count (exact, case-sensitive).
+    min_replies : int
+        Fire when at least this many invalid replies carry one of ``reasons``.
+
+    Returns
+    -------
+    list of Match
+        At most one, with values ``replies`` (matching invalid replies), ``reasons`` and
+        ``columns`` (the distinct codes and columns, comma-separated) and ``calls`` (all calls
+        logged); evidence is the first :data:`MAX_REPLY_EVIDENCE` matching log lines.
+
+    Raises
+    ------
+    ValueError
+        If ``reasons`` is empty or ``min_replies`` is below 1.
+    """
+    if not reasons or not all(isinstance(r, str) and r for r in reasons):
+        raise ValueError("validation-replies needs at least one reason code")
+    _check_threshold("min_replies", min_replies)
+    log_path = Path(ctx.root) / VALIDATION_CALLS_LOG
+    if not os.path.lexists(log_path):
+        return []
+    try:
+        calls, _ = load_validation_calls(log_path, root=Path(ctx.root))
+    except ValidationLogError as exc:
+        ctx.skip(VALIDATION_CALLS_LOG, str(exc))
+        return []
+    wanted = set(reasons)
+    hits = [c for c in calls if c.valid is False and c.reason in wanted]
+    if len(hits) < min_replies:
+        return []
+    codes = ", ".join(dict.fromkeys(c.reason for c in hits if c.reason))
+    columns = ", ".join(dict.fromkeys(c.column for c in hits if c.column)) or "unnamed"
+    evidence = tuple(file_line_evidence(ctx, log_path, c.line, f"invalid reply: {c.reason}")
+                     for c in hits[:MAX_REPLY_EVIDENCE])
+    return [Match(values={"replies": len(hits), "reasons": codes, "columns": columns, "calls": len(calls)},
+                  evidence=evidence)]
 
 
 #: Loop variables and conditions of retry loops (a few calls to get one answer through).
