@@ -64,13 +64,22 @@ def test_a_fork_bomb_hits_the_process_limit(escape):
     assert "BLOCKED: fork failed after" in log
     children = int(log.split("fork failed after ")[1].split()[0])
     assert children < 40
-    assert record["limits"]["pids"] == 40 and record["isolation"]["rlimits"]["processes"] >= 40
+    assert record["limits"]["pids"] == 40 and record["isolation"]["limits"]["pids"] == 40
+    if record["isolation"]["enforcement"]["pids"].startswith("cgroup"):
+        assert "pids" in record["limits_hit"]
+    else:
+        assert record["isolation"]["rlimits"]["processes"] >= 40
 
 
 def test_memory_past_the_limit_fails(escape):
+    # A per-process rlimit makes the allocation fail; a cgroup lets it happen and OOM-kills at first touch.
     _, log, record = escape("memory_hog.py", resources=Resources(memory_bytes=256 * 1024**2))
-    assert "BLOCKED: MemoryError" in log
     assert record["limits"]["memory"] == 256 * 1024**2
+    if record["isolation"]["enforcement"]["memory"].startswith("cgroup"):
+        assert "memory" in record["limits_hit"] and record["exit_signal"] == 9
+        assert any(e["kind"] == "limit-hit" and "OOM kill" in e["detail"] for e in record["events"])
+    else:
+        assert "BLOCKED: MemoryError" in log
 
 
 def test_a_detached_process_does_not_outlive_the_time_limit(escape):

@@ -143,8 +143,9 @@ def test_the_unsafe_runner_substitutes_host_paths(run_agent, toy):
 
 
 def test_resource_limits_are_applied_and_recorded(run_agent, bwrap):
+    # Without a cgroup (see test_limits.py for the cgroup), the limits are rlimits.
     script = "import resource as r; print(r.getrlimit(r.RLIMIT_NPROC)[0], r.getrlimit(r.RLIMIT_AS)[0])"
-    result = run_agent(script, runner=bwrap, name="limits.py",
+    result = run_agent(script, runner=BubblewrapRunner(cgroups=False), name="limits.py",
                        resources=Resources(cpus=1, memory_bytes=512 * 1024**2, pids=100))
     nproc, vmem = result.run_log.read_text().split()
     assert int(vmem) == 512 * 1024**2 and int(nproc) in (100, 102)
