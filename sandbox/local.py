@@ -640,14 +640,25 @@ class BubblewrapRunner:
         # the output binds, /tmp, /var/tmp and /dev/shm stay writable.
         args += ["--remount-ro", "/", "--chdir", spec.workdir, "--"]
         if os.geteuid() == 0:
-            setpriv = shutil.which("setpriv")
-            if setpriv is None:
-                raise SandboxUnavailable("setpriv (util-linux) is needed to run agents as a non-root user when the caller is root")
+            setpriv = self._setpriv()
             uid, gid = self.sandbox_owner(spec)
             args += [setpriv, "--reuid", str(uid), "--regid", str(gid), "--clear-groups", "--inh-caps=-all",
                      "--bounding-set=-all", "--no-new-privs", "--"]  # fmt: skip
         args += list(plan.command)
         return args, gpus
+
+    def _setpriv(self) -> str:
+        """``setpriv`` as the sandbox sees it: the host's, or the rootfs's own."""
+        if self.rootfs is None:
+            found = shutil.which("setpriv")
+        else:
+            found = next((p for p in ("/usr/bin/setpriv", "/bin/setpriv", "/usr/sbin/setpriv", "/sbin/setpriv")
+                          if os.path.exists(self._system_source(p))), None)  # fmt: skip
+        if found is None:
+            where = f"in the rootfs {self.rootfs}" if self.rootfs else "on PATH"
+            raise SandboxUnavailable(f"setpriv (util-linux) is needed {where} to run agents as a non-root user "
+                                     "when the caller is root")  # fmt: skip
+        return found
 
     def _limits(self, plan: ExecutionPlan, name: str) -> _Limits:
         # bubblewrap's monitor and init are in the cgroup; they run as the sandbox user (and

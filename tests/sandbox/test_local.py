@@ -5,16 +5,19 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 
 import pytest
 
 from audit.run import load_run
 from sandbox.errors import GpuUnavailable, RunDirError, SandboxUnavailable, SpecError
-from sandbox.local import BubblewrapRunner, UnsafeLocalRunner
+from sandbox.local import BubblewrapRunner, UnsafeLocalRunner, bwrap_works
 from sandbox.runner import run_sandbox
 from sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
 
-from tests.sandbox.conftest import leaked
+from tests.sandbox.conftest import _BWRAP, leaked
+
+_BWRAP_OK = _BWRAP[0]
 
 LAYOUT_AGENT = """\
 set -u
@@ -226,3 +229,167 @@ def test_a_root_caller_switches_to_an_unprivileged_uid(tmp_path, monkeypatch):
     assert tail[:5] == ["/usr/bin/setpriv", "--reuid", "2000", "--regid", "3000"]
     assert "--no-new-privs" in tail and "--bounding-set=-all" in tail and tail[-1] == "true"
     assert "--unshare-net" in args and "--unshare-pid" in args
+
+
+def test_sigterm_comes_first_and_a_submission_written_in_the_grace_period_is_kept(run_agent, bwrap):
+    script = """\
+import shutil, signal, sys, time
+
+def stop(signum, frame):
+    time.sleep(1.0)  # a last write that takes a moment
+    shutil.copy("/home/data/sample_submission.csv", "/home/submission/submission.csv")
+    print("submission written on SIGTERM", flush=True)
+    sys.exit(0)
+
+signal.signal(signal.SIGTERM, stop)
+print("started", flush=True)
+time.sleep(60)
+"""
+    result = run_agent(script, runner=bwrap, name="graceful.py", time_limit_s=1.5, stop_grace_s=5)
+    assert result.status == "timed_out" and result.limits_hit == ("time",)
+    assert (result.exit_code, result.exit_signal) == (0, None)
+    assert result.submission is not None and result.submission.read_text().startswith("id,label")
+    assert "submission written on SIGTERM" in result.run_log.read_text()
+    assert result.duration_s < 6
+    record = json.loads(result.run_json.read_text())
+    assert record["exit_code"] == 0 and record["stopped_by"] == "time" and record["limits"]["stop_grace_s"] == 5
+
+
+def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace_period(run_agent, bwrap):
+    script = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('started', flush=True); time.sleep(60)"
+    result = run_agent(script, runner=bwrap, name="stubborn.py", time_limit_s=1, stop_grace_s=1)
+    assert result.status == "timed_out" and result.timed_out
+    assert (result.exit_code, result.exit_signal) == (137, 9)
+    assert 2 <= result.duration_s < 10
+    record = json.loads(result.run_json.read_text())
+    assert record["exit_code"] == 137 and record["exit_signal"] == 9
+
+
+def test_a_stop_request_stops_the_sandbox_with_sigterm_first(bwrap, tmp_path):
+    import threading
+
+    from sandbox.runner import ExecutionPlan
+
+    script = "trap 'echo got TERM; exit 5' TERM; echo started; sleep 30 & wait; echo finished"
+    plan = ExecutionPlan(spec=SandboxSpec(command=("/bin/sh", "-c", script), stop_grace_s=5), run_id="stop", binds=(),
+                         masks=(), env={"PATH": "/usr/bin:/bin"}, command=("/bin/sh", "-c", script),
+                         log_path=tmp_path / "run.log")  # fmt: skip
+    timer = threading.Timer(1.0, plan.stop.request, args=("disk", "the output folders reached 2 GiB"))
+    timer.start()
+    try:
+        execution = bwrap.execute(plan)
+    finally:
+        timer.cancel()
+    assert execution.limits_hit == ("disk",) and not execution.timed_out
+    assert execution.limit_details["disk"] == "the output folders reached 2 GiB"
+    assert (execution.exit_code, execution.exit_signal) == (5, None)
+    log = (tmp_path / "run.log").read_text()
+    assert "got TERM" in log and "finished" not in log
+    assert execution.log_kept_bytes == len(log.encode())
+
+
+def test_run_log_is_capped_and_the_truncation_recorded(run_agent, bwrap):
+    script = "import sys\nfor _ in range(5):\n    sys.stdout.write('x' * 1024 * 1024)\nsys.stdout.flush()"
+    result = run_agent(script, runner=bwrap, name="chatty.py", resources=Resources(log_bytes=1024**2))
+    data = result.run_log.read_bytes()
+    assert data.startswith(b"x" * 1024**2) and 1024**2 < len(data) < 1024**2 + 200
+    assert b"capped at 1048576 bytes; 4194304 further bytes were dropped" in data
+    record = json.loads(result.run_json.read_text())
+    assert record["log"] == {"path": "run.log", "max_bytes": 1024**2, "kept_bytes": 1024**2, "dropped_bytes": 4 * 1024**2}
+    event = next(e for e in record["events"] if e["kind"] == "log-truncated")
+    assert event["dropped_bytes"] == 4 * 1024**2
+    assert result.log_dropped_bytes == 4 * 1024**2
+
+
+def test_a_read_only_venv_is_the_agents_python(run_agent, tmp_path):
+    import subprocess
+
+    if not _BWRAP_OK:
+        pytest.skip("bubblewrap cannot create namespaces here")
+    # The venv's python links to its base interpreter, which must be visible in the sandbox: /usr's.
+    base = shutil.which("python3", path="/usr/bin:/bin")
+    if base is None:
+        pytest.skip("no system python3 in /usr/bin")
+    venv = tmp_path / "venv"
+    subprocess.run([base, "-m", "venv", "--without-pip", "--system-site-packages", str(venv)], check=True)
+    script = "import sys; print(sys.prefix); open(sys.prefix + '/new', 'w')"
+    result = run_agent(script, runner=BubblewrapRunner(extra_ro_paths=(str(venv),)), name="prefix.py",
+                       command=("python3", "/home/agent/prefix.py"),
+                       env={"PATH": f"{venv}/bin:/usr/bin:/bin"})  # fmt: skip
+    log = result.run_log.read_text()
+    assert log.splitlines()[0] == str(venv)
+    assert "Read-only file system" in log and not (venv / "new").exists()
+    assert json.loads(result.run_json.read_text())["isolation"]["extra_ro_paths"] == [str(venv)]
+
+
+def test_a_rootfs_replaces_the_hosts_system_folders(run_agent, tmp_path):
+    if not _BWRAP_OK:
+        pytest.skip("bubblewrap cannot create namespaces here")
+    rootfs = tmp_path / "rootfs"
+    (rootfs / "etc").mkdir(parents=True)
+    (rootfs / "etc" / "rootfs-marker").write_text("from the rootfs\n")
+    # A minimal root: the host's /usr (a link is followed by the bind), its own /etc, merged-/usr links.
+    (rootfs / "usr").symlink_to("/usr")
+    for link in ("bin", "sbin", "lib", "lib64"):
+        if os.path.exists(f"/usr/{link}"):
+            (rootfs / link).symlink_to(f"usr/{link}")
+    for path in (tmp_path, rootfs, rootfs / "etc"):
+        path.chmod(0o755)
+    script = "cat /etc/rootfs-marker; ls /etc | tr '\\n' ' '; echo; readlink /bin"
+    result = run_agent(script, runner=BubblewrapRunner(rootfs=str(rootfs)))
+    lines = result.run_log.read_text().splitlines()
+    assert lines[0] == "from the rootfs" and lines[1].split() == ["rootfs-marker"] and lines[2] == "usr/bin"
+    assert json.loads(result.run_json.read_text())["isolation"]["rootfs"] == str(rootfs)
+
+
+def test_a_rootfs_without_usr_is_refused(tmp_path):
+    runner = BubblewrapRunner(bwrap="/usr/bin/bwrap", rootfs=str(tmp_path))
+    with pytest.raises(SandboxUnavailable, match="has no usr/"):
+        runner._system_args()
+
+
+BWRAP_ERRORS = [
+    "bwrap: setting up uid map: Permission denied",
+    "bwrap: No permissions to creating new namespace, likely because the kernel does not allow "
+    "non-privileged user namespaces. On e.g. debian this can be enabled with 'sysctl kernel.unprivileged_userns_clone=1'.",
+]
+
+
+@pytest.mark.parametrize("message", BWRAP_ERRORS)
+def test_a_bubblewrap_that_cannot_create_namespaces_is_a_failed_start_with_remedies(tmp_path, monkeypatch, message):
+    fake = tmp_path / "bin" / "bwrap"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\necho \"{message}\" >&2\nexit 1\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    with pytest.raises(SandboxUnavailable) as info:
+        run_sandbox(SandboxSpec(command=("true",)), tmp_path / "run", runner=BubblewrapRunner())
+    error = info.value
+    assert message in str(error)
+    remedies = " ".join(error.remedies)
+    for fix in ("kernel.apparmor_restrict_unprivileged_userns=0", "kernel.unprivileged_userns_clone=1",
+                "user.max_user_namespaces", "as root", "--backend docker"):  # fmt: skip
+        assert fix in remedies
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert (record["status"], record["agent_started"], record["exit_code"]) == ("sandbox_failed", False, None)
+    assert record["remedies"] == list(error.remedies)
+    assert message in record["error"]
+    ok, detail = bwrap_works()
+    assert not ok and message in detail and "kernel.apparmor_restrict_unprivileged_userns=0" in detail
+
+
+def test_the_unsafe_runner_stops_at_the_time_limit_with_an_exit_code(run_agent):
+    result = run_agent("echo started; sleep 30", runner=UnsafeLocalRunner(), command=("/bin/sh", "-c", "echo started; sleep 30"),
+                       time_limit_s=1, stop_grace_s=2)  # fmt: skip
+    assert result.status == "timed_out" and result.limits_hit == ("time",)
+    assert (result.exit_code, result.exit_signal) == (128 + signal.SIGTERM, signal.SIGTERM)
+    assert result.duration_s < 5
+
+
+def test_the_unsafe_runner_refuses_to_hide_paths_in_its_preflight(tmp_path):
+    from sandbox.runner import ExecutionPlan
+
+    plan = ExecutionPlan(spec=SandboxSpec(command=("true",)), run_id="r", binds=(), masks=("/home/data/private",),
+                         env={}, command=("true",), log_path=tmp_path / "l")  # fmt: skip
+    with pytest.raises(SpecError, match="without a sandbox"):
+        UnsafeLocalRunner().preflight(plan)
