@@ -627,9 +627,11 @@ class DockerRunner:
         counters: _CgroupCounters | None = None
         oom_killed = False
         oom_events = 0
+        started = False
         try:
             since = int(time.time()) - 1
             container = self._create_and_start(spec, config, created.append)
+            started = True
             streamer = threading.Thread(target=self._stream_logs, args=(container, log), name="container-logs", daemon=True)
             streamer.start()
             exited = threading.Event()
@@ -680,7 +682,8 @@ class DockerRunner:
             oom_events = self._oom_events(container.id, since)
         finally:
             log.close()
-            if not self.keep:
+            # ``keep`` keeps a container that ran; one that never started is of no use and goes.
+            if not (self.keep and started):
                 for container in created:
                     self._remove(container)
         if counters is not None:

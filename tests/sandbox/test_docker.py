@@ -93,6 +93,35 @@ def test_gpus_are_requested_through_device_requests(tmp_path, gpus, count, ids):
     assert (request["Count"], request["DeviceIDs"]) == (count, ids)
 
 
+@pytest.mark.parametrize("layout", ["v1", "v2"])
+def test_cgroup_counters_are_read_from_the_containers_cgroup(tmp_path, layout):
+    from sandbox.docker import _CgroupCounters
+
+    cid = "c0ffee" * 10
+    if layout == "v1":
+        memory, pids = tmp_path / "memory" / "docker" / cid, tmp_path / "pids" / "docker" / cid
+        memory.mkdir(parents=True)
+        pids.mkdir(parents=True)
+        (memory / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 3\n")
+        (memory / "memory.max_usage_in_bytes").write_text("1073741824\n")
+    else:
+        (tmp_path / "cgroup.controllers").write_text("cpu memory pids\n")
+        memory = pids = tmp_path / "system.slice" / f"docker-{cid}.scope"
+        memory.mkdir(parents=True)
+        (memory / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 4\noom_kill 3\n")
+        (memory / "memory.peak").write_text("1073741824\n")
+    (pids / "pids.events").write_text("max 17\n")
+    counters = _CgroupCounters(cid, None, root=tmp_path)
+    counters.poll()
+    assert (counters.oom_kills, counters.pids_refused, counters.memory_peak) == (3, 17, 2**30)
+    (pids / "pids.events").unlink()  # the cgroup goes with the container: the highest value seen stays
+    counters.poll()
+    assert counters.pids_refused == 17
+    other = _CgroupCounters("f" * 64, os.getpid(), root=tmp_path)
+    assert other.describe() == {"oom": "not found on this host", "pids": "not found on this host",
+                                "memory_peak": "not found on this host"}
+
+
 def test_an_allow_list_still_means_no_network_interface(tmp_path):
     config = DockerRunner(client=object()).container_config(_plan(tmp_path, network=NetworkPolicy(allow=("pypi.org",))))
     assert config["network_mode"] == "none"
@@ -180,6 +209,12 @@ def test_docker_gpu_request_without_a_gpu_runtime_is_a_failed_start(tmp_path, do
     record = json.loads((tmp_path / "run" / "run.json").read_text())
     assert (record["status"], record["agent_started"]) == ("sandbox_failed", False)
     assert not _containers(docker_client, **{"mleaudit.run": "run"})
+    # Straight to execute, with keep: a container that never started is removed all the same.
+    plan = ExecutionPlan(spec=spec, run_id="gpu-keep", binds=(), masks=(), env={}, command=("true",),
+                         log_path=tmp_path / "run.log")
+    with pytest.raises(GpuUnavailable):
+        DockerRunner(client=docker_client, keep=True).execute(plan)
+    assert not _containers(docker_client, **{"mleaudit.run": "gpu-keep"})
 
 
 @pytest.mark.docker
