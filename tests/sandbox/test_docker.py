@@ -18,8 +18,9 @@ import pytest
 
 from sandbox.errors import GpuUnavailable, ImageNotFound, SandboxUnavailable
 from sandbox.runner import Bind, ExecutionPlan, run_sandbox
-from sandbox.spec import GpuRequest, NetworkPolicy, Resources, SandboxSpec
+from sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
 
+from tests.sandbox.conftest import leaked
 from tests.sandbox.escapes import HostListener, heartbeat_stopped, run_escape
 
 docker_sdk = pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
@@ -272,6 +273,16 @@ def test_docker_run_produces_the_layout(run_agent, docker_runner, docker_client,
     assert record["isolation"]["read_only_root"] is True
     assert record["log"]["kept_bytes"] == len(result.run_log.read_bytes()) and record["log"]["dropped_bytes"] == 0
     assert _no_containers_left(docker_client, result.run_id)
+
+
+@pytest.mark.docker
+def test_docker_a_hidden_path_inside_an_extra_mount_is_covered(run_agent, docker_runner, agent_image, toy):
+    script = ("ls -A /mnt/tree/private | wc -l; cat /mnt/tree/private/answers.csv; touch /mnt/tree/private/x || echo ro; "
+              "ls /mnt/tree/public | wc -l")
+    result = run_agent(script, runner=docker_runner, image=agent_image, mounts=(Mount(source=toy.root, target="/mnt/tree"),))
+    log = result.run_log.read_text()
+    assert toy.token not in log and log.split()[0] == "0" and "ro" in log.split() and log.split()[-1] == "3"
+    assert leaked(result, toy.token) == []
 
 
 @pytest.mark.docker
