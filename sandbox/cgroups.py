@@ -150,6 +150,21 @@ def _write(path: Path, value: str) -> None:
         handle.write(value)
 
 
+def _try_write(path: Path, value: str) -> bool:
+    """Write an optional control file (absent when the kernel lacks the feature); True when written."""
+    try:
+        _write(path, value)
+        return True
+    except OSError as exc:
+        logger.debug("cannot write %s: %s", path, exc)
+        return False
+
+
+def _controllers(path: Path) -> set[str]:
+    """Controller names listed in ``cgroup.controllers`` or ``cgroup.subtree_control``."""
+    return {name.lstrip("+") for name in _read(path).split()}
+
+
 def _writable(folder: Path) -> bool:
     return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK) and os.access(folder / "cgroup.procs", os.W_OK)
 
@@ -298,8 +313,8 @@ class RunCgroup:
         for parent, may_enable in candidates:
             if not _writable(parent):
                 continue
-            available = set(_read(parent / "cgroup.controllers").split())
-            enabled = set(_read(parent / "cgroup.subtree_control").split())
+            available = _controllers(parent / "cgroup.controllers")
+            enabled = _controllers(parent / "cgroup.subtree_control")
             use = [c for c in wanted if c in available]
             missing = [c for c in use if c not in enabled]
             if missing and may_enable:
@@ -307,7 +322,7 @@ class RunCgroup:
                     _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in missing))
                 except OSError as exc:
                     logger.debug("cannot enable %s in %s: %s", missing, parent, exc)
-                enabled = set(_read(parent / "cgroup.subtree_control").split())
+                enabled = _controllers(parent / "cgroup.subtree_control")
             use = [c for c in use if c in enabled]
             if not use:
                 continue
@@ -344,13 +359,13 @@ class RunCgroup:
             folder = self.folders["memory"]
             if self.version == "v2":
                 _write(folder / "memory.max", str(memory_bytes))
-                if (folder / "memory.swap.max").exists():
-                    _write(folder / "memory.swap.max", "0")
+                # Absent without swap accounting: then there is no swap to limit.
+                self.limits["swap_bytes"] = 0 if _try_write(folder / "memory.swap.max", "0") else None
             else:
                 _write(folder / "memory.limit_in_bytes", str(memory_bytes))
-                if (folder / "memory.memsw.limit_in_bytes").exists():
-                    # memsw (memory + swap) must be >= the memory limit; equal means no swap.
-                    _write(folder / "memory.memsw.limit_in_bytes", str(memory_bytes))
+                # memsw (memory + swap) must be >= the memory limit; equal means no swap. Absent
+                # without swap accounting.
+                self.limits["swap_bytes"] = 0 if _try_write(folder / "memory.memsw.limit_in_bytes", str(memory_bytes)) else None
             self.limits["memory_bytes"] = memory_bytes
         if pids is not None and "pids" in self.folders:
             _write(self.folders["pids"] / "pids.max", str(pids))

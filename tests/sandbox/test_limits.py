@@ -110,7 +110,8 @@ def test_run_json_says_which_enforcement_was_in_force(run_agent, bwrap, cgroup_v
                                                   "time": "host timer"}  # fmt: skip
     assert record["limits"]["enforcement"] == record["isolation"]["enforcement"]
     cgroup = record["isolation"]["cgroup"]
-    assert cgroup["version"] == cgroup_version and cgroup["limits"] == {"memory_bytes": 512 * MiB, "pids": 102, "cpus": 1.5}
+    assert cgroup["version"] == cgroup_version
+    assert cgroup["limits"] == {"memory_bytes": 512 * MiB, "swap_bytes": 0, "pids": 102, "cpus": 1.5}
     # No per-process rlimit stands in for the cgroup: the agent's address space is not bounded.
     address_space, nproc = (int(v) for v in result.run_log.read_text().split())
     assert address_space == resource.RLIM_INFINITY and "address_space_bytes" not in record["isolation"]["rlimits"]

@@ -110,3 +110,50 @@ def test_spec_is_immutable_and_round_trips_through_its_dict():
         spec.env["X"] = "1"  # type: ignore[index]
     again = SandboxSpec.from_dict({k: v for k, v in spec.to_dict().items()})
     assert again == spec
+
+
+def test_disk_log_and_stop_grace_are_read_from_yaml_and_recorded():
+    from sandbox.spec import Resources
+
+    spec = SandboxSpec.from_dict({"command": "x", "stop_grace": "10s", "resources": {"disk": "2g", "log": "1m"}})
+    assert spec.stop_grace_s == 10.0
+    assert spec.resources == Resources(disk_bytes=2 * 1024**3, log_bytes=1024**2)
+    assert spec.to_dict()["stop_grace"] == 10.0
+    assert spec.to_dict()["resources"]["disk"] == 2 * 1024**3 and spec.to_dict()["resources"]["log"] == 1024**2
+    assert SandboxSpec(command=("true",)).stop_grace_s == 30.0
+
+
+@pytest.mark.parametrize(("data", "field"), [
+    ({"stop_grace": "soon"}, "stop_grace"),
+    ({"stop_grace": -1}, "stop_grace"),
+    ({"resources": {"disk": "lots"}}, "resources.disk"),
+    ({"resources": {"log": 0}}, "resources.log"),
+])  # fmt: skip
+def test_bad_limits_are_refused_with_the_field_named(data, field):
+    with pytest.raises(SpecError, match=field.replace(".", r"\.")):
+        SandboxSpec.from_dict({"command": "x", **data})
+
+
+def test_a_negative_grace_period_built_in_code_is_refused():
+    with pytest.raises(SpecError, match="stop_grace"):
+        SandboxSpec(command=("true",), stop_grace_s=-1)
+
+
+def test_defaults_fill_in_what_was_not_given():
+    import os
+
+    from sandbox.logsink import DEFAULT_LOG_BYTES
+    from sandbox.spec import DEFAULT_LIMITS, DEFAULT_TIME_LIMIT_S, Resources, default_memory_bytes
+    from sandbox.watchdog import DEFAULT_DISK_BYTES
+
+    resolved = Resources(pids=64).with_defaults()
+    assert resolved.pids == 64 and resolved.cpus is None and resolved.shm_bytes is None
+    assert resolved.memory_bytes == default_memory_bytes()
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert total * 0.74 < resolved.memory_bytes <= total * DEFAULT_LIMITS["memory_fraction"]
+    assert resolved.disk_bytes == DEFAULT_DISK_BYTES == DEFAULT_LIMITS["disk_bytes"] == 20 * 1024**3
+    assert resolved.log_bytes == DEFAULT_LOG_BYTES == DEFAULT_LIMITS["log_bytes"]
+    assert Resources().with_defaults().pids == DEFAULT_LIMITS["pids"] == 4096
+    spec = SandboxSpec(command=("true",)).with_defaults()
+    assert spec.time_limit_s == DEFAULT_TIME_LIMIT_S == 24 * 3600 and spec.resources.memory_bytes == default_memory_bytes()
+    assert SandboxSpec(command=("true",), time_limit_s=60).with_defaults().time_limit_s == 60
