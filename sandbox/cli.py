@@ -27,23 +27,69 @@ class SandboxCliError(click.ClickException):
     exit_code = 2
 
 
-def _runner(backend: str, *, keep: bool, unsafe: bool) -> Any:
+def _runner(backend: str, *, keep: bool, unsafe: bool, venv: Path | None = None, rootfs: Path | None = None) -> Any:
     if backend == "docker":
-        if unsafe:
-            raise SandboxCliError("--unsafe-no-sandbox only applies to --backend local")
+        for given, flag in ((unsafe, "--unsafe-no-sandbox"), (venv, "--venv"), (rootfs, "--rootfs")):
+            if given:
+                raise SandboxCliError(f"{flag} only applies to --backend local (the image holds the agent's environment)")
         from sandbox.docker import DockerRunner
 
         return DockerRunner(keep=keep)
     from sandbox.local import BubblewrapRunner, UnsafeLocalRunner, find_bwrap
 
     if unsafe:
+        if rootfs is not None:
+            raise SandboxCliError("--rootfs needs a sandbox; it cannot be used with --unsafe-no-sandbox")
         click.echo("WARNING: --unsafe-no-sandbox: the agent runs on this machine with no isolation", err=True)
         return UnsafeLocalRunner()
     try:
         find_bwrap()
     except SandboxError as exc:
-        raise SandboxCliError(str(exc)) from None
-    return BubblewrapRunner()
+        raise SandboxCliError(_describe(exc)) from None
+    extra = _venv_paths(venv) if venv is not None else ()
+    kwargs: dict[str, Any] = {"extra_ro_paths": extra}
+    if rootfs is not None:
+        kwargs["rootfs"] = str(rootfs.absolute())
+    return BubblewrapRunner(**kwargs)
+
+
+def _describe(exc: SandboxError) -> str:
+    describe = getattr(exc, "describe", None)
+    text = describe() if describe is not None else str(exc)
+    if getattr(exc, "remedies", ()):
+        text = text.replace("\n", "\nTo fix it:\n", 1)
+    return text
+
+
+def _venv_paths(venv: Path) -> tuple[str, ...]:
+    """The read-only host paths a virtual environment needs: itself and its base Python's prefix.
+
+    A venv's ``bin/python`` links to the Python it was made from (``home`` in ``pyvenv.cfg``);
+    that installation is bound too when it lies outside the system folders every sandbox has.
+    """
+    venv = venv.absolute()
+    cfg = venv / "pyvenv.cfg"
+    if not cfg.is_file() or not (venv / "bin").is_dir():
+        raise SandboxCliError(f"--venv {venv}: not a virtual environment (no pyvenv.cfg and bin/)")
+    paths = [str(venv)]
+    try:
+        lines = cfg.read_text(encoding="utf-8", errors="replace").splitlines()[:100]
+    except OSError as exc:
+        raise SandboxCliError(f"--venv {venv}: cannot read pyvenv.cfg: {exc.strerror or exc}") from None
+    for line in lines:
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "home" and value.strip():
+            prefix = Path(value.strip()).parent
+            if prefix.is_dir() and not any(str(prefix) == d or str(prefix).startswith(d + "/") for d in ("/usr", "/opt")):
+                paths.append(str(prefix))
+    return tuple(paths)
+
+
+def _venv_env(venv: Path) -> dict[str, str]:
+    from sandbox.runner import BASE_ENV
+
+    venv = venv.absolute()
+    return {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{BASE_ENV['PATH']}"}
 
 
 def _convert(fn, value: Any, name: str) -> Any:
@@ -53,24 +99,53 @@ def _convert(fn, value: Any, name: str) -> Any:
         raise click.BadParameter(str(exc), param_hint=name) from None
 
 
-def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any) -> Any:
+def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, validation_limits: Any = None) -> Any:
+    from sandbox.errors import RunDirError
     from sandbox.runner import run_sandbox
 
     try:
-        return run_sandbox(spec, run_dir, runner=runner, validator=validator)
+        return run_sandbox(spec, run_dir, runner=runner, validator=validator, validation_limits=validation_limits)
+    except (SpecError, RunDirError) as exc:
+        # Refused before anything was written: nothing is recorded.
+        raise SandboxCliError(str(exc)) from None
     except SandboxError as exc:
-        recorded = run_dir / "run.json"
-        suffix = f"\n(recorded in {recorded})" if recorded.is_file() else ""
-        raise SandboxCliError(f"{exc}{suffix}") from None
+        raise SandboxCliError(
+            f"sandbox_failed: the agent did not run. {_describe(exc)}\n"
+            f"(recorded in {run_dir / 'run.json'} with status sandbox_failed; running again with the same "
+            "--run-dir replaces that record)"
+        ) from None
+
+
+def _size(value: int | None) -> str:
+    if value is None:
+        return "none"
+    for unit, factor in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if value >= factor:
+            return f"{value / factor:.3g} {unit}"
+    return f"{value} B"
 
 
 def _summary(result: Any) -> None:
+    record = json.loads(result.run_json.read_text(encoding="utf-8")) if result.run_json.is_file() else {}
+    exit_text = f"exit code {result.exit_code}"
+    if result.exit_signal:
+        exit_text += f", signal {result.exit_signal}"
     click.echo(f"run dir:     {result.run_dir}")
-    click.echo(f"status:      {result.status} (exit code {result.exit_code}, {result.duration_s:.1f} s, backend {result.backend})")
+    click.echo(f"status:      {result.status} ({exit_text}, {result.duration_s:.1f} s, backend {result.backend})")
+    limits = record.get("limits") or {}
+    if limits:
+        time_limit = limits.get("time_limit_s")
+        click.echo(f"limits:      time {f'{time_limit:g} s' if time_limit else 'none'}, memory {_size(limits.get('memory'))}, "
+                   f"pids {limits.get('pids') or 'none'}, cpus {limits.get('cpus') or 'all'}, "
+                   f"outputs {_size(limits.get('disk'))}, run.log {_size(limits.get('log'))}")  # fmt: skip
+        enforcement = limits.get("enforcement") or {}
+        if enforcement:
+            click.echo("enforced by: " + ", ".join(f"{k} {v}" for k, v in sorted(enforcement.items())))
     if result.limits_hit:
         click.echo(f"limits hit:  {', '.join(result.limits_hit)}")
     click.echo(f"submission:  {result.submission or 'none'}")
-    click.echo(f"validation:  {result.validation.count} call(s) ({result.validation.valid} valid, {result.validation.invalid} invalid)")
+    click.echo(f"validation:  {result.validation.count} call(s) ({result.validation.valid} valid, "
+               f"{result.validation.invalid} invalid, {result.validation.refused} refused)")  # fmt: skip
     for event in result.events:
         click.echo(f"event:       {event['kind']}: {event.get('path', '')} {event['detail']}".replace("  ", " "))
 
@@ -97,6 +172,12 @@ _backend_option = click.option("--backend", type=click.Choice(["local", "docker"
 _keep_option = click.option("--keep", is_flag=True, help="docker: keep the container after the run (for inspection).")
 _unsafe_option = click.option("--unsafe-no-sandbox", "unsafe", is_flag=True,
                               help="local: run the agent with NO isolation (only limits and the time limit).")  # fmt: skip
+_venv_option = click.option("--venv", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+                            help="local: a virtual environment with the agent's Python packages, bound read-only "
+                                 "at the same path, its bin/ first on PATH.")  # fmt: skip
+_rootfs_option = click.option("--rootfs", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+                              help="local: a root file system (an unpacked image) whose /usr, /etc, /opt and /lib "
+                                   "replace the host's, read-only.")  # fmt: skip
 
 
 def _competitions_option(func):
@@ -122,6 +203,14 @@ def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | 
         raise SandboxCliError(str(exc)) from None
 
 
+def _validation_limits(setup: Any, max_bytes: int | None) -> Any:
+    """The endpoint's bounds for a competition: its size cap unless ``--validation-max-bytes`` overrides it."""
+    from sandbox.validation import ValidationLimits
+
+    cap = max_bytes or getattr(setup, "max_submission_bytes", None)
+    return ValidationLimits(max_bytes=cap) if cap else ValidationLimits()
+
+
 @click.command("run")
 @click.option("-c", "--competition", "competition_id", required=True, metavar="ID", help="Competition id.")
 @click.option("--agent", "agent_cmd", required=True, metavar="CMD", help="The agent command, run with /bin/sh -c inside the sandbox.")
@@ -138,6 +227,12 @@ def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | 
 @click.option("--memory", default=None, metavar="SIZE", help="Memory limit (e.g. 4g).")
 @click.option("--shm", default=None, metavar="SIZE", help="docker: /dev/shm size (e.g. 1g).")
 @click.option("--pids", type=click.IntRange(min=1), default=None, help="Maximum number of processes.")
+@click.option("--disk", default=None, metavar="SIZE", help="Space the output folders may use (e.g. 20g).")
+@click.option("--log-limit", default=None, metavar="SIZE", help="Cap of run.log; later output is counted and dropped.")
+@click.option("--stop-grace", default=None, metavar="SECONDS",
+              help="At a limit: SIGTERM, this long to finish, then SIGKILL.")
+@click.option("--validation-max-bytes", default=None, metavar="SIZE",
+              help="Largest request the validation endpoint reads (default: a multiple of the sample submission).")
 @click.option("--allow-host", "allow", multiple=True, metavar="HOST",
               help="Allow HTTP(S) to this host (repeatable; *.domain and host:port work). Default: no network.")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="Extra environment variable (repeatable).")
@@ -145,27 +240,40 @@ def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | 
               help="Audit the run dir when the run ends (exit 1 on high findings, 3 when the audit is incomplete).")
 @_keep_option
 @_unsafe_option
+@_venv_option
+@_rootfs_option
 @_competitions_option
 @_data_dir_option
 def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: Path | None, agent_id: str | None,
                 backend: str, image: str | None, gpus: str | None, time_limit: str | None, cpus: float | None,
-                memory: str | None, shm: str | None, pids: int | None, allow: tuple[str, ...], env: tuple[str, ...],
-                do_audit: bool, keep: bool, unsafe: bool, competitions_dir: Path | None, data_dir: Path | None) -> None:
+                memory: str | None, shm: str | None, pids: int | None, disk: str | None, log_limit: str | None,
+                stop_grace: str | None, validation_max_bytes: str | None, allow: tuple[str, ...], env: tuple[str, ...],
+                do_audit: bool, keep: bool, unsafe: bool, venv: Path | None, rootfs: Path | None,
+                competitions_dir: Path | None, data_dir: Path | None) -> None:
     """Run an agent on a competition in a sandbox and write an MLE-bench run dir.
 
     The competition's data is prepared if needed; its public files are mounted read-only at
     /home/data, the agent writes /home/submission, /home/logs and /home/code, its files are at
     /home/agent, and /home/validate_submission.sh checks a submission through the host's
     validation endpoint (every call is logged). The held-out answers are never mounted.
+    Limits hold for the whole sandbox (cgroups where the host allows them, else per-process
+    rlimits; run.json says which): without flags the defaults of sandbox.spec.DEFAULT_LIMITS
+    apply (24 h, 75 % of the host's memory, 4096 processes, 20 GiB of outputs, a 256 MiB
+    run.log). At the time limit the agent gets SIGTERM and --stop-grace seconds before SIGKILL.
+    A pre-flight sandbox runs first; if it cannot start, nothing runs and the error says how
+    to fix it. --venv gives the local backend's agent its Python packages.
+
     Exit code 0 when the run was carried out (whatever the agent's own exit code), 1 with
     --audit when a finding is high or critical, 3 with --audit when the audit is incomplete
-    (nothing high found, but something not checked), 2 when the run could not be carried out.
+    (nothing high found, but something not checked), 2 when the run could not be carried out
+    (status sandbox_failed: the cause and remedies are printed).
 
     Example:
 
         mleaudit run -c sklearn-digits --agent "python3 /home/agent/solve.py" --agent-dir agents/baseline --run-dir runs/r1 --time-limit 10m --audit
     """
     from sandbox.docker import DEFAULT_IMAGE
+    from sandbox.spec import DEFAULT_TIME_LIMIT_S
 
     environment = {}
     for item in env:
@@ -173,7 +281,9 @@ def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: P
         if not sep:
             raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
         environment[name] = value
-    runner = _runner(backend, keep=keep, unsafe=unsafe)
+    runner = _runner(backend, keep=keep, unsafe=unsafe, venv=venv, rootfs=rootfs)
+    if venv is not None:
+        environment = {**_venv_env(venv), **environment}
     setup = _setup(competition_id, competitions_dir, data_dir)
     try:
         spec = SandboxSpec(
@@ -191,13 +301,18 @@ def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: P
                 memory_bytes=_convert(parse_size, memory, "--memory") if memory else None,
                 shm_bytes=_convert(parse_size, shm, "--shm") if shm else None,
                 pids=pids,
-            ),
+                disk_bytes=_convert(parse_size, disk, "--disk") if disk else None,
+                log_bytes=_convert(parse_size, log_limit, "--log-limit") if log_limit else None,
+            ).with_defaults(),
             network=NetworkPolicy(allow=allow),
-            time_limit_s=_convert(parse_duration, time_limit, "--time-limit") if time_limit else None,
+            time_limit_s=_convert(parse_duration, time_limit, "--time-limit") if time_limit else DEFAULT_TIME_LIMIT_S,
+            **({"stop_grace_s": _convert(parse_duration, stop_grace, "--stop-grace")} if stop_grace else {}),
         )
     except SpecError as exc:
         raise SandboxCliError(str(exc)) from None
-    result = _execute(spec, run_dir, runner, setup.validator)
+    limits = _validation_limits(setup, _convert(parse_size, validation_max_bytes, "--validation-max-bytes")
+                                if validation_max_bytes else None)  # fmt: skip
+    result = _execute(spec, run_dir, runner, setup.validator, limits)
     _summary(result)
     if do_audit:
         sys.exit(_audit(result.run_dir, competition_id, competitions_dir, data_dir))
@@ -248,14 +363,17 @@ def check_command(image: str | None, gpu_image: str | None, as_json: bool) -> No
 @_backend_option
 @_keep_option
 @_unsafe_option
+@_venv_option
+@_rootfs_option
 @_competitions_option
 @_data_dir_option
-def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool, unsafe: bool,
-                        competitions_dir: Path | None, data_dir: Path | None) -> None:
+def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool, unsafe: bool, venv: Path | None,
+                        rootfs: Path | None, competitions_dir: Path | None, data_dir: Path | None) -> None:
     """Run the agent a YAML spec describes (see sandbox/spec.py for the keys).
 
     With a ``competition:`` key and no ``data:``, the competition's public data is mounted and
-    the validation endpoint served, as for ``mleaudit run``.
+    the validation endpoint served, as for ``mleaudit run``. Limits the spec leaves out get the
+    defaults of ``mleaudit run``.
 
     Example:
 
@@ -263,19 +381,27 @@ def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool
     """
     import dataclasses
 
+    from sandbox.spec import DEFAULT_TIME_LIMIT_S
+
     try:
         spec = load_sandbox_spec(spec_path)
+        spec = dataclasses.replace(spec, resources=spec.resources.with_defaults(),
+                                   time_limit_s=spec.time_limit_s or DEFAULT_TIME_LIMIT_S)  # fmt: skip
     except SpecError as exc:
         raise SandboxCliError(str(exc)) from None
     if backend == "docker" and not spec.image:
         from sandbox.docker import DEFAULT_IMAGE
 
         spec = dataclasses.replace(spec, image=DEFAULT_IMAGE)
-    runner = _runner(backend, keep=keep, unsafe=unsafe)
+    runner = _runner(backend, keep=keep, unsafe=unsafe, venv=venv, rootfs=rootfs)
+    if venv is not None:
+        spec = dataclasses.replace(spec, env={**_venv_env(venv), **spec.env})
     validator = None
+    limits = None
     if spec.competition_id:
         setup = _setup(spec.competition_id, competitions_dir, data_dir)
         spec = dataclasses.replace(spec, data_dir=spec.data_dir or setup.public_dir,
                                    hidden=tuple(dict.fromkeys(spec.hidden + setup.hidden)))  # fmt: skip
         validator = setup.validator
-    _summary(_execute(spec, run_dir, runner, validator))
+        limits = _validation_limits(setup, None)
+    _summary(_execute(spec, run_dir, runner, validator, limits))

@@ -524,7 +524,7 @@ def run_sandbox(
         limits_hit.append("disk")
     if watch.exceeded:
         details.setdefault("disk", f"the output folders reached {watch.peak_bytes:,} bytes "
-                                   f"(limit {limits['disk_bytes']:,} bytes)")  # fmt: skip
+                                   f"(limit {limits['disk']:,} bytes)")  # fmt: skip
     if error is not None:
         status = SANDBOX_FAILED
     elif execution.timed_out:

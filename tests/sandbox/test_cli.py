@@ -40,7 +40,7 @@ def test_run_writes_a_run_dir_and_audits_it(tmp_path, digits_data, bwrap):
                       "--data-dir", str(digits_data)])
     assert result.exit_code == 0, result.output
     assert "status:      completed (exit code 0" in result.output
-    assert "validation:  1 call(s) (1 valid, 0 invalid)" in result.output
+    assert "validation:  1 call(s) (1 valid, 0 invalid, 0 refused)" in result.output
     assert "Verdict:" in result.output
     record = json.loads((run_dir / "run.json").read_text())
     assert record["competition_id"] == "sklearn-digits" and record["limits"]["pids"] == 64
