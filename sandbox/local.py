@@ -24,7 +24,9 @@ limits fall back to rlimits inherited by every process: ``RLIMIT_AS`` (memory, p
 (advisory); their hits are seen only by the agent. ``run.json`` records which enforcement was
 in force for each limit (``isolation.enforcement``). Every tmpfs has a size (``--size``): the
 memory limit for ``/tmp``, ``/var/tmp`` and (without a ``shm`` limit) ``/dev/shm``.
-``RLIMIT_CORE`` is 0 always. Limits not given are :data:`sandbox.spec.DEFAULT_LIMITS`.
+``RLIMIT_CORE`` is 0 always. A memory or process limit not given is that of
+:data:`sandbox.spec.DEFAULT_LIMITS`; a time limit not given means none (the CLI resolves it with
+:meth:`sandbox.spec.SandboxSpec.with_defaults`).
 
 Stopping (the time limit, or the plan's :class:`~sandbox.runner.StopSignal`): SIGTERM to every
 process of the agent, the spec's ``stop_grace_s`` to finish (write the submission), then
