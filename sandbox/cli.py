@@ -381,12 +381,9 @@ def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool
     """
     import dataclasses
 
-    from sandbox.spec import DEFAULT_TIME_LIMIT_S
-
     try:
         spec = load_sandbox_spec(spec_path)
-        spec = dataclasses.replace(spec, resources=spec.resources.with_defaults(),
-                                   time_limit_s=spec.time_limit_s or DEFAULT_TIME_LIMIT_S)  # fmt: skip
+        spec = spec.with_defaults()
     except SpecError as exc:
         raise SandboxCliError(str(exc)) from None
     if backend == "docker" and not spec.image:

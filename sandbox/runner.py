@@ -170,7 +170,8 @@ class Execution:
     Attributes
     ----------
     exit_code : int or None
-        The agent's exit status (``None`` if it never started or was killed at the time limit).
+        The agent's exit status, also after a stop at a limit (128 + the signal when a signal
+        ended it); ``None`` only when it never started.
     timed_out : bool
         Killed at the wall-clock limit.
     limits_hit : tuple of str
@@ -445,6 +446,8 @@ def run_sandbox(
         its remedies, and an empty ``run.log``; running again with the same run dir replaces them.
     """
     run_dir = Path(run_dir).absolute()
+    # Limits not given are the documented defaults, so that run.json shows what was in force.
+    spec = spec.with_defaults()
     # Bad input is refused before anything is written.
     _check_host_paths(spec)
     _prepare_run_dir(run_dir)
@@ -606,9 +609,9 @@ def _resolved_limits(spec: SandboxSpec) -> dict[str, Any]:
         "memory": res.memory_bytes,
         "shm": res.shm_bytes,
         "pids": res.pids,
-        "disk": getattr(res, "disk_bytes", None) or DEFAULT_DISK_BYTES,
-        "log": getattr(res, "log_bytes", None) or DEFAULT_LOG_BYTES,
-        "stop_grace_s": getattr(spec, "stop_grace_s", None),
+        "disk": res.disk_bytes or DEFAULT_DISK_BYTES,
+        "log": res.log_bytes or DEFAULT_LOG_BYTES,
+        "stop_grace_s": spec.stop_grace_s,
     }
 
 
