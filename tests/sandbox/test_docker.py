@@ -473,11 +473,7 @@ def test_docker_a_stop_request_stops_the_container(tmp_path, docker_runner, dock
 
 
 @pytest.mark.docker
-@pytest.mark.xfail(raises=KeyError, strict=False,
-                   reason="run_sandbox reads limits['disk_bytes'] where the resolved limits name it 'disk'")
 def test_docker_disk_watch_stops_the_run(run_agent, docker_runner, agent_image):
-    if "disk_bytes" not in Resources.__dataclass_fields__:
-        pytest.skip("Resources has no disk_bytes yet")
     script = "python3 -c 'open(\"/home/code/big\", \"wb\").write(b\"x\" * 8 * 2**20)'; sleep 30"
     result = run_agent(script, runner=docker_runner, image=agent_image, resources=Resources(disk_bytes=2**20))
     record = json.loads(result.run_json.read_text())

@@ -184,6 +184,20 @@ print("planted")
     assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
 
 
+def test_filling_the_output_folders_stops_the_run_and_is_flagged(tmp_path, digits, bwrap):
+    script = '''
+import time
+with open("/home/code/weights.bin", "wb") as out:
+    for _ in range(64):
+        out.write(b"w" * (1 << 20)); out.flush()
+time.sleep(60)
+'''
+    result, record = _run(tmp_path, digits, bwrap, script, resources=Resources(disk_bytes=8 * 1024**2))
+    assert record["status"] == "stopped" and "disk" in record["limits_hit"]
+    assert record["exit_code"] is not None and result.duration_s < 45
+    assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
+
+
 def test_a_log_flood_is_capped_and_the_audit_is_incomplete(tmp_path, digits, bwrap):
     script = '''
 import sys
