@@ -40,7 +40,7 @@ Every limit holds for the whole container, i.e. for all of the agent's processes
 * time: a timer on the host. At the time limit, or when the run asks for a stop through the
   plan's :class:`~sandbox.runner.StopSignal` (the disk watch), the container is stopped:
   ``SIGTERM``, the spec's grace period (``stop_grace_s``, default
-  :data:`DEFAULT_STOP_GRACE_S`), then ``SIGKILL``. The container's first process is docker's
+  :data:`sandbox.spec.DEFAULT_STOP_GRACE_S`), then ``SIGKILL``. The container's first process is docker's
   init (``init=True``), which forwards the signal to the agent's process group
   (``TINI_KILL_PROCESS_GROUP``) and reaps orphaned processes, so that zombies never hold the
   process limit. The exit code (and the signal, for ``128 + n``) is recorded in every case.
@@ -83,7 +83,6 @@ __all__ = [
     "DEFAULT_IMAGE",
     "AGENT_USER",
     "DEFAULT_SHM_BYTES",
-    "DEFAULT_STOP_GRACE_S",
     "ENFORCEMENT",
     "IMAGE_REMEDIES",
     "DAEMON_REMEDIES",
@@ -99,9 +98,6 @@ AGENT_USER = (1000, 1000)
 #: Size of ``/dev/shm`` when the spec sets none (capped at the memory limit): docker's own
 #: default of 64 MiB breaks data loaders that pass batches between processes through it.
 DEFAULT_SHM_BYTES = 1024**3
-#: Seconds between ``SIGTERM`` and ``SIGKILL`` when a container is stopped, unless the spec's
-#: ``stop_grace_s`` says otherwise.
-DEFAULT_STOP_GRACE_S = 30
 #: How each limit is enforced, as recorded in ``run.json``.
 ENFORCEMENT = {
     "memory": "docker (cgroup)",
@@ -259,12 +255,6 @@ def shm_bytes(spec: SandboxSpec) -> int:
     if res.shm_bytes is not None:
         return int(res.shm_bytes)
     return min(DEFAULT_SHM_BYTES, res.memory_bytes) if res.memory_bytes is not None else DEFAULT_SHM_BYTES
-
-
-def stop_grace_s(spec: SandboxSpec) -> float:
-    """Seconds between ``SIGTERM`` and ``SIGKILL`` when the container is stopped (the spec's ``stop_grace_s``)."""
-    grace = getattr(spec, "stop_grace_s", None)
-    return float(DEFAULT_STOP_GRACE_S if grace is None else grace)
 
 
 def _exit_status(code: int | None) -> tuple[int | None, int | None]:
@@ -617,7 +607,7 @@ class DockerRunner:
         config = self.container_config(plan)
         image = self._image(spec)
         digest = (image.attrs.get("RepoDigests") or [None])[0] or image.id
-        grace = stop_grace_s(spec)
+        grace = float(spec.stop_grace_s)
         created: list[Any] = []
         log = CappedLog(plan.log_path, plan.log_bytes)
         limits: list[str] = []

@@ -340,13 +340,9 @@ def test_docker_time_limit_lets_the_agent_finish_within_the_grace(run_agent, doc
 
 
 @pytest.mark.docker
-def test_docker_an_agent_ignoring_sigterm_is_killed_after_the_grace(run_agent, docker_runner, agent_image, monkeypatch):
-    import sandbox.docker as backend
-
-    monkeypatch.setattr(backend, "DEFAULT_STOP_GRACE_S", 2)
-    fields = {"stop_grace_s": 2} if "stop_grace_s" in SandboxSpec.__dataclass_fields__ else {}
+def test_docker_an_agent_ignoring_sigterm_is_killed_after_the_grace(run_agent, docker_runner, agent_image):
     result = run_agent("trap '' TERM; echo ignoring; sleep 60", runner=docker_runner, image=agent_image,
-                       time_limit_s=1.5, **fields)
+                       time_limit_s=1.5, stop_grace_s=2)
     record = json.loads(result.run_json.read_text())
     assert record["status"] == "timed_out" and (record["exit_code"], record["exit_signal"]) == (137, 9)
     assert 3 <= result.duration_s < 15
@@ -433,16 +429,10 @@ def test_docker_fork_bomb_hits_the_process_limit(run_agent, docker_runner, agent
 
 
 @pytest.mark.docker
-def test_docker_run_log_is_capped(run_agent, docker_runner, agent_image, monkeypatch):
-    import sandbox.runner as runner_module
-
-    fields = {}
-    if "log_bytes" in Resources.__dataclass_fields__:
-        fields["resources"] = Resources(log_bytes=2**20)
-    else:
-        monkeypatch.setattr(runner_module, "DEFAULT_LOG_BYTES", 2**20)
+def test_docker_run_log_is_capped(run_agent, docker_runner, agent_image):
     script = "import sys\nfor _ in range(5 * 1024):\n    sys.stdout.write('y' * 1023 + '\\n')\n"
-    result = run_agent(script, name="print.py", runner=docker_runner, image=agent_image, **fields)
+    result = run_agent(script, name="print.py", runner=docker_runner, image=agent_image,
+                       resources=Resources(log_bytes=2**20))
     record = json.loads(result.run_json.read_text())
     assert result.status == "completed" and result.exit_code == 0
     (event,) = [e for e in record["events"] if e["kind"] == "log-truncated"]
