@@ -100,7 +100,7 @@ def _convert(fn, value: Any, name: str) -> Any:
 
 
 def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, validation_limits: Any = None) -> Any:
-    from sandbox.errors import RunDirError
+    from sandbox.errors import RunDirError, SandboxRunError
     from sandbox.runner import run_sandbox
 
     try:
@@ -108,6 +108,9 @@ def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, vali
     except (SpecError, RunDirError) as exc:
         # Refused before anything was written: nothing is recorded.
         raise SandboxCliError(str(exc)) from None
+    except SandboxRunError as exc:
+        raise SandboxCliError(f"error: {exc}\n(the agent had started; the run dir is complete and its outputs "
+                              f"cleaned; recorded in {run_dir / 'run.json'} with status error)") from None
     except SandboxError as exc:
         raise SandboxCliError(
             f"sandbox_failed: the agent did not run. {_describe(exc)}\n"

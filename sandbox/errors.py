@@ -9,6 +9,7 @@ __all__ = [
     "ImageNotFound",
     "GpuUnavailable",
     "RunDirError",
+    "SandboxRunError",
 ]
 
 
@@ -52,3 +53,7 @@ class GpuUnavailable(SandboxError):
 
 class RunDirError(SandboxError):
     """The run directory cannot be used (exists and is not empty, cannot be created)."""
+
+
+class SandboxRunError(SandboxError):
+    """The run broke after the agent started (recorded in ``run.json`` as ``status: error``)."""

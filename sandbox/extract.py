@@ -43,6 +43,12 @@ logger = logging.getLogger(__name__)
 RUN_JSON_SCHEMA_VERSION = 1
 #: Events kept in run.json; more are counted only.
 MAX_EVENTS = 1000
+#: Event kinds by how much a reviewer needs each one, most first: when there are more events than
+#: :data:`MAX_EVENTS`, the least needed are dropped first (an agent must not be able to push a
+#: link to the answers out of the record by making a thousand hard links first).
+EVENT_PRIORITY = ("sandbox-failed", "sandbox-error", "no-sandbox", "spoofed-validation-log", "log-truncated",
+                  "limit-hit", "network-denied", "validation-refused", "validation-timeout", "validation-failed",
+                  "refused-output", "unreadable-output", "hard-link-copied")  # fmt: skip
 _OUTPUTS = (RunLayout.SUBMISSION_DIR, RunLayout.LOGS_DIR, RunLayout.CODE_DIR)
 _CALLS_LOG = VALIDATION_CALLS_FILE
 _AGENT_CALLS_LOG = "validation_calls.agent.jsonl"
@@ -569,6 +575,28 @@ def _ensure_folder(folder: Path, label: str) -> list[dict[str, Any]]:
     return [_event("refused-output", f"{stat.filemode(info.st_mode)} entry in place of the folder removed", label)]
 
 
+def _bounded_events(events: list[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """At most :data:`MAX_EVENTS` events, the least needed kinds dropped first, plus a count of the dropped.
+
+    Events keep their order; when some are dropped, an ``events-truncated`` event says how many
+    of each kind.
+    """
+    if len(events) <= MAX_EVENTS:
+        return list(events)
+    rank = {kind: i for i, kind in enumerate(EVENT_PRIORITY)}
+    # Unknown kinds rank with the most needed: nothing unforeseen is dropped before the known noise.
+    order = sorted(range(len(events)), key=lambda i: (rank.get(str(events[i].get("kind")), -1), i))
+    kept = sorted(order[:MAX_EVENTS])
+    dropped: dict[str, int] = {}
+    for i in order[MAX_EVENTS:]:
+        kind = str(events[i].get("kind"))
+        dropped[kind] = dropped.get(kind, 0) + 1
+    summary = ", ".join(f"{n} {kind}" for kind, n in sorted(dropped.items()))
+    truncated = _event("events-truncated", f"{sum(dropped.values())} more events not recorded: {summary}")
+    truncated["dropped"] = dropped
+    return [events[i] for i in kept] + [truncated]
+
+
 def finalize_run_dir(
     stage: RunDirStage,
     record: Mapping[str, Any],
@@ -625,9 +653,7 @@ def finalize_run_dir(
     run_log = run_dir / RunLayout.RUN_LOG
     if not run_log.exists():
         run_log.write_text("", encoding="utf-8")
-    if len(events) > MAX_EVENTS:
-        dropped = len(events) - MAX_EVENTS
-        events = events[:MAX_EVENTS] + [_event("events-truncated", f"{dropped} more events not recorded")]
+    events = _bounded_events(events)
     data = {"schema_version": RUN_JSON_SCHEMA_VERSION, **record, "events": list(events)}
     _write_json(run_dir / RunLayout.RUN_META[0], data)
     shutil.rmtree(stage.root, ignore_errors=True)

@@ -27,7 +27,7 @@ from types import MappingProxyType
 from typing import Any, Mapping, Protocol, runtime_checkable
 
 from audit.run import RunLayout
-from sandbox.errors import RunDirError, SandboxError, SpecError
+from sandbox.errors import RunDirError, SandboxError, SandboxRunError, SpecError
 from sandbox.extract import RUN_JSON_SCHEMA_VERSION, RunDirStage, finalize_run_dir
 from sandbox.logsink import DEFAULT_LOG_BYTES
 from sandbox.proxy import AllowListProxy
@@ -238,8 +238,10 @@ class SandboxResult:
         The MLE-bench-layout run dir written.
     status : str
         ``completed`` (the agent exited by itself), ``timed_out`` (stopped at the time limit),
-        ``stopped`` (stopped at another limit, e.g. the output folders' disk limit) or
-        ``sandbox_failed`` (the sandbox could not run it; ``error`` says why).
+        ``stopped`` (stopped at another limit, e.g. the output folders' disk limit),
+        ``sandbox_failed`` (the sandbox could not start; the agent never ran; ``error`` says why)
+        or ``error`` (the run broke after the agent started; the outputs are still cleaned and
+        recorded).
     exit_code : int or None
         The agent's exit status.
     duration_s : float
@@ -444,6 +446,9 @@ def run_sandbox(
         user namespaces, missing image, no GPU runtime). The run dir then holds only
         ``run.json`` with ``status: sandbox_failed``, ``agent_started: false``, the error and
         its remedies, and an empty ``run.log``; running again with the same run dir replaces them.
+    SandboxRunError
+        If the run broke after the agent started (``status: error``); the run dir is complete,
+        its outputs cleaned, and ``run.json`` holds a ``sandbox-error`` event.
     """
     run_dir = Path(run_dir).absolute()
     # Limits not given are the documented defaults, so that run.json shows what was in force.
@@ -458,6 +463,7 @@ def run_sandbox(
     clock = time.monotonic()
     execution = Execution(exit_code=None)
     error: SandboxError | None = None
+    teardown_errors: list[str] = []
     agent_started = False
     validation_server: ValidationServer | None = None
     proxy: AllowListProxy | None = None
@@ -508,13 +514,23 @@ def run_sandbox(
         except SandboxError as exc:
             error = exc
             logger.warning("sandbox run %s failed: %s", run_id, exc)
+        except Exception as exc:  # noqa: BLE001 - whatever broke, the outputs are still cleaned and recorded
+            logger.exception("sandbox run %s failed", run_id)
+            error = SandboxRunError(f"the run failed inside mleaudit: {type(exc).__name__}: {str(exc)[:500]}")
     finally:
-        watch.close()
-        if validation_server is not None:
-            validation_server.stop()
-        if proxy is not None:
-            proxy.stop()
-        shutil.rmtree(sockets, ignore_errors=True)
+        # Every step runs whatever the others do: a failing one must not leave the endpoint,
+        # the proxy or the agent's unchecked outputs behind.
+        for step, name in ((watch.close, "the disk watch"),
+                           (validation_server.stop if validation_server is not None else None, "the validation endpoint"),
+                           (proxy.stop if proxy is not None else None, "the network proxy"),
+                           (lambda: shutil.rmtree(sockets, ignore_errors=True), "the socket folder")):  # fmt: skip
+            if step is None:
+                continue
+            try:
+                step()
+            except Exception as exc:  # noqa: BLE001 - recorded below, the teardown goes on
+                logger.warning("could not stop %s: %r", name, exc)
+                teardown_errors.append(f"could not stop {name}: {type(exc).__name__}")
     ended = _now()
     duration = round(time.monotonic() - clock, 3)
     stats = validation_server.stats if validation_server is not None else ValidationStats()
@@ -526,10 +542,13 @@ def run_sandbox(
     if watch.exceeded and "disk" not in limits_hit:
         limits_hit.append("disk")
     if watch.exceeded:
-        details.setdefault("disk", f"the output folders reached {watch.peak_bytes:,} bytes "
-                                   f"(limit {limits['disk']:,} bytes)")  # fmt: skip
-    if error is not None:
+        details.setdefault("disk", watch.detail or f"the output folders reached {watch.peak_bytes:,} bytes "
+                                                   f"(limit {limits['disk']:,} bytes)")  # fmt: skip
+    failed_start = error is not None and not agent_started
+    if failed_start:
         status = SANDBOX_FAILED
+    elif error is not None:
+        status = "error"
     elif execution.timed_out:
         status = "timed_out"
     elif stop.is_set() and stop.limit != "time":
@@ -543,7 +562,7 @@ def run_sandbox(
         "agent_id": spec.agent_id,
         "backend": runner.name,
         "status": status,
-        "agent_started": agent_started and error is None,
+        "agent_started": agent_started,
         "error": str(error) if error is not None else None,
         "remedies": remedies,
         "started_at": started.isoformat(),
@@ -566,8 +585,11 @@ def run_sandbox(
         "network": network,
         "spec": spec.to_dict(),
     }  # fmt: skip
-    extra = _events(error, execution, limits_hit, details, proxy, validation_server)
-    if error is not None:
+    extra = _events(error if failed_start else None, execution, limits_hit, details, proxy, validation_server)
+    if error is not None and not failed_start:
+        extra.insert(0, {"kind": "sandbox-error", "detail": str(error)[:2000]})
+    extra.extend({"kind": "sandbox-error", "detail": text} for text in teardown_errors)
+    if failed_start:
         events = _record_failed_start(stage, record, tuple(extra))
     else:
         events = finalize_run_dir(stage, record, validation_enabled=validator is not None, extra_events=tuple(extra))

@@ -403,3 +403,16 @@ def test_the_way_back_up_is_found_by_name_when_dotdot_cannot_be_used(tmp_path, m
     assert _open_fds() == fds
     assert sorted(e["path"].rsplit("/", 1)[1] for e in events) == ["bottom", "link1", f"link{depth // 2}"]
     assert {e["kind"] for e in events} == {"refused-output"}
+
+
+def test_a_flood_of_minor_events_never_pushes_a_link_to_the_answers_out_of_the_record(tmp_path):
+    from sandbox.extract import MAX_EVENTS, _bounded_events
+
+    flood = [{"kind": "hard-link-copied", "detail": "copied", "path": f"code/f{i}"} for i in range(MAX_EVENTS + 5)]
+    link = {"kind": "refused-output", "detail": "symbolic link to '/data/private/test.csv' removed", "path": "submission/x"}
+    spoof = {"kind": "spoofed-validation-log", "detail": "spoofed", "path": "logs/x"}
+    events = _bounded_events([*flood, link, spoof])
+    assert len(events) == MAX_EVENTS + 1
+    assert link in events and spoof in events
+    assert events[-1]["kind"] == "events-truncated" and events[-1]["dropped"] == {"hard-link-copied": 7}
+    assert _bounded_events([link]) == [link]

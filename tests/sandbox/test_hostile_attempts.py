@@ -198,6 +198,28 @@ time.sleep(60)
     assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
 
 
+def test_a_deep_tree_cannot_hide_a_disk_fill_and_the_run_is_still_recorded(tmp_path, digits, bwrap):
+    # Folders nested past Python's recursion limit used to kill the disk watch and then the run,
+    # leaving the outputs unchecked and no run.json.
+    script = '''
+import os, time
+fd = os.open("/home/code", os.O_RDONLY)
+for _ in range(1200):
+    os.mkdir("d", dir_fd=fd)
+    nfd = os.open("d", os.O_RDONLY, dir_fd=fd); os.close(fd); fd = nfd
+os.symlink("/home/data/../../etc/shadow", "link", dir_fd=fd)
+with open(os.open("fill", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as out:
+    for _ in range(64):
+        out.write(b"f" * (1 << 20)); out.flush(); time.sleep(0.05)
+time.sleep(60)
+'''
+    result, record = _run(tmp_path, digits, bwrap, script, resources=Resources(disk_bytes=8 * 1024**2))
+    assert record["status"] == "stopped" and "disk" in record["limits_hit"]
+    assert [e["kind"] for e in record["events"] if e["kind"] == "refused-output"] == ["refused-output"]
+    assert not (result.run_dir / ".sandbox").exists()
+    assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
+
+
 def test_a_log_flood_is_capped_and_the_audit_is_incomplete(tmp_path, digits, bwrap):
     script = '''
 import sys
