@@ -393,3 +393,202 @@ def test_the_unsafe_runner_refuses_to_hide_paths_in_its_preflight(tmp_path):
                          env={}, command=("true",), log_path=tmp_path / "l")  # fmt: skip
     with pytest.raises(SpecError, match="without a sandbox"):
         UnsafeLocalRunner().preflight(plan)
+
+
+# --- per-run sandbox users and keyrings --------------------------------------------------------
+
+#: (add_key, request_key, keyctl) syscall numbers by machine.
+_KEY_SYSCALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}
+
+_KEYS_AGENT = """\
+import ctypes, os, shutil, sys
+ADD_KEY, REQUEST_KEY, KEYCTL = {numbers}
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+RINGS = {{"user": -4, "user-session": -5, "session": -3}}
+
+def add(ring):
+    found = libc.syscall(L(ADD_KEY), b"user", b"carried", b"probe-results", L(13), L(ring))
+    return found, ctypes.get_errno()
+
+def search(ring):
+    found = libc.syscall(L(KEYCTL), L(10), L(ring), b"user", b"carried", L(0))  # KEYCTL_SEARCH
+    return found, ctypes.get_errno()
+
+print("uid", os.getuid(), os.getgid())
+if sys.argv[1] == "store":
+    for name, ring in RINGS.items():
+        print("add", name, add(ring)[0] > 0, "found", search(ring)[0] > 0)
+    shutil.copy("/home/data/sample_submission.csv", "/home/submission/submission.csv")
+else:
+    for name, ring in RINGS.items():
+        found, errno = search(ring)
+        print("search", name, found, errno)
+    found = libc.syscall(L(REQUEST_KEY), b"user", b"carried", None, L(0))
+    print("request_key", found, ctypes.get_errno())
+"""
+
+
+def _key_numbers() -> tuple[int, int, int]:
+    import platform
+
+    numbers = _KEY_SYSCALLS.get(platform.machine())
+    if numbers is None:
+        pytest.skip(f"no keyctl syscall numbers for {platform.machine()}")
+    return numbers
+
+
+def _keys_usable() -> None:
+    """Skip where this process cannot use keyctl (a seccomp filter refusing it)."""
+    import ctypes
+
+    numbers = _key_numbers()
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    # KEYCTL_GET_KEYRING_ID of the thread keyring without creating it: ENOKEY when allowed.
+    if libc.syscall(ctypes.c_long(numbers[2]), ctypes.c_long(0), ctypes.c_long(-1), ctypes.c_long(0)) < 0:
+        if ctypes.get_errno() in (1, 38):  # EPERM, ENOSYS
+            pytest.skip("keyctl is refused in this process")
+
+
+def _wait_for_no_keys(uid: int) -> bool:
+    import time
+
+    from sandbox.local import _key_users
+
+    end = time.monotonic() + 10
+    while uid in _key_users():
+        if time.monotonic() > end:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the per-run uid is for root callers")
+def test_a_root_callers_runs_get_fresh_uids_and_keys_do_not_carry_over(run_agent, bwrap):
+    from sandbox.local import RUN_UID_RANGE
+
+    _keys_usable()
+    script = _KEYS_AGENT.format(numbers=_key_numbers())
+    first = run_agent(script, runner=bwrap, name="keys.py", command=("python3", "/home/agent/keys.py", "store"))
+    log = first.run_log.read_text()
+    assert first.status == "completed" and first.exit_code == 0, log
+    for ring in ("user", "user-session", "session"):
+        assert f"add {ring} True found True" in log, log
+    uid1 = int(log.split("uid ")[1].split()[0])
+    record = json.loads(first.run_json.read_text())
+    assert record["isolation"]["user"] == f"{uid1}:{uid1}" and uid1 in RUN_UID_RANGE
+    # The outputs come back owned by the caller.
+    submission = first.run_dir / "submission" / "submission.csv"
+    assert submission.is_file() and (submission.stat().st_uid, submission.stat().st_gid) == (0, 0)
+    assert all(path.stat().st_uid == 0 for path in first.run_dir.rglob("*"))
+    # The first run's keys are gone from the kernel, not only out of reach.
+    assert _wait_for_no_keys(uid1), f"uid {uid1} still owns keys"
+
+    second = run_agent(script, runner=bwrap, name="keys.py", command=("python3", "/home/agent/keys.py", "look"))
+    log = second.run_log.read_text()
+    assert second.status == "completed" and second.exit_code == 0, log
+    uid2 = int(log.split("uid ")[1].split()[0])
+    assert uid2 != uid1 and uid2 in RUN_UID_RANGE
+    assert json.loads(second.run_json.read_text())["isolation"]["user"] == f"{uid2}:{uid2}"
+    for ring in ("user", "user-session", "session"):
+        assert f"search {ring} -1 126" in log, log  # ENOKEY
+    assert "request_key -1 126" in log, log
+
+
+def test_a_sandbox_neither_reads_nor_writes_the_callers_session_keyring(tmp_path, bwrap):
+    import subprocess
+    import sys
+
+    _keys_usable()
+    add_key, _, keyctl = _key_numbers()
+    agent = tmp_path / "agent"
+    agent.mkdir(mode=0o755)
+    agent.chmod(0o755)
+    tmp_path.chmod(0o755)
+    (agent / "keys.py").write_text(_KEYS_AGENT.format(numbers=_key_numbers()))
+    # A caller with a session keyring of its own (as a login or a service manager gives it),
+    # holding a key: the sandbox must not find it, and what the sandbox adds must not land there.
+    driver = f"""
+import ctypes, sys
+from pathlib import Path
+from sandbox.local import BubblewrapRunner
+from sandbox.runner import run_sandbox
+from sandbox.spec import SandboxSpec
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+L = ctypes.c_long
+assert libc.syscall(L({keyctl}), L(1), None) > 0  # KEYCTL_JOIN_SESSION_KEYRING
+assert libc.syscall(L({add_key}), b"user", b"carried", b"host-secret", L(11), L(-3)) > 0
+root = Path(sys.argv[1])
+for n, mode in enumerate(("look", "store")):
+    spec = SandboxSpec(command=("python3", "/home/agent/keys.py", mode), agent_dir=root / "agent", time_limit_s=60)
+    result = run_sandbox(spec, root / f"run{{n}}", runner=BubblewrapRunner())
+    print(result.run_log.read_text())
+found = libc.syscall(L({keyctl}), L(10), L(-3), b"user", b"carried", L(0))
+size = libc.syscall(L({keyctl}), L(11), L(found), None, L(0))  # KEYCTL_READ: the payload's length
+print("caller's key size", size)
+"""
+    proc = subprocess.run([sys.executable, "-c", driver, str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          cwd=os.getcwd())  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert "search session -1 126" in out, out
+    assert "add session True found True" in out, out
+    # The caller's key is its own still: a key the sandbox added would have replaced its payload.
+    assert "caller's key size 11" in out, out
+
+
+def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
+    import sandbox.local as local
+
+    monkeypatch.setattr(local.os, "geteuid", lambda: 0)
+    runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
+    first, second = SandboxSpec(command=("true",)), SandboxSpec(command=("true",))
+    owner = runner.sandbox_owner(first)
+    assert owner[0] == owner[1] and owner[0] in local.RUN_UID_RANGE
+    assert runner.sandbox_owner(first) == owner  # the staging folders, the pre-flight and the run agree
+    assert runner.sandbox_owner(second) != owner  # a run in progress holds its uid
+    runner._end_run_user(first)
+    runner._end_run_user(second)
+    assert owner[0] not in local._RESERVED_UIDS
+    # A spec with a user keeps it.
+    assert runner.sandbox_owner(SandboxSpec(command=("true",), user="2000:3000")) == (2000, 3000)
+
+
+def test_the_per_run_uid_avoids_accounts_processes_and_reserved_ids():
+    import subprocess
+
+    import sandbox.local as local
+
+    busy = None
+    draws = [0, 65534]  # root, and an id with an account (nobody)
+    if os.geteuid() == 0:
+        busy = subprocess.Popen(["sleep", "30"], user=2_400_000, group=2_400_000, extra_groups=[])
+        draws.append(2_400_000)
+    held = local.choose_run_user(range(2_500_000, 2_500_001))
+    try:
+        draws += [held[0], 2_500_002]
+        picks = iter(draws)
+        chosen = local.choose_run_user(range(0, 3_000_000), choice=lambda _: next(picks))
+        assert chosen == (2_500_002, 2_500_002)
+        local.release_run_user(chosen[0])
+        with pytest.raises(SandboxUnavailable, match="no free uid"):
+            local.choose_run_user(range(0, 1))
+    finally:
+        local.release_run_user(held[0])
+        if busy is not None:
+            busy.kill()
+            busy.wait()
+
+
+def test_a_root_caller_without_a_user_gets_a_user_name_in_the_environment(tmp_path, monkeypatch):
+    import sandbox.local as local
+    from sandbox.runner import ExecutionPlan
+
+    monkeypatch.setattr(local.os, "geteuid", lambda: 0)
+    plan = ExecutionPlan(spec=SandboxSpec(command=("true",)), run_id="r", binds=(), masks=(), env={}, command=("true",),
+                         log_path=tmp_path / "l")  # fmt: skip
+    env = BubblewrapRunner(bwrap="/usr/bin/bwrap")._env(plan, ())
+    assert env["USER"] == env["LOGNAME"] == "sandbox"
