@@ -1,6 +1,6 @@
 """The host-side HTTP(S) proxy that enforces a network allow-list.
 
-With ``network: {allow: [...]}`` the sandbox still gets no network interface. Inside it a
+The sandbox never gets a network interface. Inside it a
 loopback forwarder (``assets/forward.py``) relays connections through a Unix socket to this
 proxy, which reads one request head, checks the target host against the allow-list and then
 either refuses (``403``) or connects out and relays bytes both ways. It handles ``CONNECT
@@ -15,8 +15,13 @@ refused ``POST http://api.example.com/v1/chat?key=...`` is recorded as
 ``POST http://api.example.com/v1/chat?...``. Through ``CONNECT`` only the host and port are
 visible.
 
-Allow-list entries: ``host`` (any port), ``host:port``, ``*.domain`` (any sub-domain, not the
-domain itself), ``*.domain:port``. Matching is on the name the client asked for, lower-cased.
+The proxy runs for every sandboxed run, with an empty allow-list when the policy is ``none``:
+then it refuses everything, but a request made through the proxy settings is still recorded (and
+reported by the audit) instead of failing unseen.
+
+Allow-list entries: ``host`` (ports 80 and 443 only, :data:`DEFAULT_PORTS`), ``host:port``,
+``*.domain`` (any sub-domain, not the domain itself), ``*.domain:port``. Matching is on the name
+the client asked for, lower-cased.
 """
 
 from __future__ import annotations
@@ -92,8 +97,15 @@ def _request_url(scheme: str, host: str, port: int, path: str, has_query: bool) 
     return printable(f"{scheme}://{where}{path or '/'}{'?...' if has_query else ''}", MAX_URL_CHARS)
 
 
+#: Ports an allow-list entry without a port opens: HTTP and HTTPS (an entry such as
+#: ``pypi.org`` must not open ``pypi.org:22``).
+DEFAULT_PORTS = frozenset({80, 443})
+
+
 def host_allowed(host: str, port: int, allow: Sequence[str]) -> bool:
     """Whether ``host:port`` matches an allow-list entry.
+
+    An entry without a port allows :data:`DEFAULT_PORTS` only.
 
     Examples
     --------
@@ -103,11 +115,15 @@ def host_allowed(host: str, port: int, allow: Sequence[str]) -> bool:
     False
     >>> host_allowed("pypi.org", 80, ["pypi.org:443"])
     False
+    >>> host_allowed("pypi.org", 22, ["pypi.org"])
+    False
     """
     host = host.lower().rstrip(".")
     for entry in allow:
         name, _, want_port = entry.lower().partition(":")
         if want_port and int(want_port) != port:
+            continue
+        if not want_port and port not in DEFAULT_PORTS:
             continue
         if name.startswith("*."):
             if host.endswith(name[1:]) and host != name[2:]:

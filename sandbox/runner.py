@@ -341,6 +341,8 @@ def _check_host_paths(spec: SandboxSpec) -> None:
         raise SpecError("sandbox spec names missing host paths:\n  " + "\n  ".join(problems))
 
 
+#: The backend name of the runner without isolation (:class:`sandbox.local.UnsafeLocalRunner`).
+_UNSANDBOXED = "unsafe-local"
 #: ``status`` of a run whose sandbox could not start: the agent never ran.
 SANDBOX_FAILED = "sandbox_failed"
 
@@ -375,22 +377,26 @@ def _prepare_run_dir(run_dir: Path) -> None:
         raise RunDirError(f"--run-dir {run_dir}: cannot create it: {exc.strerror or exc}") from None
 
 
-def _command(spec: SandboxSpec) -> tuple[str, ...]:
-    if not spec.network.allow:
+def _command(spec: SandboxSpec, *, proxied: bool) -> tuple[str, ...]:
+    if not proxied:
         return spec.command
-    # Start the loopback forwarder (it returns once its port is bound), then become the agent.
-    wrapper = f'python3 {FORWARDER} {PROXY_PORT} {PROXY_SOCKET} && exec "$@"'
+    if spec.network.allow:
+        # Start the loopback forwarder (it returns once its port is bound), then become the agent.
+        wrapper = f'python3 {FORWARDER} {PROXY_PORT} {PROXY_SOCKET} && exec "$@"'
+    else:
+        # With no network the forwarder only records refused attempts: the agent runs without it.
+        wrapper = f'python3 {FORWARDER} {PROXY_PORT} {PROXY_SOCKET} 2>/dev/null; exec "$@"'
     return ("/bin/sh", "-c", wrapper, "sh", *spec.command)
 
 
-def _environment(spec: SandboxSpec, run_id: str) -> dict[str, str]:
+def _environment(spec: SandboxSpec, run_id: str, *, proxied: bool) -> dict[str, str]:
     env = dict(BASE_ENV)
     env["RUN_ID"] = run_id
     if spec.competition_id:
         env["COMPETITION_ID"] = spec.competition_id
     if spec.time_limit_s:
         env["TIME_LIMIT_SECS"] = str(int(spec.time_limit_s))
-    if spec.network.allow:
+    if proxied:
         proxy = f"http://127.0.0.1:{PROXY_PORT}"
         env.update({"HTTP_PROXY": proxy, "HTTPS_PROXY": proxy, "http_proxy": proxy, "https_proxy": proxy,
                     "NO_PROXY": "", "no_proxy": ""})  # fmt: skip
@@ -469,6 +475,10 @@ def run_sandbox(
     proxy: AllowListProxy | None = None
     stop = StopSignal()
     limits = _resolved_limits(spec)
+    # Every sandboxed run gets the host's proxy (refusing everything under `network: none`), so
+    # that an attempt to reach the network through the proxy settings is recorded; a run on the
+    # host itself (--unsafe-no-sandbox) has the host's network and no proxy of ours.
+    proxied = bool(spec.network.allow) or runner.name != _UNSANDBOXED
     watch = OutputWatch(stage.writable, limits["disk"], stop)
     try:
         try:
@@ -486,7 +496,7 @@ def run_sandbox(
                 validation_server.start()
                 binds.append(Bind(source=validation_server.socket_path, target=AGENT_PATHS["validate_socket"]))
             binds.append(Bind(source=ASSETS_DIR / "validate_submission.sh", target=AGENT_PATHS["validate_helper"]))
-            if spec.network.allow:
+            if proxied:
                 proxy = AllowListProxy(sockets / "proxy.sock", spec.network.allow)
                 proxy.start()
                 binds.append(Bind(source=proxy.socket_path, target=PROXY_SOCKET))
@@ -497,8 +507,8 @@ def run_sandbox(
                 run_id=run_id,
                 binds=tuple(binds),
                 masks=plan_masks(binds, spec.hidden),
-                env=MappingProxyType(_environment(spec, run_id)),
-                command=_command(spec),
+                env=MappingProxyType(_environment(spec, run_id, proxied=proxied)),
+                command=_command(spec, proxied=proxied),
                 log_path=run_dir / RunLayout.RUN_LOG,
                 log_bytes=limits["log"],
                 stop=stop,

@@ -110,3 +110,30 @@ def leaked(result: SandboxResult, token: str) -> list[str]:
             if not path.is_symlink() and token.encode() in path.read_bytes():
                 hits.append(str(path.relative_to(result.run_dir)))
     return hits
+
+
+def remove_deep_tree(root: Path) -> None:
+    """Empty a folder of any depth without recursion (pytest's own clean-up recurses), by descriptor."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    stack = [os.open(root, flags)]
+    while stack:
+        fd = stack[-1]
+        with os.scandir(fd) as listing:
+            entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in listing]
+        child = next((name for name, is_dir in entries if is_dir), None)
+        for name, is_dir in entries:
+            if not is_dir:
+                os.unlink(name, dir_fd=fd)
+        if child is not None:
+            stack.append(os.open(child, flags, dir_fd=fd))
+            continue
+        os.close(stack.pop())
+        if stack:
+            # This folder is empty now: remove it from its parent (the parent's first sub-folder).
+            with os.scandir(stack[-1]) as listing:
+                for entry in listing:
+                    if entry.is_dir(follow_symlinks=False):
+                        try:
+                            os.rmdir(entry.name, dir_fd=stack[-1])
+                        except OSError:
+                            pass

@@ -24,7 +24,7 @@ from sandbox.runner import run_sandbox
 from sandbox.spec import NetworkPolicy, Resources, SandboxSpec
 from sandbox.validation import ValidationLimits
 
-from tests.sandbox.conftest import write_agent
+from tests.sandbox.conftest import remove_deep_tree, write_agent
 
 
 @pytest.fixture(scope="module")
@@ -214,10 +214,13 @@ with open(os.open("fill", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "wb") as 
 time.sleep(60)
 '''
     result, record = _run(tmp_path, digits, bwrap, script, resources=Resources(disk_bytes=8 * 1024**2))
-    assert record["status"] == "stopped" and "disk" in record["limits_hit"]
-    assert [e["kind"] for e in record["events"] if e["kind"] == "refused-output"] == ["refused-output"]
-    assert not (result.run_dir / ".sandbox").exists()
-    assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
+    try:
+        assert record["status"] == "stopped" and "disk" in record["limits_hit"]
+        assert [e["kind"] for e in record["events"] if e["kind"] == "refused-output"] == ["refused-output"]
+        assert not (result.run_dir / ".sandbox").exists()
+        assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
+    finally:
+        remove_deep_tree(result.run_dir / "code")
 
 
 def test_a_log_flood_is_capped_and_the_audit_is_incomplete(tmp_path, digits, bwrap):
@@ -233,7 +236,8 @@ for _ in range(3 * 1024):
     assert _audit(result.run_dir).verdict.kind is VerdictKind.INCOMPLETE
 
 
-def test_a_refused_llm_request_is_named_and_flagged(tmp_path, digits, bwrap):
+@pytest.mark.parametrize("allow", [(), ("pypi.org",)], ids=["no-network", "allow-list"])
+def test_a_refused_llm_request_is_named_and_flagged(tmp_path, digits, bwrap, allow):
     script = '''
 import urllib.request
 try:
@@ -241,7 +245,8 @@ try:
 except Exception as exc:
     print("refused", type(exc).__name__)
 '''
-    result, record = _run(tmp_path, digits, bwrap, script, network=NetworkPolicy(allow=("pypi.org",)))
+    result, record = _run(tmp_path, digits, bwrap, script, network=NetworkPolicy(allow=allow))
+    assert record["network"]["mode"] == ("allowlist" if allow else "none")
     denied = [e for e in record["events"] if e["kind"] == "network-denied"]
     assert [(e["host"], e["port"]) for e in denied] == [("api.openai.com", 443)]
     report = _audit(result.run_dir)

@@ -76,7 +76,7 @@ def proxy_factory():
 
 
 def test_plain_http_to_an_allowed_host_is_forwarded(proxy_factory, upstream):
-    proxy = proxy_factory(["127.0.0.1"])
+    proxy = proxy_factory([f"127.0.0.1:{upstream}"])
     reply = _exchange(proxy.socket_path, f"GET http://127.0.0.1:{upstream}/pkg?x=1 HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n".encode())
     assert reply.startswith(b"HTTP/1.0 200") and reply.endswith(b"hello from /pkg?x=1")
     assert proxy.summary()["allowed"] == 1
@@ -104,7 +104,10 @@ def test_hosts_off_the_list_get_403_and_are_recorded(proxy_factory, upstream):
     ("host", "port", "allow", "expected"),
     [("pypi.org", 443, ["pypi.org"], True), ("PyPI.org.", 443, ["pypi.org"], True),
      ("evilpypi.org", 443, ["pypi.org"], False), ("a.b.example.com", 80, ["*.example.com"], True),
-     ("example.com", 80, ["*.example.com"], False), ("pypi.org", 8080, ["pypi.org:443"], False)],
+     ("example.com", 80, ["*.example.com"], False), ("pypi.org", 8080, ["pypi.org:443"], False),
+     # An entry without a port opens HTTP and HTTPS only.
+     ("pypi.org", 22, ["pypi.org"], False), ("pypi.org", 80, ["pypi.org"], True),
+     ("a.example.com", 8443, ["*.example.com"], False), ("pypi.org", 8443, ["pypi.org:8443"], True)],
 )
 def test_host_allowed(host, port, allow, expected):
     assert host_allowed(host, port, allow) is expected
@@ -176,7 +179,7 @@ def test_denied_events_are_capped_and_the_rest_summed(proxy_factory, monkeypatch
 
 
 def test_nothing_refused_gives_no_events(proxy_factory, upstream):
-    proxy = proxy_factory(["127.0.0.1"])
+    proxy = proxy_factory([f"127.0.0.1:{upstream}"])
     _exchange(proxy.socket_path, f"GET http://127.0.0.1:{upstream}/ok HTTP/1.0\r\n\r\n".encode())
     assert proxy.denied_events() == []
     assert proxy.summary()["requests"][0]["url"] == f"http://127.0.0.1:{upstream}/ok"

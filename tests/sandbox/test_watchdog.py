@@ -8,6 +8,8 @@ from pathlib import Path
 from sandbox.runner import StopSignal
 from sandbox.watchdog import MAX_DEPTH, OutputWatch, used_bytes
 
+from tests.sandbox.conftest import remove_deep_tree
+
 
 def _chain(root: Path, depth: int) -> int:
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
@@ -36,9 +38,12 @@ def test_a_tree_deeper_than_recursion_allows_stops_the_run(tmp_path):
     os.close(fd)
     stop = StopSignal()
     watch = OutputWatch({"code": tmp_path}, 10**12, stop)
-    watch.measure()
-    assert watch.exceeded and stop.is_set() and stop.limit == "disk"
-    assert f"nested more than {MAX_DEPTH} deep" in stop.detail
+    try:
+        watch.measure()
+        assert watch.exceeded and stop.is_set() and stop.limit == "disk"
+        assert f"nested more than {MAX_DEPTH} deep" in stop.detail
+    finally:
+        remove_deep_tree(tmp_path)
 
 
 def test_a_tree_at_the_depth_bound_is_measured(tmp_path):
