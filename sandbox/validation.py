@@ -257,14 +257,17 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             except OSError:
                 raise _Refused(408, "bad-request", "slow") from None
 
-        if length is not None:
-            remaining = length
+        def exactly(count: int):
+            remaining = count
             while remaining:
                 piece = read(min(_CHUNK, remaining))
                 if not piece:
                     raise _Refused(400, "bad-request", "malformed")
                 remaining -= len(piece)
                 yield piece
+
+        if length is not None:
+            yield from exactly(length)
             return
         while True:  # chunked transfer coding (RFC 9112 section 7.1)
             try:
@@ -286,13 +289,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             total += size
             if total > cap:
                 raise _Refused(413, "body-too-large", "too-large")
-            remaining = size
-            while remaining:
-                piece = read(min(_CHUNK, remaining))
-                if not piece:
-                    raise _Refused(400, "bad-request", "malformed")
-                remaining -= len(piece)
-                yield piece
+            yield from exactly(size)
             if self.rfile.readline(_MAX_LINE) not in (b"\r\n", b"\n"):
                 raise _Refused(400, "bad-request", "malformed")
 
