@@ -32,7 +32,7 @@ from sandbox.extract import RUN_JSON_SCHEMA_VERSION, RunDirStage, finalize_run_d
 from sandbox.logsink import DEFAULT_LOG_BYTES
 from sandbox.proxy import AllowListProxy
 from sandbox.spec import AGENT_PATHS, SandboxSpec
-from sandbox.validation import VALIDATION_CALLS_FILE, ValidationServer, ValidationStats, Validator
+from sandbox.validation import VALIDATION_CALLS_FILE, ValidationLimits, ValidationServer, ValidationStats, Validator
 from sandbox.watchdog import DEFAULT_DISK_BYTES, OutputWatch
 
 __all__ = [
@@ -415,7 +415,7 @@ def run_sandbox(
     runner: Runner,
     validator: Validator | None = None,
     run_id: str | None = None,
-    validation_limits: Any = None,
+    validation_limits: ValidationLimits | None = None,
 ) -> SandboxResult:
     """Run an agent in a sandbox and write an MLE-bench-layout run dir.
 
@@ -492,7 +492,7 @@ def run_sandbox(
                 binds.append(Bind(source=host, target=AGENT_PATHS[name], read_only=False))
             if validator is not None:
                 validation_server = ValidationServer(sockets / "validate.sock", validator, stage.calls_log,
-                                                     **({"limits": validation_limits} if validation_limits else {}))  # fmt: skip
+                                                     limits=validation_limits)
                 validation_server.start()
                 binds.append(Bind(source=validation_server.socket_path, target=AGENT_PATHS["validate_socket"]))
             binds.append(Bind(source=ASSETS_DIR / "validate_submission.sh", target=AGENT_PATHS["validate_helper"]))
