@@ -48,7 +48,7 @@ MAX_EVENTS = 1000
 #: link to the answers out of the record by making a thousand hard links first).
 EVENT_PRIORITY = ("sandbox-failed", "sandbox-error", "no-sandbox", "spoofed-validation-log", "log-truncated",
                   "limit-hit", "network-denied", "validation-refused", "validation-timeout", "validation-failed",
-                  "refused-output", "unreadable-output", "hard-link-copied")  # fmt: skip
+                  "refused-output", "unreadable-output", "hard-link-copied", "attributes-removed")  # fmt: skip
 _OUTPUTS = (RunLayout.SUBMISSION_DIR, RunLayout.LOGS_DIR, RunLayout.CODE_DIR)
 _CALLS_LOG = VALIDATION_CALLS_FILE
 _AGENT_CALLS_LOG = "validation_calls.agent.jsonl"
@@ -227,6 +227,7 @@ class _Sanitizer:
         self.frames: list[_Frame] = []
         self.low = 1  # frames[1:low] have their descriptor closed
         self.copy_budget = MAX_HARD_LINK_COPY_BYTES
+        self.attributes_removed = 0
 
     # -- paths shown in events -------------------------------------------------------------
 
@@ -370,7 +371,28 @@ class _Sanitizer:
             self._chmod_entry(dir_fd, name, _DIR_MODE, stat.S_ISDIR)
             return os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
 
+    def _strip_attributes(self, fd: int, name: bytes | None = None) -> None:
+        """Remove every extended attribute (POSIX ACLs included) of an open file or folder.
+
+        An ACL or a default ACL outlives the chown and chmod that take a file back, and could
+        grant another uid (a later run's) access; ``user.*`` attributes can carry data no
+        reader of the run looks at.
+        """
+        try:
+            names = os.listxattr(fd)
+        except OSError:
+            return
+        for attribute in names:
+            try:
+                os.removexattr(fd, attribute)
+            except OSError as exc:
+                self._report("unreadable-output", f"cannot remove the attribute {_clip(_printable(attribute), 80)!r}: "
+                                                  f"{_strerror(exc)}", name)  # fmt: skip
+                continue
+            self.attributes_removed += 1
+
     def _settle_dir(self, fd: int, info: os.stat_result) -> None:
+        self._strip_attributes(fd)
         try:
             if stat.S_IMODE(info.st_mode) != _DIR_MODE:
                 os.fchmod(fd, _DIR_MODE)
@@ -444,6 +466,16 @@ class _Sanitizer:
             self.copy_budget -= copied
             self._report("hard-link-copied", f"file had {links} links; copied", name)
             return
+        try:
+            fd = os.open(name, _FILE_FLAGS, dir_fd=frame.fd)
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            try:
+                if os.path.samestat(os.fstat(fd), info):
+                    self._strip_attributes(fd, name)
+            finally:
+                os.close(fd)
         try:
             if stat.S_IMODE(info.st_mode) != _file_mode(info.st_mode):
                 self._chmod_entry(frame.fd, name, _file_mode(info.st_mode), stat.S_ISREG)
@@ -538,7 +570,12 @@ def sanitize_outputs(folder: Path, label: str, *, owner: tuple[int, int] | None 
         characters escaped; over :data:`MAX_EVENT_PATH_CHARS` characters only their head and
         tail are kept, around a marker giving the number of characters left out and the depth.
     """
-    return _Sanitizer(label, owner).run(folder)
+    sanitizer = _Sanitizer(label, owner)
+    events = sanitizer.run(folder)
+    if sanitizer.attributes_removed:
+        events.append(_event("attributes-removed", f"{sanitizer.attributes_removed} extended attribute(s) or ACL(s) "
+                                                   "removed from files and folders", label))  # fmt: skip
+    return events
 
 
 def _write_json(path: Path, data: Mapping[str, Any]) -> None:

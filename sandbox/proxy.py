@@ -31,6 +31,7 @@ import select
 import socket
 import socketserver
 import threading
+import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -160,8 +161,15 @@ class _Handler(socketserver.BaseRequestHandler):
         client: socket.socket = self.request
         client.settimeout(_CONNECT_TIMEOUT_S)
         head = b""
+        # One deadline for the whole request head: a client sending a byte at a time holds its
+        # connection no longer than one that sends nothing.
+        deadline = time.monotonic() + _CONNECT_TIMEOUT_S
         try:
             while b"\r\n\r\n" not in head:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                client.settimeout(left)
                 chunk = client.recv(4096)
                 if not chunk:
                     return
@@ -323,7 +331,7 @@ class AllowListProxy(UnixSocketService):
     def summary(self) -> dict[str, object]:
         """Counts and the first recorded decisions, for ``run.json``."""
         with self._lock:
-            return {"allowed": self._allowed, "denied": self._denied,
+            return {"allowed": self._allowed, "denied": self._denied, "overflowed_connections": self.overflowed,
                     "requests": [d.to_dict() for d in self._decisions]}  # fmt: skip
 
     def denied_events(self) -> list[dict[str, object]]:
@@ -342,7 +350,8 @@ class AllowListProxy(UnixSocketService):
             (one sentence naming the count and the target, then the first request seen as
             ``METHOD URL`` when its URL is known). At most :data:`MAX_DENIED_TARGETS` targets are
             listed; refusals to further targets are summed in one last event with ``host`` ``*``,
-            ``port`` ``0`` and ``targets`` (how many such targets). Empty when nothing was
+            ``port`` ``0`` and ``targets`` (how many such targets); connections closed unread
+            because too many were open at once are one ``network-flood`` event. Empty when nothing was
             refused.
 
         Examples
@@ -364,7 +373,11 @@ class AllowListProxy(UnixSocketService):
                 event["detail"] = (f"{event['count']} request(s) to {at_least}{targets} further host(s) refused (not on the "
                                    f"allow-list; over the {MAX_DENIED_TARGETS}-host cap, not listed one by one)")
                 events.append(event)
-            return events
+        if self.overflowed:
+            events.append({"kind": "network-flood", "count": self.overflowed,
+                           "detail": f"{self.overflowed} connection(s) to the proxy closed unread: more than "
+                                     f"{self.max_connections} at once"})  # fmt: skip
+        return events
 
 
 @dataclass(slots=True, kw_only=True)

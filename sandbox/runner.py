@@ -57,6 +57,8 @@ PROXY_PORT = 3128
 #: Where the proxy socket appears inside the sandbox.
 PROXY_SOCKET = f"{AGENT_PATHS['support']}/proxy.sock"
 FORWARDER = f"{AGENT_PATHS['support']}/forward.py"
+#: The sandbox's first process (``assets/init.py``), next to the forwarder.
+INIT = f"{AGENT_PATHS['support']}/init.py"
 #: The environment every agent gets; the host's is never passed through (it may hold secrets).
 BASE_ENV = MappingProxyType(
     {
@@ -377,16 +379,18 @@ def _prepare_run_dir(run_dir: Path) -> None:
         raise RunDirError(f"--run-dir {run_dir}: cannot create it: {exc.strerror or exc}") from None
 
 
-def _command(spec: SandboxSpec, *, proxied: bool) -> tuple[str, ...]:
-    if not proxied:
+def _command(spec: SandboxSpec, *, sandboxed: bool) -> tuple[str, ...]:
+    """The argv the sandbox runs: the agent's command under ``assets/init.py``.
+
+    The init starts the loopback forwarder to the host's proxy (with an allow-list the agent
+    does not start without it; under ``network: none`` it only records refused attempts) and
+    keeps the sandbox alive through a stop's grace period until every process of the agent
+    has ended (see its docstring). A run without a sandbox gets the command as it is.
+    """
+    if not sandboxed:
         return spec.command
-    if spec.network.allow:
-        # Start the loopback forwarder (it returns once its port is bound), then become the agent.
-        wrapper = f'python3 {FORWARDER} {PROXY_PORT} {PROXY_SOCKET} && exec "$@"'
-    else:
-        # With no network the forwarder only records refused attempts: the agent runs without it.
-        wrapper = f'python3 {FORWARDER} {PROXY_PORT} {PROXY_SOCKET} 2>/dev/null; exec "$@"'
-    return ("/bin/sh", "-c", wrapper, "sh", *spec.command)
+    forward = ["--forward", str(PROXY_PORT), PROXY_SOCKET] + (["--required"] if spec.network.allow else [])
+    return ("python3", INIT, *forward, "--", *spec.command)
 
 
 def _environment(spec: SandboxSpec, run_id: str, *, proxied: bool) -> dict[str, str]:
@@ -476,9 +480,10 @@ def run_sandbox(
     stop = StopSignal()
     limits = _resolved_limits(spec)
     # Every sandboxed run gets the host's proxy (refusing everything under `network: none`), so
-    # that an attempt to reach the network through the proxy settings is recorded; a run on the
-    # host itself (--unsafe-no-sandbox) has the host's network and no proxy of ours.
-    proxied = bool(spec.network.allow) or runner.name != _UNSANDBOXED
+    # that an attempt to reach the network through the proxy settings is recorded, and the init
+    # of assets/init.py; a run on the host itself (--unsafe-no-sandbox) has the host's network,
+    # none of ours, and its command as it is.
+    sandboxed = runner.name != _UNSANDBOXED
     watch = OutputWatch(stage.writable, limits["disk"], stop)
     try:
         try:
@@ -496,19 +501,20 @@ def run_sandbox(
                 validation_server.start()
                 binds.append(Bind(source=validation_server.socket_path, target=AGENT_PATHS["validate_socket"]))
             binds.append(Bind(source=ASSETS_DIR / "validate_submission.sh", target=AGENT_PATHS["validate_helper"]))
-            if proxied:
+            if sandboxed:
                 proxy = AllowListProxy(sockets / "proxy.sock", spec.network.allow)
                 proxy.start()
                 binds.append(Bind(source=proxy.socket_path, target=PROXY_SOCKET))
                 binds.append(Bind(source=ASSETS_DIR / "forward.py", target=FORWARDER))
+                binds.append(Bind(source=ASSETS_DIR / "init.py", target=INIT))
             binds.extend(Bind(source=m.source, target=m.target, read_only=m.read_only) for m in spec.mounts)
             plan = ExecutionPlan(
                 spec=spec,
                 run_id=run_id,
                 binds=tuple(binds),
                 masks=plan_masks(binds, spec.hidden),
-                env=MappingProxyType(_environment(spec, run_id, proxied=proxied)),
-                command=_command(spec, proxied=proxied),
+                env=MappingProxyType(_environment(spec, run_id, proxied=sandboxed)),
+                command=_command(spec, sandboxed=sandboxed),
                 log_path=run_dir / RunLayout.RUN_LOG,
                 log_bytes=limits["log"],
                 stop=stop,

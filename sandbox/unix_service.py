@@ -8,20 +8,46 @@ thread so that a stuck client cannot hold up the run's end.
 
 from __future__ import annotations
 
+import logging
 import os
 import socketserver
+import sys
 import threading
 from pathlib import Path
 
 __all__ = ["UnixSocketService"]
 
+logger = logging.getLogger(__name__)
+
 #: Longest Unix socket path Linux accepts (``sun_path`` is 108 bytes with the terminating NUL).
 MAX_SOCKET_PATH_BYTES = 107
+#: Connections a service handles at once, each in its own thread; more are closed unread and counted.
+MAX_CONNECTIONS = 64
 
 
 class _ThreadingUnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
     allow_reuse_address = False
+
+    def process_request(self, request, client_address) -> None:  # noqa: ANN001 - socketserver's signature
+        owner: UnixSocketService = self.owner  # type: ignore[attr-defined]
+        # A thread per connection, but never more than the service's bound: a sandbox that opens
+        # thousands of connections gets them closed at once instead of the host's threads and fds.
+        if not owner._slots.acquire(blocking=False):
+            owner.overflow(request)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:  # noqa: ANN001
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.owner._slots.release()  # type: ignore[attr-defined]
+
+    def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+        # One line, not a traceback per connection: a hostile client can fail many of them.
+        logger.debug("%s: a connection failed: %r", self.owner.thread_name, sys.exc_info()[1])  # type: ignore[attr-defined]
 
 
 class UnixSocketService:
@@ -29,6 +55,8 @@ class UnixSocketService:
 
     Subclasses set :attr:`handler_class` and :attr:`thread_name`; handlers reach the service as
     ``self.server.owner``. Use as a context manager, or call :meth:`start` and :meth:`stop`.
+    At most :attr:`max_connections` connections are served at once; others are closed unread
+    and counted in :attr:`overflowed`.
 
     Parameters
     ----------
@@ -44,6 +72,7 @@ class UnixSocketService:
 
     handler_class: type[socketserver.BaseRequestHandler]
     thread_name = "unix-socket-service"
+    max_connections = MAX_CONNECTIONS
 
     def __init__(self, socket_path: Path) -> None:
         if len(os.fsencode(socket_path)) > MAX_SOCKET_PATH_BYTES:
@@ -51,6 +80,14 @@ class UnixSocketService:
         self.socket_path = Path(socket_path)
         self._server: _ThreadingUnixServer | None = None
         self._thread: threading.Thread | None = None
+        self._slots = threading.BoundedSemaphore(self.max_connections)
+        self._overflow_lock = threading.Lock()
+        self.overflowed = 0
+
+    def overflow(self, request: object) -> None:
+        """Count a connection closed because :attr:`max_connections` were already being served."""
+        with self._overflow_lock:
+            self.overflowed += 1
 
     def start(self) -> None:
         """Create the socket and serve in a background thread."""

@@ -416,3 +416,18 @@ def test_a_flood_of_minor_events_never_pushes_a_link_to_the_answers_out_of_the_r
     assert link in events and spoof in events
     assert events[-1]["kind"] == "events-truncated" and events[-1]["dropped"] == {"hard-link-copied": 7}
     assert _bounded_events([link]) == [link]
+
+
+def test_extended_attributes_and_acls_are_removed_and_counted(tmp_path):
+    out = tmp_path / "code"
+    (out / "sub").mkdir(parents=True)
+    (out / "sub" / "model.bin").write_bytes(b"m")
+    try:
+        os.setxattr(out / "sub" / "model.bin", "user.note", b"from run 1")
+        os.setxattr(out / "sub", "user.note", b"folder")
+    except OSError as exc:
+        pytest.skip(f"this file system has no user attributes: {exc}")
+    events = sanitize_outputs(out, "code", owner=_owner())
+    assert os.listxattr(out / "sub" / "model.bin") == [] and os.listxattr(out / "sub") == []
+    assert [(e["kind"], e["path"]) for e in events] == [("attributes-removed", "code")]
+    assert events[0]["detail"].startswith("2 extended attribute(s)")

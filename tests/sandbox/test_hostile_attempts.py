@@ -39,7 +39,8 @@ def _run(tmp_path: Path, digits, runner, script: str, **fields):
     agent = tmp_path / "agent"
     write_agent(agent, "agent.py", script)
     resources = fields.pop("resources", Resources())
-    spec = SandboxSpec(command=("python3", "/home/agent/agent.py"), competition_id="sklearn-digits",
+    command = fields.pop("command", ("python3", "/home/agent/agent.py"))
+    spec = SandboxSpec(command=command, competition_id="sklearn-digits",
                        data_dir=digits.public_dir, agent_dir=agent, hidden=digits.hidden,
                        resources=resources.with_defaults(), time_limit_s=fields.pop("time_limit_s", 60), **fields)
     limits = ValidationLimits(max_bytes=digits.max_submission_bytes)
@@ -221,6 +222,31 @@ time.sleep(60)
         assert _audit(result.run_dir).verdict.kind is not VerdictKind.CLEAN
     finally:
         remove_deep_tree(result.run_dir / "code")
+
+
+@pytest.mark.parametrize("through_shell", [True, False], ids=["sh -c", "argv"])
+def test_at_the_time_limit_the_agent_gets_its_grace_even_under_a_shell(tmp_path, digits, bwrap, through_shell):
+    # The agent command is usually `sh -c "python3 ..."`; the shell dies at the first SIGTERM,
+    # and the sandbox must not end with it while Python still writes the submission.
+    script = '''
+import shutil, signal, sys, time
+def finish(signum, frame):
+    print("got SIGTERM; writing the submission", flush=True)
+    time.sleep(2)
+    shutil.copy("/home/data/sample_submission.csv", "/home/submission/submission.csv")
+    print("written", flush=True)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, finish)
+print("training", flush=True)
+time.sleep(120)
+'''
+    command = ("/bin/sh", "-c", "python3 /home/agent/agent.py") if through_shell else ("python3", "/home/agent/agent.py")
+    result, record = _run(tmp_path, digits, bwrap, script, command=command, time_limit_s=3, stop_grace_s=15)
+    assert record["status"] == "timed_out" and record["limits_hit"] == ["time"]
+    assert "written" in result.run_log.read_text()
+    assert result.submission is not None
+    assert (record["exit_code"], record["exit_signal"]) == (0, None)
+    assert result.duration_s < 12
 
 
 def test_a_log_flood_is_capped_and_the_audit_is_incomplete(tmp_path, digits, bwrap):

@@ -9,6 +9,7 @@ import http.server
 import socket
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -183,3 +184,28 @@ def test_nothing_refused_gives_no_events(proxy_factory, upstream):
     _exchange(proxy.socket_path, f"GET http://127.0.0.1:{upstream}/ok HTTP/1.0\r\n\r\n".encode())
     assert proxy.denied_events() == []
     assert proxy.summary()["requests"][0]["url"] == f"http://127.0.0.1:{upstream}/ok"
+
+
+def test_a_connection_flood_is_bounded_and_recorded(proxy_factory):
+    proxy = proxy_factory(["pypi.org"])
+    before = threading.active_count()
+    held = []
+    try:
+        for _ in range(proxy.max_connections + 40):
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(str(proxy.socket_path))
+            held.append(client)
+            try:
+                client.sendall(b"CONN")  # a head that never ends
+            except OSError:  # a connection over the bound is closed at once
+                pass
+        deadline = time.monotonic() + 10
+        while proxy.overflowed < 40 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert proxy.overflowed >= 40
+        assert threading.active_count() - before <= proxy.max_connections
+    finally:
+        for client in held:
+            client.close()
+    (flood,) = [e for e in proxy.denied_events() if e["kind"] == "network-flood"]
+    assert flood["count"] == proxy.overflowed and proxy.summary()["overflowed_connections"] == proxy.overflowed
