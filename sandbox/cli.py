@@ -96,7 +96,8 @@ def _convert(fn, value: Any, name: str) -> Any:
     try:
         return fn(value, field_name=name)
     except SpecError as exc:
-        raise click.BadParameter(str(exc), param_hint=name) from None
+        # The message already starts with the option's name; click adds it once more.
+        raise click.BadParameter(str(exc).removeprefix(f"{name}: "), param_hint=name) from None
 
 
 def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, validation_limits: Any = None) -> Any:
@@ -150,7 +151,10 @@ def _summary(result: Any) -> None:
     click.echo(f"validation:  {result.validation.count} call(s) ({result.validation.valid} valid, "
                f"{result.validation.invalid} invalid, {result.validation.refused} refused)")  # fmt: skip
     for event in result.events:
-        click.echo(f"event:       {event['kind']}: {event.get('path', '')} {event['detail']}".replace("  ", " "))
+        where = event.get("path") or ""
+        detail = str(event.get("detail", ""))
+        shown = f"{where}: {detail}" if where and not detail.startswith(where) else detail
+        click.echo(f"event:       {event['kind']}: {shown}")
 
 
 def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None) -> int:
@@ -225,15 +229,18 @@ def _validation_limits(setup: Any, max_bytes: int | None) -> Any:
 @_backend_option
 @click.option("--image", default=None, help="docker image (default: mleaudit/agent:local, built from images/).")
 @click.option("--gpus", default=None, metavar="all|N|IDS", help="GPUs for the agent: all, a count, or device ids (0,1).")
-@click.option("--time-limit", default=None, metavar="SECONDS", help="Wall-clock limit (seconds, or 30m, 2h).")
-@click.option("--cpus", type=float, default=None, help="CPU cores.")
-@click.option("--memory", default=None, metavar="SIZE", help="Memory limit (e.g. 4g).")
+@click.option("--time-limit", default=None, metavar="DURATION",
+              help="Wall-clock limit: seconds, or 30m, 2h (default 24h).")
+@click.option("--cpus", type=float, default=None, help="CPU cores (default: all).")
+@click.option("--memory", default=None, metavar="SIZE",
+              help="Memory of the whole sandbox, tmpfs included (e.g. 4g; default 75% of the host's).")
 @click.option("--shm", default=None, metavar="SIZE", help="docker: /dev/shm size (e.g. 1g).")
-@click.option("--pids", type=click.IntRange(min=1), default=None, help="Maximum number of processes.")
-@click.option("--disk", default=None, metavar="SIZE", help="Space the output folders may use (e.g. 20g).")
-@click.option("--log-limit", default=None, metavar="SIZE", help="Cap of run.log; later output is counted and dropped.")
-@click.option("--stop-grace", default=None, metavar="SECONDS",
-              help="At a limit: SIGTERM, this long to finish, then SIGKILL.")
+@click.option("--pids", type=click.IntRange(min=1), default=None, help="Maximum number of processes (default 4096).")
+@click.option("--disk", default=None, metavar="SIZE", help="Space the output folders may use (default 20g).")
+@click.option("--log-limit", default=None, metavar="SIZE",
+              help="Cap of run.log; later output is counted and dropped (default 256m).")
+@click.option("--stop-grace", default=None, metavar="DURATION",
+              help="At a limit: SIGTERM, this long to finish, then SIGKILL (default 30s).")
 @click.option("--validation-max-bytes", default=None, metavar="SIZE",
               help="Largest request the validation endpoint reads (default: a multiple of the sample submission).")
 @click.option("--allow-host", "allow", multiple=True, metavar="HOST",

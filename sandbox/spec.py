@@ -134,6 +134,11 @@ DEFAULT_LIMITS = MappingProxyType(
 )
 
 
+#: Smallest memory limit accepted: below it not even the sandbox's own first processes start, and
+#: the failure would look like a broken sandbox (``--memory 4`` meant as 4 GiB, say).
+MIN_MEMORY_BYTES = 32 * 1024**2
+
+
 def default_memory_bytes() -> int:
     """The default memory limit: ``DEFAULT_LIMITS["memory_fraction"]`` of the host's physical memory.
 
@@ -754,6 +759,9 @@ def _check_spec(spec: SandboxSpec) -> list[str]:
     if res.cpus is not None and (isinstance(res.cpus, bool) or not isinstance(res.cpus, (int, float))
                                  or not (res.cpus > 0 and math.isfinite(res.cpus))):  # fmt: skip
         problems.append(f"resources.cpus: expected a positive number, got {_show(res.cpus)}")
+    if isinstance(res.memory_bytes, int) and 0 < res.memory_bytes < MIN_MEMORY_BYTES:
+        problems.append(f"resources.memory: {res.memory_bytes} bytes is too little to start a sandbox "
+                        f"(at least {MIN_MEMORY_BYTES // 1024**2} MiB; sizes take units: 4g, 512m)")  # fmt: skip
     return problems
 
 
