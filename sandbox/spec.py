@@ -15,7 +15,7 @@ YAML form (every key but ``command`` is optional; unknown keys are an error)::
     agent: my-agent
     data: /data/sklearn-digits/prepared/public  # read-only at /home/data
     agent_dir: ./agents/baseline              # read-only at /home/agent
-    mounts: [{source: /opt/models, target: /opt/models, read_only: true}]
+    mounts: [{source: /opt/models, target: /mnt/models, read_only: true}]   # not under /usr, /etc, /opt
     hide: [/data/sklearn-digits/prepared/private]
     env: {OMP_NUM_THREADS: "2"}
     gpus: all                                 # or a count (2) or device ids ["0", "1"]
