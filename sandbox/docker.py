@@ -2,15 +2,29 @@
 
 Isolation
 ---------
-The container runs as a non-root user (``1000:1000``, the agent image's ``agent``, when the
-caller is root; the caller's own uid otherwise, so its files stay the caller's), with every
-capability dropped and ``no-new-privileges``, ``network_mode="none"`` (an allow-list is served
-through the Unix-socket proxy, see :mod:`sandbox.proxy`, so the container still has no
-interface), the plan's binds (public data and agent files read-only at ``/home/data`` and
-``/home/agent``; ``/home/submission``, ``/home/logs``, ``/home/code``; the validation socket and
-helper) and GPUs through ``device_requests`` (a count or device ids with capability ``gpu``).
-The host's docker socket is never mounted. Images are never pulled: a missing image is an
-error (build it from ``images/``).
+The container runs as a non-root user: the spec's ``user`` when given; else, when the caller
+is root, a uid/gid drawn at random for the run from
+:data:`~sandbox.run_user.RUN_UID_RANGE` (2,000,000-2,999,999; no account, no process, no
+keys, outside every subordinate range), held for the whole run (the staging folders, the
+pre-flight container and the agent's container share it) and released when the run ends, its
+user keyrings cleared first if it owns any (docker's default seccomp profile refuses the key
+system calls, so it normally owns none); see :mod:`sandbox.run_user`. The kernel keeps limits
+and state per uid that a container without a user namespace shares with every process of that
+uid on the host (inotify instances and watches, ``RLIMIT_NPROC``, message-queue bytes, pipe
+buffers, keys): one uid for every container, such as the agent image's ``1000``, made them a
+channel between concurrent runs and a way for one run to exhaust another's, or a host user's
+of the same uid. The drawn uid has no passwd entry: ``HOME`` is the image's (``/tmp`` in the
+agent image) and ``USER``/``LOGNAME`` are set to ``sandbox``. A non-root caller's containers
+run as the caller's own uid, so its files stay the caller's. The orchestrator gives the output
+folders to that uid before the run and takes what the agent wrote back afterwards.
+
+Every capability is dropped and ``no-new-privileges`` set; ``network_mode="none"`` (an
+allow-list is served through the Unix-socket proxy, see :mod:`sandbox.proxy`, so the container
+still has no interface); the plan's binds (public data and agent files read-only at
+``/home/data`` and ``/home/agent``; ``/home/submission``, ``/home/logs``, ``/home/code``; the
+validation socket and helper) and GPUs through ``device_requests`` (a count or device ids with
+capability ``gpu``). The host's docker socket is never mounted. Images are never pulled: a
+missing image is an error (build it from ``images/``).
 
 Limits
 ------
@@ -26,6 +40,14 @@ Every limit holds for the whole container, i.e. for all of the agent's processes
   cgroup's ``pids.events`` (``max``), polled while the container runs (best effort: a fork
   refused in the last fraction of a second before the container exits can go uncounted).
 * CPU: a CFS quota (``nano_cpus``).
+* open files: ``RLIMIT_NOFILE`` of :data:`NOFILE_LIMIT` (soft and hard) for every process of the
+  container, instead of the daemon's own (often a million or more). Each connection to the
+  validation endpoint or the network proxy holds a descriptor on the host as well, so this
+  bounds what one process of the agent can make the host hold open (the process limit bounds
+  the number of processes). A daemon that runs with a lower limit of its own and may not raise
+  it (no ``CAP_SYS_RESOURCE``, as in some nested setups) refuses to start such a container;
+  its containers inherit its lower limit, so the container is started without the ulimit
+  and ``isolation.ulimits`` says so.
 * file systems: the root file system is read-only (``read_only=True``), so the container's
   writable layer, which lives on the daemon's disk, is never written and needs no
   ``storage_opt`` (which only overlay2 on xfs with project quotas supports). What the agent can
@@ -73,6 +95,7 @@ from typing import Any, Mapping
 
 from sandbox.errors import GpuUnavailable, ImageNotFound, SandboxError, SandboxUnavailable
 from sandbox.logsink import CappedLog
+from sandbox.run_user import RunUsers
 from sandbox.runner import Execution, ExecutionPlan
 from sandbox.spec import GpuRequest, SandboxSpec
 
@@ -81,7 +104,7 @@ __all__ = [
     "docker_client",
     "device_requests",
     "DEFAULT_IMAGE",
-    "AGENT_USER",
+    "NOFILE_LIMIT",
     "DEFAULT_SHM_BYTES",
     "ENFORCEMENT",
     "IMAGE_REMEDIES",
@@ -93,8 +116,9 @@ logger = logging.getLogger(__name__)
 
 #: The image built from ``images/agent/Dockerfile``.
 DEFAULT_IMAGE = "mleaudit/agent:local"
-#: The agent image's user, used when the caller is root.
-AGENT_USER = (1000, 1000)
+#: ``RLIMIT_NOFILE`` (soft and hard) of every process in the container: enough for data loaders
+#: and many open files, far below the daemon's default, which is often 1,048,576 or more.
+NOFILE_LIMIT = 65536
 #: Size of ``/dev/shm`` when the spec sets none (capped at the memory limit): docker's own
 #: default of 64 MiB breaks data loaders that pass batches between processes through it.
 DEFAULT_SHM_BYTES = 1024**3
@@ -204,14 +228,6 @@ def device_requests(gpus: GpuRequest | None) -> list[Any]:
     if gpus.device_ids:
         return [DeviceRequest(device_ids=list(gpus.device_ids), capabilities=[["gpu"]])]
     return [DeviceRequest(count=-1 if gpus.count is None else gpus.count, capabilities=[["gpu"]])]
-
-
-def _user(spec: SandboxSpec) -> str:
-    if spec.user:
-        return spec.user if ":" in spec.user else f"{spec.user}:{spec.user}"
-    if os.geteuid() == 0:
-        return f"{AGENT_USER[0]}:{AGENT_USER[1]}"
-    return f"{os.geteuid()}:{os.getegid()}"
 
 
 def _host_memory_bytes() -> int:
@@ -355,6 +371,10 @@ class _CgroupCounters:
                 for key in ("oom", "pids", "memory_peak")}  # fmt: skip
 
 
+class _RlimitRefused(SandboxUnavailable):
+    """The container's runtime may not set an rlimit asked for (above its own, without ``CAP_SYS_RESOURCE``)."""
+
+
 class DockerRunner:
     """Run plans in docker containers; see the module docstring.
 
@@ -365,13 +385,23 @@ class DockerRunner:
     keep : bool
         Leave the agent's container in place after the run (for inspection); it is removed
         otherwise. The pre-flight container is always removed.
+    nofile : int
+        ``RLIMIT_NOFILE`` (soft and hard) of the container's processes (default
+        :data:`NOFILE_LIMIT`). A daemon whose own limit is lower and that may not raise it
+        cannot apply it: its containers then keep its lower limit, recorded as such.
     """
 
     name = "docker"
 
-    def __init__(self, client: Any = None, *, keep: bool = False) -> None:
+    def __init__(self, client: Any = None, *, keep: bool = False, nofile: int = NOFILE_LIMIT) -> None:
         self._client = client
         self.keep = keep
+        self.nofile = int(nofile)
+        # False once the daemon refused the nofile ulimit (it cannot raise its own, lower one).
+        self._nofile_settable = True
+        # The uid drawn for each run in progress (run_sandbox passes one spec object to
+        # sandbox_owner, preflight and execute, and a new one for every run).
+        self.run_users = RunUsers()
 
     @property
     def client(self) -> Any:
@@ -387,9 +417,31 @@ class DockerRunner:
         return self._client
 
     def sandbox_owner(self, spec: SandboxSpec) -> tuple[int, int]:
-        """The uid/gid the container runs as (the staging folders are given to it)."""
-        uid, _, gid = _user(spec).partition(":")
-        return int(uid), int(gid or uid)
+        """The uid/gid the container runs as (the staging folders are given to it).
+
+        A non-root caller's own; for a root caller the spec's ``user``, else a uid/gid drawn
+        for this run (:func:`sandbox.run_user.choose_run_user`). The first call for a spec
+        object draws it; later calls with the same object (the staging folders' owner, the
+        pre-flight container, the agent's container) get the same ids until :meth:`execute`
+        has finished with it, or :meth:`preflight` has failed; a call after that draws a new
+        one (:class:`sandbox.run_user.RunUsers`).
+
+        Parameters
+        ----------
+        spec : SandboxSpec
+            The run's spec.
+
+        Returns
+        -------
+        (int, int)
+            uid and gid.
+
+        Raises
+        ------
+        SandboxUnavailable
+            If no free uid can be drawn.
+        """
+        return self.run_users.owner(spec)
 
     def container_config(self, plan: ExecutionPlan) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` (inspected by the tests).
@@ -402,14 +454,16 @@ class DockerRunner:
         Returns
         -------
         dict
-            Image, command, user, environment, mounts, tmpfs, limits and security options.
+            Image, command, user (:meth:`sandbox_owner`, drawn for the run on the first call
+            for a root caller's spec without a ``user``), environment, mounts, tmpfs, limits
+            and security options.
 
         Raises
         ------
         SandboxError
             If the plan has no image.
         """
-        from docker.types import LogConfig, Mount
+        from docker.types import LogConfig, Mount, Ulimit
 
         spec = plan.spec
         if not spec.image:
@@ -427,10 +481,16 @@ class DockerRunner:
         env = dict(plan.env)
         # docker's init (tini) then sends a stop's SIGTERM to the agent's whole process group.
         env.setdefault("TINI_KILL_PROCESS_GROUP", "1")
+        uid, gid = self.sandbox_owner(spec)
+        if self.run_users.drawn(spec):
+            # The uid drawn for the run has no passwd entry; getpass.getuser() and the tools
+            # that name their caches after the user read these first.
+            env.setdefault("USER", "sandbox")
+            env.setdefault("LOGNAME", "sandbox")
         config: dict[str, Any] = {
             "image": spec.image,
             "command": list(plan.command),
-            "user": _user(spec),
+            "user": f"{uid}:{gid}",
             "working_dir": spec.workdir,
             "environment": env,
             "network_mode": "none",
@@ -449,6 +509,8 @@ class DockerRunner:
             "stdin_open": False,
             "tty": False,
         }
+        if self._nofile_settable:
+            config["ulimits"] = [Ulimit(name="nofile", soft=self.nofile, hard=self.nofile)]
         res = spec.resources
         if res.cpus is not None:
             config["nano_cpus"] = int(res.cpus * 1e9)
@@ -495,8 +557,37 @@ class DockerRunner:
         except Exception as exc:  # noqa: BLE001 - a dropped connection surfaces as requests' errors
             raise SandboxUnavailable(f"the docker daemon did not answer: {exc}", remedies=DAEMON_REMEDIES) from None
 
-    def _create_and_start(self, spec: SandboxSpec, config: Mapping[str, Any], on_created: Any) -> Any:
-        """Create and start a container; ``on_created(container)`` runs before the start (for cleanup)."""
+    def _create_and_start(self, spec: SandboxSpec, config: dict[str, Any], on_created: Any) -> Any:
+        """Create and start a container; ``on_created(container)`` runs for each container created (for cleanup).
+
+        A daemon that may not raise its own ``RLIMIT_NOFILE`` (no ``CAP_SYS_RESOURCE``) and
+        holds less than the ``nofile`` ulimit asked for cannot start the container; its
+        containers inherit its own, lower limit, so the container is created again without
+        the ulimit (``config`` loses its ``ulimits``), and so are this runner's later ones.
+        """
+        attempt: list[Any] = []
+        try:
+            container = self._create_and_start_once(spec, config, attempt.append)
+        except _RlimitRefused as exc:
+            for refused in attempt:
+                self._remove(refused)
+            if "ulimits" not in config:
+                raise SandboxUnavailable(str(exc), remedies=exc.remedies) from None
+            logger.warning("the docker daemon cannot set an open-files limit of %d (its own is lower, which its "
+                           "containers inherit): %s", self.nofile, exc)  # fmt: skip
+            self._nofile_settable = False
+            del config["ulimits"]
+            return self._create_and_start_once(spec, config, on_created)
+        except BaseException:
+            for created in attempt:
+                on_created(created)
+            raise
+        for created in attempt:
+            on_created(created)
+        return container
+
+    def _create_and_start_once(self, spec: SandboxSpec, config: Mapping[str, Any], on_created: Any) -> Any:
+        """One attempt of :meth:`_create_and_start`; ``on_created(container)`` runs before the start."""
         import docker.errors
 
         try:
@@ -518,6 +609,8 @@ class DockerRunner:
                 raise GpuUnavailable(f"GPUs were requested but the docker daemon has no GPU runtime: {message}",
                                      remedies=GPU_REMEDIES) from None  # fmt: skip
             remedies = DAEMON_REMEDIES
+            if "setting rlimit" in message and "operation not permitted" in message:
+                raise _RlimitRefused(f"docker could not start the container: {message}", remedies=remedies) from None
             if "docker-init" in message or "init binary" in message:
                 remedies = ("install docker's init (Debian/Ubuntu: apt-get install tini; it provides docker-init) "
                             "and restart the daemon", *DAEMON_REMEDIES)
@@ -551,14 +644,19 @@ class DockerRunner:
             If the image is not present locally.
         GpuUnavailable
             If GPUs are requested and the daemon has no GPU runtime.
+
+        Notes
+        -----
+        When it fails, the run ends here: a uid drawn for it (:meth:`sandbox_owner`) is released.
         """
         spec = plan.spec
-        config = self.container_config(plan)
-        config["command"] = ["true"]
-        config["labels"] = {"mleaudit.run": plan.run_id, "mleaudit.preflight": "1"}
-        self._image(spec)
         created: list[Any] = []
+        failed = True
         try:
+            config = self.container_config(plan)
+            config["command"] = ["true"]
+            config["labels"] = {"mleaudit.run": plan.run_id, "mleaudit.preflight": "1"}
+            self._image(spec)
             container = self._create_and_start(spec, config, created.append)
             try:
                 status = container.wait(timeout=_PREFLIGHT_TIMEOUT_S)
@@ -576,9 +674,12 @@ class DockerRunner:
                     remedies=("check that the image has /bin/sh, `true` and python3 (build it from images/: "
                               f"{_BUILD_COMMANDS[0]} && {_BUILD_COMMANDS[1]})", *DAEMON_REMEDIES[1:]),
                 )
+            failed = False
         finally:
             for container in created:
                 self._remove(container)
+            if failed:  # the run ends here: no execute() will release the uid drawn for it
+                self.run_users.end(spec)
 
     def execute(self, plan: ExecutionPlan) -> Execution:
         """Run the container to its end, the time limit or a stop; stream its logs to ``run.log``; remove it.
@@ -602,7 +703,19 @@ class DockerRunner:
             If GPUs are requested and the daemon has no GPU runtime.
         SandboxUnavailable
             If the daemon cannot be reached, or refuses or cannot start the container.
+
+        Notes
+        -----
+        A uid drawn for the run (:meth:`sandbox_owner`) is released once the container is
+        gone (or has exited, with ``keep``), its keyrings cleared first if it owns any.
         """
+        try:
+            return self._run(plan)
+        finally:
+            self.run_users.end(plan.spec)
+
+    def _run(self, plan: ExecutionPlan) -> Execution:
+        """:meth:`execute` without the release of the run's uid."""
         spec = plan.spec
         config = self.container_config(plan)
         image = self._image(spec)
@@ -711,6 +824,9 @@ class DockerRunner:
                 "sandbox": True,
                 "tool": "docker",
                 "user": config["user"],
+                "ulimits": ({u["Name"]: {"soft": u["Soft"], "hard": u["Hard"]} for u in config["ulimits"]}
+                            if "ulimits" in config else
+                            {"nofile": f"the daemon's own, below {self.nofile} (it may not raise it)"}),
                 "network_mode": config["network_mode"],
                 "cap_drop": config["cap_drop"],
                 "security_opt": config["security_opt"],

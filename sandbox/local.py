@@ -14,13 +14,14 @@ namespace too) and keeps its own uid. A root caller cannot rely on a user namesp
 (a uid-0 owner bypasses the process-count limit), so bubblewrap sets up the namespaces without
 one and ``setpriv`` then switches to an unprivileged uid with no capabilities and
 ``no_new_privs``: the spec's ``user`` when given, otherwise a uid/gid chosen at random for the
-run in :data:`RUN_UID_RANGE` (see :func:`choose_run_user`). The kernel keeps state per uid that
-no namespace of a root caller's sandbox separates (the user keyrings, the key quota, the
-``RLIMIT_NPROC`` count); a uid shared by every run, as 65534 once was, let one run leave data
-there for a later one. A fresh uid per run cannot reach what an earlier run left, and after the
-run its user keyrings are emptied and invalidated (:func:`clear_user_keys`). Each sandbox also
-starts in a new, empty session keyring, so that it neither reads nor writes the caller's (a
-caller started by a login or a service manager has one, and every run would inherit it).
+run in :data:`~sandbox.run_user.RUN_UID_RANGE` (see :mod:`sandbox.run_user`). The kernel keeps
+state per uid that no namespace of a root caller's sandbox separates (the user keyrings, the
+key quota, the ``RLIMIT_NPROC`` count); a uid shared by every run, as 65534 once was, let one
+run leave data there for a later one. A fresh uid per run cannot reach what an earlier run
+left, and after the run its user keyrings are emptied and invalidated
+(:func:`~sandbox.run_user.clear_user_keys`). Each sandbox also starts in a new, empty session
+keyring, so that it neither reads nor writes the caller's (a caller started by a login or a
+service manager has one, and every run would inherit it).
 A non-root caller's sandbox has its own user keyrings already: since Linux 5.3 they belong to
 the user namespace. There is no seccomp filter: the key system calls stay available inside,
 with nothing of an earlier run's to find.
@@ -58,18 +59,12 @@ from __future__ import annotations
 import dataclasses
 import glob
 import logging
-import ctypes
-import grp
 import math
 import os
-import platform
-import pwd
-import random
 import resource
 import shutil
 import signal
 import subprocess
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -78,6 +73,7 @@ from typing import Any, Callable, Iterable
 from sandbox.cgroups import RunCgroup
 from sandbox.errors import GpuUnavailable, SandboxUnavailable, SpecError
 from sandbox.logsink import CappedLog
+from sandbox.run_user import RunUsers, parse_user, session_keyring_preexec
 from sandbox.runner import Bind, Execution, ExecutionPlan, plan_masks
 from sandbox.spec import DEFAULT_LIMITS, SandboxSpec, default_memory_bytes
 
@@ -88,10 +84,6 @@ __all__ = [
     "bwrap_works",
     "namespace_remedies",
     "NOBODY",
-    "RUN_UID_RANGE",
-    "choose_run_user",
-    "clear_user_keys",
-    "release_run_user",
     "BWRAP_PROCESSES",
     "MASK_TMPFS_BYTES",
 ]
@@ -101,12 +93,6 @@ logger = logging.getLogger(__name__)
 #: The uid/gid of the host's unprivileged account. No longer used by default: it is shared by
 #: every run (and by other programs), so per-uid kernel state would carry over between runs.
 NOBODY = (65534, 65534)
-#: The uids (and gids) from which a root caller's sandbox user is drawn, one at random per run:
-#: 2,000,000 to 2,999,999. It lies above the login accounts (1000-59999), systemd's dynamic and
-#: home users (60001-65519), ``nobody`` (65534) and the first 28 default ``/etc/subuid`` ranges
-#: (100000 + 65536 n); an id with an account, a group, a running process, keys, or inside any
-#: subordinate range of ``/etc/subuid``/``/etc/subgid`` is never taken (:func:`choose_run_user`).
-RUN_UID_RANGE = range(2_000_000, 3_000_000)
 #: Read-only system folders bound into the sandbox when present (from the host or ``rootfs``).
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 #: Top-level links (merged /usr) or folders recreated in the sandbox.
@@ -227,203 +213,8 @@ def bwrap_works() -> tuple[bool, str]:
     return True, version or "bubblewrap"
 
 
-#: The ``keyctl`` syscall number by machine (libc has no wrapper of its own).
-_KEYCTL_SYSCALLS = {"x86_64": 250, "amd64": 250, "aarch64": 219, "arm64": 219, "riscv64": 219}
-_KEYCTL_GET_KEYRING_ID, _KEYCTL_JOIN_SESSION_KEYRING, _KEYCTL_CLEAR, _KEYCTL_INVALIDATE = 0, 1, 7, 21
-_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING = -4, -5
-#: Attempts at a free uid before giving up.
-_UID_ATTEMPTS = 1000
-#: uids handed to a run of this process and not yet released (runs may overlap in threads).
-_RESERVED_UIDS: set[int] = set()
-_RESERVED_LOCK = threading.Lock()
-_random = random.SystemRandom()
-
-
-def _keyctl() -> Callable[..., int] | None:
-    """``keyctl(2)`` through libc's ``syscall``, or None on a machine whose number is not known."""
-    number = _KEYCTL_SYSCALLS.get(platform.machine().lower())
-    if number is None:
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return None
-    call = libc.syscall
-    call.restype = ctypes.c_long
-
-    def keyctl(operation: int, *args: int) -> int:
-        return int(call(ctypes.c_long(number), ctypes.c_long(operation), *(ctypes.c_long(a) for a in args)))
-
-    return keyctl
-
-
-def _ids_in_use() -> tuple[set[int], set[int]]:
-    """uids and gids of the running processes (real, effective, saved, file system) and of key owners."""
-    uids: set[int] = set()
-    gids: set[int] = set()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/status", "rb") as handle:
-                for line in handle:
-                    if line.startswith(b"Uid:"):
-                        uids.update(int(v) for v in line.split()[1:])
-                    elif line.startswith(b"Gid:"):
-                        gids.update(int(v) for v in line.split()[1:])
-                        break
-        except (OSError, ValueError):
-            continue
-    uids.update(_key_users())
-    return uids, gids
-
-
-def _key_users() -> set[int]:
-    """uids that own keys (``/proc/key-users``)."""
-    try:
-        text = Path("/proc/key-users").read_text(encoding="ascii")
-    except OSError:
-        return set()
-    return {int(line.split(":")[0]) for line in text.splitlines() if line.split(":")[0].strip().isdigit()}
-
-
-def _subordinate_ranges(path: str) -> list[range]:
-    """The ranges of an ``/etc/subuid``-style file (``name:start:count`` lines)."""
-    ranges = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return []
-    for line in lines:
-        parts = line.strip().split(":")
-        if len(parts) == 3 and parts[1].isdigit() and parts[2].isdigit():
-            ranges.append(range(int(parts[1]), int(parts[1]) + int(parts[2])))
-    return ranges
-
-
-def _has_account(uid: int) -> bool:
-    for lookup in (pwd.getpwuid, grp.getgrgid):
-        try:
-            lookup(uid)
-            return True
-        except (KeyError, OverflowError):
-            pass
-    return False
-
-
-def choose_run_user(candidates: range = RUN_UID_RANGE, *,
-                    choice: Callable[[range], int] | None = None) -> tuple[int, int]:  # fmt: skip
-    """A uid/gid (equal) for one run of a root caller, reserved until :func:`release_run_user`.
-
-    It is drawn at random from ``candidates`` (:data:`RUN_UID_RANGE`) and redrawn while it is 0,
-    has a passwd or group entry, is the uid or gid of a running process (``/proc/*/status``),
-    owns keys (``/proc/key-users``), lies in a range of ``/etc/subuid`` or ``/etc/subgid`` (a
-    user's containers may run as it), or is held by another run of this process.
-
-    Parameters
-    ----------
-    candidates : range
-        Where to draw from.
-    choice : callable, optional
-        Draws one id from a range (default: :class:`random.SystemRandom`).
-
-    Returns
-    -------
-    (int, int)
-        The uid and the gid (the same number).
-
-    Raises
-    ------
-    SandboxUnavailable
-        If no free id turns up in 1000 draws.
-    """
-    draw = choice or _random.choice
-    uids, gids = _ids_in_use()
-    subordinate = _subordinate_ranges("/etc/subuid") + _subordinate_ranges("/etc/subgid")
-    with _RESERVED_LOCK:
-        for _ in range(_UID_ATTEMPTS):
-            uid = draw(candidates)
-            if (uid == 0 or uid in uids or uid in gids or uid in _RESERVED_UIDS or any(uid in r for r in subordinate)
-                    or _has_account(uid)):  # fmt: skip
-                continue
-            _RESERVED_UIDS.add(uid)
-            return uid, uid
-    raise SandboxUnavailable(f"no free uid found in {candidates.start}-{candidates.stop - 1} for the sandbox user")
-
-
-def release_run_user(uid: int) -> None:
-    """Let :func:`choose_run_user` hand out ``uid`` again (after its keys are cleared)."""
-    with _RESERVED_LOCK:
-        _RESERVED_UIDS.discard(uid)
-
-
-def _new_session_keyring(keyctl: Callable[..., int] | None) -> Callable[[], None]:
-    """A ``preexec_fn`` part: give the child (and the sandbox) a new, empty anonymous session keyring."""
-
-    def join() -> None:
-        if keyctl is not None:
-            keyctl(_KEYCTL_JOIN_SESSION_KEYRING, 0)  # best effort: a seccomp filter may refuse keyctl
-
-    return join
-
-
-def clear_user_keys(uid: int, gid: int, *, timeout_s: float = 10) -> bool:
-    """Empty and invalidate the user and user-session keyrings of ``uid`` (as root).
-
-    The user keyrings of a uid are kept by the user namespace (since Linux 5.3), not by its
-    processes, so what a run stored there outlives it. Only the uid itself can reach them: a
-    short-lived ``true`` is started as ``uid``/``gid`` and, before it executes, looks the two
-    keyrings up, clears them and invalidates them; the kernel then frees them and every key
-    linked only there. Nothing is started when ``/proc/key-users`` shows the uid owns no keys.
-    A uid drawn for one run is never meant to serve another, so leftovers that escape this are
-    unreachable by later runs anyway.
-
-    Parameters
-    ----------
-    uid, gid : int
-        The sandbox user of a finished run; never a uid with an account (its keys are its own).
-    timeout_s : float
-        How long the helper may take.
-
-    Returns
-    -------
-    bool
-        Whether nothing was left to clear or the keyrings were cleared.
-    """
-    if uid not in _key_users():
-        return True
-    keyctl = _keyctl()
-    true = shutil.which("true") or "/bin/true"
-    if keyctl is None or os.geteuid() != 0:
-        return False
-
-    def clear() -> None:  # runs as uid in the child: no logging, nothing heavy
-        specials = (_KEY_SPEC_USER_KEYRING, _KEY_SPEC_USER_SESSION_KEYRING)
-        rings = [keyctl(_KEYCTL_GET_KEYRING_ID, special, 0) for special in specials]
-        # By serial number: naming them again (-4, -5) after one is invalidated would create a new one.
-        for ring in rings:
-            if ring > 0:
-                keyctl(_KEYCTL_CLEAR, ring)
-                keyctl(_KEYCTL_INVALIDATE, ring)
-
-    try:
-        subprocess.run([true], user=uid, group=gid, extra_groups=[], preexec_fn=clear, env={}, cwd="/",
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout_s, check=True)  # fmt: skip
-    except (OSError, subprocess.SubprocessError) as exc:
-        logger.warning("could not clear the keyrings of the sandbox user %d: %s", uid, exc)
-        return False
-    return True
-
-
 def _within_posix(path: str, parent: str) -> bool:
     return path == parent or path.startswith(parent.rstrip("/") + "/")
-
-
-def _parse_user(user: str | None) -> tuple[int, int] | None:
-    if not user:
-        return None
-    uid, _, gid = user.partition(":")
-    return int(uid), int(gid or uid)
 
 
 def _size(number: int | None) -> str:
@@ -720,51 +511,28 @@ class BubblewrapRunner:
         self.extra_ro_paths = tuple(str(p) for p in extra_ro_paths)
         self.rootfs = str(Path(rootfs).absolute()) if rootfs is not None else None
         self.cgroups = cgroups
-        # The uid drawn for each run in progress, by the identity of its spec (held here, so that
-        # its id is not reused meanwhile): run_sandbox passes one spec object to sandbox_owner,
-        # preflight and execute, and a new one for every run.
-        self._run_users: dict[int, tuple[SandboxSpec, tuple[int, int]]] = {}
-        self._run_users_lock = threading.Lock()
+        # The uid drawn for each run in progress (run_sandbox passes one spec object to
+        # sandbox_owner, preflight and execute, and a new one for every run).
+        self.run_users = RunUsers()
 
     def sandbox_owner(self, spec: SandboxSpec) -> tuple[int, int]:
         """The host uid/gid the agent's processes and files have.
 
         A non-root caller's own; for a root caller the spec's ``user``, else a uid/gid drawn
-        for this run (:func:`choose_run_user`). The first call for a spec object draws it;
-        later calls with the same object (the staging folders' owner, the pre-flight sandbox,
-        the run) get the same ids until :meth:`execute` has finished with it, or
-        :meth:`preflight` has failed; a call after that draws a new one.
+        for this run (:func:`sandbox.run_user.choose_run_user`). The first call for a spec
+        object draws it; later calls with the same object (the staging folders' owner, the
+        pre-flight sandbox, the run) get the same ids until :meth:`execute` has finished with
+        it, or :meth:`preflight` has failed; a call after that draws a new one
+        (:class:`sandbox.run_user.RunUsers`).
         """
-        if os.geteuid() != 0:
-            return os.geteuid(), os.getegid()
-        given = _parse_user(spec.user)
-        if given is not None:
-            return given
-        with self._run_users_lock:
-            held = self._run_users.get(id(spec))
-            if held is not None and held[0] is spec:
-                return held[1]
-            owner = choose_run_user()
-            self._run_users[id(spec)] = (spec, owner)
-            return owner
-
-    def _end_run_user(self, spec: SandboxSpec) -> None:
-        """Clear the keys of the uid drawn for ``spec`` (if any) and let it be drawn again."""
-        with self._run_users_lock:
-            held = self._run_users.get(id(spec))
-            if held is None or held[0] is not spec:
-                return
-            del self._run_users[id(spec)]
-        uid, gid = held[1]
-        clear_user_keys(uid, gid)
-        release_run_user(uid)
+        return self.run_users.owner(spec)
 
     def _namespace_args(self, spec: SandboxSpec | None) -> list[str]:
         common = ["--die-with-parent", "--new-session"]
         if os.geteuid() == 0:
             return ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try", *common]
         args = ["--unshare-all", *common, "--cap-drop", "ALL"]
-        user = _parse_user(spec.user) if spec is not None else None
+        user = parse_user(spec.user) if spec is not None else None
         if user is not None:
             args += ["--uid", str(user[0]), "--gid", str(user[1])]
         return args
@@ -914,7 +682,7 @@ class BubblewrapRunner:
         # count against its RLIMIT_NPROC) only when the caller is not root.
         limits = _setup_limits(plan.spec, name, use_cgroup=self.cgroups, cgroup_extra_procs=BWRAP_PROCESSES,
                                rlimit_extra_procs=0 if os.geteuid() == 0 else BWRAP_PROCESSES)  # fmt: skip
-        apply, join_keyring = limits.preexec, _new_session_keyring(_keyctl())
+        apply, join_keyring = limits.preexec, session_keyring_preexec()
 
         def preexec() -> None:
             apply()
@@ -963,7 +731,7 @@ class BubblewrapRunner:
         finally:
             limits.release()
             if failed:  # the run ends here: no execute() will release the uid drawn for it
-                self._end_run_user(plan.spec)
+                self.run_users.end(plan.spec)
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", errors="replace").strip()[-2000:]
             raise SandboxUnavailable(
@@ -975,7 +743,7 @@ class BubblewrapRunner:
         """Run the plan to its end, its time limit or its stop signal; output streams to ``run.log``.
 
         A root caller's sandbox user drawn for the run (:meth:`sandbox_owner`) has its keyrings
-        cleared afterwards (:func:`clear_user_keys`) and is released.
+        cleared afterwards (:func:`sandbox.run_user.clear_user_keys`) and is released.
         """
         spec = plan.spec
         try:
@@ -989,7 +757,7 @@ class BubblewrapRunner:
             finally:
                 limits.release()
         finally:
-            self._end_run_user(spec)
+            self.run_users.end(spec)
         exit_code, exit_signal = _exit_status(outcome.returncode)
         isolation: dict[str, Any] = {
             "sandbox": True,

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,8 @@ from tests.sandbox.escapes import HostListener, heartbeat_stopped, run_escape
 
 docker_sdk = pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
 
-from sandbox.docker import DEFAULT_IMAGE, DEFAULT_SHM_BYTES, ENFORCEMENT, DockerRunner  # noqa: E402
+from sandbox.docker import DEFAULT_IMAGE, DEFAULT_SHM_BYTES, ENFORCEMENT, NOFILE_LIMIT, DockerRunner  # noqa: E402
+from sandbox.run_user import RUN_UID_RANGE, reserved_uids  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -39,18 +41,68 @@ def _plan(tmp_path: Path, **fields) -> ExecutionPlan:
 
 
 def test_container_config_is_locked_down(tmp_path):
-    config = DockerRunner(client=object()).container_config(_plan(tmp_path))
+    runner = DockerRunner(client=object())
+    plan = _plan(tmp_path)
+    config = runner.container_config(plan)
+    runner.run_users.end(plan.spec)
     assert config["network_mode"] == "none"
     assert config["cap_drop"] == ["ALL"] and config["security_opt"] == ["no-new-privileges"]
     assert config["user"] != "0" and not config["user"].startswith("0:")
+    assert [dict(u) for u in config["ulimits"]] == [{"Name": "nofile", "Soft": NOFILE_LIMIT, "Hard": NOFILE_LIMIT}]
     mounts = {m["Target"]: (m["Source"], m["ReadOnly"], m["Type"]) for m in config["mounts"]}
     assert mounts == {"/home/data": (str(tmp_path / "public"), True, "bind"),
                       "/home/submission": (str(tmp_path / "out"), False, "bind")}
     assert "/home/data/private" in config["tmpfs"]
     assert not any("docker.sock" in m["Source"] for m in config["mounts"])
     assert "device_requests" not in config and "privileged" not in config
-    assert config["environment"] == {"A": "1", "TINI_KILL_PROCESS_GROUP": "1"}
+    drawn = {"USER": "sandbox", "LOGNAME": "sandbox"} if os.geteuid() == 0 else {}
+    assert config["environment"] == {"A": "1", "TINI_KILL_PROCESS_GROUP": "1", **drawn}
     assert config["read_only"] is True and config["init"] is True
+
+
+def _as_root(monkeypatch) -> None:
+    import sandbox.run_user
+
+    monkeypatch.setattr(sandbox.run_user.os, "geteuid", lambda: 0)
+
+
+def test_a_root_callers_containers_run_as_a_uid_drawn_for_the_run(tmp_path, monkeypatch):
+    _as_root(monkeypatch)
+    runner = DockerRunner(client=object())
+    first, second = _plan(tmp_path), _plan(tmp_path)
+    owner = runner.sandbox_owner(first.spec)
+    try:
+        assert owner[0] == owner[1] and owner[0] in RUN_UID_RANGE and owner[0] != 1000
+        # The staging folders, the pre-flight container and the agent's container agree.
+        assert runner.container_config(first)["user"] == f"{owner[0]}:{owner[1]}"
+        assert runner.sandbox_owner(first.spec) == owner
+        other = runner.sandbox_owner(second.spec)
+        assert other != owner and other[0] in RUN_UID_RANGE
+        env = runner.container_config(first)["environment"]
+        assert env["USER"] == env["LOGNAME"] == "sandbox"
+    finally:
+        runner.run_users.end(first.spec)
+        runner.run_users.end(second.spec)
+    assert not {owner[0], other[0]} & reserved_uids()
+    # A spec's user is kept as given, with no user name set.
+    given = _plan(tmp_path, user="2000:3000")
+    config = runner.container_config(given)
+    assert config["user"] == "2000:3000" and "USER" not in config["environment"]
+
+
+def test_a_run_that_ends_early_releases_its_uid(tmp_path, monkeypatch):
+    _as_root(monkeypatch)
+    runner = DockerRunner(client=object())  # no daemon: the image look-up fails
+    plan = _plan(tmp_path)
+    uid, _ = runner.sandbox_owner(plan.spec)
+    with pytest.raises(SandboxUnavailable):
+        runner.preflight(plan)
+    assert uid not in reserved_uids() and not runner.run_users.drawn(plan.spec)
+    plan = _plan(tmp_path)
+    uid, _ = runner.sandbox_owner(plan.spec)
+    with pytest.raises(SandboxUnavailable):
+        runner.execute(plan)
+    assert uid not in reserved_uids() and not runner.run_users.drawn(plan.spec)
 
 
 def test_resource_limits_map_to_the_docker_api(tmp_path):
@@ -248,6 +300,7 @@ for path in /home/x /etc/x /usr/x /x; do touch $path 2>/dev/null && echo "ROOT W
 for path in /tmp/x /var/tmp/x /dev/shm/x; do touch $path && echo "writable $path"; done
 python3 -c 'import os; s = os.statvfs("/tmp"); print("tmp-bytes", s.f_blocks * s.f_frsize)'
 python3 -c 'import socket; print("interfaces", " ".join(n for _, n in socket.if_nameindex()))'
+python3 -c 'import getpass, os, resource; print("nofile", *resource.getrlimit(resource.RLIMIT_NOFILE)); print("python3 runs as", getpass.getuser(), os.environ["HOME"])'
 """
 
 
@@ -256,7 +309,24 @@ def test_docker_run_produces_the_layout(run_agent, docker_runner, docker_client,
     result = run_agent(LAYOUT_AGENT, runner=docker_runner, image=agent_image,
                        resources=Resources(memory_bytes=256 * 1024**2, pids=64, cpus=1))
     assert result.status == "completed" and result.exit_code == 0
-    assert (result.run_dir / "code" / "uid.txt").read_text().strip() == ("1000" if os.geteuid() == 0 else str(os.geteuid()))
+    uid = int((result.run_dir / "code" / "uid.txt").read_text().strip())
+    record = json.loads(result.run_json.read_text())
+    if os.geteuid() == 0:
+        assert record["isolation"]["user"] == f"{uid}:{uid}"
+        assert uid in RUN_UID_RANGE and uid not in reserved_uids()
+        # What the agent wrote comes back owned by the caller.
+        assert all((p.stat().st_uid, p.stat().st_gid) == (0, 0) for p in result.run_dir.rglob("*"))
+        # The drawn uid has no passwd entry; the image's HOME and a user name stand in.
+        assert "python3 runs as sandbox /tmp" in result.run_log.read_text()
+    else:
+        assert record["isolation"]["user"] == f"{os.geteuid()}:{os.getegid()}" and uid == os.geteuid()
+    # The open-files limit is ours, or the daemon's own when that is lower and cannot be raised.
+    soft, hard = (int(v) for v in result.run_log.read_text().split("nofile ", 1)[1].split()[:2])
+    if isinstance(record["isolation"]["ulimits"]["nofile"], dict):
+        assert record["isolation"]["ulimits"] == {"nofile": {"soft": NOFILE_LIMIT, "hard": NOFILE_LIMIT}}
+        assert (soft, hard) == (NOFILE_LIMIT, NOFILE_LIMIT)
+    assert soft <= hard <= NOFILE_LIMIT
+    assert "python3 runs as" in result.run_log.read_text()
     # The validation endpoint is reachable at /home/validate.sock through the helper.
     assert result.validation.count == 1 and result.validation.valid == 1
     log = result.run_log.read_text()
@@ -266,13 +336,99 @@ def test_docker_run_produces_the_layout(run_agent, docker_runner, docker_client,
     assert f"tmp-bytes {256 * 1024**2}" in log
     # No network interface but loopback.
     assert "interfaces lo\n" in log
-    record = json.loads(result.run_json.read_text())
     assert record["backend"] == "docker" and record["image_digest"] and record["container_id"]
     assert record["limits"]["enforcement"]["memory"] == "docker (cgroup)"
     assert record["limits"]["enforcement"]["time"] == "host timer"
     assert record["isolation"]["read_only_root"] is True
     assert record["log"]["kept_bytes"] == len(result.run_log.read_bytes()) and record["log"]["dropped_bytes"] == 0
     assert _no_containers_left(docker_client, result.run_id)
+
+
+@pytest.mark.docker
+def test_docker_open_files_limit_holds_in_the_container(run_agent, docker_client, agent_image):
+    runner = DockerRunner(client=docker_client, nofile=1024)  # below any daemon's own limit
+    script = ("import os, resource\nprint('nofile', *resource.getrlimit(resource.RLIMIT_NOFILE))\n"
+              "fds = []\ntry:\n    while True:\n        fds.append(os.open('/dev/null', os.O_RDONLY))\n"
+              "except OSError as exc:\n    print('stopped at', len(fds), exc.errno)\n")
+    result = run_agent(script, name="files.py", runner=runner, image=agent_image)
+    log = result.run_log.read_text()
+    assert "nofile 1024 1024" in log, log
+    opened = int(log.split("stopped at ")[1].split()[0])
+    assert 1000 < opened < 1024 and log.split("stopped at ")[1].split()[1] == "24"  # EMFILE
+    record = json.loads(result.run_json.read_text())
+    assert record["isolation"]["ulimits"] == {"nofile": {"soft": 1024, "hard": 1024}}
+
+
+INOTIFY_AGENT = """\
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+limit = int(open("/proc/sys/fs/inotify/max_user_instances").read())
+mode = sys.argv[1]
+want = limit - 8 if mode == "hold" else limit + 8
+fds = []
+while len(fds) < want:
+    fd = libc.inotify_init1(0)
+    if fd < 0:
+        break
+    fds.append(fd)
+print("uid", os.getuid(), "limit", limit, "created", len(fds), flush=True)
+if mode == "hold":
+    end = time.monotonic() + 60
+    while not os.path.exists("/mnt/shared/done") and time.monotonic() < end:
+        time.sleep(0.1)
+    print("released", flush=True)
+"""
+
+
+def _inotify_report(log: str) -> tuple[int, int, int]:
+    words = log.split("uid ", 1)[1].split()
+    return int(words[0]), int(words[2]), int(words[4])
+
+
+@pytest.mark.docker
+@pytest.mark.skipif(os.geteuid() != 0, reason="the per-run uid is for root callers")
+def test_docker_concurrent_runs_do_not_share_per_user_kernel_limits(run_agent, docker_runner, agent_image, tmp_path):
+    # Run A holds all but 8 of its uid's inotify instances while run B, started meanwhile,
+    # takes as many as it can: with a uid shared by both runs B would get 8.
+    shared = tmp_path / "shared"
+    shared.mkdir(mode=0o755)
+    shared.chmod(0o755)
+    mount = (Mount(source=shared, target="/mnt/shared"),)
+    results: dict[str, object] = {}
+
+    def hold() -> None:
+        try:
+            results["a"] = run_agent(INOTIFY_AGENT, name="inotify.py", runner=docker_runner, image=agent_image,
+                                     mounts=mount, command=("python3", "/home/agent/inotify.py", "hold"))
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            results["a"] = exc
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        log_a = tmp_path / "run0" / "run.log"
+        end = time.monotonic() + 60
+        while not (log_a.is_file() and "created" in log_a.read_text()):
+            assert holder.is_alive() and time.monotonic() < end, results.get("a")
+            time.sleep(0.1)
+        b = run_agent(INOTIFY_AGENT, name="inotify.py", runner=docker_runner, image=agent_image,
+                      command=("python3", "/home/agent/inotify.py", "take"))
+    finally:
+        (shared / "done").write_text("")
+        holder.join(timeout=120)
+    a = results["a"]
+    assert not isinstance(a, BaseException), a
+    log_a, log_b = a.run_log.read_text(), b.run_log.read_text()
+    uid_a, limit, held = _inotify_report(log_a)
+    uid_b, _, taken = _inotify_report(log_b)
+    assert "released" in log_a and held == limit - 8
+    assert taken == limit, (held, taken)  # B saw none of A's instances
+    assert uid_a != uid_b and {uid_a, uid_b} <= set(RUN_UID_RANGE) and 1000 not in (uid_a, uid_b)
+    records = [json.loads(r.run_json.read_text()) for r in (a, b)]
+    assert [r["isolation"]["user"] for r in records] == [f"{uid_a}:{uid_a}", f"{uid_b}:{uid_b}"]
+    assert not {uid_a, uid_b} & reserved_uids()
+    for result in (a, b):
+        assert all(p.stat().st_uid == 0 for p in result.run_dir.rglob("*"))
 
 
 @pytest.mark.docker

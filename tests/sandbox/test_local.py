@@ -455,10 +455,10 @@ def _keys_usable() -> None:
 def _wait_for_no_keys(uid: int) -> bool:
     import time
 
-    from sandbox.local import _key_users
+    from sandbox.run_user import key_owners
 
     end = time.monotonic() + 10
-    while uid in _key_users():
+    while uid in key_owners():
         if time.monotonic() > end:
             return False
         time.sleep(0.1)
@@ -467,7 +467,7 @@ def _wait_for_no_keys(uid: int) -> bool:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the per-run uid is for root callers")
 def test_a_root_callers_runs_get_fresh_uids_and_keys_do_not_carry_over(run_agent, bwrap):
-    from sandbox.local import RUN_UID_RANGE
+    from sandbox.run_user import RUN_UID_RANGE
 
     _keys_usable()
     script = _KEYS_AGENT.format(numbers=_key_numbers())
@@ -542,45 +542,20 @@ print("caller's key size", size)
 
 def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
     import sandbox.local as local
+    from sandbox.run_user import RUN_UID_RANGE, reserved_uids
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
     runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
     first, second = SandboxSpec(command=("true",)), SandboxSpec(command=("true",))
     owner = runner.sandbox_owner(first)
-    assert owner[0] == owner[1] and owner[0] in local.RUN_UID_RANGE
+    assert owner[0] == owner[1] and owner[0] in RUN_UID_RANGE
     assert runner.sandbox_owner(first) == owner  # the staging folders, the pre-flight and the run agree
     assert runner.sandbox_owner(second) != owner  # a run in progress holds its uid
-    runner._end_run_user(first)
-    runner._end_run_user(second)
-    assert owner[0] not in local._RESERVED_UIDS
+    runner.run_users.end(first)
+    runner.run_users.end(second)
+    assert owner[0] not in reserved_uids()
     # A spec with a user keeps it.
     assert runner.sandbox_owner(SandboxSpec(command=("true",), user="2000:3000")) == (2000, 3000)
-
-
-def test_the_per_run_uid_avoids_accounts_processes_and_reserved_ids():
-    import subprocess
-
-    import sandbox.local as local
-
-    busy = None
-    draws = [0, 65534]  # root, and an id with an account (nobody)
-    if os.geteuid() == 0:
-        busy = subprocess.Popen(["sleep", "30"], user=2_400_000, group=2_400_000, extra_groups=[])
-        draws.append(2_400_000)
-    held = local.choose_run_user(range(2_500_000, 2_500_001))
-    try:
-        draws += [held[0], 2_500_002]
-        picks = iter(draws)
-        chosen = local.choose_run_user(range(0, 3_000_000), choice=lambda _: next(picks))
-        assert chosen == (2_500_002, 2_500_002)
-        local.release_run_user(chosen[0])
-        with pytest.raises(SandboxUnavailable, match="no free uid"):
-            local.choose_run_user(range(0, 1))
-    finally:
-        local.release_run_user(held[0])
-        if busy is not None:
-            busy.kill()
-            busy.wait()
 
 
 def test_a_root_caller_without_a_user_gets_a_user_name_in_the_environment(tmp_path, monkeypatch):
