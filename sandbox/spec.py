@@ -470,8 +470,8 @@ class SandboxSpec:
         (time limit, disk limit) and the SIGKILL (YAML ``stop_grace``; default
         :data:`DEFAULT_STOP_GRACE_S`).
     user : str or None
-        ``uid[:gid]`` the agent runs as (docker default ``1000:1000``; local default: the
-        calling user, or 65534 when the caller is root).
+        ``uid[:gid]`` the agent runs as (default, both backends: the calling user, or, when the
+        caller is root, a uid drawn for the run from :data:`sandbox.run_user.RUN_UID_RANGE`).
     workdir : str
         Working directory inside the sandbox.
     """
