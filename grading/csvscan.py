@@ -47,6 +47,8 @@ __all__ = [
     "DEFAULT_CSV_LIMITS",
     "TEXT_CSV_LIMITS",
     "check_csv_limits",
+    "invalid_utf8_line",
+    "record_line",
 ]
 
 _MIB = 1 << 20
@@ -320,11 +322,15 @@ def _line_number(handle: BinaryIO, offset: int) -> int:
 def _over_cap_error(path: Path, kind: str, line: int, limits: CsvLimits) -> InvalidSubmission:
     if kind == "columns":
         detail = f"has more than {limits.max_columns:,} fields (a submission may have at most {limits.max_columns:,} columns)"
+        counts = {"max_columns": limits.max_columns}
     elif kind == "field":
         detail = f"has a field of more than {limits.max_field_bytes:,} bytes (the cap on one cell of this submission)"
+        counts = {"max_field_bytes": limits.max_field_bytes}
     else:
         detail = f"starts a row of more than {limits.max_line_bytes:,} bytes (the cap on one row of this submission)"
-    return InvalidSubmission(f"Submission file '{path}' line {line} {detail}.", reason="too-large")
+        counts = {"max_line_bytes": limits.max_line_bytes}
+    return InvalidSubmission(f"Submission file '{path}' line {line} {detail}.", reason="too-large", line=line,
+                             counts=counts)
 
 
 def check_csv_limits(path: str | os.PathLike[str], limits: CsvLimits = DEFAULT_CSV_LIMITS) -> int:
@@ -385,3 +391,96 @@ def check_csv_limits(path: str | os.PathLike[str], limits: CsvLimits = DEFAULT_C
     except OSError as exc:
         raise InvalidSubmission(f"Submission file '{path}' cannot be read: {exc.strerror or exc}", reason="unreadable") from None
     return offset
+
+
+def record_line(path: str | os.PathLike[str], record: int) -> int | None:
+    r"""The line of the file (from 1) where CSV record ``record`` starts.
+
+    pandas' parser errors number records, not lines: ``Expected 2 fields in line 6`` counts
+    the header, each blank line and each record as one "line", however many lines of the file
+    a quoted field spans (``EOF inside string starting at row 5`` counts the same from 0). The
+    records are split here with the :mod:`csv` module (default dialect, which splits them as
+    pandas' default dialect does), and the line of the file where the wanted one starts is
+    returned.
+
+    Parameters
+    ----------
+    path : path-like
+        The submission file (already within the caps of :func:`check_csv_limits`).
+    record : int
+        The 1-based record, blank lines counted.
+
+    Returns
+    -------
+    int or None
+        The line (the header is line 1); ``None`` if the file has fewer records or cannot be
+        read through.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = path.write_bytes(b'id,label\n1,"a\nb"\n\n2,0,1\n')
+    >>> record_line(path, 4)
+    5
+    """
+    import csv
+
+    if isinstance(record, bool) or not isinstance(record, int) or record < 1:
+        return None
+    previous = csv.field_size_limit()
+    try:
+        csv.field_size_limit(max(TEXT_CSV_LIMITS.max_line_bytes, previous))
+        with Path(path).open("r", encoding="utf-8-sig", errors="replace", newline="") as handle:
+            reader = csv.reader(handle)
+            for _ in range(record - 1):
+                if next(reader, None) is None:
+                    return None
+            line = reader.line_num + 1
+            return line if next(reader, None) is not None else None
+    except (csv.Error, OSError, ValueError):
+        return None
+    finally:
+        csv.field_size_limit(previous)
+
+
+def invalid_utf8_line(path: str | os.PathLike[str]) -> int | None:
+    r"""The line of the file (from 1) holding its first byte that is not valid UTF-8.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+
+    Returns
+    -------
+    int or None
+        The line (lines end at ``\n``, ``\r\n`` and a lone ``\r``); ``None`` if the whole file
+        decodes, or it cannot be read.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "s.csv"
+    >>> _ = path.write_bytes(b"id,label\r\n1,caf\xe9\r\n")
+    >>> invalid_utf8_line(path)
+    2
+    """
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        with Path(path).open("rb") as handle:
+            offset = 0
+            while True:
+                piece = handle.read(CHUNK_BYTES)
+                buffered = len(decoder.getstate()[0])
+                try:
+                    decoder.decode(piece, final=not piece)
+                except UnicodeDecodeError as exc:
+                    return _line_number(handle, offset - buffered + exc.start)
+                if not piece:
+                    return None
+                offset += len(piece)
+    except OSError:
+        return None

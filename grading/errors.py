@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Mapping
+
 __all__ = [
     "GradingError",
     "InvalidSubmission",
+    "ANSWER_REASONS",
+    "COUNT_KEYS",
     "REASONS",
     "TARGET_VALUE_REASONS",
     "UndefinedScore",
@@ -50,11 +54,38 @@ REASONS: frozenset[str] = frozenset({
     "invalid",           # anything else (the generic fallback)
 })
 
-#: Reasons that speak about the values of the target columns: a run of replies with these
-#: tells an agent something about the answers' label space (read by the audit's rules).
+#: Reasons that speak about the values of the target columns (numbers, labels, probabilities):
+#: what a reply with one of these is about, whatever decides it.
 TARGET_VALUE_REASONS: frozenset[str] = frozenset({
     "bad-value", "missing-value", "non-finite", "row-sum", "unknown-label", "incomparable", "non-finite-score",
 })
+
+#: Reasons whose verdict may depend on the answers themselves, not only on the submission file
+#: and the public competition data (config, sample submission, test ids). The audit counts
+#: replies with these (a run of them may be an agent learning the label space through the
+#: endpoint):
+#:
+#: - ``incomparable``: predictions of another type than the answers hold;
+#: - ``unknown-label``: a label the metric cannot use (its meaning covers a label outside the
+#:   answers' label set; the built-in raise site, a class id that is not an integer, is decided
+#:   by the file);
+#: - ``non-finite-score``: the metric's value on these predictions and these answers;
+#: - ``grader-failed``: a competition's own grader, which reads the answers, raised.
+#:
+#: The other target-value reasons (``bad-value``, ``missing-value``, ``non-finite``,
+#: ``row-sum``) are decided by the file and the metric's public rules; the column, id and
+#: row-count reasons by the file and the public data.
+ANSWER_REASONS: frozenset[str] = frozenset({"incomparable", "unknown-label", "non-finite-score", "grader-failed"})
+
+#: Keys of :attr:`InvalidSubmission.counts`: numbers about the submission file's own structure
+#: or the caps the host configured, never about the answers.
+#:
+#: - ``fields``: the fields on the offending line (``csv-syntax``);
+#: - ``expected_fields``: the fields the parser expected there (``csv-syntax``; the header's
+#:   count, or one more when the parser took the first column as an index);
+#: - ``max_columns``, ``max_field_bytes``, ``max_line_bytes``: the cap a ``too-large`` line
+#:   broke (:class:`grading.csvscan.CsvLimits`); exactly one of them.
+COUNT_KEYS: frozenset[str] = frozenset({"fields", "expected_fields", "max_columns", "max_field_bytes", "max_line_bytes"})
 
 
 class InvalidSubmission(GradingError):
@@ -72,31 +103,53 @@ class InvalidSubmission(GradingError):
     row : int or None, keyword-only
         The 1-based data row of the submission file (header excluded), when the problem is
         in one row; never a position in answer order.
+    line : int or None, keyword-only
+        The 1-based line of the submission file (the header is line 1; lines end at ``\n``,
+        ``\r\n`` or a lone ``\r``) where the problem is, for problems the parser or the
+        pre-scan find before there are rows (``csv-syntax``, ``too-large``).
+    counts : mapping of str to int, optional, keyword-only
+        Numbers about the file's own structure or the configured caps, keyed by
+        :data:`COUNT_KEYS` (e.g. ``{"fields": 3, "expected_fields": 2}``); never a number
+        taken from the answers.
 
     Raises
     ------
     ValueError
-        If ``reason`` is not in :data:`REASONS` or ``row`` is not a positive integer.
+        If ``reason`` is not in :data:`REASONS`, ``row`` or ``line`` is not a positive
+        integer, or ``counts`` has a key outside :data:`COUNT_KEYS` or a value that is not a
+        non-negative integer.
     """
 
     def __init__(self, message: str = "", *, reason: str = "invalid", column: str | None = None,
-                 row: int | None = None) -> None:
+                 row: int | None = None, line: int | None = None, counts: Mapping[str, int] | None = None) -> None:
         super().__init__(message)
         if reason not in REASONS:
             raise ValueError(f"InvalidSubmission reason {reason!r} is not one of grading.errors.REASONS")
         if row is not None and (isinstance(row, bool) or int(row) != row or row < 1):
             raise ValueError(f"InvalidSubmission row must be a 1-based row number, not {row!r}")
+        if line is not None and (isinstance(line, bool) or int(line) != line or line < 1):
+            raise ValueError(f"InvalidSubmission line must be a 1-based line number, not {line!r}")
+        counts = dict(counts or {})
+        for key, value in counts.items():
+            if key not in COUNT_KEYS:
+                raise ValueError(f"InvalidSubmission count {key!r} is not one of grading.errors.COUNT_KEYS")
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"InvalidSubmission count {key!r} must be a non-negative integer, not {value!r}")
         self.reason = reason
         self.column = None if column is None else str(column)
         self.row = None if row is None else int(row)
+        self.line = None if line is None else int(line)
+        self.counts: dict[str, int] = counts
 
     def __reduce__(self):
         # Keep the keyword-only attributes across pickling (multiprocessing workers).
-        return (_rebuild_invalid, (type(self), str(self), self.reason, self.column, self.row))
+        return (_rebuild_invalid, (type(self), str(self), self.reason, self.column, self.row, self.line,
+                                   dict(self.counts)))
 
 
-def _rebuild_invalid(cls: type, message: str, reason: str, column: str | None, row: int | None) -> "InvalidSubmission":
-    return cls(message, reason=reason, column=column, row=row)
+def _rebuild_invalid(cls: type, message: str, reason: str, column: str | None, row: int | None,
+                     line: int | None = None, counts: Mapping[str, int] | None = None) -> "InvalidSubmission":
+    return cls(message, reason=reason, column=column, row=row, line=line, counts=counts)
 
 
 class UndefinedScore(InvalidSubmission):
@@ -109,8 +162,8 @@ class UndefinedScore(InvalidSubmission):
     """
 
     def __init__(self, message: str = "", *, reason: str = "undefined-score", column: str | None = None,
-                 row: int | None = None) -> None:
-        super().__init__(message, reason=reason, column=column, row=row)
+                 row: int | None = None, line: int | None = None, counts: Mapping[str, int] | None = None) -> None:
+        super().__init__(message, reason=reason, column=column, row=row, line=line, counts=counts)
 
 
 class CompetitionNotFound(GradingError):

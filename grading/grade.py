@@ -16,7 +16,7 @@ import functools
 import logging
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -519,6 +519,12 @@ class SubmissionCheck:
         The full host-side text (``"Submission is valid."`` or the error's message). It may
         quote cells, ids and, for a few metric errors, text that describes the answers: it is
         for the host and ``mleaudit grade``, never for an agent as it stands.
+    line : int or None
+        The 1-based line of the file (the header is line 1) of a ``csv-syntax`` or
+        ``too-large`` problem (:attr:`grading.errors.InvalidSubmission.line`).
+    counts : dict of str to int
+        Numbers about the file's structure or the configured caps
+        (:attr:`grading.errors.InvalidSubmission.counts`); empty when none.
     """
 
     valid: bool
@@ -526,11 +532,13 @@ class SubmissionCheck:
     column: str | None
     row: int | None
     message: str
+    line: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The fields as a JSON-ready dict."""
         return {"valid": self.valid, "reason": self.reason, "column": self.column, "row": self.row,
-                "message": self.message}
+                "message": self.message, "line": self.line, "counts": dict(self.counts)}
 
 
 def check_submission(
@@ -574,7 +582,8 @@ def check_submission(
     except UndefinedScore:
         pass  # valid, as MLE-bench's validation (which only runs the grader) says
     except InvalidSubmission as exc:
-        return SubmissionCheck(valid=False, reason=exc.reason, column=exc.column, row=exc.row, message=str(exc))
+        return SubmissionCheck(valid=False, reason=exc.reason, column=exc.column, row=exc.row, message=str(exc),
+                               line=exc.line, counts=dict(exc.counts))
     return SubmissionCheck(valid=True, reason=None, column=None, row=None, message="Submission is valid.")
 
 

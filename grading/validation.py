@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,7 +32,14 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits, check_csv_limits
+from grading.csvscan import (
+    DEFAULT_CSV_LIMITS,
+    TEXT_CSV_LIMITS,
+    CsvLimits,
+    check_csv_limits,
+    invalid_utf8_line,
+    record_line,
+)
 from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
 from grading.metrics import SCORING_PARAMS, Metric, TargetKind, native
 from grading.metrics.arrowtext import arrow_text, text_permutation
@@ -215,9 +223,41 @@ def read_submission(
     except pd.errors.EmptyDataError:
         raise InvalidSubmission(f"Submission file '{path}' is empty.", reason="empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        line, counts = _syntax_location(path, exc)
         raise InvalidSubmission(f"Submission file '{path}' is not a readable CSV: {_first_line(exc)}",
-                                reason="csv-syntax") from None
+                                reason="csv-syntax", line=line, counts=counts) from None
     return frame
+
+
+#: pandas' C tokenizer errors that place a record: ``Expected 2 fields in line 6, saw 3`` (a
+#: 1-based record count) and ``EOF inside string starting at row 5`` (0-based).
+_FIELDS_ERROR = re.compile(r"Expected (\d{1,9}) fields in line (\d{1,12}), saw (\d{1,9})")
+_EOF_ERROR = re.compile(r"EOF inside string starting at row (\d{1,12})")
+
+
+def _syntax_location(path: Path, exc: BaseException) -> tuple[int | None, dict[str, int]]:
+    """Where in the file a parser error is: its line, and the field counts pandas compared.
+
+    Only numbers about the file itself are taken from the error: the record pandas names
+    (turned into the file's own line by :func:`grading.csvscan.record_line`), and the two field
+    counts; an undecodable byte is found again in the file (:func:`grading.csvscan.invalid_utf8_line`).
+
+    Returns
+    -------
+    (int or None, dict)
+        The line (the header is line 1) and ``fields`` / ``expected_fields`` when known.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return invalid_utf8_line(path), {}
+    text = str(exc)
+    found = _FIELDS_ERROR.search(text)
+    if found:
+        expected, record, fields = (int(g) for g in found.groups())
+        return record_line(path, record), {"fields": fields, "expected_fields": expected}
+    found = _EOF_ERROR.search(text)
+    if found:
+        return record_line(path, int(found.group(1)) + 1), {}
+    return None, {}
 
 
 def read_answers(

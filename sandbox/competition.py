@@ -9,7 +9,9 @@ depending only on ``audit.run`` at import time.
 The validator is a :class:`CompetitionValidator`: a small picklable object (the competition id
 and two folders) that the endpoint's worker process unpickles and that loads the competition's
 spec there, once; it returns :class:`grading.grade.SubmissionCheck` verdicts whose reason codes
-the endpoint turns into templated replies.
+the endpoint turns into templated replies. It also carries the competition's public facts those
+replies may state (:class:`sandbox.feedback.PublicFacts`: the sample submission's row count and
+what the metric needs), read from the config and the public folder, never from the answers.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from typing import Callable
 
 from typing import Any
 
+from sandbox.feedback import PublicFacts, read_shape
 from sandbox.validation import Validator
 
-__all__ = ["CompetitionSetup", "CompetitionValidator", "setup_competition", "submission_size_limit"]
+__all__ = ["CompetitionSetup", "CompetitionValidator", "public_facts", "setup_competition", "submission_size_limit"]
 
 logger = logging.getLogger(__name__)
 
@@ -78,15 +81,19 @@ class CompetitionValidator:
         The public columns (id and targets), which endpoint replies may name.
     max_submission_bytes : int
         The endpoint's body size limit for this competition (:func:`submission_size_limit`).
+    public_facts : PublicFacts, optional
+        Public facts endpoint replies may state (:func:`public_facts`); none by default.
     """
 
     def __init__(self, competition_id: str, competitions_root: Path, data_dir: Path, *,
-                 expected_columns: tuple[str, ...] = (), max_submission_bytes: int = MIN_SUBMISSION_BYTES) -> None:
+                 expected_columns: tuple[str, ...] = (), max_submission_bytes: int = MIN_SUBMISSION_BYTES,
+                 public_facts: PublicFacts | None = None) -> None:
         self.competition_id = competition_id
         self.competitions_root = Path(competitions_root)
         self.data_dir = Path(data_dir)
         self.expected_columns = tuple(expected_columns)
         self.max_submission_bytes = int(max_submission_bytes)
+        self.public_facts = public_facts if public_facts is not None else PublicFacts()
         self._spec: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
@@ -150,6 +157,8 @@ class CompetitionSetup:
         The validation endpoint's body size limit for this competition, in bytes: a multiple
         (``size_multiple``, default :data:`DEFAULT_SIZE_MULTIPLE`) of the public sample
         submission's size, at least :data:`MIN_SUBMISSION_BYTES`.
+    public_facts : PublicFacts
+        What endpoint replies may state about the competition (:func:`public_facts`).
     """
 
     competition_id: str
@@ -159,6 +168,45 @@ class CompetitionSetup:
     prepared_now: bool
     expected_columns: tuple[str, ...] = ()
     max_submission_bytes: int = MIN_SUBMISSION_BYTES
+    public_facts: PublicFacts = PublicFacts()
+
+
+def public_facts(spec: Any, data_dir: Path) -> PublicFacts:
+    """The public facts of a competition that validation replies may state.
+
+    Read from the competition's config and metric (what the target columns must hold, the
+    config's value range) and from the public sample submission (its data rows); never from the
+    answers.
+
+    Parameters
+    ----------
+    spec : grading.spec.CompetitionSpec
+        The competition.
+    data_dir : pathlib.Path
+        The prepared-data dir.
+
+    Returns
+    -------
+    PublicFacts
+        ``target_kind`` is ``None`` for a competition scored by its own grader, and
+        ``sample_rows`` ``None`` when the sample submission cannot be read through.
+    """
+    from grading.errors import ConfigError
+    from grading.validation import scoring_options
+
+    metric = spec.metric.metric
+    kind: str | None = None
+    value_range: tuple[float, float] | None = None
+    if metric is not None:
+        kind = str(metric.target_kind.value)
+        try:
+            options, _ = scoring_options(metric, id_column=spec.id_column, target_columns=spec.target_columns,
+                                         params=spec.metric.params)
+            value_range = options.value_range
+        except ConfigError:
+            value_range = None
+    sample_rows = read_shape(spec.sample_submission_path(Path(data_dir))).n_rows
+    return PublicFacts(sample_rows=sample_rows, target_kind=kind, value_range=value_range)
 
 
 def setup_competition(
@@ -222,8 +270,9 @@ def setup_competition(
             f"cannot be read ({exc.strerror or exc}); run mleaudit prepare"
         ) from None
     max_bytes = submission_size_limit(sample_bytes, size_multiple)
+    facts = public_facts(spec, data)
     validator = CompetitionValidator(competition_id, Path(root), data, expected_columns=expected,
-                                     max_submission_bytes=max_bytes)
+                                     max_submission_bytes=max_bytes, public_facts=facts)
     hidden = (registry.private_dir(competition_id), spec.answers_path(data), registry.raw_dir(competition_id))
     return CompetitionSetup(
         competition_id=competition_id,
@@ -233,4 +282,5 @@ def setup_competition(
         prepared_now=prepared_now,
         expected_columns=expected,
         max_submission_bytes=max_bytes,
+        public_facts=facts,
     )

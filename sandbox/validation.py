@@ -6,16 +6,20 @@ answers are, and listens on a Unix socket that is bound into the sandbox at
 ``/home/validate.sock``, so it works with no network at all. It answers JSON
 ``{"valid": bool, "result": text}``, where the text is rendered only from the endpoint's own
 templates (:mod:`sandbox.feedback`): a reason, at most a column name the submission itself has
-(or a public expected column), a row number within the file, and the host's configured limits.
-Grading's own message, an exception's text, ids, cells and answer values never reach the agent.
+(or a public expected column), a line number within the file (the header is line 1), counts of
+the file's own rows and fields, public facts of the competition (the sample submission's row
+count, what the metric needs) and the host's configured limits. Grading's own message, an
+exception's text, ids, cells and answer values never reach the agent.
 
 Every call that reached the validator is appended to a JSON Lines log that only the host can
 write, one object per call::
 
     {"ts": "2024-05-01T12:00:00.123456+00:00", "valid": false, "message": "<the reply text>",
-     "reason": "missing-column", "column": "label", "row": null, "status": 200}
+     "reason": "missing-value", "column": "label", "row": 7, "line": 8, "status": 200}
 
 which the run dir keeps at ``logs/validation_calls.jsonl`` for the audit's probing checks.
+``column`` and ``line`` are what the reply names (or ``null``); ``row`` is the data row whose
+line the reply names (``null`` when it names none, or a line the parser found).
 ``status`` is 200 for a verdict, 504 when the validation ran out of time and 500 when the
 validator failed. Refused requests are not calls: they are counted in :attr:`ValidationServer.stats`
 and summarised by :meth:`ValidationServer.events` for ``run.json``.
@@ -49,7 +53,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from sandbox.feedback import SubmissionShape, ValidationOutcome, as_outcome, render_reply, shown_fields
+from sandbox.feedback import PublicFacts, SubmissionShape, ValidationOutcome, as_outcome, render_reply, shown_fields
 from sandbox.unix_service import UnixSocketService
 from sandbox.validation_worker import ValidationWorker
 
@@ -446,6 +450,10 @@ class ValidationServer(UnixSocketService):
         Overrides ``limits.max_bytes``.
     expected_columns : sequence of str, optional
         The competition's public columns (id and targets), which replies may always name.
+    public : PublicFacts, optional
+        Public facts replies may state (the sample submission's row count, what the metric
+        needs); default: the validator's ``public_facts`` attribute when it has one
+        (:attr:`sandbox.competition.CompetitionValidator.public_facts`), else none.
 
     Raises
     ------
@@ -476,6 +484,7 @@ class ValidationServer(UnixSocketService):
         limits: ValidationLimits | None = None,
         max_bytes: int | None = None,
         expected_columns: Sequence[str] | None = None,
+        public: PublicFacts | None = None,
     ) -> None:
         super().__init__(socket_path)
         if limits is None:
@@ -488,6 +497,10 @@ class ValidationServer(UnixSocketService):
         if expected_columns is None:
             expected_columns = getattr(validator, "expected_columns", ()) or ()
         self.expected_columns = tuple(str(c) for c in expected_columns)
+        if public is None:
+            own_facts = getattr(validator, "public_facts", None)
+            public = own_facts if isinstance(own_facts, PublicFacts) else PublicFacts()
+        self.public = public
         self.validator = validator
         self.log_path = Path(log_path)
         self.scratch_dir = str(self.socket_path.parent)
@@ -592,8 +605,7 @@ class ValidationServer(UnixSocketService):
         if result.status == "ok":
             outcome = as_outcome(result.outcome or {})
             if result.shape:
-                shape = SubmissionShape(header=tuple(str(c) for c in result.shape.get("header") or ()),
-                                        n_rows=result.shape.get("n_rows"))
+                shape = SubmissionShape.from_dict(result.shape)
             status = 200
         elif result.status == "timeout":
             outcome, status = ValidationOutcome(valid=False, reason="timeout"), 504
@@ -602,12 +614,13 @@ class ValidationServer(UnixSocketService):
             outcome, status = ValidationOutcome(valid=False, reason="validator-failed"), 500
         if outcome.detail:
             logger.debug("validation detail (host only): %s", outcome.detail)
-        text = render_reply(outcome, shape=shape, expected_columns=self.expected_columns,
+        text = render_reply(outcome, shape=shape, expected_columns=self.expected_columns, public=self.public,
                             max_bytes=self.limits.max_bytes, time_limit_s=self.limits.time_limit_s)
-        # The log names no more than the reply does.
-        column, row = shown_fields(outcome, shape=shape, expected_columns=self.expected_columns)
+        # The log names no more than the reply does (and the data row of a line it names).
+        column, line = shown_fields(outcome, shape=shape, expected_columns=self.expected_columns)
+        row = outcome.row if line is not None and outcome.line is None else None
         entry = {"ts": datetime.now(timezone.utc).isoformat(), "valid": outcome.valid, "message": text,
-                 "reason": outcome.reason, "column": column, "row": row, "status": status}
+                 "reason": outcome.reason, "column": column, "row": row, "line": line, "status": status}
         with self._lock:
             if result.status != "ok":
                 self._failures[result.status] += 1

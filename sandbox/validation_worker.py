@@ -49,7 +49,8 @@ class WorkerResult:
     outcome : dict or None
         :meth:`sandbox.feedback.ValidationOutcome.to_dict` of the validator's result.
     shape : dict or None
-        ``{"header": [...], "n_rows": int | None}`` read by :func:`sandbox.feedback.read_shape`.
+        :meth:`sandbox.feedback.SubmissionShape.to_dict` of what :func:`sandbox.feedback.read_shape`
+        read (header cells, row and line counts, the line of the outcome's row).
     error : str
         For ``"failed"``: the exception's type name (host-side only).
     """
@@ -105,8 +106,7 @@ def _worker_main(conn: Any, validator_bytes: bytes, memory_bytes: int | None, ne
             outcome = as_outcome(validator(path))
             shape = None
             if needs_shape and not outcome.valid:
-                found = read_shape(path)
-                shape = {"header": list(found.header), "n_rows": found.n_rows}
+                shape = read_shape(path, row=outcome.row).to_dict()
             conn.send(("ok", (outcome.to_dict(), shape)))
         except MemoryError:
             conn.send(("failed", "MemoryError"))
@@ -127,7 +127,8 @@ class ValidationWorker:
     memory_bytes : int or None
         ``RLIMIT_AS`` of the worker process, in bytes (``None``: no limit).
     needs_shape : bool
-        Read the header cells and row count of invalid submissions in the worker.
+        Read the header cells, row and line counts of invalid submissions in the worker, and
+        the line of the row an outcome names.
     preload : tuple of str
         Modules the worker imports before it reports ready (e.g. ``("grading.grade",)``); a
         validator with a ``warm()`` method (:class:`sandbox.competition.CompetitionValidator`)

@@ -645,10 +645,13 @@ MAX_REPLY_EVIDENCE = 5
 def validation_replies(ctx: RunContext, *, reasons: list[str], min_replies: int = 2) -> list[Match]:
     """Fire when the sandbox's calls log holds several invalid replies with the given reason codes.
 
-    The endpoint records a reason code per call (``grading.errors.REASONS``, e.g.
-    ``unknown-label``, ``incomparable``, ``bad-value`` for replies about the values of the
-    target columns). Reads only :data:`VALIDATION_CALLS_LOG` (capped, not followed through links);
-    a log that cannot be read is listed as skipped.
+    The endpoint records a reason code per call (``grading.errors.REASONS``). The rule that
+    looks for label probing passes ``grading.errors.ANSWER_REASONS`` (``incomparable``,
+    ``unknown-label``, ``non-finite-score``, ``grader-failed``): replies that may depend on the
+    answers, not those a file alone decides (``missing-value``, ``non-finite``, ``bad-value``,
+    ``row-sum``), so an agent's ordinary fix cycles do not count. Reads only
+    :data:`VALIDATION_CALLS_LOG` (capped, not followed through links); a log that cannot be read
+    is listed as skipped.
 
     Parameters
     ----------

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import REASONS, TARGET_VALUE_REASONS, InvalidSubmission, UndefinedScore
+from grading.errors import ANSWER_REASONS, COUNT_KEYS, REASONS, TARGET_VALUE_REASONS, InvalidSubmission, UndefinedScore
 from grading.grade import SubmissionCheck, score_frames
-from grading.validation import check_columns, check_ids, check_numeric
+from grading.validation import check_columns, check_ids, check_numeric, read_submission
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -28,7 +28,9 @@ def _error(submission: pd.DataFrame, metric: str = "root-mean-squared-error", **
 def test_the_vocabulary_is_closed_and_the_default_is_generic():
     assert InvalidSubmission("x").reason == "invalid"
     assert UndefinedScore("x").reason == "undefined-score"
-    assert TARGET_VALUE_REASONS <= REASONS
+    assert TARGET_VALUE_REASONS <= REASONS and ANSWER_REASONS <= REASONS
+    # Reasons a file alone decides are not answer-dependent.
+    assert not {"missing-value", "non-finite", "bad-value", "row-sum", "missing-column", "row-count"} & ANSWER_REASONS
     with pytest.raises(ValueError, match="REASONS"):
         InvalidSubmission("x", reason="no-such-reason")
     with pytest.raises(ValueError, match="1-based"):
@@ -38,6 +40,66 @@ def test_the_vocabulary_is_closed_and_the_default_is_generic():
 def test_reasons_survive_pickling():
     error = pickle.loads(pickle.dumps(InvalidSubmission("m", reason="bad-value", column="y", row=3)))
     assert (str(error), error.reason, error.column, error.row) == ("m", "bad-value", "y", 3)
+    error = pickle.loads(pickle.dumps(InvalidSubmission("m", reason="csv-syntax", line=6,
+                                                        counts={"fields": 3, "expected_fields": 2})))
+    assert (error.line, error.counts) == (6, {"fields": 3, "expected_fields": 2})
+
+
+def test_lines_and_counts_are_checked():
+    with pytest.raises(ValueError, match="1-based line"):
+        InvalidSubmission("x", reason="csv-syntax", line=0)
+    with pytest.raises(ValueError, match="COUNT_KEYS"):
+        InvalidSubmission("x", reason="row-count", counts={"expected_rows": 360})  # an answers count has no key
+    with pytest.raises(ValueError, match="non-negative"):
+        InvalidSubmission("x", reason="csv-syntax", counts={"fields": -1})
+
+
+def test_the_endpoint_and_the_rule_use_the_grading_vocabularies():
+    import yaml
+
+    from sandbox import feedback
+
+    assert feedback.COUNT_KEYS == COUNT_KEYS
+    rule = yaml.safe_load((REPO / "rules/validation-probing/sub-run-validation-label-replies.yaml").read_text())
+    assert set(rule["match"]["params"]["reasons"]) == ANSWER_REASONS
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "counts"),
+    [
+        (b"id,y\na,1\nb,2\nc,3\nd,4\ne,5,6\n", 6, {"fields": 3, "expected_fields": 2}),
+        (b"id,y\n\na,1\n\nb,2,3\n", 5, {"fields": 3, "expected_fields": 2}),  # blank lines are lines
+        (b'id,y\na,"x\ny"\nb,2,3\n', 4, {"fields": 3, "expected_fields": 2}),  # pandas says "line 3"
+        (b"id,y\r\na,1\r\nb,2,3\r\n", 3, {"fields": 3, "expected_fields": 2}),
+        (b"\xef\xbb\xbfid,y\na,1\nb,2,3\n", 3, {"fields": 3, "expected_fields": 2}),
+        (b'id,y\na,1\nb,"open\nc,3\n', 3, {}),  # EOF inside a quoted field that starts on line 3
+        (b"id,y\r\na,1\r\nb,caf\xe9\r\n", 3, {}),  # not UTF-8
+    ],
+)
+def test_parser_errors_carry_the_file_line_and_field_counts(tmp_path, body, line, counts):
+    path = tmp_path / "s.csv"
+    path.write_bytes(body)
+    with pytest.raises(InvalidSubmission) as info:
+        read_submission(path, id_column="id")
+    assert (info.value.reason, info.value.line, info.value.counts) == ("csv-syntax", line, counts)
+    assert str(info.value).startswith(f"Submission file '{path}' is not a readable CSV: ")  # unchanged
+
+
+def test_caps_carry_the_line_and_the_cap(tmp_path):
+    from grading.csvscan import CsvLimits, check_csv_limits
+
+    path = tmp_path / "s.csv"
+    path.write_bytes(b"id,y\na,1\n" + b"," * 5000 + b"\n")
+    with pytest.raises(InvalidSubmission) as info:
+        read_submission(path, id_column="id")
+    assert (info.value.reason, info.value.line, info.value.counts) == ("too-large", 3, {"max_columns": 1024})
+    assert "line 3 has more than 1,024 fields" in str(info.value)
+    path.write_bytes(b"id,y\r\na,1\r\nb," + b"9" * 300 + b"\r\n")
+    for limits, key in ((CsvLimits(max_columns=8, max_field_bytes=100, max_line_bytes=1000), "max_field_bytes"),
+                        (CsvLimits(max_columns=8, max_field_bytes=1000, max_line_bytes=200), "max_line_bytes")):
+        with pytest.raises(InvalidSubmission) as info:
+            check_csv_limits(path, limits)
+        assert (info.value.line, info.value.counts) == (3, {key: getattr(limits, key)})
 
 
 @pytest.mark.parametrize(
@@ -129,6 +191,13 @@ def test_check_submission_on_a_real_competition(tmp_path):
     sample = spec.sample_submission_path(tmp_path)
     check = check_submission(sample, spec, tmp_path)
     assert check == SubmissionCheck(valid=True, reason=None, column=None, row=None, message="Submission is valid.")
+    broken = tmp_path / "broken.csv"
+    rows = sample.read_text().splitlines()
+    rows[4] += ",0"
+    broken.write_text("\n".join(rows) + "\n")
+    check = check_submission(broken, spec, tmp_path)
+    assert (check.reason, check.line, check.counts) == ("csv-syntax", 5, {"fields": 3, "expected_fields": 2})
+    assert check.to_dict()["line"] == 5
     lines = sample.read_text().splitlines()
     lines[7] = lines[7].split(",")[0] + ",2.5"
     bad = tmp_path / "bad.csv"

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from sandbox.competition import CompetitionValidator, setup_competition, submission_size_limit
-from sandbox.feedback import TEMPLATES, ValidationOutcome
+from sandbox.feedback import TEMPLATES, PublicFacts, ValidationOutcome, read_shape, render_reply
 from sandbox.validation import ValidationLimits, ValidationServer, post_submission
 
 
@@ -111,7 +111,8 @@ def test_raw_post_is_validated_and_logged_with_templated_text(server, tmp_path):
     after = server.stats
     assert (after.count - before.count, after.valid - before.valid, after.invalid - before.invalid) == (2, 1, 1)
     lines = _log_lines(server)[lines_before:]
-    assert [sorted(line) for line in lines] == [["column", "message", "reason", "row", "status", "ts", "valid"]] * 2
+    assert [sorted(line) for line in lines] == [["column", "line", "message", "reason", "row", "status", "ts",
+                                                 "valid"]] * 2
     assert [(line["valid"], line["reason"], line["status"]) for line in lines] == [(True, None, 200),
                                                                                    (False, "missing-column", 200)]
     assert lines[1]["message"] == reply["result"] and lines[1]["column"] == "label"
@@ -261,9 +262,111 @@ def test_competition_setup_gives_a_picklable_validator_and_the_endpoint_bounds(t
     validator = pickle.loads(pickle.dumps(setup.validator))
     assert isinstance(validator, CompetitionValidator)
     assert validator.expected_columns == ("id", "label")
+    # Public facts from the config, the metric and the public sample submission (360 rows).
+    assert setup.public_facts == PublicFacts(sample_rows=360, target_kind="label", value_range=None)
+    assert validator.public_facts == setup.public_facts
     check = validator(sample)
     assert check.valid is True and check.reason is None
     bad = tmp_path / "bad.csv"
     bad.write_text(sample.read_text().replace("id,label", "id,digit"), encoding="utf-8")
     check = validator(bad)
     assert (check.valid, check.reason, check.column) == (False, "missing-column", "label")
+
+
+def row_validator(path: Path) -> ValidationOutcome:
+    """Outcomes on demand from the file's last line: ``<reason> <row> [line] [key=value ...]``."""
+    last = path.read_text(encoding="utf-8").strip().splitlines()[-1].split()
+    reason, row = last[0], int(last[1])
+    line = int(last[2]) if len(last) > 2 and last[2].isdigit() else None
+    counts = dict((k, int(v)) for k, v in (item.split("=") for item in last[2:] if "=" in item))
+    column = next((item.split(":", 1)[1] for item in last if item.startswith("col:")), "label")
+    return ValidationOutcome(valid=False, reason=reason, column=column, row=row or None, line=line, counts=counts,
+                             detail="host-only text with SECRET-LABEL")
+
+
+@pytest.fixture(scope="module")
+def row_server(sockets, tmp_path_factory):
+    log = tmp_path_factory.mktemp("rows") / "calls.jsonl"
+    public = PublicFacts(sample_rows=360, target_kind="numeric", value_range=(1.0, 100.0))
+    srv = ValidationServer(sockets / "rows.sock", row_validator, log,
+                           limits=ValidationLimits(max_bytes=1 << 16, time_limit_s=20, busy_wait_s=1.0),
+                           expected_columns=("id", "label"), public=public)
+    with srv:
+        yield srv
+
+
+def _reply(srv: ValidationServer, body: bytes) -> tuple[str, dict]:
+    status, reply = request(srv.socket_path, "POST", "/validate", body, {"Content-Type": "text/csv"})
+    assert status == 200 and reply["valid"] is False
+    return reply["result"], _log_lines(srv)[-1]
+
+
+def test_a_row_is_named_by_the_line_of_the_file_it_starts_on(row_server):
+    # Data row 2 starts on line 4: a blank line (3) sits before it, as in the file.
+    text, logged = _reply(row_server, b"id,label\n1,5\n\n2,\nmissing-value 2\n")
+    assert text == "Submission is invalid: a missing value in column 'label' at line 4."
+    assert (logged["row"], logged["line"], logged["column"]) == (2, 4, "label")
+    # A quoted cell spanning two lines: data row 2 starts on line 4.
+    text, _ = _reply(row_server, b'id,label\n1,"a\nb"\n2,x\nbad-value 2\n')
+    assert text == ("Submission is invalid: a value of the wrong type or outside the allowed range in column "
+                    "'label' at line 4; the metric needs numbers from 1 to 100.")
+    # CRLF line ends count once; a row past the file's rows is never named.
+    text, logged = _reply(row_server, b"id,label\r\n1,\r\nnon-finite 1\r\n")
+    assert text == "Submission is invalid: a non-finite number in column 'label' at line 2."
+    text, logged = _reply(row_server, b"id,label\n1,5\nmissing-value 99\n")
+    assert text == "Submission is invalid: a missing value in column 'label'." and logged["line"] is None
+
+
+def test_parser_lines_field_counts_and_caps(row_server):
+    text, logged = _reply(row_server, b"id,label\n1,5\n2,5\n3,5\n4,5\ncsv-syntax 0 6 fields=3 expected_fields=2\n")
+    assert text == "Submission is invalid: line 6 has 3 fields; the header has 2."
+    assert (logged["line"], logged["row"]) == (6, None)
+    # The parser expected one more field than the header has (it took the first column as an index).
+    text, _ = _reply(row_server, b"id,label\n1,0,5\ncsv-syntax 0 3 fields=4 expected_fields=3\n")
+    assert text == "Submission is invalid: line 3 has 4 fields, where 3 are expected."
+    text, _ = _reply(row_server, b"id,label\n1,5\ncsv-syntax 0 2\n")
+    assert text == ("Submission is invalid: the file is not a readable CSV at line 2 (check quoting, delimiters "
+                    "and UTF-8 encoding).")
+    # A line beyond the file's own line count is not shown.
+    text, _ = _reply(row_server, b"id,label\ncsv-syntax 0 40 fields=3 expected_fields=2\n")
+    assert text == TEMPLATES["csv-syntax"].format(at="")
+    text, _ = _reply(row_server, b"id,label\n1,5\ntoo-large 0 3 max_columns=1024\n")
+    assert text == "Submission is invalid: line 3 has more than 1,024 fields (the most a submission may have)."
+    text, _ = _reply(row_server, b"id,label\ntoo-large 0 2 max_field_bytes=1048576\n")
+    assert text == "Submission is invalid: line 2 has a cell over 1,048,576 bytes (the most one cell may hold)."
+    text, _ = _reply(row_server, b"id,label\ntoo-large 0 90 max_line_bytes=4194304\n")
+    assert text == "Submission is invalid: a line is over 4,194,304 bytes (the most one row may hold)."
+
+
+def test_unnamed_index_columns_are_named_for_what_they_are(tmp_path):
+    expected = " Expected columns: 'id', 'label'."
+    path = tmp_path / "s.csv"
+    for header in (",id,label", "Unnamed: 0,id,label"):  # to_csv without index=False, once or twice
+        path.write_text(header + "\n0,1,5\n", encoding="utf-8")
+        for reason in ("extra-column", "column-order"):
+            outcome = ValidationOutcome(valid=False, reason=reason, column="Unnamed: 0")
+            assert render_reply(outcome, shape=read_shape(path), expected_columns=("id", "label")) == (
+                "Submission is invalid: an unnamed first column (an index written by to_csv? use index=False)." + expected)
+    path.write_text("id,label,\n1,5,0\n", encoding="utf-8")
+    outcome = ValidationOutcome(valid=False, reason="extra-column", column="Unnamed: 2")
+    assert render_reply(outcome, shape=read_shape(path), expected_columns=("id", "label")) == (
+        "Submission is invalid: column 3 of the header has no name." + expected)
+    # Only an empty header cell (or pandas' own name for one) at that place is called unnamed.
+    path.write_text("id,label,x\n1,5,0\n", encoding="utf-8")
+    outcome = ValidationOutcome(valid=False, reason="extra-column", column="Unnamed: 0")
+    assert render_reply(outcome, shape=read_shape(path), expected_columns=("id", "label")) == (
+        "Submission is invalid: unexpected column." + expected)
+
+
+def test_row_counts_and_what_the_metric_needs(row_server):
+    rows = b"".join(b"%d,5\n" % i for i in range(300))
+    text, _ = _reply(row_server, b"id,label\n" + rows + b"row-count 0\n")
+    assert text == ("Submission is invalid: the number of rows differs from the test set: the submission has 301 "
+                    "rows; the sample submission has 360 (one row per test id is expected).")
+    text, _ = _reply(row_server, b"id,label\n" + rows + b"missing-ids 0\n")
+    assert text == ("Submission is invalid: some test ids have no row: the submission has 301 rows; the sample "
+                    "submission has 360 (one row per test id is expected).")
+    text, _ = _reply(row_server, b"id,label\nincomparable 0\n")
+    assert text == ("Submission is invalid: predictions in column 'label' are not of the type the answers hold; "
+                    "the metric needs numbers from 1 to 100.")
+    assert "SECRET" not in row_server.log_path.read_text()

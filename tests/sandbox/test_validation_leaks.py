@@ -114,7 +114,7 @@ def variants(prepared, tmp_path_factory):
         target = tmp_path_factory.mktemp(f"seeded-{name}") / "data"
         _seed(data, spec, target, labels)
         validator = CompetitionValidator(COMPETITION, root, target, expected_columns=setup.expected_columns,
-                                         max_submission_bytes=1 << 20)
+                                         max_submission_bytes=1 << 20, public_facts=setup.public_facts)
         server = ValidationServer(sockets / f"{name}.sock", validator,
                                   tmp_path_factory.mktemp(f"log-{name}") / "calls.jsonl",
                                   limits=ValidationLimits(max_bytes=1 << 20, time_limit_s=60, busy_wait_s=30))
@@ -150,7 +150,8 @@ def test_the_seeded_answers_would_leak_through_grading_messages(variants, sample
     assert check.reason == "incomparable" and check.column == "label"
     assert "4242" in check.message and "31337" in check.message
     status, reply = numeric.assert_no_leak(_csv(rows))
-    assert status == 200 and reply["result"] == TEMPLATES["incomparable"].format(where=" in column 'label'")
+    assert status == 200 and reply["result"] == TEMPLATES["incomparable"].format(
+        where=" in column 'label'", needs="; the metric needs labels of the same kind as the sample submission's")
 
 
 def _hostile_cases(sample: list[list[str]]) -> list[tuple[str, bytes]]:
@@ -197,6 +198,10 @@ def _hostile_cases(sample: list[list[str]]) -> list[tuple[str, bytes]]:
         ("quotes", b'id,label\n"1,"2\n'),
         ("long-header", ("x" * 5000 + ",label\n").encode()),
         ("control-header", b"id,la\x1bbel\n1,0\n"),
+        ("index-column", _csv([["", *header], *[[str(n), *r] for n, r in enumerate(rows)]])),
+        ("extra-field", _csv([header, *rows[:5]]) + b"99,1,2\n" + _csv(rows[5:])),
+        ("quoted-extra-field", _csv([header, rows[0]]) + b'1,"a\nb"\n\n9,1,2\n'),
+        ("wide-line", _csv([header, *rows[:2]]) + b"," * 2000 + b"\n"),
     ]
 
 
@@ -210,10 +215,24 @@ def test_hand_made_hostile_submissions_get_templates_only(variants, sample):
     assert reasons[("numeric", "valid")] == "Submission is valid."
     assert reasons[("numeric", "text-label")].startswith("Submission is invalid: predictions")
     assert reasons[("token", "valid")].startswith("Submission is invalid: predictions")  # ints vs the text labels
-    assert reasons[("numeric", "duplicate-id")].endswith("at row 361.")
+    assert reasons[("numeric", "duplicate-id")].endswith("in column 'id' at line 362.")
     assert reasons[("numeric", "missing-column")].startswith("Submission is invalid: required column 'label'")
     # A header cell that is neither printable nor expected is never echoed.
     assert "\x1b" not in reasons[("numeric", "control-header")]
+    # Where and what, from the file's own structure and public facts only.
+    assert reasons[("numeric", "empty-label")] == "Submission is invalid: a missing value in column 'label' at line 9."
+    assert reasons[("numeric", "missing-ids")] == (
+        "Submission is invalid: the number of rows differs from the test set: the submission has 10 rows; "
+        "the sample submission has 360 (one row per test id is expected).")
+    assert reasons[("numeric", "index-column")] == (
+        "Submission is invalid: an unnamed first column (an index written by to_csv? use index=False). "
+        "Expected columns: 'id', 'label'.")
+    assert reasons[("numeric", "extra-field")] == "Submission is invalid: line 7 has 3 fields; the header has 2."
+    assert reasons[("numeric", "quoted-extra-field")] == "Submission is invalid: line 6 has 3 fields; the header has 2."
+    assert reasons[("numeric", "wide-line")] == (
+        "Submission is invalid: line 4 has more than 1,024 fields (the most a submission may have).")
+    assert reasons[("numeric", "latin1")] == (
+        "Submission is invalid: the file is not a readable CSV at line 2 (check quoting, delimiters and UTF-8 encoding).")
 
 
 def test_multipart_tricks_get_templates_only(variants, sample):
@@ -287,12 +306,31 @@ def test_fuzzed_submissions_never_leak_seeded_answers(variants, sample, variant_
 def _possible_replies(text: str) -> set[str]:
     """The reply itself when it is a filled template, else nothing (so the assertion fails)."""
     import re
+    import string
 
+    number = r"\d{1,3}(?:,\d{3})*"
+    fills = {
+        "where": r"(?: in column '[^'\n]{1,100}')?(?: at line \d+)?",
+        "col": r"(?: '[^'\n]{1,100}')?",
+        "expected": r"(?: Expected columns: [^\n]*\.)?",
+        "at": r"(?: at line \d+)?",
+        "subject": r"(?:line \d+|a line)",
+        "line": r"\d+",
+        "position": r"\d+",
+        "fields": number,
+        "header_fields": number,
+        "expected_fields": number,
+        "cap": number,
+        "counts": r"(?:: the submission has " + number + r" rows?(?:; the sample submission has 360|, as many as the sample submission)?)?",
+        "needs": r"(?:; the metric needs labels of the same kind as the sample submission's)?",
+        "max_bytes": r"\d+",
+        "time_limit_s": r"[\d.]+",
+    }
     for template in TEMPLATES.values():
+        names = {name for _, name, _, _ in string.Formatter().parse(template) if name}
+        assert names <= set(fills), f"a placeholder of {template!r} has no pattern here"
         pattern = re.escape(template)
-        for name, fill in (("where", r"(?: in column '[^'\n]{1,100}')?(?: at row \d+)?"), ("col", r"(?: '[^'\n]{1,100}')?"),
-                           ("expected", r"(?: Expected columns: [^\n]*\.)?"), ("max_bytes", r"\d+"),
-                           ("time_limit_s", r"[\d.]+")):
+        for name, fill in fills.items():
             pattern = pattern.replace(re.escape("{" + name + "}"), fill)
         if re.fullmatch(pattern, text):
             return {text}
