@@ -102,22 +102,33 @@ def _convert(fn, value: Any, name: str) -> Any:
 
 def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, validation_limits: Any = None) -> Any:
     from sandbox.errors import RunDirError, SandboxRunError
-    from sandbox.runner import run_sandbox
+    from sandbox.runner import SANDBOX_FAILED, run_sandbox
 
     try:
         return run_sandbox(spec, run_dir, runner=runner, validator=validator, validation_limits=validation_limits)
-    except (SpecError, RunDirError) as exc:
-        # Refused before anything was written: nothing is recorded.
+    except RunDirError as exc:
         raise SandboxCliError(str(exc)) from None
     except SandboxRunError as exc:
         raise SandboxCliError(f"error: {exc}\n(the agent had started; the run dir is complete and its outputs "
                               f"cleaned; recorded in {run_dir / 'run.json'} with status error)") from None
     except SandboxError as exc:
+        if _recorded_status(run_dir) != SANDBOX_FAILED:
+            # Refused before anything was written (a missing host path): nothing is recorded.
+            raise SandboxCliError(_describe(exc)) from None
         raise SandboxCliError(
             f"sandbox_failed: the agent did not run. {_describe(exc)}\n"
             f"(recorded in {run_dir / 'run.json'} with status sandbox_failed; running again with the same "
             "--run-dir replaces that record)"
         ) from None
+
+
+def _recorded_status(run_dir: Path) -> str | None:
+    """The ``status`` of the run dir's ``run.json`` when there is a readable one."""
+    try:
+        record = json.loads((run_dir / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return record.get("status") if isinstance(record, dict) else None
 
 
 def _size(value: int | None) -> str:

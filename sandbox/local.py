@@ -93,6 +93,12 @@ logger = logging.getLogger(__name__)
 #: The uid/gid of the host's unprivileged account. No longer used by default: it is shared by
 #: every run (and by other programs), so per-uid kernel state would carry over between runs.
 NOBODY = (65534, 65534)
+#: What to do when the GPUs asked for are not there.
+GPU_REMEDIES = (
+    "run without --gpus (or ask for fewer, by index: --gpus 0,1)",
+    "install the NVIDIA driver so that /dev/nvidiactl and /dev/nvidia0... exist (check with nvidia-smi)",
+    "use --backend docker on a host whose daemon has the NVIDIA container runtime",
+)
 #: Read-only system folders bound into the sandbox when present (from the host or ``rootfs``).
 SYSTEM_DIRS = ("/usr", "/etc", "/opt")
 #: Top-level links (merged /usr) or folders recreated in the sandbox.
@@ -573,7 +579,8 @@ class BubblewrapRunner:
             return [], ()
         devices = sorted(glob.glob("/dev/nvidia[0-9]*"), key=lambda p: int(p[len("/dev/nvidia"):]))
         if not devices or not os.path.exists("/dev/nvidiactl"):
-            raise GpuUnavailable("GPUs were requested but this machine has no NVIDIA devices (/dev/nvidia*)")
+            raise GpuUnavailable("GPUs were requested but this machine has no NVIDIA devices (/dev/nvidia*)",
+                                 remedies=GPU_REMEDIES)
         request = spec.gpus
         if request.device_ids:
             wanted = []
@@ -581,12 +588,13 @@ class BubblewrapRunner:
                 path = f"/dev/nvidia{dev_id}"
                 if not dev_id.isdigit() or path not in devices:
                     raise GpuUnavailable(f"gpus: device {dev_id!r} is not one of {', '.join(devices)} "
-                                         "(the local backend takes device indices)")  # fmt: skip
+                                         "(the local backend takes device indices)", remedies=GPU_REMEDIES)  # fmt: skip
                 wanted.append(path)
             devices = wanted
         elif request.count is not None:
             if request.count > len(devices):
-                raise GpuUnavailable(f"gpus: {request.count} requested but this machine has {len(devices)}")
+                raise GpuUnavailable(f"gpus: {request.count} requested but this machine has {len(devices)}",
+                                     remedies=GPU_REMEDIES)
             devices = devices[: request.count]
         args: list[str] = []
         for dev in [*_NVIDIA_CONTROL, *devices]:
@@ -646,6 +654,12 @@ class BubblewrapRunner:
                     parents.append(text)
         for parent in dict.fromkeys(parents):
             args += ["--perms", "0755", "--dir", parent]
+        for bind in plan.binds:
+            # A mount point inside a read-only system folder must already exist there.
+            inside = next((t for t in system if _within_posix(bind.target, t) and bind.target != t), None)
+            if inside is not None and not os.path.lexists(self._system_source(inside) + bind.target[len(inside):]):
+                raise SpecError(f"mount target {bind.target} is inside the read-only system folder {inside}, where "
+                                "it does not exist; choose a target outside /usr, /etc, /opt and /lib (e.g. /mnt/...)")
         for bind in extra:
             args += ["--ro-bind", str(bind.source), bind.target]
         for bind in plan.binds:
