@@ -63,6 +63,48 @@ def toy(tmp_path: Path) -> Toy:
     return Toy(root=root, public=public, private=private, answers=answers, token=token)
 
 
+@pytest.fixture(scope="session")
+def docker_client():
+    """A client of the docker daemon in the environment (tests marked ``docker`` only)."""
+    pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
+    from sandbox.docker import docker_client as connect
+    from sandbox.errors import SandboxUnavailable
+
+    try:
+        return connect(timeout=60)
+    except SandboxUnavailable as exc:
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def agent_image(docker_client):
+    """The agent image, built offline from this machine's binaries when missing."""
+    import subprocess
+
+    import docker
+
+    from sandbox.docker import DEFAULT_IMAGE
+
+    try:
+        docker_client.images.get(DEFAULT_IMAGE)
+        return DEFAULT_IMAGE
+    except docker.errors.ImageNotFound:
+        pass
+    repo = Path(__file__).resolve().parents[2]
+    rootfs = subprocess.run(["bash", str(repo / "images" / "build-rootfs.sh")], capture_output=True, check=True).stdout
+    docker_client.api.import_image_from_data(rootfs, repository="mleaudit/rootfs", tag="local")
+    docker_client.images.build(path=str(repo / "images" / "agent"), tag=DEFAULT_IMAGE, pull=False,
+                               network_mode="none", buildargs={"BASE": "mleaudit/rootfs:local"}, rm=True)
+    return DEFAULT_IMAGE
+
+
+@pytest.fixture
+def docker_runner(docker_client):
+    from sandbox.docker import DockerRunner
+
+    return DockerRunner(client=docker_client)
+
+
 @pytest.fixture
 def bwrap() -> BubblewrapRunner:
     ok, why = _BWRAP

@@ -194,36 +194,6 @@ def test_an_unreachable_daemon_is_a_clear_error(tmp_path, monkeypatch):
 # --- against a real daemon -------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def docker_client():
-    from sandbox.docker import docker_client as connect
-
-    try:
-        return connect(timeout=60)
-    except SandboxUnavailable as exc:
-        pytest.skip(str(exc))
-
-
-@pytest.fixture(scope="session")
-def agent_image(docker_client):
-    """The agent image, built offline from this machine's binaries when missing."""
-    try:
-        docker_client.images.get(DEFAULT_IMAGE)
-        return DEFAULT_IMAGE
-    except docker_sdk.errors.ImageNotFound:
-        pass
-    rootfs = subprocess.run(["bash", str(REPO / "images" / "build-rootfs.sh")], capture_output=True, check=True).stdout
-    docker_client.api.import_image_from_data(rootfs, repository="mleaudit/rootfs", tag="local")
-    docker_client.images.build(path=str(REPO / "images" / "agent"), tag=DEFAULT_IMAGE, pull=False,
-                               network_mode="none", buildargs={"BASE": "mleaudit/rootfs:local"}, rm=True)
-    return DEFAULT_IMAGE
-
-
-@pytest.fixture
-def docker_runner(docker_client):
-    return DockerRunner(client=docker_client)
-
-
 def _no_containers_left(client, run_id: str) -> bool:
     return not client.containers.list(all=True, filters={"label": f"mleaudit.run={run_id}"})
 
