@@ -447,15 +447,33 @@ def _exit_status(returncode: int | None) -> tuple[int | None, int | None]:
     return returncode, None
 
 
+def _options_through_fd(args: list[str]) -> tuple[list[str], int]:
+    """bubblewrap's argv with its options moved into a memory file read through ``--args FD``.
+
+    Inside the sandbox, process 1 is bubblewrap itself and ``/proc/1/cmdline`` shows its argv:
+    every bind's host path (the data dir next to the held-out answers, the run dir). With the
+    options in a file only ``bwrap --args N -- COMMAND`` shows. Returns the argv and the file's
+    descriptor (inherited by bubblewrap; the caller closes its own copy).
+    """
+    cut = args.index("--")
+    fd = os.memfd_create("bwrap-options", os.MFD_CLOEXEC)
+    data = b"".join(os.fsencode(a) + b"\0" for a in args[1:cut])
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return [args[0], "--args", str(fd), *args[cut:]], fd
+
+
 def _run(args: list[str], plan: ExecutionPlan, limits: _Limits, *, env: dict[str, str], cwd: Path | None,
-         spare_monitor: bool) -> tuple[_Outcome, CappedLog]:  # fmt: skip
+         spare_monitor: bool, pass_fds: tuple[int, ...] = ()) -> tuple[_Outcome, CappedLog]:  # fmt: skip
     """Start ``args`` with the limits, stream its output into ``run.log``, supervise it to its end."""
     log = CappedLog(plan.log_path, plan.log_bytes)
     try:
         try:
             proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                     env=env, cwd=cwd, start_new_session=True, preexec_fn=limits.preexec,
-                                    close_fds=True)  # fmt: skip
+                                    close_fds=True, pass_fds=pass_fds)  # fmt: skip
         except (OSError, subprocess.SubprocessError) as exc:
             raise SandboxUnavailable(f"cannot start {args[0]}: {getattr(exc, 'strerror', None) or exc}",
                                      remedies=namespace_remedies(str(exc))) from None  # fmt: skip
@@ -766,7 +784,12 @@ class BubblewrapRunner:
             try:
                 args, gpus = self.build_args(plan, tmpfs_bytes=limits.tmpfs_bytes, shm_bytes=limits.shm_bytes)
                 logger.debug("bwrap argv: %s", args)
-                outcome, log = _run(args, plan, limits, env=self._env(plan, gpus), cwd=None, spare_monitor=True)
+                argv, options_fd = _options_through_fd(args)
+                try:
+                    outcome, log = _run(argv, plan, limits, env=self._env(plan, gpus), cwd=None, spare_monitor=True,
+                                        pass_fds=(options_fd,))  # fmt: skip
+                finally:
+                    os.close(options_fd)
                 hit, details, counters = _report(outcome, limits)
             finally:
                 limits.release()

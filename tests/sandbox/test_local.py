@@ -567,3 +567,11 @@ def test_a_root_caller_without_a_user_gets_a_user_name_in_the_environment(tmp_pa
                          log_path=tmp_path / "l")  # fmt: skip
     env = BubblewrapRunner(bwrap="/usr/bin/bwrap")._env(plan, ())
     assert env["USER"] == env["LOGNAME"] == "sandbox"
+
+
+def test_the_sandbox_s_first_process_shows_no_host_path(run_agent, bwrap, toy):
+    # Process 1 of the sandbox is bubblewrap; its command line used to list every bind's host path.
+    result = run_agent("tr '\\0' ' ' < /proc/1/cmdline; echo; ls /proc/self/fd | wc -l", runner=bwrap)
+    first = result.run_log.read_text().splitlines()[0]
+    assert first.startswith(("bwrap --args", f"{bwrap.bwrap or 'bwrap'} --args")) or "--args" in first, first
+    assert str(toy.root) not in first and str(toy.public) not in first
