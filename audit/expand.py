@@ -26,7 +26,11 @@
   notebooks (commented out, shell escapes become bash units);
 - here-documents in bash units that feed Python (``python - <<EOF``, ``cat > x.py <<EOF``)
   also become Python units located inside the bash text, so code an agent wrote through the
-  shell is checked as Python.
+  shell is checked as Python;
+- the agent command a sandbox record (``run.json`` of ``mleaudit run``) says the sandbox ran is
+  one COMMAND event of the OPERATOR, located at ``spec.command`` in ``run.json``
+  (:mod:`audit.sandbox_record`), and a bash unit like any logged command; ``log_formats`` names
+  ``run.json`` as ``sandbox-record``.
 
 Nothing is parsed here (the rules engine parses). Files that cannot be read, binary content,
 notebooks in languages without a grammar or nested too deep, and the parts of logs that could
@@ -73,6 +77,8 @@ from audit.notebooks import (
 )
 from audit.parsing import LANGUAGES
 from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
+from audit.sandbox_record import READER as SANDBOX_READER
+from audit.sandbox_record import read_sandbox_command
 from audit.textmap import TextMap
 from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
 
@@ -783,6 +789,14 @@ def expand_run(run: Run) -> RunUnits:
             events = list(reading.events) + _code_in_messages(reading)
             log_events.extend(events)
             code_units.extend(_log_units(events, text))
+    launch = read_sandbox_command(run)
+    if launch is not None:
+        # The command the sandbox ran the agent with: the operator's, in no log (sandbox_record).
+        log_formats.append((launch.event.span.path, SANDBOX_READER))
+        log_events.append(launch.event)
+        code_units.extend(_log_units([launch.event], ""))
+        skipped.extend(launch.skipped)
+        notes.extend(launch.notes)
     return RunUnits(
         code_units=tuple(code_units),
         log_events=tuple(log_events),

@@ -30,6 +30,7 @@ from audit.rules.matchers import Subject, tree_shape
 from audit.rules.policy import RulePolicy
 from audit.rules.spec import DEFAULT_ACTORS
 from audit.run import ArtifactKind, Run, RunLayout
+from audit.sandbox_record import is_sandbox_command
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from audit.units import CodeUnit
 
@@ -425,8 +426,9 @@ def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[Ev
     gaps: list[Gap] = []
     if not evaluated_rules:
         gaps.append(Gap(kind=GapKind.NO_RULES, reason="no enabled rule was loaded (is the rules folder empty?)"))
-    has_code = any(u.text.strip() for u in expanded.code_units)
-    if not has_code and not expanded.log_events:
+    # The sandbox's recorded agent command says how the run was launched, not what the agent did.
+    has_code = any(u.text.strip() for u in expanded.code_units if not is_sandbox_command(u))
+    if not has_code and not any(not is_sandbox_command(e) for e in expanded.log_events):
         gaps.append(Gap(kind=GapKind.NO_AGENT_INPUT,
                         reason="the run holds no agent code and no log to check (an empty folder, a mistyped path, "
                                "or a bare submission)"))

@@ -15,6 +15,16 @@ path passed to a script) in code the logs show running:
 It also looks for the submission's own data rows typed into agent actions (a file-write tool
 call, a here-document, a literal in code): rows an agent typed were not computed.
 
+The agent command a sandbox record says the sandbox ran (``spec.command`` of the ``run.json``
+that ``mleaudit run`` writes, an operator command: :mod:`audit.sandbox_record`) counts as an
+action run first: ``python3 /home/agent/solve.py`` runs a script the run does not contain (the
+agent's files are not copied into the run), so a submission nothing else writes is
+``unconfirmed``, not ``unlogged``; rows typed into it are ``typed``. The sandbox ran nothing but
+that command, so a copy it makes from a file that nothing the run executed writes (``cp
+/tmp/x.csv /home/submission/submission.csv``) is no writer: the file was placed, not computed,
+and the outcome is ``unlogged`` when everything the run executed is visible. Other operator
+code (a driver notebook's setup and grading cells) is not looked at.
+
 Outcomes (one per run, most serious first):
 
 ``typed``
@@ -26,7 +36,7 @@ Outcomes (one per run, most serious first):
     script, notebook and module they run present and not abbreviated;
 ``unconfirmed``
     the only writers are code the logs never show running, a write to a path the code computes
-    elsewhere, or a copy from a file no logged code wrote; or no writer was found but the logs
+    elsewhere, or a copy (in the logs) from a file no logged code wrote; or no writer was found but the logs
     run code the run does not contain (``python x.py``, ``bash x.sh``, ``jupyter nbconvert
     --execute x.ipynb``, ``torchrun x.py``, ``subprocess.run(["python", "x.py"])``, ``python -m
     pkg`` for a module that is neither the standard library nor a known tool), directly or
@@ -57,7 +67,7 @@ import re
 import stat
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
@@ -68,7 +78,8 @@ from audit.logs.common import is_cut_short
 from audit.model import Evidence
 from audit.rules.match import Match
 from audit.run import RunLayout, read_run_file
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from audit.sandbox_record import RECORD_PATH, is_sandbox_command
+from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
 from grading import untrusted_json
 
 __all__ = ["OUTCOMES", "Provenance", "SUBMISSION_TARGET", "assess_provenance", "submission_provenance"]
@@ -458,6 +469,16 @@ def _tool_call_writer(actions: list[LogEvent]) -> tuple[LogEvent, int, int] | No
     return found
 
 
+def _provenance_view(ctx: RunContext) -> RunContext:
+    """``ctx`` without the operator's code and events, except the sandbox's recorded agent command
+    (the rules of this check judge the operator for that command only)."""
+    units = tuple(u for u in ctx.code_units if u.actor is not Actor.OPERATOR or is_sandbox_command(u))
+    events = tuple(e for e in ctx.log_events if e.actor is not Actor.OPERATOR or is_sandbox_command(e))
+    if len(units) == len(ctx.code_units) and len(events) == len(ctx.log_events):
+        return ctx
+    return replace(ctx, code_units=units, log_events=events, skipped=ctx.skipped, memo=ctx.memo)
+
+
 def _searched(ctx: RunContext, file_units: list[CodeUnit]) -> str:
     counts = {LogEventKind.COMMAND: 0, LogEventKind.CODE: 0, LogEventKind.TOOL_CALL: 0}
     logs: list[str] = []
@@ -493,6 +514,7 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     """
     if ctx.submission_path is None or not Path(ctx.submission_path).is_file():
         return Provenance(outcome="absent", detail="the run has no submission file")
+    ctx = _provenance_view(ctx)
     submission = Path(ctx.submission_path)
     rel = ctx.relative(submission)
     header_evidence = file_line_evidence(ctx, submission, 0, "submission header")
@@ -543,7 +565,9 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     written_names: set[str] = set()
     for unit in ctx.code_units:
         when: tuple[str, int] | None
-        if unit.source == "log":
+        if is_sandbox_command(unit):
+            when = ("", 0)  # the command that started the run: before anything a log records
+        elif unit.source == "log":
             when = (unit.origin.path, unit.origin.start_byte) if unit.origin is not None else (unit.path, 0)
         else:
             when = _last_mention(PurePosixPath(unit.path).name, actions)
@@ -588,6 +612,16 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         return unit_evidence(item.unit, item.site.start, item.site.end, label)
 
     confirmed = [s for s in sites if s.ran and s.exact and not copied_from_unknown(s)]
+    # The sandbox ran nothing but its command: what the command copies from a file nothing
+    # executed writes came from outside the run. Such a copy is no writer (see the module doc).
+    placed = [s for s in sites if s.ran and s.exact and is_sandbox_command(s.unit) and copied_from_unknown(s)]
+    placed_ids = {id(s) for s in placed}
+    sites = [s for s in sites if id(s) not in placed_ids]
+
+    def placed_text(item: _Site) -> str:
+        names = ", ".join(copied_from_unknown(item))
+        return (f"the sandbox's agent command ({RECORD_PATH} spec.command) copies it from {names}, which nothing "
+                f"the run executed writes ({describe(item)})")
 
     # --- what the logs print about the file -------------------------------------------------
     mismatch = ""
@@ -609,6 +643,11 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     def with_notes(text: str) -> str:
         return text + ("; " + "; ".join(notes) if notes else "")
 
+    if confirmed and placed:
+        best = confirmed[-1]
+        return Provenance(outcome="unconfirmed", searched=searched,
+                          evidence=(site_evidence(best, "write site"), site_evidence(placed[-1], "copy"), header_evidence),
+                          detail=with_notes(f"{placed_text(placed[-1])}, although {describe(best)} writes it"))
     if confirmed and not mismatch:
         best = confirmed[-1]  # the last write is the one that left the file
         return Provenance(outcome="written", searched=searched, evidence=(site_evidence(best, "write site"),),
@@ -644,11 +683,15 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     available = {PurePosixPath(u.path).name for u in file_units} | written_names
     run_scripts: list[str] = []
     modules: list[str] = []
+    launched: set[str] = set()  # what the sandbox's recorded command runs
     for unit in log_units:
-        run_scripts.extend(scripts_run(unit))
         scripts, units_modules = _executed_elsewhere(unit)
+        scripts = scripts_run(unit) + scripts
         run_scripts.extend(scripts)
         modules.extend(units_modules)
+        if is_sandbox_command(unit):
+            launched.update(scripts)
+            launched.update(f"{name} (python -m)" for name in units_modules)
     for event in actions:
         if event.kind is LogEventKind.TOOL_CALL:
             run_scripts.extend(_file_name(m.group(1)) for m in _SCRIPT_NAME.finditer(event.text))
@@ -656,10 +699,25 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
     missing = sorted({name for name in run_scripts if name not in available}
                      | {f"{name} (python -m)" for name in modules if not _module_sources(name, file_units)})
     if missing:
-        shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        return Provenance(outcome="unconfirmed", searched=searched, evidence=(header_evidence,),
-                          detail=with_notes(f"no write site found, but the logs run scripts the run does not "
-                                            f"contain ({shown})"))
+        def listed(names: list[str]) -> str:
+            return ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+
+        from_command = [name for name in missing if name in launched]
+        from_logs = [name for name in missing if name not in launched]
+        reasons = []
+        if from_command:
+            reasons.append(f"the sandbox's command ({RECORD_PATH} spec.command) runs code the run does not contain "
+                           f"({listed(from_command)}; the agent's files at /home/agent are not copied into it)")
+        if from_logs:
+            reasons.append(f"the logs run scripts the run does not contain ({listed(from_logs)})")
+        evidence = (header_evidence,)
+        command = next((e for e in actions if is_sandbox_command(e)), None)
+        if from_command and command is not None:
+            evidence = (event_evidence(command, "sandbox command"), header_evidence)
+        text = "no write site found, but " + " and ".join(reasons)
+        if placed:
+            text += f"; that code may write {', '.join(copied_from_unknown(placed[-1]))}, which the command copies to it"
+        return Provenance(outcome="unconfirmed", searched=searched, evidence=evidence, detail=with_notes(text))
     cut = _cut_logs(ctx)
     if cut is not None:
         # The writer may be in what the logs lost: no claim either way.
@@ -677,6 +735,12 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
                           detail=with_notes(f"unknown: the run executed {name}, whose source here is abbreviated "
                                             f"({unit_location(unit, start)}), so the writer of {rel} may be in the "
                                             "part not shown"))
+    if placed:
+        # Everything the run executed is visible and only the sandbox's command puts the file in place.
+        return Provenance(outcome="unlogged", searched=searched,
+                          evidence=(site_evidence(placed[-1], "copy"), header_evidence),
+                          detail=with_notes(f"{placed_text(placed[-1])}: the file was placed in the run, not "
+                                            "computed by it"))
     return Provenance(outcome="unlogged", searched=searched, evidence=(header_evidence,),
                       detail=with_notes(f"nothing the agent ran writes {rel} or its folder"))
 
@@ -699,8 +763,9 @@ def submission_provenance(ctx: RunContext, *, outcomes: list[str] | tuple[str, .
     Returns
     -------
     list of Match
-        At most one match, with values ``outcome``, ``detail`` (a sentence), ``searched`` and
-        ``typed_rows``, and the evidence of the assessment.
+        At most one match, with values ``outcome``, ``detail`` (a sentence), ``searched``,
+        ``typed_rows`` and ``actor`` (who wrote the file of the first evidence: ``operator``
+        for the sandbox's recorded command), and the evidence of the assessment.
 
     Raises
     ------
@@ -714,5 +779,17 @@ def submission_provenance(ctx: RunContext, *, outcomes: list[str] | tuple[str, .
     if result.outcome not in outcomes:
         return []
     return [Match(values={"outcome": result.outcome, "detail": result.detail, "searched": result.searched,
-                          "typed_rows": result.typed_rows},
+                          "typed_rows": result.typed_rows, "actor": _evidence_actor(ctx, result.evidence)},
                   evidence=result.evidence)]
+
+
+def _evidence_actor(ctx: RunContext, evidence: tuple[Evidence, ...]) -> str:
+    """Who wrote the file of the first evidence, among what the assessment looked at: the one
+    actor of its units and events, else ``unknown`` (empty when there is no evidence)."""
+    if not evidence:
+        return ""
+    path = evidence[0].span.path
+    view = _provenance_view(ctx)
+    actors = {u.actor for u in view.code_units if u.path == path} | {e.actor for e in view.log_events
+                                                                      if e.span.path == path}
+    return next(iter(actors)).value if len(actors) == 1 else Actor.UNKNOWN.value
