@@ -27,6 +27,7 @@ the client asked for, lower-cased.
 from __future__ import annotations
 
 import logging
+import re
 import select
 import socket
 import socketserver
@@ -45,6 +46,10 @@ __all__ = ["ProxyDecision", "AllowListProxy", "host_allowed", "printable"]
 logger = logging.getLogger(__name__)
 
 _MAX_HEAD = 64 * 1024
+#: The end of a request head: a blank line, after CRLF or bare LF line ends.
+_HEAD_END = re.compile(rb"\r?\n\r?\n")
+_LINE_END = re.compile(rb"\r?\n")
+_MAX_FIRST_LINE = 8192
 _IDLE_S = 600.0
 _CONNECT_TIMEOUT_S = 30.0
 #: Decisions kept for run.json; later ones are only counted.
@@ -165,25 +170,34 @@ class _Handler(socketserver.BaseRequestHandler):
         # connection no longer than one that sends nothing.
         deadline = time.monotonic() + _CONNECT_TIMEOUT_S
         try:
-            while b"\r\n\r\n" not in head:
+            while _HEAD_END.search(head) is None:
                 left = deadline - time.monotonic()
                 if left <= 0:
+                    _record_unfinished(owner, head, "the request head did not end in time")
                     return
                 client.settimeout(left)
                 chunk = client.recv(4096)
                 if not chunk:
+                    _record_unfinished(owner, head, "the connection closed before the request head ended")
                     return
                 head += chunk
                 if len(head) > _MAX_HEAD:
+                    _record_unfinished(owner, head, "request head over the size limit")
                     client.sendall(b"HTTP/1.1 431 Request Header Fields Too Large\r\n\r\n")
                     return
-        except OSError:
+        except TimeoutError:
+            _record_unfinished(owner, head, "the request head did not end in time")
             return
-        header, _, rest = head.partition(b"\r\n\r\n")
-        lines = header.split(b"\r\n")
+        except OSError:
+            _record_unfinished(owner, head, "the connection failed before the request head ended")
+            return
+        end = _HEAD_END.search(head)
+        header, rest = head[: end.start()], head[end.end():]
+        lines = _LINE_END.split(header)
         try:
             method, target, version = lines[0].decode("latin-1").split(" ", 2)
         except ValueError:
+            _record_unfinished(owner, head, "malformed request line")
             client.sendall(b"HTTP/1.1 400 Bad Request\r\n\r\n")
             return
         if method.upper() == "CONNECT":
@@ -243,6 +257,34 @@ class _Handler(socketserver.BaseRequestHandler):
             pass
         finally:
             upstream.close()
+
+
+def _record_unfinished(owner: "AllowListProxy", head: bytes, why: str) -> None:
+    """Record a request that never became complete under the host its first line names, refused.
+
+    A client must not keep a request out of the record by never ending its head, ending lines
+    with bare newlines or sending an oversized one: whatever target the first line names is
+    recorded as refused, with the reason.
+    """
+    first = _LINE_END.split(head, maxsplit=1)[0][:_MAX_FIRST_LINE].decode("latin-1")
+    parts = first.split(" ")
+    if len(parts) < 2 or not parts[0]:
+        return
+    method, target = parts[0][:20], parts[1]
+    if method.upper() == "CONNECT":
+        host, _, port_text = target.rpartition(":")
+        host, port, url = host or target, _port(port_text, default=443), None
+    else:
+        try:
+            named = urlsplit(target)
+            host, port = named.hostname or "", named.port or {"http": 80, "https": 443}.get(named.scheme, 0)
+        except ValueError:
+            return
+        url = _request_url(named.scheme, host, port, named.path, bool(named.query)) if host else None
+    host = host.strip("[]")
+    if not host:
+        return
+    owner.record(ProxyDecision(ts=_now(), host=host, port=port, method=method, allowed=False, error=why, url=url))
 
 
 def _relay(a: socket.socket, b: socket.socket) -> None:

@@ -175,6 +175,7 @@ _REFUSAL_DETAILS = {
     "too-large": "{n} request(s) over the {max_bytes}-byte limit refused ({status})",
     "busy": "{n} request(s) refused while another validation was running ({status})",
     "connections": "{n} request(s) refused: more than {connections} connections at once ({status})",
+    "closed": "{n} connection(s) closed unread: more than {served} open at once",
     "not-found": "{n} request(s) to a path other than /validate refused ({status})",
     "no-length": "{n} request(s) without a Content-Length or chunked body refused ({status})",
     "malformed": "{n} request(s) with a malformed body or no file refused ({status})",
@@ -520,9 +521,13 @@ class ValidationServer(UnixSocketService):
 
     @property
     def stats(self) -> ValidationStats:
-        """Counts so far."""
+        """Counts so far (``refused`` includes connections closed unread past the service's bound)."""
         with self._lock:
-            return self._stats
+            stats = self._stats
+        if not self.overflowed:
+            return stats
+        return ValidationStats(count=stats.count, valid=stats.valid, invalid=stats.invalid,
+                               refused=stats.refused + self.overflowed)
 
     def start(self) -> None:
         """Open the calls log, start the worker, create the socket and serve in a background thread."""
@@ -570,10 +575,14 @@ class ValidationServer(UnixSocketService):
         """
         with self._lock:
             refusals, failures = dict(self._refusals), dict(self._failures)
+        if self.overflowed:
+            # Connections past the service's bound, closed unread (sandbox.unix_service).
+            refusals[(503, "closed")] = refusals.get((503, "closed"), 0) + self.overflowed
         events: list[dict[str, Any]] = []
         for (status, cause), n in sorted(refusals.items()):
             template = _REFUSAL_DETAILS.get(cause, "{n} request(s) refused ({status})")
-            detail = template.format(n=n, status=status, max_bytes=self.limits.max_bytes, connections=MAX_CONNECTIONS)
+            detail = template.format(n=n, status=status, max_bytes=self.limits.max_bytes, connections=MAX_CONNECTIONS,
+                                     served=self.max_connections)
             events.append({"kind": "validation-refused", "detail": detail, "status": status, "count": n})
         if failures.get("timeout"):
             n = failures["timeout"]

@@ -47,7 +47,9 @@ def main() -> None:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
-    if os.fork():
+    child = os.fork()
+    if child:
+        os.write(1, f"{child}\n".encode())  # the daemon's pid, for the sandbox's init
         os._exit(0)  # the parent returns once the port is bound
     os.setsid()
     devnull = os.open(os.devnull, os.O_RDWR)

@@ -11,9 +11,8 @@ This process stays: it is a child subreaper (orphans become its children), notes
 once the agent's command has ended, waits while any process of the agent is still running, so
 each gets the whole grace period. Without a stop it ends as soon as the agent's command does.
 
-Exit status: the agent command's (128 + n when a signal n ended it, as a shell reports it). When
-the command itself died of the stop's signal while one of its processes went on to exit by
-itself, that process's status is reported instead: it is the one that finished the work.
+Exit status: the agent command's own (128 + n when a signal n ended it, as a shell reports it),
+also when other processes of the agent went on to finish their work in the grace period.
 Runs with the sandbox's Python and the standard library only.
 """
 
@@ -25,7 +24,6 @@ import sys
 import time
 
 PR_SET_CHILD_SUBREAPER = 36
-FORWARDER_NAME = b"/forward.py"
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 
@@ -35,31 +33,32 @@ def status_of(wait_status: int) -> int:
     return os.WEXITSTATUS(wait_status)
 
 
-def start_forwarder(args: list) -> bool:
+def start_forwarder(args: list) -> int | None:
+    """Start the forwarder; its daemon's pid, or None when it did not start."""
     port, socket_path = args[0], args[1]
     forwarder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "forward.py")
     try:
-        return subprocess.run([sys.executable, forwarder, port, socket_path], stdin=subprocess.DEVNULL).returncode == 0
+        done = subprocess.run([sys.executable, forwarder, port, socket_path], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE)
     except OSError:
-        return False
+        return None
+    text = done.stdout.decode("ascii", errors="replace").strip()
+    return int(text) if done.returncode == 0 and text.isdigit() else None
 
 
-def others_running() -> bool:
+def others_running(spared: set) -> bool:
     """Whether a process of the agent is alive: not this one, the first one, or the forwarder."""
     mine = os.getpid()
     for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) in (1, mine):
+        if not name.isdigit() or int(name) in (1, mine) or int(name) in spared:
             continue
         try:
             with open(f"/proc/{name}/stat", "rb") as handle:
                 state = handle.read().rsplit(b")", 1)[1].split()[0]
-            with open(f"/proc/{name}/cmdline", "rb") as handle:
-                command = handle.read(4096)
         except (OSError, IndexError):
             continue
-        if state in (b"Z", b"X") or FORWARDER_NAME in command:
-            continue
-        return True
+        if state not in (b"Z", b"X"):
+            return True
     return False
 
 
@@ -75,9 +74,14 @@ def main() -> int:
     if not argv:
         print("init.py: no agent command", file=sys.stderr)
         return 2
-    if forward is not None and not start_forwarder(forward) and required:
-        print("the network forwarder did not start: the allow-list cannot be reached", file=sys.stderr)
-        return 126
+    spared = set()
+    if forward is not None:
+        forwarder = start_forwarder(forward)
+        if forwarder is not None:
+            spared.add(forwarder)
+        elif required:
+            print("the network forwarder did not start: the allow-list cannot be reached", file=sys.stderr)
+            return 126
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
@@ -93,7 +97,6 @@ def main() -> int:
         print(f"{argv[0]}: {exc.strerror or exc}", file=sys.stderr)
         return 127
     status = None
-    last = None
     while True:
         try:
             pid, wait_status = os.wait()
@@ -103,21 +106,11 @@ def main() -> int:
             continue
         if pid == agent.pid:
             status = status_of(wait_status)
-            if not stopping:
-                break
-        else:
-            last = status_of(wait_status)
-        if status is not None and stopping and not others_running():
+        if status is not None and (not stopping or not others_running(spared)):
             break
-        if status is not None and not stopping:
-            break
-    while stopping and others_running():
+    while stopping and others_running(spared):
         time.sleep(0.1)
-    if status is None:
-        status = 1
-    if stopping and status - 128 in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) and last is not None:
-        status = last
-    return status
+    return 1 if status is None else status
 
 
 if __name__ == "__main__":

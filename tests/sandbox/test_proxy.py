@@ -209,3 +209,36 @@ def test_a_connection_flood_is_bounded_and_recorded(proxy_factory):
             client.close()
     (flood,) = [e for e in proxy.denied_events() if e["kind"] == "network-flood"]
     assert flood["count"] == proxy.overflowed and proxy.summary()["overflowed_connections"] == proxy.overflowed
+
+
+@pytest.mark.parametrize(
+    ("head", "why"),
+    [(b"CONNECT api.openai.com:443 HTTP/1.1\n\n", None),
+     (b"CONNECT api.anthropic.com:443 HTTP/1.1\r\nX: y", "did not end"),
+     (b"POST http://api.openai.com/v1/chat?key=sk-1 HTTP/1.1\r\n" + b"X: " + b"a" * 70_000, "size limit")],
+    ids=["bare newlines", "never ends", "oversized"],
+)
+def test_a_request_that_never_completes_is_still_recorded(proxy_factory, monkeypatch, head, why):
+    import sandbox.proxy as proxy_module
+
+    monkeypatch.setattr(proxy_module, "_CONNECT_TIMEOUT_S", 1.0)
+    proxy = proxy_factory(["pypi.org"])
+    client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    client.connect(str(proxy.socket_path))
+    try:
+        client.sendall(head)
+        client.settimeout(5)
+        try:
+            client.recv(4096)
+        except OSError:
+            pass
+    finally:
+        client.close()
+    deadline = time.monotonic() + 5
+    while not proxy.denied_events() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (event,) = proxy.denied_events()
+    assert event["host"] in ("api.openai.com", "api.anthropic.com") and event["kind"] == "network-denied"
+    if why is not None:
+        assert any(why in (r["error"] or "") for r in proxy.summary()["requests"])
+    assert "sk-1" not in str(proxy.denied_events())

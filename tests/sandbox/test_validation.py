@@ -370,3 +370,23 @@ def test_row_counts_and_what_the_metric_needs(row_server):
     assert text == ("Submission is invalid: predictions in column 'label' are not of the type the answers hold; "
                     "the metric needs numbers from 1 to 100.")
     assert "SECRET" not in row_server.log_path.read_text()
+
+
+def test_connections_past_the_bound_are_closed_and_recorded(tmp_path, sockets):
+    import time as clock
+
+    srv = ValidationServer(sockets / "flood.sock", toy_validator, tmp_path / "calls.jsonl")
+    held = []
+    with srv:
+        for _ in range(srv.max_connections + 20):
+            client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            client.connect(str(srv.socket_path))
+            held.append(client)
+        deadline = clock.monotonic() + 10
+        while srv.overflowed < 20 and clock.monotonic() < deadline:
+            clock.sleep(0.05)
+        for client in held:
+            client.close()
+        assert srv.overflowed >= 20 and srv.stats.refused >= 20
+        (closed,) = [e for e in srv.events() if "closed unread" in e["detail"]]
+        assert closed["kind"] == "validation-refused" and closed["count"] == srv.overflowed
