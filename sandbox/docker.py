@@ -654,7 +654,7 @@ class DockerRunner:
         failed = True
         try:
             config = self.container_config(plan)
-            config["command"] = ["true"]
+            config["command"] = list(plan.preflight_command)
             config["labels"] = {"mleaudit.run": plan.run_id, "mleaudit.preflight": "1"}
             self._image(spec)
             container = self._create_and_start(spec, config, created.append)

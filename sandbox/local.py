@@ -745,7 +745,7 @@ class BubblewrapRunner:
         GpuUnavailable, SpecError
             As :meth:`build_args`.
         """
-        trial = dataclasses.replace(plan, command=("true",))
+        trial = dataclasses.replace(plan, command=plan.preflight_command)
         limits = self._limits(plan, f"{plan.run_id}-preflight")
         failed = True
         try:

@@ -13,6 +13,7 @@ empty tmpfs (``ExecutionPlan.masks``).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
@@ -152,6 +153,9 @@ class ExecutionPlan:
         Cap of ``run.log`` in bytes.
     stop : StopSignal
         Set by a watcher that wants the sandbox stopped before its end (the backend polls it).
+    preflight_command : tuple of str
+        What the pre-flight sandbox runs: ``true`` under the same wrapper as the agent's
+        command, so that a sandbox that cannot run the wrapper (no ``python3``) fails there.
     """
 
     spec: SandboxSpec
@@ -163,6 +167,7 @@ class ExecutionPlan:
     log_path: Path
     log_bytes: int = DEFAULT_LOG_BYTES
     stop: StopSignal = field(default_factory=StopSignal)
+    preflight_command: tuple[str, ...] = ("true",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -518,6 +523,7 @@ def run_sandbox(
                 log_path=run_dir / RunLayout.RUN_LOG,
                 log_bytes=limits["log"],
                 stop=stop,
+                preflight_command=_command(dataclasses.replace(spec, command=("true",)), sandboxed=sandboxed),
             )
             preflight = getattr(runner, "preflight", None)
             if preflight is not None:

@@ -169,6 +169,7 @@ for _ in range(300):
     except OSError:
         pass
 print("forked", n)
+time.sleep(1)  # a bomb keeps going; the docker backend reads the pids counter every 0.2 s
 '''
     result, record = _run(tmp_path, digits, backend, script, resources=Resources(pids=48))
     assert "pids" in record["limits_hit"]
