@@ -1,6 +1,6 @@
-"""Predictions typed by hand into code: row-by-row literal overrides and id-to-label tables.
+"""Predictions typed by hand into code: row overrides, id-to-label tables, label lists and strings.
 
-Two shapes that the literal-table rules (``sub-handwritten-submission``) and the row-edit rule
+Shapes that the literal-table rules (``sub-handwritten-submission``) and the row-edit rule
 (``sub-edit-sample-submission``, for ``.loc``/``.at`` edits) do not cover:
 
 - *literal overrides*: several statements that each set one row of a prediction array to a typed
@@ -14,9 +14,30 @@ Two shapes that the literal-table rules (``sub-handwritten-submission``) and the
   in a unit that writes a submission). Label encodings (``{"EAP": 0, "HPL": 1}``: words to
   numbers), label decodings (``{0: "EAP", 1: "HPL", 2: "MWS"}``: consecutive keys, distinct
   values), class weights with consecutive keys and hyperparameter dictionaries (word keys) are not
-  such tables.
+  such tables;
+- *label lists*: a list or tuple of at least ``min_labels`` short string literals with few
+  distinct values (``PRED = ['7', '6', '3', ...]``): one typed label per test row;
+- *label strings*: one string literal split or iterated into at least ``min_labels`` short items
+  with few distinct values (``S = '7634...'`` read through ``list(S)``, ``map(int, S)``,
+  ``for c in S``; ``'7 6 3 ...'.split()``; one label a line through ``splitlines()``).
 
-Audited code is parsed with tree-sitter, never run.
+Label lists and strings count when the number of items equals the number of data rows of the
+sample submission or of the submission (when either is known; the unit need not write the
+submission then), or, when neither is known, when the unit writes a submission and holds at least
+``min_labels`` items. Labels repeat across rows, so a list with more than ``max_distinct``
+distinct values, or with more than half of its items distinct, is a list of names (class
+names, column names, a vocabulary), not predictions.
+
+A second check, ``encoded-prediction-data``, reports *opaque encoded literals*: a base64, hex or
+bytes literal of at least ``min_chars`` characters passed (directly or through the name it is
+assigned to) to a decoder (``base64``, ``binascii``, ``codecs.decode``, ``bytes.fromhex``,
+``zlib``/``bz2``/``lzma``/``gzip`` decompression, ``pickle``/``marshal`` loads) in a unit that
+writes a submission. What such a literal holds cannot be read without running the code, so it
+is a lead for a reviewer, not evidence of typed rows.
+
+Audited code is parsed with tree-sitter, never run. Literals are measured as written: a literal
+list is judged from its first :data:`MAX_LABEL_ITEMS` items, and strings over
+:data:`MAX_LITERAL_CHARS` characters are not split.
 """
 
 from __future__ import annotations
@@ -27,12 +48,13 @@ import tree_sitter
 
 from audit.checks.evidence import unit_evidence
 from audit.checks.registry import RunContext, check
+from audit.checks.tables import CsvReadError, read_csv_head
 from audit.parsing import parse
 from audit.rules.match import Match
 from audit.rules.matchers import PathologicalTree, pathological_tree
 from audit.units import CodeUnit
 
-__all__ = ["typed_prediction_overrides"]
+__all__ = ["MAX_LABEL_ITEMS", "MAX_LITERAL_CHARS", "encoded_prediction_data", "typed_prediction_overrides"]
 
 #: Names of arrays and frames that hold predictions or the submission.
 _PREDICTION_NAME = re.compile(r"(?i)pred|prob|proba|sub|yhat|y_hat|final|answer|target|y_test|test_y|score|output|out_?$|result|label")
@@ -164,13 +186,282 @@ def _applied(parsed, node: tree_sitter.Node, text: str) -> bool:
     return bool(pattern.search(text, parsed.char_offset(node.end_byte)))
 
 
-def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[Match]:
-    if not _HINT.search(unit.text):
+#: A literal list is judged from this many of its items (its length counts them all).
+MAX_LABEL_ITEMS = 20_000
+#: Strings longer than this are not split into labels (a source file is at most 20 MB).
+MAX_LITERAL_CHARS = 8 << 20
+#: Fewest items a label list needs when its length equals the number of test rows.
+_MIN_ROW_MATCH = 20
+#: A unit that writes a submission file (the same test as for id-to-label tables).
+_WRITES_SUBMISSION = re.compile(r"(?i)submission[\w.-]*\.csv|\bto_csv\(")
+#: Methods that keep a string a string on its way to being split.
+_STRING_METHODS = frozenset({"strip", "lstrip", "rstrip", "upper", "lower", "replace"})
+#: Calls whose argument is iterated one character at a time when it is a string.
+_ITERATING_CALLS = frozenset({"list", "tuple", "map", "iter", "enumerate", "zip", "fromiter", "filter"})
+#: Decoding calls, by the name called (``base64.b64decode``, ``zlib.decompress``, ``bytes.fromhex``).
+_DECODE_CALLS = frozenset({"b64decode", "standard_b64decode", "urlsafe_b64decode", "b32decode", "b16decode",
+                           "b85decode", "a85decode", "decodebytes", "a2b_base64", "a2b_hex", "unhexlify",
+                           "fromhex", "decompress"})
+#: Decoding calls that need their module to be one (``pickle.loads``; ``json.loads`` is not opaque).
+_DECODE_MODULE_CALLS = frozenset({("pickle", "loads"), ("_pickle", "loads"), ("cPickle", "loads"),
+                                  ("dill", "loads"), ("cloudpickle", "loads"), ("marshal", "loads"),
+                                  ("codecs", "decode")})
+_ENCODED_TEXT = re.compile(r"[A-Za-z0-9+/=_\-]*")
+_SIMPLE_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
+
+
+def _count_rows(path) -> int | None:
+    """Data rows of a CSV file (lines after the header), or ``None`` when it cannot be read."""
+    try:
+        head = read_csv_head(path, max_lines=0)
+        with open(path, "rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            handle.seek(max(size - 1, 0))
+            ends_with_newline = handle.read(1) == b"\n"
+    except (CsvReadError, OSError):
+        return None
+    rows = head.line_count - 1 + (0 if ends_with_newline else 1)
+    return rows if rows > 0 else None
+
+
+def _test_rows(ctx: RunContext) -> frozenset[int]:
+    """Row counts of the sample submission and of the submission, those that can be read."""
+    def compute() -> frozenset[int]:
+        paths = [p for p in (ctx.sample_submission_path, ctx.submission_path) if p is not None]
+        return frozenset(n for n in (_count_rows(p) for p in paths) if n is not None)
+    return ctx.memoize("typed:test-rows", compute)
+
+
+def _string_value(parsed, node: tree_sitter.Node) -> tuple[str, bool] | None:
+    """The value of a plain string literal (simple escapes decoded) and whether it is bytes.
+
+    ``None`` for f-strings with interpolations and for strings over :data:`MAX_LITERAL_CHARS`.
+    """
+    if node.type == "concatenated_string":
+        parts = [_string_value(parsed, c) for c in node.named_children if c.type == "string"]
+        if not parts or any(part is None for part in parts):
+            return None
+        return "".join(part[0] for part in parts), any(part[1] for part in parts)
+    if node.type != "string" or node.end_byte - node.start_byte > MAX_LITERAL_CHARS:
+        return None
+    prefix = ""
+    chunks = []
+    for child in node.named_children:
+        if child.type == "interpolation":
+            return None
+        if child.type == "string_start":
+            prefix = parsed.node_text(child).lower()
+        elif child.type == "string_content":
+            chunks.append(parsed.node_text(child))
+    text = "".join(chunks)
+    if "r" not in prefix and "\\" in text:
+        text = re.sub(r"\\(.)", lambda m: _SIMPLE_ESCAPES.get(m.group(1), m.group(0)), text, flags=re.DOTALL)
+    return text, "b" in prefix
+
+
+def _call_name(parsed, call: tree_sitter.Node) -> tuple[str, str]:
+    """``(object, name)`` of a call's function: ``("zlib", "decompress")``, ``("", "list")``."""
+    function = call.child_by_field_name("function")
+    if function is None:
+        return "", ""
+    if function.type == "attribute":
+        attribute = function.child_by_field_name("attribute")
+        obj = function.child_by_field_name("object")
+        return (parsed.node_text(obj) if obj is not None else "",
+                parsed.node_text(attribute) if attribute is not None else "")
+    return "", parsed.node_text(function)
+
+
+def _outer(node: tree_sitter.Node) -> tree_sitter.Node:
+    """``node`` with any parentheses around it."""
+    while node.parent is not None and node.parent.type == "parenthesized_expression":
+        node = node.parent
+    return node
+
+
+def _assigned_to(parsed, node: tree_sitter.Node) -> str | None:
+    """The plain name a literal is assigned to (``S = '...'``, ``S: str = '...'``), if any."""
+    node = _outer(node)
+    parent = node.parent
+    if parent is not None and parent.type == "assignment" and parent.child_by_field_name("right") == node:
+        left = parent.child_by_field_name("left")
+        if left is not None and left.type == "identifier":
+            return parsed.node_text(left)
+    return None
+
+
+def _uses(parsed, node: tree_sitter.Node, names: dict[str, list[tree_sitter.Node]]) -> list[tree_sitter.Node]:
+    """Where a literal's value is used: the literal itself, or the reads of the name it is assigned to."""
+    name = _assigned_to(parsed, node)
+    if name is None:
+        return [node]
+    left = _outer(node).parent.child_by_field_name("left")
+    return [n for n in names.get(name, ()) if n != left]
+
+
+def _split_mode(parsed, use: tree_sitter.Node) -> tuple[str, str | None] | None:
+    """How a string is cut into rows where it is used: ``("chars", None)``, ``("split", sep)``, ``("lines", None)``."""
+    node = use
+    for _ in range(8):  # a short chain of string methods: S.strip().upper().split(",")
+        node = _outer(node)
+        parent = node.parent
+        if parent is None:
+            return None
+        if parent.type == "attribute" and parent.child_by_field_name("object") == node:
+            call = parent.parent
+            attribute = parent.child_by_field_name("attribute")
+            if call is None or call.type != "call" or call.child_by_field_name("function") != parent or attribute is None:
+                return None
+            method = parsed.node_text(attribute)
+            if method in _STRING_METHODS:
+                node = call
+                continue
+            if method == "splitlines":
+                return "lines", None
+            if method in ("split", "rsplit"):
+                arguments = call.child_by_field_name("arguments")
+                positional = [a for a in (arguments.named_children if arguments is not None else ())
+                              if a.type != "comment"]
+                if not positional:
+                    return "split", None
+                value = _string_value(parsed, positional[0]) if positional[0].type == "string" else None
+                return ("split", value[0]) if value is not None and value[0] else None
+            return None
+        if parent.type == "argument_list" and parent.parent is not None and parent.parent.type == "call":
+            return ("chars", None) if _call_name(parsed, parent.parent)[1] in _ITERATING_CALLS else None
+        if parent.type in ("for_statement", "for_in_clause") and parent.child_by_field_name("right") == node:
+            return "chars", None
+        if parent.type == "subscript" and parent.child_by_field_name("value") == node:
+            index = parent.child_by_field_name("subscript")
+            return ("chars", None) if index is not None and index.type == "identifier" else None
+        return None
+    return None
+
+
+def _string_items(value: str, mode: tuple[str, str | None]) -> list[str] | None:
+    """The rows a string is cut into, or ``None`` when it does not cut into label-like items."""
+    kind, separator = mode
+    if kind == "chars":
+        text = value.strip()
+        if any(c.isspace() for c in text):
+            return None  # prose and formatted text, not one label a character
+        return list(text)
+    items = [item.strip() for item in (value.splitlines() if kind == "lines" else value.split(separator))]
+    while items and not items[-1]:
+        items.pop()
+    while items and not items[0]:
+        items.pop(0)
+    return items
+
+
+def _label_like(items: list[str], *, max_distinct: int, max_label_chars: int) -> bool:
+    """Short, non-empty items with few distinct values, each repeated on average."""
+    if not items or not all(0 < len(item) <= max_label_chars and "\n" not in item for item in items):
+        return False
+    distinct = len(set(items))
+    return distinct <= max_distinct and 2 * distinct <= len(items)
+
+
+def _counts(count: int, rows: frozenset[int], writes_submission: bool, min_labels: int) -> str | None:
+    """Why ``count`` typed labels stand for the test rows, or ``None`` when they do not."""
+    if rows:
+        if count in rows and count >= min(min_labels, _MIN_ROW_MATCH):
+            return "one per test row"
+        return None
+    return "no row count known" if writes_submission and count >= min_labels else None
+
+
+def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: int, max_distinct: int,
+                   max_label_chars: int) -> list[Match]:
+    """Label lists and label strings of one unit (see the module docstring)."""
+    floor = min([min_labels, *(max(r, _MIN_ROW_MATCH) for r in rows)])
+    writes_submission = bool(_WRITES_SUBMISSION.search(unit.text))
+    if not (writes_submission or rows):
         return []
+    sequences: list[tree_sitter.Node] = []
+    strings: list[tree_sitter.Node] = []
+    names: dict[str, list[tree_sitter.Node]] = {}
+    cursor = parsed.root.walk()
+    while True:
+        node = cursor.node
+        descend = True
+        if node.type in ("list", "tuple") and node.named_child_count >= floor:
+            sequences.append(node)
+            descend = False  # its items are judged with it
+        elif node.type in ("string", "concatenated_string"):
+            if node.end_byte - node.start_byte >= floor and not (
+                    node.parent is not None and node.parent.type in ("expression_statement", "concatenated_string")):
+                strings.append(node)  # a bare string statement is a docstring; a part is judged with its whole
+            descend = node.type == "concatenated_string"
+        elif node.type == "identifier":
+            names.setdefault(parsed.node_text(node), []).append(node)
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                break
+        else:
+            continue
+        break
+    matches = []
+    for node in sequences:
+        head = [node.named_child(i) for i in range(min(node.named_child_count, MAX_LABEL_ITEMS))]
+        items_nodes = [c for c in head if c is not None and c.type != "comment"]
+        count = node.named_child_count - (len(head) - len(items_nodes))  # comments past the head count as items
+        if not all(c.type == "string" for c in items_nodes):
+            continue
+        values = [_string_value(parsed, c) for c in items_nodes]
+        if any(v is None for v in values):
+            continue
+        items = [v[0].strip() for v in values]
+        why = _counts(count, rows, writes_submission, min_labels)
+        if why is None or not _label_like(items, max_distinct=max_distinct, max_label_chars=max_label_chars):
+            continue
+        example = ", ".join(parsed.node_text(c) for c in items_nodes[:4])
+        matches.append(_label_match(unit, parsed, node, f"label list, {why}", count, f"[{example}, ...]"))
+    for node in strings:
+        if node.type == "string" and node.parent is not None and node.parent.type == "concatenated_string":
+            continue
+        value = _string_value(parsed, node)
+        if value is None or value[1]:
+            continue
+        for use in _uses(parsed, node, names):
+            mode = _split_mode(parsed, use)
+            items = _string_items(value[0], mode) if mode is not None else None
+            if items is None:
+                continue
+            why = _counts(len(items), rows, writes_submission, min_labels)
+            if why is None or not _label_like(items, max_distinct=max_distinct, max_label_chars=max_label_chars):
+                continue
+            text = " ".join(parsed.node_text(node).split())
+            example = text[:40] + ("..." if len(text) > 40 else "")
+            how = {"chars": "one label a character", "split": "split into labels",
+                   "lines": "one label a line"}[mode[0]]
+            matches.append(_label_match(unit, parsed, node, f"label string, {how}, {why}", len(items), example))
+            break
+    return matches
+
+
+def _label_match(unit: CodeUnit, parsed, node: tree_sitter.Node, shape: str, count: int, example: str) -> Match:
+    start, end = parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)
+    return Match(evidence=(unit_evidence(unit, start, end, "typed labels"),), values={
+        "shape": shape, "count": count, "example": example[:120], "actor": unit.actor.value})
+
+
+def _parsed(unit: CodeUnit, what: str):
+    """The unit's syntax tree; :class:`PathologicalTree` when it is too deep or broken to walk."""
     parsed = parse(unit.text, "python")
     shape = pathological_tree(parsed.root)
     if shape is not None:
-        raise PathologicalTree(f"{unit.path}: typed predictions not found: the syntax tree has {shape}")
+        raise PathologicalTree(f"{unit.path}: {what} not found: the syntax tree has {shape}")
+    return parsed
+
+
+def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[Match]:
+    if not _HINT.search(unit.text):
+        return []
+    parsed = _parsed(unit, "typed predictions")
     matches = []
     for run in _overrides(parsed):
         if len(run) < min_overrides:
@@ -197,28 +488,160 @@ def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[
     return matches
 
 
+def _check_counts(**params: object) -> None:
+    for name, value in params.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+
+
+def _may_hold_labels(text: str, floor: int) -> bool:
+    """A cheap test that a unit may hold a literal of ``floor`` items: commas, a long line, a block string."""
+    return (text.count(",") >= floor - 1 or '"""' in text or "'''" in text
+            or re.search(rf"[^\n]{{{floor}}}", text) is not None)
+
+
 @check("typed-prediction-overrides", values=("shape", "count", "example"))
-def typed_prediction_overrides(ctx: RunContext, *, min_overrides: int = 3, min_entries: int = 5) -> list[Match]:
-    """Row-by-row literal overrides of predictions and id-to-label tables (see the module docstring).
+def typed_prediction_overrides(ctx: RunContext, *, min_overrides: int = 3, min_entries: int = 5,
+                               min_labels: int = 100, max_distinct: int = 64,
+                               max_label_chars: int = 32) -> list[Match]:
+    """Typed predictions: row overrides, id-to-label tables, label lists and label strings.
+
+    See the module docstring for each shape.
 
     Parameters
     ----------
     ctx : RunContext
+        Its code units are searched; the row counts of its sample submission and submission
+        (when they can be read) are what a label list's length is compared with.
     min_overrides : int
         Typed overrides of one array needed in a unit.
     min_entries : int
         Entries an id-to-label table needs.
+    min_labels : int
+        Items a label list or label string needs when no row count is known (and the most it
+        needs when one is: a list as long as the test rows counts from 20 items).
+    max_distinct : int
+        Most distinct values a label list may hold.
+    max_label_chars : int
+        Longest item of a label list, in characters.
 
     Returns
     -------
     list of Match
-        One per run of overrides or per table, with ``shape``, ``count`` and ``example``.
+        One per run of overrides, table, label list or label string, with ``shape``, ``count``
+        and ``example``.
     """
-    for name, value in (("min_overrides", min_overrides), ("min_entries", min_entries)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
+    _check_counts(min_overrides=min_overrides, min_entries=min_entries, min_labels=min_labels,
+                  max_distinct=max_distinct, max_label_chars=max_label_chars)
     matches: list[Match] = []
+    units = [unit for unit in ctx.code_units if unit.language == "python"]
+    rows = _test_rows(ctx) if units else frozenset()
+    floor = min([min_labels, *(max(r, _MIN_ROW_MATCH) for r in rows)])
+    for unit in units:
+        matches.extend(_unit_matches(unit, min_overrides, min_entries))
+        if _may_hold_labels(unit.text, floor) and (rows or _WRITES_SUBMISSION.search(unit.text)):
+            matches.extend(_label_matches(unit, _parsed(unit, "typed labels"), rows, min_labels=min_labels,
+                                          max_distinct=max_distinct, max_label_chars=max_label_chars))
+    return matches
+
+
+def _encoded(parsed, node: tree_sitter.Node, min_chars: int) -> str | None:
+    """What a long literal looks encoded as (``bytes``, ``hex``, ``base64``), or ``None``."""
+    if node.end_byte - node.start_byte < min_chars:
+        return None
+    value = _string_value(parsed, node)
+    if value is None:
+        return None
+    text, is_bytes = value
+    if is_bytes:
+        return "bytes"
+    compact = "".join(text.split())
+    if len(compact) < min_chars or 50 * (len(text) - len(compact)) > len(text):
+        return None  # short, or words with spaces between them (an encoding wraps its lines at most)
+    if _ENCODED_TEXT.fullmatch(compact) is None:
+        return None
+    return "hex" if re.fullmatch(r"[0-9A-Fa-f]+", compact) else "base64"
+
+
+def _decoder(parsed, call: tree_sitter.Node) -> str | None:
+    """The decoding function a call names (``zlib.decompress``), or ``None``."""
+    obj, name = _call_name(parsed, call)
+    module = obj.rsplit(".", 1)[-1]
+    if name in _DECODE_CALLS or (module, name) in _DECODE_MODULE_CALLS:
+        return f"{obj}.{name}" if obj else name
+    return None
+
+
+def _encoded_matches(unit: CodeUnit, parsed, min_chars: int) -> list[Match]:
+    """Long encoded literals of one unit that reach a decoding call (see the module docstring)."""
+    literals: list[tuple[tree_sitter.Node, str]] = []
+    decoders: list[tuple[tree_sitter.Node, str]] = []
+    cursor = parsed.root.walk()
+    while True:
+        node = cursor.node
+        descend = True
+        if node.type in ("string", "concatenated_string"):
+            descend = False
+            encoding = _encoded(parsed, node, min_chars)
+            if encoding is not None and node.parent is not None and node.parent.type != "expression_statement":
+                literals.append((node, encoding))
+        elif node.type == "call":
+            decoder = _decoder(parsed, node)
+            if decoder is not None:
+                decoders.append((node, decoder))
+        if descend and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                break
+        else:
+            continue
+        break
+    matches = []
+    for node, encoding in literals:
+        name = _assigned_to(parsed, node)
+        for call, decoder in decoders:
+            arguments = call.child_by_field_name("arguments")
+            if arguments is None:
+                continue
+            if name is None:
+                reached = arguments.start_byte <= node.start_byte and node.end_byte <= arguments.end_byte
+            else:
+                reached = re.search(rf"(?<![\w.]){re.escape(name)}\b", parsed.node_text(arguments)) is not None
+            if not reached:
+                continue
+            start, end = parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)
+            text = " ".join(parsed.node_text(node).split())
+            matches.append(Match(evidence=(unit_evidence(unit, start, end, "encoded literal"),), values={
+                "encoding": encoding, "chars": end - start, "decoder": decoder,
+                "example": text[:40] + ("..." if len(text) > 40 else ""), "actor": unit.actor.value}))
+            break
+    return matches
+
+
+@check("encoded-prediction-data", values=("encoding", "chars", "decoder", "example"))
+def encoded_prediction_data(ctx: RunContext, *, min_chars: int = 512) -> list[Match]:
+    """Long encoded literals decoded in code that writes a submission (see the module docstring).
+
+    Parameters
+    ----------
+    ctx : RunContext
+    min_chars : int
+        Shortest literal, in characters of source, that counts.
+
+    Returns
+    -------
+    list of Match
+        One per literal, with ``encoding`` (``base64``, ``hex`` or ``bytes``), ``chars``,
+        ``decoder`` (the first decoding call it reaches) and ``example``.
+    """
+    _check_counts(min_chars=min_chars)
+    matches: list[Match] = []
+    decoders = re.compile(r"\b(?:" + "|".join(sorted(_DECODE_CALLS | {n for _, n in _DECODE_MODULE_CALLS})) + r")\s*\(")
     for unit in ctx.code_units:
-        if unit.language == "python":
-            matches.extend(_unit_matches(unit, min_overrides, min_entries))
+        if unit.language != "python" or len(unit.text) < min_chars or not _WRITES_SUBMISSION.search(unit.text):
+            continue
+        if decoders.search(unit.text) is None:
+            continue
+        matches.extend(_encoded_matches(unit, _parsed(unit, "encoded literals"), min_chars))
     return matches
