@@ -105,6 +105,7 @@ IDS_BY_NUMBER = {
     "dogs-vs-cats-redux-kernels-edition",
     "facebook-recruiting-iii-keyword-extraction",
     "google-research-identify-contrails-reduce-global-warming",
+    "herbarium-2020-fgvc7",
     "herbarium-2021-fgvc8",
     "herbarium-2022-fgvc9",
     "hms-harmful-brain-activity-classification",
