@@ -43,6 +43,7 @@ list is judged from its first :data:`MAX_LABEL_ITEMS` items, and strings over
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 import tree_sitter
 
@@ -372,6 +373,18 @@ def _counts(count: int, rows: frozenset[int], writes_submission: bool, min_label
     return "no row count known" if writes_submission and count >= min_labels else None
 
 
+def _walk(root: tree_sitter.Node, visit: Callable[[tree_sitter.Node], bool]) -> None:
+    """Visit ``root`` and its descendants in document order, without recursion; entering a
+    node's children only when ``visit`` returns True for it."""
+    cursor = root.walk()
+    while True:
+        if visit(cursor.node) and cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
 def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: int, max_distinct: int,
                    max_label_chars: int) -> list[Match]:
     """Label lists and label strings of one unit (see the module docstring)."""
@@ -382,28 +395,21 @@ def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: 
     sequences: list[tree_sitter.Node] = []
     strings: list[tree_sitter.Node] = []
     names: dict[str, list[tree_sitter.Node]] = {}
-    cursor = parsed.root.walk()
-    while True:
-        node = cursor.node
-        descend = True
+
+    def visit(node: tree_sitter.Node) -> bool:
         if node.type in ("list", "tuple") and node.named_child_count >= floor:
             sequences.append(node)
-            descend = False  # its items are judged with it
-        elif node.type in ("string", "concatenated_string"):
+            return False  # its items are judged with it
+        if node.type in ("string", "concatenated_string"):
             if node.end_byte - node.start_byte >= floor and not (
                     node.parent is not None and node.parent.type in ("expression_statement", "concatenated_string")):
                 strings.append(node)  # a bare string statement is a docstring; a part is judged with its whole
-            descend = node.type == "concatenated_string"
-        elif node.type == "identifier":
+            return node.type == "concatenated_string"
+        if node.type == "identifier":
             names.setdefault(parsed.node_text(node), []).append(node)
-        if descend and cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                break
-        else:
-            continue
-        break
+        return True
+
+    _walk(parsed.root, visit)
     matches = []
     for node in sequences:
         head = [node.named_child(i) for i in range(min(node.named_child_count, MAX_LABEL_ITEMS))]
@@ -576,27 +582,20 @@ def _encoded_matches(unit: CodeUnit, parsed, min_chars: int) -> list[Match]:
     """Long encoded literals of one unit that reach a decoding call (see the module docstring)."""
     literals: list[tuple[tree_sitter.Node, str]] = []
     decoders: list[tuple[tree_sitter.Node, str]] = []
-    cursor = parsed.root.walk()
-    while True:
-        node = cursor.node
-        descend = True
+
+    def visit(node: tree_sitter.Node) -> bool:
         if node.type in ("string", "concatenated_string"):
-            descend = False
             encoding = _encoded(parsed, node, min_chars)
             if encoding is not None and node.parent is not None and node.parent.type != "expression_statement":
                 literals.append((node, encoding))
-        elif node.type == "call":
+            return False
+        if node.type == "call":
             decoder = _decoder(parsed, node)
             if decoder is not None:
                 decoders.append((node, decoder))
-        if descend and cursor.goto_first_child():
-            continue
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                break
-        else:
-            continue
-        break
+        return True
+
+    _walk(parsed.root, visit)
     matches = []
     for node, encoding in literals:
         name = _assigned_to(parsed, node)
