@@ -61,6 +61,8 @@ def _print_summary(summary: dict, stream) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from audit.batch_summary import describe_seeds
+
     console = Console(file=stream, highlight=False, soft_wrap=True)
     totals, kept = summary["totals"], summary["totals_excluding_flagged"]
     table = Table(title="MLE-bench totals", title_justify="left")
@@ -78,10 +80,15 @@ def _print_summary(summary: dict, stream) -> None:
                           "disqualification")
     for label, key in (("all runs", "seeds"), ("uncertified disqualified", "seeds_excluding_flagged")):
         seeds = summary[key]
-        if seeds:
+        if seeds and seeds.get("metrics"):
             medal = seeds["metrics"]["any_medal_percentage"]
             console.print(f"any medal ({label}): {medal['mean']:.1f} ± {medal['standard_error']:.1f} % "
-                          f"over {seeds['num_seeds_averaged']} seed(s) × {seeds['num_competitions_per_seed']} competition(s)")
+                          f"over {seeds['num_seeds_averaged']} seed(s) × {seeds['num_competitions_per_seed']} competition(s)"
+                          + (" (missing runs padded as failed)" if seeds.get("pad_missing") else ""))
+        elif seeds:
+            console.print(f"any medal ({label}): no seed averaged")
+    for line in describe_seeds(summary.get("seeds")):
+        console.print(f"[yellow]{_shown(line)}[/yellow]", markup=True)
     if summary["rules"]:
         rules = Table(title="Rules", title_justify="left")
         for column in ("rule", "category", "severity", "runs", "findings"):
@@ -141,14 +148,19 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submissions.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
+@click.option("--pad-missing", is_flag=True,
+              help="Seed figures: keep every seed up to the largest number of runs of one competition and count a "
+                   "competition without a run for a seed as a failed run (no submission, no medal), as MLE-bench's "
+                   "aggregate_grading_reports.py --pad-missing does. Default: average complete seeds only and list "
+                   "the runs left out.")
 @baseline_option
 @competitions_option
 @data_dir_option
 @rules_option
 @fail_on_option
 def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus: Path | None, no_similarity: bool,
-                        no_grade: bool, include_experimental: bool, baseline: Path | None, competitions_dir: Path | None,
-                        data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
+                        no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
+                        competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
     """Audit every run of a run group (folder with metadata.json) or a submission JSONL.
 
     SOURCE is an MLE-bench run-group folder (runs/<run-group>/ with metadata.json and one
@@ -158,7 +170,9 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     OUTPUT_DIR/runs/<run-id>-<hash>.json (summary.json names each run's file);
     OUTPUT_DIR/summary.json holds MLE-bench's totals with and
     without the flagged runs, mean ± SEM over seeds, pass@k, per-rule, per-category and
-    per-competition counts and copy clusters; summary.html shows it with every run's report
+    per-competition counts and copy clusters; when competitions have uneven numbers of runs
+    it names every run the seed figures leave out (or, with --pad-missing, every padded
+    competition and seed); summary.html shows it with every run's report
     (self-contained) and results.sarif holds every run's findings (SARIF 2.1.0). A run that cannot be audited is listed with its reason; the batch
     goes on. Exit code 1 when some run has a finding at or above --fail-on.
 
@@ -214,7 +228,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
 
         results = audit_batch(entries, options, progress=advance)
     clusters = _clusters(results) if options.similarity else None
-    summary = summarize_batch(results, clusters=clusters)
+    summary = summarize_batch(results, clusters=clusters, pad_missing=pad_missing)
     summary = {"source": str(source), **summary}
     _write_json(output_dir / "summary.json", summary)
     _write_batch_views(output_dir, results, summary)

@@ -626,6 +626,8 @@ _SUMMARY_VERDICTS = ("clean", "review", "incomplete", "flagged", "error")
 
 def _batch_summary(summary: Mapping[str, Any]) -> str:
     """The batch summary (:func:`audit.batch_summary.summarize_batch`): totals, verdicts, rules, clusters."""
+    from audit.batch_summary import describe_seeds
+
     totals, kept = summary.get("totals") or {}, summary.get("totals_excluding_flagged") or {}
     parts = ['<section class="batch" id="summary"><h2>Batch summary</h2>',
              "<h3>MLE-bench totals</h3>",
@@ -638,10 +640,17 @@ def _batch_summary(summary: Mapping[str, Any]) -> str:
                          "not counted after disqualification</p>")
     for label, key in (("all runs", "seeds"), ("uncertified runs disqualified", "seeds_excluding_flagged")):
         seeds = summary.get(key)
-        if seeds:
+        if seeds and seeds.get("metrics"):
             medal = seeds["metrics"]["any_medal_percentage"]
             parts.append(f"<p>Any medal ({_e(label)}): {medal['mean']:.1f} ± {medal['standard_error']:.1f} % over "
-                         f"{_e(seeds['num_seeds_averaged'])} seed(s) × {_e(seeds['num_competitions_per_seed'])} competition(s)</p>")
+                         f"{_e(seeds['num_seeds_averaged'])} seed(s) × {_e(seeds['num_competitions_per_seed'])} competition(s)"
+                         + (" (missing runs padded as failed)" if seeds.get("pad_missing") else "") + "</p>")
+        elif seeds:
+            parts.append(f"<p>Any medal ({_e(label)}): no seed averaged</p>")
+    seed_notes = describe_seeds(summary.get("seeds"), limit=50)
+    if seed_notes:
+        parts.append('<h3>Seeds: runs left out and padded</h3><ul class="seed-notes">'
+                     + "".join(f"<li>{_e(line)}</li>" for line in seed_notes) + "</ul>")
     if summary.get("competitions"):
         parts += ["<h3>Competitions</h3>", _table(
             ("competition", "runs", "valid", "medals", "medals (uncertified disqualified)", *_SUMMARY_VERDICTS),
