@@ -56,6 +56,7 @@ __all__ = [
     "check_ids_in_order",
     "ids_by_number",
     "check_no_missing",
+    "check_label_kind",
     "check_numeric",
     "check_probabilities",
     "check_value_range",
@@ -385,8 +386,9 @@ class ScoringOptions:
         value, see :func:`ids_by_number`).
     missing_values : str or None
         ``None`` (the metric decides), ``"error"`` (missing cells are rejected even where the
-        metric allows empty text) or ``"nan_text"`` (missing label cells are the text ``"nan"``
-        in both files).
+        metric allows empty text) ``"nan_text"`` (missing label and text cells are the text
+        ``"nan"`` in both files), ``"empty_text"`` (missing label cells are empty text, scored
+        wrong) or ``"error_if_all"`` (a column with every cell missing is rejected).
     repeated_ids : str
         ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
         occurrence (see :func:`check_ids_in_order`).
@@ -421,6 +423,8 @@ class ScoringOptions:
 #: What ``str()`` makes of a missing cell pandas read (``float("nan")``): the label such a cell
 #: takes under ``missing_values: nan_text``.
 NAN_TEXT = "nan"
+#: Values of the ``missing_values`` metric parameter (see ``grading.metrics.base``).
+MISSING_VALUE_MODES = (None, "error", "nan_text", "empty_text", "error_if_all")
 
 #: Values of the ``column_order`` scoring parameter.
 COLUMN_ORDERS = ("any", "id_first", "as_listed")
@@ -496,12 +500,17 @@ def scoring_options(
     if id_match not in ("exact", "number"):
         raise ConfigError(f"{where}: metric parameter 'id_match' must be 'exact' or 'number', not {id_match!r}")
     missing_values = scoring.get("missing_values")
-    if missing_values not in (None, "error", "nan_text"):
+    if missing_values not in MISSING_VALUE_MODES:
+        modes = ", ".join(repr(m) for m in MISSING_VALUE_MODES if m is not None)
+        raise ConfigError(f"{where}: metric parameter 'missing_values' must be one of {modes}, not {missing_values!r}")
+    if missing_values in ("nan_text", "empty_text") and metric.target_kind not in (TargetKind.LABEL, TargetKind.TEXT):
         raise ConfigError(
-            f"{where}: metric parameter 'missing_values' must be 'error' or 'nan_text', not {missing_values!r}"
+            f"{where}: metric parameter 'missing_values: {missing_values}' applies to label and text targets only"
         )
-    if missing_values == "nan_text" and metric.target_kind is not TargetKind.LABEL:
-        raise ConfigError(f"{where}: metric parameter 'missing_values: nan_text' applies to label targets only")
+    if missing_values == "error_if_all" and not (metric.target_kind is TargetKind.TEXT and metric.allow_missing):
+        raise ConfigError(
+            f"{where}: metric parameter 'missing_values: error_if_all' applies to text targets that may be empty only"
+        )
     repeated_ids = scoring.get("repeated_ids", "error")
     if repeated_ids not in ("error", "in_order"):
         raise ConfigError(f"{where}: metric parameter 'repeated_ids' must be 'error' or 'in_order', not {repeated_ids!r}")
@@ -922,6 +931,45 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.Data
         )
 
 
+def check_label_kind(values: pd.Series, truth: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
+    """Check a label column holds numbers (or booleans) where the answers' labels are.
+
+    A text label (``"abc"``, ``"-"``) can never equal a number or boolean label. MLE-bench's graders
+    (scikit-learn 1.5.1) then compare every label of the column as text with the numbers and
+    score every row wrong; this check names the cell instead (a documented deviation).
+
+    Raises
+    ------
+    InvalidSubmission
+        Naming the first label that is not a number, its row and id (reason ``incomparable``:
+        what the answers' labels are is a fact about the answers).
+    """
+    if pd.api.types.is_bool_dtype(truth.dtype):
+        if pd.api.types.is_bool_dtype(values.dtype):
+            return
+        cells = values.reset_index(drop=True)
+        # pandas reads a column with any other value as text: "True" and "False" are then words.
+        bad = np.flatnonzero(
+            ~cells.map(lambda v: isinstance(v, (bool, np.bool_)) or v in ("True", "False")).to_numpy(dtype=bool)
+        )
+        kind = "True or False"
+    elif pd.api.types.is_numeric_dtype(truth.dtype):
+        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
+            return
+        numbers = pd.to_numeric(values.reset_index(drop=True), errors="coerce")
+        bad = np.flatnonzero(numbers.isna().to_numpy())
+        kind = "a number"
+    else:
+        return
+    if bad.size:
+        row = int(bad[0])
+        raise InvalidSubmission(
+            f"Submission column {column!r} has the label {str(values.iloc[row])!r} at {_describe_row(row, ids)}, "
+            f"which is not {kind} like the answers' labels.",
+            reason="incomparable", column=column, row=row + 1,
+        )
+
+
 def check_numeric(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> np.ndarray:
     """Check a target column holds finite numbers and return them as floats.
 
@@ -1141,13 +1189,19 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
             # missing or odd value there is no error. They take the first scored row's value,
             # which is checked itself, and the mask removes them after alignment.
             values = values.where(~unscored, values.iloc[int(np.flatnonzero(~unscored)[0])])
+        if options.missing_values in ("nan_text", "empty_text"):
+            if values.isna().any():
+                filler = NAN_TEXT if options.missing_values == "nan_text" else ""
+                replaced[column] = values.astype(object).where(values.notna(), filler)
+            continue
+        if options.missing_values == "error_if_all" and len(values) and values.isna().all():
+            raise InvalidSubmission(
+                f"Submission column {column!r} has no value in any of its {len(values)} rows.",
+                reason="missing-value", column=column, row=1,
+            )
         if kind is TargetKind.TEXT and metric.allow_missing and options.missing_values != "error":
             if values.isna().any():
                 replaced[column] = values.astype(object).where(values.notna(), "")
-            continue
-        if options.missing_values == "nan_text":
-            if values.isna().any():
-                replaced[column] = values.astype(object).where(values.notna(), NAN_TEXT)
             continue
         numbers = None
         if kind in (TargetKind.NUMERIC, TargetKind.PROBABILITY):
@@ -1156,6 +1210,9 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
             _raise_if_undefined(values, column=column, ids=ids, metric=metric)
         if numbers is None:
             check_no_missing(values, column=column, ids=ids)
+            truth_column = options.answer_columns.get(column, column)
+            if kind is TargetKind.LABEL and truth_column in answers.columns:
+                check_label_kind(values, answers[truth_column], column=column, ids=ids)
             if kind in (TargetKind.LABEL, TargetKind.TEXT):
                 continue
             numbers = check_numeric(values, column=column, ids=ids)
@@ -1452,7 +1509,10 @@ def check_arrays(
                     np.take(values, order, out=row, mode="clip")  # valid rows: no bounds check
             y_pred = stacked.T
     else:
-        labels = checked.submission[targets].to_numpy()[:, 0]
+        # A label column whose missing cells were filled (``missing_values``) is read filled.
+        column = targets[0]
+        filled = checked.replaced.get(column)
+        labels = (checked.submission[column] if filled is None else filled).to_numpy()
         y_pred = labels if in_order else np.take(labels, order, mode="clip")
     return AlignedArrays(y_true=y_true, y_pred=y_pred, rows=order, ids=checked.ids)
 

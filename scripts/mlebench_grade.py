@@ -33,6 +33,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import math
@@ -103,8 +104,11 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TQDM_DISABLE", "1")
     jobs = json.loads(args.jobs.read_text() if args.jobs else sys.stdin.read())
     graders: dict[str, Any] = {}
+    results = sys.stdout
     for job in jobs:
-        print(json.dumps(_grade_one(job, graders)), flush=True)
+        with contextlib.redirect_stdout(sys.stderr):  # some graders print: keep the results' stream clean
+            result = _grade_one(job, graders)
+        print(json.dumps(result), file=results, flush=True)
     return 0
 
 

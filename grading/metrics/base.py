@@ -82,8 +82,12 @@ class TargetKind(enum.Enum):
 #:   ``"null"`` ...: what pandas reads as missing) in a target column is. By default the metric
 #:   says: an error, or empty text where a text metric allows it (an empty mask or box list).
 #:   ``"error"`` rejects it even there (MLE-bench graders that fail on a NaN cell);
-#:   ``"nan_text"`` takes it as the text ``"nan"`` in both files of a label column, as MLE-bench's
-#:   graders that compare ``astype(str)`` labels take it.
+#:   ``"nan_text"`` takes it as the text ``"nan"`` in both files of a label or text column, as
+#:   MLE-bench's graders that compare ``astype(str)`` labels or strings take it; ``"empty_text"``
+#:   takes it as empty text, a label no answer has (MLE-bench's ``fillna("")``: the row is scored
+#:   wrong); ``"error_if_all"`` keeps the metric's empty prediction for a missing cell but rejects a
+#:   column with every cell missing (pandas then reads the column as numbers, NaN, which
+#:   scikit-learn refuses in MLE-bench's grader).
 #: - ``extra_ids``: ``"error"`` (default) or ``"ignore"``: submission rows whose id is not a test
 #:   id are dropped instead of rejected (a sample submission covering more ids than are scored).
 #: - ``repeated_ids``: ``"error"`` (default) or ``"in_order"``: a test id may stand on several

@@ -37,16 +37,20 @@ Runs = tuple[np.ndarray, np.ndarray]
 _EMPTY_RUNS: Runs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
 
 
-def parse_rle(text: object, n_pixels: int) -> Runs:
+def parse_rle(text: object, n_pixels: int, *, dash_is_empty: bool = True) -> Runs:
     """Parse a run-length mask into 0-based half-open runs.
 
     Parameters
     ----------
     text : str or None
-        ``"start length start length ..."`` with 1-based starts; ``None``/NaN, ``""`` and
-        ``"-"`` are the empty mask.
+        ``"start length start length ..."`` with 1-based starts; ``None``/NaN and ``""`` are the
+        empty mask, and so is ``"-"`` where ``dash_is_empty``.
     n_pixels : int
         Pixels in the image (height x width).
+    dash_is_empty : bool
+        Take ``"-"`` as the empty mask (the contrails competition's spelling, which its MLE-bench
+        grader maps to empty); otherwise it is a malformed mask, as the other MLE-bench mask
+        graders, which read every token as an integer, take it.
 
     Returns
     -------
@@ -70,7 +74,7 @@ def parse_rle(text: object, n_pixels: int) -> Runs:
     if text is None or (isinstance(text, float) and np.isnan(text)):
         return _EMPTY_RUNS
     cell = str(text).strip()
-    if cell in ("", "-"):
+    if cell == "" or (cell == "-" and dash_is_empty):
         return _EMPTY_RUNS
     tokens = cell.split()
     try:
@@ -150,8 +154,14 @@ def _mask_pairs(
     height: int | str,
     width: int | str,
     metric: str,
+    *,
+    dash_is_empty: bool = False,
 ) -> tuple[list[Runs], list[Runs], np.ndarray, np.ndarray]:
-    """Parse every answer and predicted mask; errors name the submission row or the answers row."""
+    """Parse every answer and predicted mask; errors name the submission row or the answers row.
+
+    ``dash_is_empty`` applies to predicted masks (see :func:`parse_rle`); an answer's ``"-"`` is
+    always the empty mask.
+    """
     require_answer_columns(answers, [c for c in (height, width) if isinstance(c, str)], metric=metric)
     heights = answers[height].to_numpy() if isinstance(height, str) else np.full(len(answers), int(height))
     widths = answers[width].to_numpy() if isinstance(width, str) else np.full(len(answers), int(width))
@@ -167,7 +177,7 @@ def _mask_pairs(
         except ValueError as exc:
             raise ConfigError(f"{metric}: answers row {position + 1}, column {column!r}: {exc}") from None
         try:
-            preds.append(parse_rle(pred_cell, n_pixels))
+            preds.append(parse_rle(pred_cell, n_pixels, dash_is_empty=dash_is_empty))
         except ValueError as exc:
             raise invalid_cell(submission, position, column, str(exc)) from None
     return truths, preds, heights, widths
@@ -254,7 +264,9 @@ def global_dice_score(
     0.5
     """
     column = target_columns[0]
-    truths, preds, _, _ = _mask_pairs(answers, submission, column, height, width, "global_dice_score")
+    truths, preds, _, _ = _mask_pairs(
+        answers, submission, column, height, width, "global_dice_score", dash_is_empty=True
+    )
     overlap = sum(_overlap(t, p) for t, p in zip(truths, preds))
     total = sum(_area(t) for t in truths) + sum(_area(p) for p in preds)
     return float(2 * overlap / total) if total else float("nan")

@@ -21,22 +21,17 @@ from typing import Any
 
 import pandas as pd
 import pytest
-import yaml
 
 from grading import CompetitionRegistry, find_competitions_root
 from grading.errors import ConfigError, InvalidSubmission
 from grading.grade import score_csv
-from grading.metrics import METRICS, SCORING_PARAMS
 from grading.spec import CompetitionSpec
-from grading.validation import ScoringOptions, check_columns, scoring_options
+from grading.validation import check_columns
+from tests.grading.competition_keys import competition_key, options_for
 
 ROOT = find_competitions_root()
 REGISTRY = CompetitionRegistry(ROOT, ROOT / ".unused")
 MLEBENCH_IDS = [cid for cid in REGISTRY.ids() if not REGISTRY.get(cid).is_embedded]
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "metrics"
-CASES: dict[str, dict[str, Any]] = {
-    case["metric"]: case for case in yaml.safe_load((FIXTURES / "cases.yaml").read_text(encoding="utf-8"))
-}
 
 #: MLE-bench graders that reject a submission with any column beyond the ones they read.
 REJECTS_EXTRA_COLUMNS = {
@@ -82,101 +77,12 @@ def test_strict_graders_keep_rejecting_extra_columns(competition_id: str) -> Non
     assert _policy(REGISTRY.get(competition_id)) == "error"
 
 
-def _options(metric_name: str, id_column: Any, target_columns: Any, params: dict[str, Any]) -> ScoringOptions:
-    return scoring_options(METRICS[metric_name], id_column=id_column, target_columns=target_columns, params=params)[0]
-
-
-def _read(path: Path) -> pd.DataFrame:
-    # Everything as text, so a rewritten file keeps each cell's exact spelling.
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
-
-
-def _renamed(frame: pd.DataFrame, ids: dict[str, str], targets: list[tuple[str, str]], old: list[str]) -> pd.DataFrame:
-    """``frame`` with its id columns renamed and its target columns ``old`` replaced by ``targets``.
-
-    ``targets`` pairs each new column with the case column whose values it takes; a case column
-    may feed several new ones (a case with one class column, a competition with eleven) or none.
-    """
-    kept = frame.drop(columns=[c for c in old if c in frame.columns]).rename(columns=ids)
-    assert not {new for new, _ in targets} & set(kept.columns)
-    return kept.assign(**{new: frame[source] for new, source in targets})
-
-
-def _class_probabilities(ids: str, classes: list[str]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """An answer key with one class per row (each class once) and rows of probabilities summing to 1.
-
-    Half the rows put most weight on the true class, half on the next one.
-    """
-    n = len(classes)
-    rest = 0.5 / (n - 1)
-    keys = [f"row{i:03d}" for i in range(n)]
-    answers = pd.DataFrame({ids: keys, **{c: [int(i == j) for i in range(n)] for j, c in enumerate(classes)}})
-    top = [i if i % 2 == 0 else (i + 1) % n for i in range(n)]
-    submission = pd.DataFrame({ids: keys, **{c: [0.5 if top[i] == j else rest for i in range(n)] for j, c in enumerate(classes)}})
-    return answers, submission
-
-
 def _pair(spec: CompetitionSpec, tmp_path: Path) -> tuple[Path, pd.DataFrame, dict[str, Any]]:
     """The answers file, an imperfect submission and the scoring parameters for ``spec``'s columns."""
-    case = CASES[spec.metric.name]
-    # The case's own metric parameters (identity columns of its small key ...), then the competition's.
-    params = {k: v for k, v in case.get("params", {}).items() if k not in SCORING_PARAMS}
-    params.update(spec.metric.params or {})
-    case_options = _options(case["metric"], case["id_column"], case["target_columns"], case.get("params", {}))
-    options = _options(spec.metric.name, spec.id_column, spec.target_columns, params)
-    if options.row_sum_tolerance is not None and len(options.target_columns) != len(case_options.target_columns):
-        answers, submission = _class_probabilities(options.id_columns[0], list(options.target_columns))
-    else:
-        assert len(options.id_columns) == len(case_options.id_columns)
-        ids = dict(zip(case_options.id_columns, options.id_columns))
-        m = len(case_options.target_columns)
-        answer_targets = [
-            (new, case_options.answer_target_columns[j % m]) for j, new in enumerate(options.answer_target_columns)
-        ]
-        submission_targets = [(new, case_options.target_columns[j % m]) for j, new in enumerate(options.target_columns)]
-        key = _read(FIXTURES / case["folder"] / case.get("answers", "answers.csv"))
-        # Some targets have no answer column (osic's Confidence).
-        answers = _renamed(
-            key,
-            ids,
-            [(new, source) for new, source in answer_targets if source in key.columns],
-            list(case_options.answer_target_columns),
-        )
-        submission = _renamed(
-            _read(FIXTURES / case["folder"] / case["degraded"]), ids, submission_targets, list(case_options.target_columns)
-        )
-    if options.value_range is not None:
-        # The case's numbers, moved linearly into the competition's range (both files alike).
-        low, high = options.value_range
-        columns = [c for c in options.target_columns if c in submission.columns]
-        answer_columns = [options.answer_columns.get(c, c) for c in columns]
-        values = pd.concat([submission[columns].astype(float), answers[answer_columns].astype(float).set_axis(columns, axis=1)])
-        least, most = float(values.min().min()), float(values.max().max())
-
-        def moved(frame: pd.DataFrame, names: list[str]) -> dict[str, pd.Series]:
-            return {c: low + (frame[c].astype(float) - least) / (most - least) * (high - low) for c in names}
-
-        submission = submission.assign(**moved(submission, columns))
-        answers = answers.assign(**moved(answers, answer_columns))
-    if options.missing_values == "error":
-        # No empty predictions where the grader rejects them: such a cell takes its answer.
-        id_column = options.id_columns[0]
-        for column, answer_column in zip(options.target_columns, options.answer_target_columns):
-            if answer_column not in answers.columns:  # one answer row per box: no cell to copy
-                continue
-            truth = answers.drop_duplicates(id_column).set_index(id_column)[answer_column]
-            empty = submission[column] == ""
-            submission.loc[empty, column] = submission.loc[empty, id_column].map(truth)
-    if options.row_mask is not None:
-        # Every answer row is scored but the last.
-        column, value = options.row_mask
-        other = (not value) if isinstance(value, bool) else value + 1
-        answers[column] = [value] * (len(answers) - 1) + [other]
-    for column in options.unscored_columns:
-        submission[column] = "0.5"
+    key = competition_key(spec)
     answers_path = tmp_path / "answers.csv"
-    answers.to_csv(answers_path, index=False, lineterminator="\n")
-    return answers_path, submission, params
+    key.answers.to_csv(answers_path, index=False, lineterminator="\n")
+    return answers_path, key.degraded, key.params
 
 
 @pytest.mark.parametrize("competition_id", IGNORES_EXTRA_COLUMNS)
@@ -271,4 +177,4 @@ def test_check_columns_order_rules() -> None:
 )
 def test_column_order_parameter_is_checked(params: dict[str, Any], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        _options("accuracy", "id", ["label"], params)
+        options_for("accuracy", "id", ["label"], params)

@@ -160,9 +160,13 @@ def test_incomparable_labels_keep_the_message_but_carry_a_code():
     sub = pd.DataFrame({"id": ["a", "b", "c"], "y": ["x", "0", "1"]})
     with pytest.raises(InvalidSubmission) as info:
         score_frames(sub, answers, metric="accuracy_score", id_column="id", target_columns=["y"])
-    assert (info.value.reason, info.value.column, info.value.row) == ("incomparable", "y", None)
-    # The host-side message is unchanged (and it is why an endpoint must not forward it).
-    assert str(info.value).startswith("predicted labels cannot be compared with the answers")
+    assert (info.value.reason, info.value.column, info.value.row) == ("incomparable", "y", 1)
+    # The message names the cell and the answers' kind of label (a fact about the answers: an
+    # endpoint answers with the reason's template, never this text).
+    assert str(info.value) == (
+        "Submission column 'y' has the label 'x' at row 1 (id 'a'), which is not a number like the answers' labels."
+    )
+    assert "4242" not in str(info.value) and "31337" not in str(info.value)
 
 
 def test_every_raise_site_in_grading_names_a_reason():

@@ -383,7 +383,9 @@ def test_id_match_parameter_is_checked() -> None:
 def test_missing_values_parameter_is_checked() -> None:
     from grading.metrics import METRICS
 
-    with pytest.raises(ConfigError, match=r"'missing_values' must be 'error' or 'nan_text', not 'keep'"):
+    with pytest.raises(ConfigError, match=r"'missing_values' must be one of 'error', 'nan_text', 'empty_text', 'error_if_all', not 'keep'"):
         scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"missing_values": "keep"})
-    with pytest.raises(ConfigError, match=r"'missing_values: nan_text' applies to label targets only"):
+    with pytest.raises(ConfigError, match=r"'missing_values: nan_text' applies to label and text targets only"):
         scoring_options(METRICS["root-mean-squared-error"], id_column="id", target_columns=["y"], params={"missing_values": "nan_text"})
+    with pytest.raises(ConfigError, match=r"'missing_values: error_if_all' applies to text targets that may be empty only"):
+        scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"missing_values": "error_if_all"})
