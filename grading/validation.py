@@ -393,7 +393,11 @@ class ScoringOptions:
         ``"error"``, or ``"in_order"`` where a test id may stand on several rows, paired by
         occurrence (see :func:`check_ids_in_order`).
     row_mask : tuple of (str, object), optional
-        Only answer rows whose column equals the value are scored.
+        Only answer rows whose column equals the value are scored (differs from it, where
+        ``row_mask_equals`` is false).
+    row_mask_equals : bool
+        ``row_mask`` keeps the rows equal to its value (``equals:``) or those that differ
+        (``not_equals:``).
     value_range : tuple of (float, float), optional
         Closed range numeric predictions must lie in.
     row_sum_tolerance : float, optional
@@ -411,6 +415,7 @@ class ScoringOptions:
     missing_values: str | None = None
     repeated_ids: str = "error"
     row_mask: tuple[str, Any] | None = None
+    row_mask_equals: bool = True
     value_range: tuple[float, float] | None = None
     row_sum_tolerance: float | None = None
 
@@ -515,11 +520,20 @@ def scoring_options(
     if repeated_ids not in ("error", "in_order"):
         raise ConfigError(f"{where}: metric parameter 'repeated_ids' must be 'error' or 'in_order', not {repeated_ids!r}")
     row_mask = None
+    row_mask_equals = True
     if "row_mask" in scoring:
         mask = scoring["row_mask"]
-        if not isinstance(mask, Mapping) or set(mask) != {"column", "equals"} or not isinstance(mask["column"], str):
-            raise ConfigError(f"{where}: metric parameter 'row_mask' must be {{column: <answers column>, equals: <value>}}")
-        row_mask = (mask["column"], mask["equals"])
+        if (
+            not isinstance(mask, Mapping)
+            or set(mask) not in ({"column", "equals"}, {"column", "not_equals"})
+            or not isinstance(mask["column"], str)
+        ):
+            raise ConfigError(
+                f"{where}: metric parameter 'row_mask' must be {{column: <answers column>, equals: <value>}} "
+                "or {column: <answers column>, not_equals: <value>}"
+            )
+        row_mask_equals = "equals" in mask
+        row_mask = (mask["column"], mask["equals"] if row_mask_equals else mask["not_equals"])
     value_range = None
     if "value_range" in scoring:
         bounds = scoring["value_range"]
@@ -546,6 +560,7 @@ def scoring_options(
         missing_values=missing_values,
         repeated_ids=repeated_ids,
         row_mask=row_mask,
+        row_mask_equals=row_mask_equals,
         value_range=value_range,
         row_sum_tolerance=None if tolerance is None else float(tolerance),
     )
@@ -1208,6 +1223,8 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
             numbers = _checked_floats(values, kind=kind, options=options)
         if numbers is None and metric.undefined_on_missing:
             _raise_if_undefined(values, column=column, ids=ids, metric=metric)
+            if metric.infinite_ranked:
+                numbers = _ranked_floats(values)
         if numbers is None:
             check_no_missing(values, column=column, ids=ids)
             truth_column = options.answer_columns.get(column, column)
@@ -1239,14 +1256,29 @@ def _unscored_file_rows(
     """
     if options.row_mask is None or metric.repeated_answer_ids or len(order) != len(answers):
         return None
-    column, value = options.row_mask
-    if column not in answers.columns:
+    if options.row_mask[0] not in answers.columns:
         return None
     scored = np.zeros(n_rows, dtype=bool)
-    scored[order] = (answers[column] == value).to_numpy(dtype=bool)
+    scored[order] = _row_mask_keeps(answers, options)
     if scored.all() or not scored.any():
         return None
     return ~scored
+
+
+def _row_mask_keeps(answers: pd.DataFrame, options: ScoringOptions) -> np.ndarray:
+    """Which answer rows the row mask keeps (boolean, answer order)."""
+    assert options.row_mask is not None
+    column, value = options.row_mask
+    equal = (answers[column] == value).to_numpy(dtype=bool)
+    return equal if options.row_mask_equals else ~equal
+
+
+def _ranked_floats(values: pd.Series) -> np.ndarray | None:
+    """The numbers of a column with infinities a rank metric ranks; None when a cell is text."""
+    numbers = pd.to_numeric(values.astype(object), errors="coerce")
+    if numbers.isna().any():
+        return None  # text: the usual checks name it
+    return numbers.to_numpy(dtype=float)
 
 
 def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame, metric: Metric) -> None:
@@ -1258,7 +1290,8 @@ def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.D
     numbers = pd.to_numeric(values.astype(object).where(values.notna(), np.nan), errors="coerce").reset_index(drop=True)
     if (numbers.isna().to_numpy() & values.notna().to_numpy()).any():
         return
-    undefined = np.flatnonzero(~np.isfinite(numbers.to_numpy(dtype=float, na_value=np.nan)))
+    floats = numbers.to_numpy(dtype=float, na_value=np.nan)
+    undefined = np.flatnonzero(np.isnan(floats) if metric.infinite_ranked else ~np.isfinite(floats))
     if undefined.size:
         row = int(undefined[0])
         what = "a missing value" if pd.isna(numbers.iloc[row]) else f"the value {float(numbers.iloc[row])!r}"
@@ -1376,10 +1409,10 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
     aligned.attrs["id_columns"] = id_columns
     answers = answers.reset_index(drop=True)
     if options.row_mask is not None:
-        column, value = options.row_mask
+        column = options.row_mask[0]
         if column not in answers.columns:
             raise ConfigError(f"row_mask: the answers have no column {column!r}")
-        keep = (answers[column] == value).to_numpy()
+        keep = _row_mask_keeps(answers, options)
         if metric.repeated_answer_ids:
             raise ConfigError("row_mask cannot filter an answer file with several rows per id")
         answers = answers[keep].reset_index(drop=True)

@@ -172,7 +172,9 @@ _FUNCTIONS: dict[str, tuple[Any, bool, TargetKind, float, bool, dict[str, Any]]]
     "rmsle_error": (rmsle_error, False, _N, 0.0, False, {}),
     "grouped_log_mae_error": (grouped_log_mae_error, False, _N, math.log(1e-9), True, {}),
     "pearson_correlation_score": (pearson_correlation_score, True, _N, 1.0, False, {"undefined_on_missing": True}),
-    "spearman_correlation_score": (spearman_correlation_score, True, _N, 1.0, False, {"undefined_on_missing": True}),
+    "spearman_correlation_score": (
+        spearman_correlation_score, True, _N, 1.0, False, {"undefined_on_missing": True, "infinite_ranked": True}
+    ),
     "mean_haversine_distance_error": (mean_haversine_distance_error, False, _N, 0.0, True, {}),
     "mean_angular_error": (mean_angular_error, False, _N, 0.0, True, {}),
     "laplace_log_likelihood_score": (
@@ -285,6 +287,7 @@ def _build_registry() -> Mapping[str, Metric]:
             targets_in_answers=base.targets_in_answers,
             any_row_order=base.any_row_order,
             undefined_on_missing=base.undefined_on_missing,
+            infinite_ranked=base.infinite_ranked,
         )
     return entries
 

@@ -94,7 +94,9 @@ class TargetKind(enum.Enum):
 #:   rows (a comment posted twice); the submission must have it on as many rows, and the k-th of
 #:   them is paired with the test set's k-th, in file order.
 #: - ``row_mask``: ``{column: <answers column>, equals: <value>}``: only answer rows where the
-#:   column equals the value are scored (Kaggle's "the expiratory phase is not scored").
+#:   column equals the value are scored (Kaggle's "the expiratory phase is not scored");
+#:   ``{column: ..., not_equals: <value>}`` scores the rows where it differs (Kaggle's ``-1``
+#:   marking a test row left unscored). A submission's cells in rows left out are never read.
 #: - ``value_range``: ``[low, high]``: numeric predictions must lie in this closed range.
 #: - ``row_sum_tolerance``: with several probability columns, each row must sum to 1 within this
 #:   absolute tolerance.
@@ -159,6 +161,10 @@ class Metric:
         submission invalid: SciPy's correlations return NaN for such input, and MLE-bench
         counts a NaN score as a valid submission with no score
         (:class:`~grading.errors.UndefinedScore`).
+    infinite_ranked : bool
+        With ``undefined_on_missing``: an infinite prediction is no undefined score but the
+        highest (``inf``) or lowest (``-inf``) rank, as :func:`scipy.stats.spearmanr` ranks it
+        (MLE-bench's Google QUEST grader scores such a file).
     """
 
     name: str
@@ -174,6 +180,7 @@ class Metric:
     targets_in_answers: bool = True
     any_row_order: bool = False
     undefined_on_missing: bool = False
+    infinite_ranked: bool = False
 
     @property
     def own_param_names(self) -> tuple[str, ...]:

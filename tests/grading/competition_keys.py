@@ -162,7 +162,10 @@ def competition_key(spec: CompetitionSpec) -> CompetitionKey:
         # Every answer row is scored but the last.
         column, value = options.row_mask
         other = (not value) if isinstance(value, bool) else value + 1
-        answers[column] = [str(value)] * (len(answers) - 1) + [str(other)]
+        if options.row_mask_equals:
+            answers[column] = [str(value)] * (len(answers) - 1) + [str(other)]
+        else:
+            answers[column] = [str(other)] * (len(answers) - 1) + [str(value)]
     for column in options.unscored_columns:
         degraded[column] = "0.5"
         perfect[column] = "0.5"

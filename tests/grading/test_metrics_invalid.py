@@ -294,7 +294,10 @@ def test_row_mask_and_unscored_columns() -> None:
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"row_mask": {"column": "keep"}}, "metric 'rmse_error': metric parameter 'row_mask' must be {column: <answers column>, equals: <value>}"),
+        ({"row_mask": {"column": "keep"}}, "metric 'rmse_error': metric parameter 'row_mask' must be {column: <answers column>, equals: <value>} "
+                                           "or {column: <answers column>, not_equals: <value>}"),
+        ({"row_mask": {"column": "keep", "equals": 1, "not_equals": 2}}, "metric 'rmse_error': metric parameter 'row_mask' must be "
+                                           "{column: <answers column>, equals: <value>} or {column: <answers column>, not_equals: <value>}"),
         ({"value_range": [5, 1]}, "metric 'rmse_error': metric parameter 'value_range' must be [low, high] with low <= high"),
         ({"extra_ids": "drop"}, "metric 'rmse_error': metric parameter 'extra_ids' must be 'error' or 'ignore', not 'drop'"),
         ({"extra_columns": "keep"}, "metric 'rmse_error': metric parameter 'extra_columns' must be 'error' or 'ignore', not 'keep'"),

@@ -285,3 +285,84 @@ def test_an_empty_prediction_is_rejected_as_mlebench_does(competition_id: str, t
         score()
     params.pop("missing_values")
     assert isinstance(score(), float)  # the metric itself reads it as an empty prediction
+
+
+
+JIGSAW_TOXIC = "jigsaw-toxic-comment-classification-challenge"
+TOXIC_HEADER = "id,toxic,severe_toxic,obscene,threat,insult,identity_hate\n"
+# Row 4 is a test row Kaggle left unscored: -1 in every label column.
+TOXIC_ANSWERS = TOXIC_HEADER + "0,0,0,0,0,0,0\n1,1,1,1,1,1,1\n2,0,1,0,1,0,1\n3,1,0,1,0,1,0\n4,-1,-1,-1,-1,-1,-1\n"
+TOXIC_SCORED = "0,0.1,0.1,0.1,0.1,0.1,0.1\n1,0.9,0.9,0.9,0.9,0.9,0.9\n2,0.4,0.4,0.4,0.4,0.4,0.4\n3,0.6,0.6,0.6,0.6,0.6,0.6\n"
+
+
+@pytest.mark.parametrize("unscored_cell", ["", "nan", "inf", "abc", "-1"])
+def test_jigsaw_toxic_rows_marked_minus_one_are_never_read(unscored_cell: str, tmp_path: Path) -> None:
+    # Per class the scored rows rank 0.9 > 0.6 > 0.4 > 0.1: AUC 0.75 where rows 2/3 are the
+    # positive/negative pair ranked the wrong way round (toxic, obscene, insult), 1.0 elsewhere.
+    unscored = "4," + ",".join([unscored_cell] * 6) + "\n"
+    assert grade(JIGSAW_TOXIC, TOXIC_ANSWERS, TOXIC_HEADER + TOXIC_SCORED + unscored, tmp_path) == pytest.approx(0.875)
+    # A bad cell in a scored row is still named.
+    bad = TOXIC_HEADER + TOXIC_SCORED.replace("0.9", "abc", 1) + unscored
+    with pytest.raises(InvalidSubmission, match=r"column 'toxic' has a non-numeric value 'abc' at row 2"):
+        grade(JIGSAW_TOXIC, TOXIC_ANSWERS, bad, tmp_path)
+
+
+def test_google_quest_ranks_an_infinite_prediction(tmp_path: Path) -> None:
+    from scipy.stats import spearmanr
+
+    spec = REGISTRY.get("google-quest-challenge")
+    columns = list(spec.target_columns)
+    truth = [[(i * 7 + j * 3) % 5 / 4 for j in range(len(columns))] for i in range(6)]
+    pred = [[(i * 5 + j) % 6 / 5 for j in range(len(columns))] for i in range(6)]
+    pred[2][0] = float("inf")
+    pred[4][1] = float("-inf")
+    answers = "qa_id," + ",".join(columns) + "\n" + "".join(f"{i},{','.join(map(str, r))}\n" for i, r in enumerate(truth))
+    submission = "qa_id," + ",".join(columns) + "\n" + "".join(f"{i},{','.join(map(str, r))}\n" for i, r in enumerate(pred))
+    expected = sum(spearmanr([r[j] for r in pred], [r[j] for r in truth]).statistic for j in range(len(columns))) / len(columns)
+    assert grade("google-quest-challenge", answers, submission, tmp_path) == pytest.approx(expected)
+
+
+def test_bms_empty_inchi_is_the_text_nan(tmp_path: Path) -> None:
+    answers = "image_id,InChI\na,InChI=1S/H2O/h1H2\nb,InChI=1S/CH4/h1H4\n"
+    # Row a is exact; row b's empty or NA-looking cell is compared as the text "nan".
+    from rapidfuzz.distance import Levenshtein
+
+    expected = Levenshtein.distance("nan", "InChI=1S/CH4/h1H4") / 2
+    for empty in ("", "nan", "NA"):
+        submission = f"image_id,InChI\na,InChI=1S/H2O/h1H2\nb,{empty}\n"
+        assert grade("bms-molecular-translation", answers, submission, tmp_path) == pytest.approx(expected)
+
+
+def test_paddy_empty_label_is_scored_wrong(tmp_path: Path) -> None:
+    answers = "image_id,label\na.jpg,blast\nb.jpg,normal\n"
+    assert grade("paddy-disease-classification", answers, "image_id,label\na.jpg,blast\nb.jpg,\n", tmp_path) == 0.5
+    assert grade("paddy-disease-classification", answers, "image_id,label\na.jpg,\nb.jpg,\n", tmp_path) == 0.0
+
+
+def test_plant_seedlings_column_without_any_species_is_invalid(tmp_path: Path) -> None:
+    answers = "file,species\na.png,Maize\nb.png,Common wheat\n"
+    assert grade("plant-seedlings-classification", answers, "file,species\na.png,Maize\nb.png,\n", tmp_path) == 0.5
+    with pytest.raises(InvalidSubmission, match=r"^Submission column 'species' has no value in any of its 2 rows\.$"):
+        grade("plant-seedlings-classification", answers, "file,species\na.png,\nb.png,\n", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("competition_id", "answers", "submission"),
+    [
+        ("tgs-salt-identification-challenge", "id,rle_mask\na,1 5\nb,\n", "id,rle_mask\na,1 5\nb,-\n"),
+        ("hubmap-kidney-segmentation", "id,encoding,width_pixels,height_pixels\na,1 5,4,4\nb,3 2,4,4\n",
+         "id,predicted\na,1 5\nb,-\n"),
+        ("vesuvius-challenge-ink-detection", "Id,Predicted,height,width\na,1 5,4,4\nb,3 2,4,4\n",
+         "Id,Predicted\na,1 5\nb,-\n"),
+    ],
+)
+def test_a_dash_is_no_empty_mask_outside_contrails(competition_id: str, answers: str, submission: str, tmp_path: Path) -> None:
+    with pytest.raises(InvalidSubmission, match=r"run-length mask with the value '-', which is not an integer at row 2"):
+        grade(competition_id, answers, submission, tmp_path)
+
+
+def test_contrails_dash_is_the_empty_mask(tmp_path: Path) -> None:
+    answers = "record_id,encoded_pixels,height,width\n1,1 4,4,4\n2,-,4,4\n"
+    assert grade(
+        "google-research-identify-contrails-reduce-global-warming", answers, "record_id,encoded_pixels\n1,1 4\n2,-\n", tmp_path
+    ) == 1.0
