@@ -41,7 +41,7 @@ from grading.csvscan import (
     record_line,
 )
 from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
-from grading.metrics import SCORING_PARAMS, Metric, TargetKind, native
+from grading.metrics import SCORING_PARAMS, Metric, TargetKind
 from grading.metrics.arrowtext import arrow_text, text_permutation
 
 __all__ = [
@@ -681,8 +681,7 @@ def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series
     # those agree.
     head = min(len(sub), 64)
     if pc.all(pc.equal(sub.slice(0, head), ans.slice(0, head))).as_py():
-        same = native.same_texts(sub, ans)
-        if same if same is not None else pc.all(pc.equal(sub, ans)).as_py():
+        if pc.all(pc.equal(sub, ans)).as_py():
             return np.arange(len(sub), dtype=np.intp)
     return text_permutation(sub, ans)
 
@@ -1379,10 +1378,8 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
             aligned = aligned.assign(**replaced)
         aligned = aligned.set_axis(pd.RangeIndex(len(order), name="row"), axis=0)
         aligned.attrs["id_columns"] = id_columns
-        place = native.inverse_order(order)
-        if place is None:
-            place = np.empty(len(order), dtype=np.intp)
-            place[order] = np.arange(len(order), dtype=np.intp)
+        place = np.empty(len(order), dtype=np.intp)
+        place[order] = np.arange(len(order), dtype=np.intp)
         answers = answers.reset_index(drop=True)
         # Ids matched exactly are the submission's own, in file order: reused, not gathered.
         same_ids = [c for c in id_columns if answers[c].dtype == aligned[c].dtype and arrow_text(aligned[c]) is not None]
@@ -1421,18 +1418,8 @@ def _aligned_frames(checked: _Checked, *, metric: Metric, options: ScoringOption
 
 
 def _taken(frame: pd.DataFrame, rows: np.ndarray) -> pd.DataFrame:
-    """``frame.take(rows)`` with a fresh index.
-
-    Arrow text columns (label lists, masks, ids) are gathered by the compiled kernel where it is
-    built: pandas' take on a chunked text column costs several times the file's read.
-    """
-    texts = {c: native.take_text(frame[c], rows) for c in frame.columns}
-    texts = {c: v for c, v in texts.items() if v is not None}
-    others = [c for c in frame.columns if c not in texts]
-    if not others:
-        return pd.DataFrame(texts, columns=list(frame.columns), index=pd.RangeIndex(len(rows)))
-    taken = frame[others].take(rows).reset_index(drop=True)
-    return taken.assign(**texts)[list(frame.columns)] if texts else taken
+    """``frame.take(rows)`` with a fresh index."""
+    return frame.take(rows).reset_index(drop=True)
 
 
 def _in_order(order: np.ndarray, n_rows: int) -> bool:

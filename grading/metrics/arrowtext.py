@@ -22,9 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from grading.metrics import native
-
-__all__ = ["arrow_text", "text_permutation", "first_token_match"]
+__all__ = ["arrow_text", "text_permutation"]
 
 #: Integer keys spanning at most this many values per key are matched by direct addressing.
 _DENSE_SPAN_PER_KEY = 4
@@ -337,9 +335,6 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
 
     if len(values) != len(value_set) or values.null_count or value_set.null_count:
         return None
-    order = native.text_permutation(values, value_set)
-    if order is not None:
-        return order
     keys = _integer_keys([values, value_set])
     if keys is not None:
         return _key_permutation(keys[0], keys[1])
@@ -352,127 +347,3 @@ def text_permutation(values: Any, value_set: Any) -> np.ndarray | None:
     order = np.empty(len(value_set), dtype=np.intp)
     order[positions] = np.arange(len(values), dtype=np.intp)
     return order
-
-
-#: ``_TAIL_MASKS[i]`` keeps the last ``i`` bytes of a little-endian word read from memory.
-_TAIL_MASKS = np.array([0] + [((1 << 64) - 1) ^ ((1 << (8 * (8 - i))) - 1) for i in range(1, 9)], dtype=np.uint64)
-
-
-def _words_ending(data: np.ndarray, ends: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """The ``keep`` bytes of ``data`` before each position in ``ends``, in the high end of a uint64.
-
-    Words are read from memory as little-endian uint64, so the bytes just before a position
-    are the word's high bytes; the others are cleared. Equal byte strings of one length give
-    equal words.
-    """
-    if data.size < 8:
-        data = np.concatenate([data, np.zeros(8 - data.size, dtype=np.uint8)])
-    windows = np.ndarray(shape=(data.size - 7,), dtype="<u8", buffer=data, strides=(1,))
-    starts = ends - 8
-    words = windows[np.maximum(starts, 0)]
-    if starts.size and starts.min() < 0:
-        # Fewer than 8 bytes before the position: move the ones there up to the high end.
-        short = np.flatnonzero(starts < 0)
-        words[short] <<= (8 * (8 - ends[short])).astype(np.uint64)
-    words &= _TAIL_MASKS[keep]
-    return words
-
-
-def _text_words(offsets: np.ndarray, data: np.ndarray, n_words: int) -> list[np.ndarray]:
-    """Each cell's bytes as words: word ``w`` holds the (up to) 8 bytes ending ``8 w`` before the end."""
-    lengths = np.diff(offsets)
-    return [_words_ending(data, offsets[1:] - 8 * w, np.clip(lengths - 8 * w, 0, 8)) for w in range(n_words)]
-
-
-def _match_block(
-    offsets: np.ndarray, data: np.ndarray, lengths: np.ndarray, words: list[np.ndarray], k: int
-) -> np.ndarray:
-    """:func:`first_token_match` on a run of cells (``offsets``/``data``; labels as lengths and words)."""
-    n_rows = offsets.size - 1
-    found = np.full(n_rows, -1, dtype=np.int64)
-    spaces = np.flatnonzero(data[offsets[0] : offsets[-1]] == 32) + offsets[0]
-    # A row's spaces are spaces[below[r]:below[r + 1]]; its t-th token ends at the t-th of them,
-    # or at the cell's end after the last.
-    below = np.searchsorted(spaces, offsets)
-    space_index, last_space = below[:-1].copy(), below[1:]
-    last = max(spaces.size - 1, 0)
-    spaces = spaces if spaces.size else np.zeros(1, dtype=np.int64)
-    start = offsets[:-1]
-    alive = np.ones(n_rows, dtype=bool)  # the row has a t-th token and no match yet
-    for t in range(k):
-        more = space_index < last_space
-        end = np.where(more, spaces[np.minimum(space_index, last)], offsets[1:])
-        candidates = np.flatnonzero(alive & (end - start == lengths))
-        if candidates.size:
-            same = np.ones(candidates.size, dtype=bool)
-            for w, label_word in enumerate(words):
-                keep = np.clip(lengths[candidates] - 8 * w, 0, 8)
-                same &= _words_ending(data, end[candidates] - 8 * w, keep) == label_word[candidates]
-            hits = candidates[same]
-            found[hits] = t
-            alive[hits] = False
-        alive &= more
-        if not alive.any():
-            break
-        start = end + 1
-        space_index += 1
-    return found
-
-
-def first_token_match(cells: Any, labels: Any, k: int) -> np.ndarray | None:
-    """Per row, the place of the row's label among the first ``k`` tokens of its cell.
-
-    Cells are split on single spaces, as ``str.split(" ")`` splits them (``"a  b"`` has an
-    empty token between ``a`` and ``b``; an empty cell is one empty token).
-
-    Parameters
-    ----------
-    cells, labels : pyarrow.ChunkedArray
-        ``large_string`` arrays of one length without nulls (from :func:`arrow_text`, nulls
-        filled with ``""``): the predicted label lists and the one true label per row.
-    k : int
-        Tokens that count per row (>= 1).
-
-    Returns
-    -------
-    numpy.ndarray of int64 or None
-        0-based place of the first token equal to the label, -1 when none of the first ``k``
-        is; ``None`` when a label holds a space (it is not one token).
-
-    Notes
-    -----
-    Token ends are the cell's spaces and its end. For the ``t``-th token of every row at once,
-    its length is compared with the label's, and where they agree its bytes are compared with
-    the label's as 8-byte words read from the column's byte buffer, so no token becomes a
-    string of its own.
-
-    Examples
-    --------
-    >>> import pyarrow as pa
-    >>> cells = pa.chunked_array([["w1 w12 w2", "w3", "", "w1  w2"]], type=pa.large_string())
-    >>> labels = pa.chunked_array([["w12", "w1", "", ""]], type=pa.large_string())
-    >>> first_token_match(cells, labels, 5).tolist()
-    [1, -1, 0, 1]
-    """
-    import pyarrow as pa
-
-    found = native.first_token_match(cells, labels, k)
-    if found is not None:
-        return found
-    label_array = labels.combine_chunks()
-    ((label_offsets, label_data),) = _chunk_buffers(pa.chunked_array([label_array], type=label_array.type))
-    if (label_data[label_offsets[0] : label_offsets[-1]] == 32).any():
-        return None
-    label_lengths = np.diff(label_offsets)
-    n_words = max(1, -(-int(label_lengths.max(initial=0)) // 8))
-    label_words = _text_words(label_offsets, label_data, n_words)
-    found = []
-    first_row = 0
-    for offsets, data in _chunk_buffers(cells):
-        # Blocks of rows small enough that the per-token passes run in the CPU cache.
-        for begin in range(0, offsets.size - 1, _BLOCK):
-            block = offsets[begin : begin + _BLOCK + 1]
-            rows = slice(first_row + begin, first_row + begin + block.size - 1)
-            found.append(_match_block(block, data, label_lengths[rows], [w[rows] for w in label_words], k))
-        first_row += offsets.size - 1
-    return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)

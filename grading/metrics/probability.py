@@ -14,7 +14,6 @@ from sklearn import metrics as _skm
 
 from grading.errors import ConfigError, InvalidSubmission
 from grading.metrics.base import as_matrix, undefined_metric
-from grading.metrics import native
 
 __all__ = [
     "roc_auc_score",
@@ -78,19 +77,54 @@ def roc_auc_score(
 
 
 def _binary_auc(truth: np.ndarray, scores: np.ndarray) -> float:
-    """ROC AUC of one column as the Mann-Whitney statistic ``U / (n_pos n_neg)``.
+    """ROC AUC of one column as the Mann-Whitney statistic ``U / (n_pos n_neg)`` (:func:`auc_pair_counts`).
 
-    ``U`` counts, over every (positive, negative) pair, 1 when the positive scores higher and
-    1/2 for a tie: with tied scores sharing their mean rank this is exactly the trapezoidal
-    area scikit-learn computes. Both classes' scores are sorted, then merged by a stable sort of
-    the two runs (Timsort merges two sorted runs in one linear pass), positives first, so each
-    positive's place in the merge, less the positives before it, counts the negatives strictly
-    below it. The counts are integers, so ``U`` is exact.
+    With tied scores sharing their mean rank this is exactly the trapezoidal area scikit-learn
+    computes; the counts are integers, so ``U`` is exact.
     """
-    counts = native.auc_pair_counts(truth, scores)  # None also when not two classes: the checks below say why
-    if counts is not None:
-        above, ties, n_pos, n_neg = counts
-        return (float(above) + 0.5 * float(ties)) / (n_pos * n_neg)
+    above, ties, n_pos, n_neg = auc_pair_counts(truth, scores)
+    return (float(above) + 0.5 * float(ties)) / (n_pos * n_neg)
+
+
+def auc_pair_counts(truth: np.ndarray, scores: np.ndarray) -> tuple[int, int, int, int]:
+    """ROC AUC's pair counts: over (positive, negative) pairs, those ranked right and those tied.
+
+    Parameters
+    ----------
+    truth : numpy.ndarray of float, shape (n_rows,)
+        Two-class answers: rows at the column's highest value are positives, those at its
+        lowest negatives.
+    scores : numpy.ndarray of float, shape (n_rows,)
+        Scores, higher meaning positive (NaN-free; ``-0.0`` and ``0.0`` are one score).
+
+    Returns
+    -------
+    (above, ties, n_pos, n_neg) : tuple of int
+        Pairs whose positive scores strictly higher than their negative, pairs with equal
+        scores, and the two class sizes. The Mann-Whitney ``U`` is ``above + ties / 2`` and the
+        AUC ``U / (n_pos * n_neg)``.
+
+    Raises
+    ------
+    ConfigError
+        If ``truth`` does not hold exactly two values (one class, more classes, or a NaN).
+
+    Notes
+    -----
+    Both classes' scores are sorted, then merged by a stable sort of the two runs (Timsort
+    merges two sorted runs in one linear pass), positives first, so each positive's place in
+    the merge, less the positives before it, counts the negatives strictly below it. Ties need
+    a binary search, only for the positives whose score some negative has. H. B. Mann and
+    D. R. Whitney (1947), "On a test of whether one of two random variables is stochastically
+    larger than the other", Ann. Math. Statist. 18(1).
+
+    Examples
+    --------
+    >>> auc_pair_counts(np.array([0.0, 0.0, 1.0, 1.0]), np.array([0.1, 0.4, 0.4, 0.8]))
+    (3, 1, 2, 2)
+    """
+    truth = np.asarray(truth, dtype=float)
+    scores = np.asarray(scores, dtype=float)
     low, high = truth.min(initial=np.inf), truth.max(initial=-np.inf)
     if not (low < high and ((truth == low) | (truth == high)).all()):
         labels = np.unique(truth)
@@ -102,11 +136,9 @@ def _binary_auc(truth: np.ndarray, scores: np.ndarray) -> float:
     n_pos, n_neg = positives.size, negatives.size
     merged = np.argsort(np.concatenate([positives, negatives]), kind="stable")
     below = np.flatnonzero(merged < n_pos) - np.arange(n_pos)
-    # Ties need a search, only for the positives whose score some negative has.
     level = np.flatnonzero(negatives[np.minimum(below, n_neg - 1)] == positives)
     tied = np.searchsorted(negatives, positives[level], side="right") - below[level]
-    u_statistic = float(below.sum()) + 0.5 * float(tied.sum())
-    return u_statistic / (n_pos * n_neg)
+    return int(below.sum()), int(tied.sum()), int(n_pos), int(n_neg)
 
 
 def _insert_tpr_points(fpr: np.ndarray, tpr: np.ndarray, points: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:

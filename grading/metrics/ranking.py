@@ -1,11 +1,10 @@
 """Ranking metrics on ordered label lists: MAP@K and Kendall's tau over orderings.
 
 Cells hold space-separated labels, best first. MAP@K is computed on integer-coded (row, label)
-pairs in numpy, so a million-row submission scores in about the time pandas needs to split it.
-When every answer is a single label (the usual case: one whale, one hotel) only the place of
-that label among the predictions matters; on Arrow-backed text it is found on the column's
-byte buffer (:func:`grading.metrics.arrowtext.first_token_match`), with no Python string per
-row.
+pairs in NumPy (:func:`grading.metrics.tokens.column_token_codes` splits and codes the cells
+with Arrow, no Python string per label), so a million-row submission scores in about the time
+pandas needs to read it. When every answer is a single label (the usual case: one whale, one
+hotel) only the place of that label among the predictions matters (:func:`first_token_places`).
 """
 
 from __future__ import annotations
@@ -17,12 +16,10 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from grading.metrics import native
-from grading.metrics.arrowtext import arrow_text, first_token_match
 from grading.metrics.base import in_answer_order, invalid_cell, undefined_metric
-from grading.metrics.tokens import split_tokens, token_codes
+from grading.metrics.tokens import TokenCodes, column_token_codes, distinct_keys
 
-__all__ = ["map_at_k_score", "kendall_tau_score"]
+__all__ = ["map_at_k_score", "kendall_tau_score", "first_token_places"]
 
 
 def _positions(rows: np.ndarray) -> np.ndarray:
@@ -57,6 +54,13 @@ def map_at_k_score(
     float
         In [0, 1], higher is better.
 
+    Notes
+    -----
+    A row's hits are its first ``k`` predicted labels found among its true labels, each label
+    counted at its first place only: the (row, label) codes of the predictions are looked up in
+    the sorted distinct codes of the answers. When every answer is one label the mean is taken
+    from the number of rows at each place of that label (:func:`_single_label_mean_ap`).
+
     References
     ----------
     B. Hamner, "Metrics" (average_precision.py); Kaggle evaluation pages of Humpback Whale
@@ -73,106 +77,125 @@ def map_at_k_score(
     column = target_columns[0]
     k = int(k)
     n_rows = len(answers)
-    fast = _single_label_mean_ap(answers[column], submission[column], k)
-    if fast is not None:
-        return fast
-    true_rows, true_tokens = split_tokens(answers[column], sep=" ")
-    pred_rows, pred_tokens = split_tokens(submission[column], sep=" ")
-    keep = _positions(pred_rows) < k
-    pred_rows, pred_tokens = pred_rows[keep], pred_tokens[keep]
-    true_keys, pred_keys, n_codes = token_codes(true_rows, true_tokens, pred_rows, pred_tokens)
-    true_keys = np.unique(true_keys)
+    if k < 1:
+        return 0.0
+    coded = column_token_codes(answers[column], submission[column], sep=" ", max_tokens_b=k)
+    places = _label_places(coded, n_rows, k)
+    if places is not None:
+        return _mean_ap_of_places(places, k)
+    true_keys = distinct_keys(coded.keys_a())
+    pred_keys, pred_rows = coded.keys_b(), coded.rows_b
     # Distinct true labels per row.
-    n_true = np.bincount((true_keys // n_codes).astype(np.intp), minlength=n_rows)
-    # A label repeated in a row counts at its first place only.
-    repeated = pd.Series(pred_keys).duplicated().to_numpy()
-    hit = np.isin(pred_keys, true_keys) & ~repeated
-    cumulative = np.cumsum(hit)
-    first = np.searchsorted(pred_rows, np.arange(n_rows), side="left")
-    before_row = np.concatenate([[0], cumulative])[first]
-    hits_so_far = cumulative - before_row[pred_rows] if pred_rows.size else cumulative
-    precision = np.where(hit, hits_so_far / (_positions(pred_rows) + 1.0), 0.0)
-    per_row = np.bincount(pred_rows, weights=precision, minlength=n_rows)
+    n_true = np.bincount((true_keys // coded.n_codes).astype(np.intp), minlength=n_rows)
+    hits = _first_hits(pred_keys, true_keys)
+    hit_rows = pred_rows[hits]
+    # The hits are in row then place order: a hit's rank among its row's hits, and its place.
+    hits_so_far = _positions(hit_rows) + 1
+    places_of_hits = _positions(pred_rows)[hits] if hits.size else hits
+    precision = hits_so_far / (places_of_hits + 1.0)
+    per_row = np.bincount(hit_rows, weights=precision, minlength=n_rows)
     denominator = np.minimum(n_true, k)
     ap = np.divide(per_row, denominator, out=np.zeros(n_rows), where=denominator > 0)
     return float(np.mean(in_answer_order(ap, answers))) if n_rows else 0.0
 
 
-def _rank_of(cell: str, label: str) -> int:
-    """Place of ``label`` among the single-space-separated tokens of ``cell``; -1 when absent."""
-    size = len(label)
-    found = cell.find(label)
-    while found >= 0:
-        # A whole token only: bounded by spaces or the cell's ends ("w_1" is not in "w_12").
-        if (found == 0 or cell[found - 1] == " ") and (found + size == len(cell) or cell[found + size] == " "):
-            return cell.count(" ", 0, found)
-        found = cell.find(label, found + 1)
-    return -1
+def _first_hits(pred_keys: np.ndarray, true_keys: np.ndarray) -> np.ndarray:
+    """Indices, increasing, of the predicted keys found in ``true_keys`` (sorted, distinct) and not seen before.
 
-
-def _texts(values: pd.Series) -> list[str]:
-    """The cells as a list of str, missing cells as ``""``."""
-    array = values.to_numpy(dtype=object)
-    missing = pd.isna(array)
-    if missing.any():
-        array = np.where(missing, "", array)
-    if pd.api.types.infer_dtype(array, skipna=False) != "string":
-        array = array.astype(str)
-    return array.tolist()
-
-
-def _single_label_mean_ap(truth: pd.Series, pred: pd.Series, k: int) -> float | None:
-    """Mean AP@k when every answer is one label; None when an answer holds several.
-
-    With one true label, a row's AP is ``1 / (rank + 1)`` for the first place the label takes
-    among the predictions, if that place is within the first ``k``. Finding the label as a
-    whole token with ``str.find`` and counting the spaces before it gives that place without
-    splitting a million cells into lists. The mean is taken from the number of rows at each
-    place, ``sum_r count_r / (r + 1) / n`` (the terms added with one rounding, :func:`math.fsum`), so
-    it does not depend on the order of the rows, to the last bit.
+    A key met again (a label repeated in its row) counts at its first place only.
     """
-    # Rows per place: index 0 counts misses, index r + 1 the rows whose label is first at rank r.
-    per_place = _single_label_places_arrow(truth, pred, k)
-    if per_place is None:
-        labels = _texts(truth)
-        if any(" " in label for label in labels):
-            return None
-        rank = np.fromiter(map(_rank_of, _texts(pred), labels), dtype=np.int64, count=len(labels))
-        rank[rank >= k] = -1
-        per_place = np.bincount(rank + 1, minlength=k + 1)
+    if not true_keys.size or not pred_keys.size:
+        return np.zeros(0, dtype=np.intp)
+    at = np.minimum(np.searchsorted(true_keys, pred_keys), true_keys.size - 1)
+    found = np.flatnonzero(true_keys[at] == pred_keys)
+    if found.size < 2:
+        return found
+    keys = pred_keys[found]
+    order = np.argsort(keys, kind="stable")  # a key's places in increasing order
+    ordered = keys[order]
+    first = np.empty(found.size, dtype=bool)
+    first[order[0]] = True
+    first[order[1:]] = ordered[1:] != ordered[:-1]
+    return found[first]
+
+
+def _label_places(coded: TokenCodes, n_rows: int, k: int) -> np.ndarray | None:
+    """Per row, the first place of its one true label among its first ``k`` predicted tokens (-1 if none).
+
+    ``None`` when some answer cell is not exactly one token.
+    """
+    if coded.rows_a.size != n_rows or (n_rows and not (np.diff(coded.rows_a) == 1).all()):
+        return None
+    places = np.full(n_rows, -1, dtype=np.int64)
+    rows = coded.rows_b
+    hit = np.flatnonzero(coded.codes_b == coded.codes_a[rows]) if rows.size else np.zeros(0, dtype=np.intp)
+    if hit.size:
+        hit_rows = rows[hit]
+        first = np.empty(hit.size, dtype=bool)
+        first[0] = True
+        np.not_equal(hit_rows[1:], hit_rows[:-1], out=first[1:])
+        places[hit_rows[first]] = _positions(rows)[hit[first]]
+    places[places >= k] = -1
+    return places
+
+
+def _mean_ap_of_places(places: np.ndarray, k: int) -> float:
+    """Mean AP@k from each row's place of its one true label (-1: not among the first ``k``).
+
+    A row's AP is ``1 / (place + 1)``. The mean is taken from the number of rows at each
+    place, ``sum_r count_r / (r + 1) / n`` (the terms added with one rounding,
+    :func:`math.fsum`), so it does not depend on the order of the rows, to the last bit.
+    """
+    per_place = np.bincount(places + 1, minlength=k + 1)
     n_rows = int(per_place.sum())
     if not n_rows:
         return 0.0
     return math.fsum(int(count) / (place + 1.0) for place, count in enumerate(per_place[1:])) / n_rows
 
 
-def _single_label_places_arrow(truth: pd.Series, pred: pd.Series, k: int) -> np.ndarray | None:
-    """Rows per place of the one true label among the first ``k`` predicted tokens.
-
-    The Arrow-backed counterpart of :func:`_rank_of` over whole columns (missing cells as
-    ``""``): the compiled kernels count the places at once
-    (:func:`grading.metrics.native.first_token_counts`); otherwise
-    :func:`grading.metrics.arrowtext.first_token_match` gives each row's place. Entry 0 counts
-    the rows whose label is not among those tokens, entry ``r + 1`` those whose label is first
-    at place ``r``. ``None`` when a column is not Arrow-backed text or an answer holds several
-    labels, so the caller takes the general path.
-    """
+def _single_label_mean_ap(truth: pd.Series, pred: pd.Series, k: int) -> float | None:
+    """Mean AP@k when every answer is one label; None when an answer holds several (or ``k < 1``)."""
     if k < 1:
         return None
-    truth_text, pred_text = arrow_text(truth), arrow_text(pred)
-    if truth_text is None or pred_text is None or len(truth_text) != len(pred_text):
-        return None
-    import pyarrow.compute as pc  # arrow_text returned arrays, so pyarrow is installed
+    places = _label_places(column_token_codes(truth, pred, sep=" ", max_tokens_b=k), len(truth), k)
+    return None if places is None else _mean_ap_of_places(places, k)
 
-    if truth_text.null_count:
-        truth_text = pc.fill_null(truth_text, "")
-    if pred_text.null_count:
-        pred_text = pc.fill_null(pred_text, "")
-    counts = native.first_token_counts(pred_text, truth_text, k)
-    if counts is not None:
-        return counts
-    rank = first_token_match(pred_text, truth_text, k)
-    return None if rank is None else np.bincount(rank + 1, minlength=k + 1)
+
+def first_token_places(cells: pd.Series, labels: pd.Series, k: int) -> np.ndarray | None:
+    """Per row, the place of the row's label among the first ``k`` tokens of its cell.
+
+    Cells are split on single spaces, as ``str.split(" ")`` splits them (``"a  b"`` has an
+    empty token between ``a`` and ``b``; an empty or missing cell is one empty token).
+
+    Parameters
+    ----------
+    cells : pandas.Series
+        Predicted label lists, shape ``(n_rows,)``.
+    labels : pandas.Series
+        The one true label per row, shape ``(n_rows,)``, aligned with ``cells``.
+    k : int
+        Tokens that count per row (>= 1).
+
+    Returns
+    -------
+    numpy.ndarray of int64 or None
+        Shape ``(n_rows,)``: 0-based place of the first token equal to the label, -1 when none
+        of the first ``k`` is; ``None`` when a label is not one token (it holds a space).
+
+    Raises
+    ------
+    ValueError
+        If ``k < 1`` or the columns differ in length.
+
+    Examples
+    --------
+    >>> cells = pd.Series(["w1 w12 w2", "w3", "", "w1  w2"])
+    >>> first_token_places(cells, pd.Series(["w12", "w1", "", ""]), 5).tolist()
+    [1, -1, 0, 1]
+    """
+    if len(cells) != len(labels):
+        raise ValueError(f"{len(cells)} cells but {len(labels)} labels")
+    return _label_places(column_token_codes(labels, cells, sep=" ", max_tokens_b=k), len(labels), k)
 
 
 def _count_inversions(ranks: list[int]) -> int:

@@ -16,7 +16,7 @@ from rapidfuzz import process as _rf_process
 from rapidfuzz.distance import Levenshtein as _Levenshtein
 
 from grading.metrics.base import invalid_cell, undefined_metric
-from grading.metrics.tokens import split_tokens, token_codes
+from grading.metrics.tokens import column_token_codes, distinct_keys
 
 __all__ = [
     "levenshtein_distance_error",
@@ -175,10 +175,9 @@ def word_jaccard_score(
     n_rows = len(answers)
     if n_rows == 0:
         return 0.0
-    true_rows, true_tokens = split_tokens(answers[column], lower=True)
-    pred_rows, pred_tokens = split_tokens(submission[column], lower=True)
-    true_keys, pred_keys, n_codes = token_codes(true_rows, true_tokens, pred_rows, pred_tokens)
-    true_keys, pred_keys = np.unique(true_keys), np.unique(pred_keys)
+    coded = column_token_codes(answers[column], submission[column], lower=True)
+    n_codes = coded.n_codes
+    true_keys, pred_keys = distinct_keys(coded.keys_a()), distinct_keys(coded.keys_b())
     common = np.intersect1d(true_keys, pred_keys, assume_unique=True)
     count = lambda keys: np.bincount((keys // n_codes).astype(np.intp), minlength=n_rows)  # noqa: E731
     inter, size_true, size_pred = count(common), count(true_keys), count(pred_keys)

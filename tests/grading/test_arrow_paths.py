@@ -5,8 +5,7 @@ integer keys or Arrow's hash join, finding a label among a cell's tokens on the 
 the sort-based ROC AUC and column-wise log loss are each checked against a plain reference (a
 Python dict, ``str.split``, scikit-learn, the earlier formulas) on invented cases chosen to hit
 their edges: leading zeros, prefixes, widths around 8 bytes, multi-byte characters, repeated and
-unknown ids, empty tokens, chunked and sliced arrays. Every test runs twice: with the compiled
-kernels (``grading.metrics.native``, skipped where they are not built) and with the NumPy paths.
+unknown ids, empty tokens, chunked and sliced arrays.
 """
 
 from __future__ import annotations
@@ -22,9 +21,9 @@ from sklearn import metrics as skm
 
 from grading.errors import InvalidSubmission
 from grading.grade import score_csv, score_frames
-from grading.metrics import METRICS, native
+from grading.metrics import METRICS
 from grading.metrics.probability import _binary_auc, log_loss
-from grading.metrics.ranking import _rank_of
+from grading.metrics.ranking import first_token_places
 from grading.validation import _read_with_text, check_frames, check_ids, scoring_options
 
 pa = pytest.importorskip("pyarrow")
@@ -35,18 +34,6 @@ pytestmark = pytest.mark.skipif(
     not (isinstance(ARROW_STR, pd.StringDtype) and str(ARROW_STR.storage).startswith("pyarrow")),
     reason="pandas' str dtype is not Arrow-backed here",
 )
-
-
-@pytest.fixture(autouse=True, params=["compiled kernels", "numpy"])
-def kernels(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test once with the compiled kernels and once with the NumPy paths."""
-    if request.param == "numpy":
-        monkeypatch.setenv("MLEAUDIT_NO_NATIVE", "1")
-    else:
-        monkeypatch.delenv("MLEAUDIT_NO_NATIVE", raising=False)
-        if not native.available():
-            pytest.skip("the compiled grading kernels are not built here")
-    return request.param
 
 
 def chunked(values: list[str], rng: np.random.Generator) -> "pa.ChunkedArray":
@@ -126,21 +113,25 @@ def test_prefixed_ids_at_scale_are_joined_through_a_dense_table() -> None:
 VOCABULARY = ["", "a", "w_1", "w_12", "w_123", "new_whale", "w_f48451c", "ü", "日本", "x" * 7, "x" * 8, "x" * 9, "x" * 16, "x" * 17, "yx" * 4]
 
 
-def test_first_token_match_agrees_with_str_find() -> None:
+def _str_place(cell: str, label: str, k: int) -> int:
+    tokens = cell.split(" ")[:k]
+    return tokens.index(label) if label in tokens else -1
+
+
+def test_first_token_places_agree_with_str_split() -> None:
     rng = np.random.default_rng(3)
     for _ in range(1500):
         n, k = int(rng.integers(0, 9)), int(rng.integers(1, 7))
         cells = [" ".join(VOCABULARY[i] for i in rng.integers(0, len(VOCABULARY), int(rng.integers(0, 8)))) for _ in range(n)]
         labels = [VOCABULARY[int(i)] for i in rng.integers(0, len(VOCABULARY), n)]
         cell_array = chunked(["pad"] + cells, rng).slice(1)  # an offset into the first chunk
-        got = arrowtext.first_token_match(cell_array, chunked(labels, rng), k)
-        want = [r if 0 <= r < k else -1 for r in map(_rank_of, cells, labels)]
+        got = first_token_places(pd.Series(pd.array(cell_array, dtype=ARROW_STR)), pd.Series(pd.array(chunked(labels, rng), dtype=ARROW_STR)), k)
+        want = [_str_place(c, label, k) for c, label in zip(cells, labels)]
         assert got.tolist() == want, (cells, labels, k)
 
 
-def test_first_token_match_leaves_labels_with_spaces_to_the_general_path() -> None:
-    cells = pa.chunked_array([["a b c"]], type=pa.large_string())
-    assert arrowtext.first_token_match(cells, pa.chunked_array([["a b"]], type=pa.large_string()), 5) is None
+def test_first_token_places_leave_labels_with_spaces_to_the_general_path() -> None:
+    assert first_token_places(pd.Series(["a b c"], dtype=ARROW_STR), pd.Series(["a b"], dtype=ARROW_STR), 5) is None
 
 
 def test_map_at_k_scores_the_same_on_arrow_and_object_columns() -> None:
