@@ -948,7 +948,8 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.Data
 def check_label_kind(values: pd.Series, truth: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
     """Check a label column holds numbers (or booleans) where the answers' labels are.
 
-    A text label (``"abc"``, ``"-"``) can never equal a number or boolean label. MLE-bench's graders
+    A text label (``"abc"``, ``"-"``) can never equal a number or boolean label; an infinite or
+    (where the answers' labels are integers) fractional one is refused by scikit-learn. MLE-bench's graders
     (scikit-learn 1.5.1) then compare every label of the column as text with the numbers and
     score every row wrong; this check names the cell instead (a documented deviation).
 
@@ -968,11 +969,18 @@ def check_label_kind(values: pd.Series, truth: pd.Series, *, column: str, ids: p
         )
         kind = "True or False"
     elif pd.api.types.is_numeric_dtype(truth.dtype):
-        if pd.api.types.is_numeric_dtype(values.dtype) and not pd.api.types.is_bool_dtype(values.dtype):
-            return
         numbers = pd.to_numeric(values.reset_index(drop=True), errors="coerce")
         bad = np.flatnonzero(numbers.isna().to_numpy())
         kind = "a number"
+        if not bad.size:
+            floats = numbers.to_numpy(dtype=float)
+            bad = np.flatnonzero(~np.isfinite(floats))
+            kind = "a finite number"
+            if not bad.size and pd.api.types.is_integer_dtype(truth.dtype):
+                # scikit-learn refuses a fractional label among whole ones ("a mix of multiclass and
+                # continuous"), as in MLE-bench's graders; a whole float (4.0) is class 4.
+                bad = np.flatnonzero(floats != np.round(floats))
+                kind = "a whole number"
     else:
         return
     if bad.size:

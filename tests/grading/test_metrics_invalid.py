@@ -87,8 +87,15 @@ def test_non_integer_class_ids() -> None:
     )
     submission = {"Id": ["3", "1", "2"], "Predicted": ["4", "7", "7.5"]}
     assert invalid(submission, answers, "macro-f1-score", "Id", ["Predicted"]) == (
-        "Submission column 'Predicted' has '7.5', which is not an integer class id at row 3 (id '2')."
+        "Submission column 'Predicted' has the label '7.5' at row 3 (id '2'), which is not a whole number like the answers' labels."
     )
+    submission = {"Id": ["3", "1", "2"], "Predicted": ["4", "inf", "7"]}
+    assert invalid(submission, answers, "accuracy", "Id", ["Predicted"]) == (
+        "Submission column 'Predicted' has the label 'inf' at row 2 (id '1'), which is not a finite number like the answers' labels."
+    )
+    # A whole float is its class.
+    submission = {"Id": ["3", "1", "2"], "Predicted": [4.0, 7.0, 4.0]}
+    assert score(submission, answers, "accuracy", "Id", ["Predicted"]) == pytest.approx(2 / 3)
     submission = {"Id": ["3", "1", "2"], "Predicted": ["4 1", "7.5 2", "4"]}
     assert invalid(submission, answers, "top-1-classification-error", "Id", ["Predicted"]) == (
         "Submission column 'Predicted' has '7.5', which is not an integer class id at row 2 (id '1')."
