@@ -95,7 +95,7 @@ def test_non_integer_class_ids() -> None:
     )
     # A whole float is its class.
     submission = {"Id": ["3", "1", "2"], "Predicted": [4.0, 7.0, 4.0]}
-    assert score(submission, answers, "accuracy", "Id", ["Predicted"]) == pytest.approx(2 / 3)
+    assert score(submission, answers, "accuracy", "Id", ["Predicted"]) == pytest.approx(1 / 3)
     submission = {"Id": ["3", "1", "2"], "Predicted": ["4 1", "7.5 2", "4"]}
     assert invalid(submission, answers, "top-1-classification-error", "Id", ["Predicted"]) == (
         "Submission column 'Predicted' has '7.5', which is not an integer class id at row 2 (id '1')."
