@@ -32,6 +32,9 @@ the prepared-data dir, exactly as in MLE-bench configs (``<id>/prepared/private/
       label_leak_columns: []              # test-data columns known to leak the label
       public_data_dirs: [/home/data]
       boilerplate: []
+    mlebench_looseness:                   # where MLE-bench's grader accepts what this one rejects
+      - kind: positional_rows             # one of MLEBENCH_LOOSENESS_KINDS; [] where it is strict
+        note: pairs submission rows with answer rows by file position; ids are never read
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 import importlib.util
 import inspect
 import logging
+import math
 import re
 import sys
 from dataclasses import dataclass, field
@@ -63,6 +67,9 @@ __all__ = [
     "LEADERBOARD_SOURCES",
     "COMPETITION_TYPES",
     "AUDIT_POLICY_KEYS",
+    "MLEBENCH_LOOSENESS_KINDS",
+    "CELL_KINDS",
+    "Looseness",
     "MetricSpec",
     "CompetitionSpec",
     "load_competition_spec",
@@ -97,6 +104,46 @@ _ALLOW_URL = {
 _COLUMN = {"type": "string", "pattern": r"^\S(?:[^\n]*\S)?$"}
 
 _STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
+
+#: The vocabulary of ``mlebench_looseness``: what MLE-bench's grader for a competition accepts, or
+#: how it pairs rows, where this project's grading checks strictly. Each kind, its definition
+#: and the keys an entry of that kind may carry besides ``kind``, ``note`` and ``score``
+#: (detection: :mod:`grading.mlebench_divergence`).
+MLEBENCH_LOOSENESS_KINDS: Mapping[str, str] = {
+    "positional_rows": "submission rows are paired with answer rows by their position in the file (within each value of "
+                       "the column `within` when given); the ids are not compared, and may be wrong or absent",
+    "sorted_rows": "each file is sorted by its own id column and rows are paired by sorted position; the ids are never "
+                   "compared, so unknown or repeated ids pass (`mask_by_position`: the answers' row mask column is "
+                   "applied to the submission by file position)",
+    "row_order_required": "rows are paired by position and each pair's ids must be equal: a file holding every test id "
+                          "once, but not in the answers' order, is invalid under MLE-bench",
+    "positional_columns": "the prediction columns are read by their position in the file, not by their names",
+    "duplicate_ids_accepted": "a test id on several rows is accepted (`pairing`: `merge` scores every copy against its "
+                              "answer row; `sorted` pairs rows by position after sorting, so copies take the place of "
+                              "other ids; `pool` joins the copies' predictions into one row)",
+    "missing_rows_accepted": "a submission without some test ids is scored on the rows it has",
+    "header_only_valid": "a file with a header and no rows is a valid submission, with an undefined (NaN) score",
+    "nan_inf_coerced": "missing, NaN or infinite cells of `columns` are accepted: `fill` says what value each kind of "
+                       "cell becomes (null: accepted, but what it becomes is not emulated), `whole_score` which kinds "
+                       "of cell set MLE-bench's whole score",
+    "labels_truncated": "fractional class labels of `columns` are truncated to integers (int(1.5) is 1)",
+    "odd_rle_accepted": "run-length masks of `columns` with an odd count of numbers are accepted: one number is an "
+                        "empty mask, three give the dangling start the first run's length",
+}
+#: Kinds of cell ``nan_inf_coerced`` entries speak of: missing or NaN, +inf, -inf.
+CELL_KINDS = ("nan", "posinf", "neginf")
+#: Keys an entry may carry beyond ``kind``, ``note`` and ``score``, by kind.
+_LOOSENESS_OPTIONS: Mapping[str, tuple[str, ...]] = {
+    "positional_rows": ("within",),
+    "sorted_rows": ("mask_by_position",),
+    "duplicate_ids_accepted": ("pairing",),
+    "nan_inf_coerced": ("columns", "fill", "whole_score"),
+    "labels_truncated": ("columns",),
+    "odd_rle_accepted": ("columns",),
+}
+#: How far detection can reproduce MLE-bench's score for an entry: ``exact`` (default),
+#: ``approximate`` (the note says what differs) or ``none`` (its outcome is described only).
+LOOSENESS_SCORES = ("exact", "approximate", "none")
 _CALLABLE_REF = {"type": "string", "pattern": r"^[A-Za-z0-9_.\-]+\.py:[A-Za-z_][A-Za-z0-9_]*$"}
 
 #: JSON Schema (draft 2020-12) of ``config.yaml``.
@@ -162,12 +209,112 @@ CONFIG_SCHEMA: Mapping[str, Any] = {
                 "label_leak_columns": {"type": "array", "items": _COLUMN, "uniqueItems": True},
             },
         },
+        "mlebench_looseness": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["kind", "note"],
+                "properties": {
+                    "kind": {"enum": list(MLEBENCH_LOOSENESS_KINDS)},
+                    "note": {"type": "string", "pattern": r"^\S[^\n]*$"},
+                    "score": {"enum": list(LOOSENESS_SCORES)},
+                    "within": _COLUMN,
+                    "mask_by_position": _COLUMN,
+                    "pairing": {"enum": ["merge", "sorted", "pool"]},
+                    "columns": {"type": "array", "items": _COLUMN, "minItems": 1, "uniqueItems": True},
+                    "fill": {
+                        "type": "object",
+                        "propertyNames": {"enum": list(CELL_KINDS)},
+                        "additionalProperties": {"type": ["number", "string", "null"]},
+                    },
+                    "whole_score": {
+                        "type": "object",
+                        "propertyNames": {"enum": list(CELL_KINDS)},
+                        "additionalProperties": {"type": "number"},
+                    },
+                },
+            },
+        },
     },
 }
 
 _MD5 = re.compile(r"^[0-9a-f]{32}$")
 #: A Kaggle notebook reference, ``owner/slug``.
 _KERNEL_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Looseness:
+    """One way MLE-bench's grader for a competition is looser than this project's grading.
+
+    An entry of ``mlebench_looseness`` in ``config.yaml``; :mod:`grading.mlebench_divergence`
+    finds submissions that trigger it.
+
+    Attributes
+    ----------
+    kind : str
+        A key of :data:`MLEBENCH_LOOSENESS_KINDS`.
+    note : str
+        One line naming what the grader does, for a reviewer.
+    score : str
+        ``exact``, ``approximate`` or ``none``: how far MLE-bench's score for a triggering file
+        can be reproduced with this project's metric (:data:`LOOSENESS_SCORES`).
+    within : str or None
+        ``positional_rows``: rows are paired by position within each value of this column.
+    mask_by_position : str or None
+        ``sorted_rows``: the answers' boolean column MLE-bench applies to the submission by
+        file position.
+    pairing : str or None
+        ``duplicate_ids_accepted``: ``merge``, ``sorted`` or ``pool``.
+    columns : tuple of str
+        ``nan_inf_coerced``, ``labels_truncated``, ``odd_rle_accepted``: the submission columns
+        it applies to (empty: every target column).
+    fill : mapping
+        ``nan_inf_coerced``: cell kind (:data:`CELL_KINDS`) to the value MLE-bench turns it into
+        (``None``: accepted, not emulated).
+    whole_score : mapping
+        ``nan_inf_coerced``: cell kind to the score MLE-bench then gives the whole file (NaN:
+        valid, no score).
+    """
+
+    kind: str
+    note: str
+    score: str = "exact"
+    within: str | None = None
+    mask_by_position: str | None = None
+    pairing: str | None = None
+    columns: tuple[str, ...] = ()
+    fill: Mapping[str, float | str | None] = field(default_factory=dict)
+    whole_score: Mapping[str, float] = field(default_factory=dict)
+
+    @property
+    def cell_kinds(self) -> tuple[str, ...]:
+        """``nan_inf_coerced``: the kinds of cell MLE-bench accepts, in :data:`CELL_KINDS` order."""
+        return tuple(k for k in CELL_KINDS if k in self.fill or k in self.whole_score)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The entry as in ``config.yaml`` (options that are not set left out)."""
+        out: dict[str, Any] = {"kind": self.kind, "note": self.note, "score": self.score}
+        for key in ("within", "mask_by_position", "pairing"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.columns:
+            out["columns"] = list(self.columns)
+        if self.fill:
+            out["fill"] = dict(self.fill)
+        if self.whole_score:
+            out["whole_score"] = {k: _json_number(v) for k, v in self.whole_score.items()}
+        return out
+
+
+def _json_number(value: float) -> float | str:
+    """A float for JSON: NaN and infinities as the strings ``nan``, ``inf``, ``-inf``."""
+    if math.isnan(value):
+        return "nan"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -258,6 +405,10 @@ class CompetitionSpec:
         Optional free text.
     leaderboard_note : str
         Where the leaderboard comes from, in words.
+    mlebench_looseness : tuple of Looseness, optional
+        Where MLE-bench's grader for this competition is looser than this project's grading
+        (``()`` where it is strict); ``None`` when the config does not say (competitions that
+        are not MLE-bench's).
     """
 
     id: str
@@ -281,6 +432,7 @@ class CompetitionSpec:
     audit: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     description: str = ""
     leaderboard_note: str = ""
+    mlebench_looseness: tuple[Looseness, ...] | None = None
 
     @property
     def config_path(self) -> Path:
@@ -339,6 +491,8 @@ class CompetitionSpec:
             "has_prepare": self.prepare is not None,
             "has_checksums": self.checksums is not None,
             "audit": {key: list(value) for key, value in self.audit.items()},
+            "mlebench_looseness": (None if self.mlebench_looseness is None
+                                   else [entry.to_dict() for entry in self.mlebench_looseness]),
         }
 
 
@@ -398,6 +552,56 @@ def _check_parameters(func: Callable[..., Any], expected: list[str], *, config: 
         raise ConfigError(
             f"{config}: field '{field_name}': function takes ({', '.join(actual)}); expected ({', '.join(expected)})"
         )
+
+
+def _check_looseness(entries: list[Mapping[str, Any]], *, config: Path, target_columns: tuple[str, ...],
+                     ) -> tuple[Looseness, ...]:
+    """Build the ``mlebench_looseness`` entries (the schema has checked their shape).
+
+    Raises
+    ------
+    ConfigError
+        For a key the entry's kind does not take, a ``pairing`` missing, a column that is not
+        a target column, a cell kind both in ``fill`` and ``whole_score``, a ``nan_inf_coerced``
+        entry that names no cell kind, or a kind listed twice (``nan_inf_coerced`` twice only on
+        different columns); the message names the file and the field.
+    """
+    built: list[Looseness] = []
+    seen: dict[str, list[set[str]]] = {}
+    for index, entry in enumerate(entries):
+        where = f"mlebench_looseness.{index}"
+        kind = entry["kind"]
+        allowed = _LOOSENESS_OPTIONS.get(kind, ())
+        for key in entry:
+            if key not in ("kind", "note", "score") and key not in allowed:
+                takes = ", ".join(allowed) or "no other key"
+                raise ConfigError(f"{config}: field '{where}.{key}': a {kind} entry takes {takes}")
+        if kind == "duplicate_ids_accepted" and "pairing" not in entry:
+            raise ConfigError(f"{config}: field '{where}.pairing': required for duplicate_ids_accepted "
+                              "(merge, sorted or pool)")
+        columns = tuple(entry.get("columns", ()))
+        unknown = [c for c in columns if c not in target_columns]
+        if unknown:
+            raise ConfigError(f"{config}: field '{where}.columns': {unknown[0]!r} is not a target column "
+                              f"({', '.join(target_columns)})")
+        fill = dict(entry.get("fill", {}))
+        whole = {k: float(v) for k, v in entry.get("whole_score", {}).items()}
+        both = sorted(set(fill) & set(whole))
+        if both:
+            raise ConfigError(f"{config}: field '{where}.whole_score': {both[0]!r} is in fill too")
+        if kind == "nan_inf_coerced" and not fill and not whole:
+            raise ConfigError(f"{config}: field '{where}.fill': a nan_inf_coerced entry names the cells MLE-bench "
+                              "accepts in fill or whole_score")
+        applies = set(columns or target_columns)
+        for earlier in seen.get(kind, []):
+            if kind != "nan_inf_coerced" or earlier & applies:
+                raise ConfigError(f"{config}: field '{where}.kind': {kind} is listed twice"
+                                  + (" for the same columns" if kind == "nan_inf_coerced" else ""))
+        seen.setdefault(kind, []).append(applies)
+        built.append(Looseness(kind=kind, note=entry["note"], score=entry.get("score", "exact"),
+                               within=entry.get("within"), mask_by_position=entry.get("mask_by_position"),
+                               pairing=entry.get("pairing"), columns=columns, fill=fill, whole_score=whole))
+    return tuple(built)
 
 
 def load_checksums(path: Path) -> dict[str, dict[str, str]]:
@@ -588,6 +792,10 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
     checksums = load_checksums(checksums_path) if checksums_path.is_file() else None
     audit_data = data.get("audit", {})
     audit = {key: tuple(audit_data.get(key, [])) for key in AUDIT_POLICY_KEYS}
+    looseness = None
+    if "mlebench_looseness" in data:
+        looseness = _check_looseness(data["mlebench_looseness"], config=config,
+                                     target_columns=tuple(data["target_columns"]))
 
     return CompetitionSpec(
         id=competition_id,
@@ -611,4 +819,5 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         audit=audit,
         description=data.get("description", ""),
         leaderboard_note=board.get("note", ""),
+        mlebench_looseness=looseness,
     )
