@@ -165,6 +165,9 @@ def _ungraded(
         "submission_path": None if path is None else str(path),
         "error": reason,
         "leaderboard_source": source,
+        # Nothing graded, so nothing to compare with MLE-bench's grader (the same keys as a graded report).
+        "mlebench_divergence": [],
+        "mlebench_divergence_skipped": None,
     }
 
 

@@ -252,7 +252,9 @@ def grade(registry: CompetitionRegistry, submission: Path, output_dir: Path) -> 
     The report has MLE-bench's totals (total_runs, total_valid_submissions, total_medals,
     total_gold_medals ...) and one report per submission under competition_reports. A
     competition that is unknown or not prepared is graded as no valid submission, with the
-    reason in its report's `error`; the batch goes on. The totals are printed.
+    reason in its report's `error`; the batch goes on. The totals are printed. Each report also
+    lists under `mlebench_divergence` where MLE-bench's own grader would grade the file
+    differently (its looseness the file triggers, with MLE-bench's would-be score and medal).
 
     Example:
 
@@ -271,6 +273,20 @@ def grade(registry: CompetitionRegistry, submission: Path, output_dir: Path) -> 
     click.echo(f"report written to {target}", err=True)
     if invalid:
         click.echo(f"{invalid} submission(s) missing, invalid or not graded: see 'error' in their reports", err=True)
+    _echo_divergences(aggregate["competition_reports"])
+
+
+def _echo_divergences(reports: list[dict[str, Any]]) -> None:
+    """One stderr line each for the submissions MLE-bench's grader would grade differently."""
+    diverging = [r for r in reports if r.get("mlebench_divergence")]
+    unchecked = [r for r in reports if r.get("mlebench_divergence_skipped")]
+    medals = sum(any(d.get("medal_only_under_mlebench") for d in r["mlebench_divergence"]) for r in diverging)
+    if diverging:
+        click.echo(f"{len(diverging)} submission(s) MLE-bench's grader would grade differently, {medals} with a medal "
+                   "only under MLE-bench's grader: see 'mlebench_divergence' in their reports", err=True)
+    if unchecked:
+        click.echo(f"{len(unchecked)} submission(s) not checked against MLE-bench's looseness: see "
+                   "'mlebench_divergence_skipped' in their reports", err=True)
 
 
 @click.command("grade-sample")
@@ -283,7 +299,8 @@ def grade_sample(registry: CompetitionRegistry, csv: Path, competition_id: str) 
     """Grade one submission CSV and print the grading report as JSON.
 
     The report has MLE-bench's fields (score, medal thresholds, gold_medal ... valid_submission)
-    plus `error` and `leaderboard_source`. A missing or invalid submission is reported with
+    plus `error`, `leaderboard_source` and `mlebench_divergence` (where MLE-bench's own grader
+    would grade the file differently). A missing or invalid submission is reported with
     valid_submission false and the reason in `error`; the exit code is 0 either way.
 
     Example:

@@ -29,6 +29,7 @@ from grading.leaderboard import load_leaderboard
 from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
 from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
 from grading.metrics.base import submission_row
+from grading.mlebench_divergence import CheckedGrade, Divergence, DivergenceCheck, find_mlebench_divergences
 from grading.spec import CompetitionSpec
 from grading.validation import check_arrays, check_frames, read_answers, read_submission, scoring_options
 
@@ -39,6 +40,8 @@ __all__ = [
     "score_submission",
     "score_frames",
     "score_csv",
+    "read_scoring_frames",
+    "score_spec_frames",
     "validate_submission",
     "check_submission",
     "SubmissionCheck",
@@ -83,6 +86,13 @@ class GradeReport:
         When the report was made (UTC).
     leaderboard_source : str
         ``kaggle`` or ``reference-baselines``.
+    mlebench_divergence : tuple of grading.mlebench_divergence.Divergence
+        Where MLE-bench's own grader would grade this file differently: each looseness of its
+        grader (the competition's ``mlebench_looseness``) the file triggers, with MLE-bench's
+        would-be outcome against this grade. Empty when there is none.
+    mlebench_divergence_skipped : str or None
+        Why the file could not be checked for them (``None`` when it was, or when the
+        competition's grader is strict or there is no file).
     """
 
     competition_id: str
@@ -96,6 +106,8 @@ class GradeReport:
     thresholds: MedalThresholds
     created_at: datetime
     leaderboard_source: str
+    mlebench_divergence: tuple[Divergence, ...] = ()
+    mlebench_divergence_skipped: str | None = None
 
     @property
     def gold_medal(self) -> bool:
@@ -118,12 +130,14 @@ class GradeReport:
         return not self.thresholds.higher_is_better
 
     def to_dict(self) -> dict[str, Any]:
-        """MLE-bench ``CompetitionReport`` fields plus ``error`` and ``leaderboard_source``.
+        """MLE-bench ``CompetitionReport`` fields plus ``error``, ``leaderboard_source`` and the divergences.
 
         Returns
         -------
         dict
-            JSON-ready: thresholds as floats, ``created_at`` in ISO 8601.
+            JSON-ready: thresholds as floats, ``created_at`` in ISO 8601;
+            ``mlebench_divergence`` a list of :meth:`Divergence.to_dict` records and
+            ``mlebench_divergence_skipped`` why they were not looked for (or ``None``).
         """
         return {
             "competition_id": self.competition_id,
@@ -144,6 +158,8 @@ class GradeReport:
             "submission_path": self.submission_path,
             "error": self.error,
             "leaderboard_source": self.leaderboard_source,
+            "mlebench_divergence": [d.to_dict() for d in self.mlebench_divergence],
+            "mlebench_divergence_skipped": self.mlebench_divergence_skipped,
         }
 
     @classmethod
@@ -153,8 +169,8 @@ class GradeReport:
         Parameters
         ----------
         data : mapping
-            The report fields; ``error`` and ``leaderboard_source`` may be absent (MLE-bench
-            reports), in which case they become ``None`` and ``"kaggle"``.
+            The report fields; ``error``, ``leaderboard_source`` and the divergence fields may be
+            absent (MLE-bench reports), in which case they become ``None``, ``"kaggle"`` and empty.
         n_teams : int
             Number of leaderboard teams, which the dict form does not carry.
         """
@@ -183,6 +199,8 @@ class GradeReport:
             ),
             created_at=datetime.fromisoformat(str(data["created_at"])),
             leaderboard_source=str(data.get("leaderboard_source", "kaggle")),
+            mlebench_divergence=tuple(Divergence.from_dict(d) for d in data.get("mlebench_divergence") or ()),
+            mlebench_divergence_skipped=data.get("mlebench_divergence_skipped"),
         )
 
 
@@ -391,31 +409,112 @@ def score_csv(
     )
 
 
-def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> float:
-    """Validate and score; raise InvalidSubmission for anything the submitter must fix."""
-    grader = spec.metric.grader
-    if grader is not None:
+def _spec_metric(spec: CompetitionSpec) -> Metric:
+    metric = spec.metric.metric
+    if metric is None:  # unreachable for specs built by load_competition_spec
+        raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
+    return metric
+
+
+def read_scoring_frames(
+    submission_path: str | os.PathLike[str], spec: CompetitionSpec, answers_path: str | os.PathLike[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Read a submission and the answers the way the competition's scoring path reads them.
+
+    Id columns (and the target columns of text metrics) are read verbatim as text, every other
+    column as pandas infers it; the submission is checked against the caps of
+    :mod:`grading.csvscan` first. The answers are read first, so a broken answer key is
+    reported before anything about the submission.
+
+    Parameters
+    ----------
+    submission_path, answers_path : path-like
+        The submission CSV and the competition's answers file.
+    spec : CompetitionSpec
+        The competition.
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        The submission and the answers, every column of each file kept.
+
+    Raises
+    ------
+    InvalidSubmission
+        If the submission cannot be read (too large, not a CSV, empty).
+    ConfigError
+        If the answers cannot be read or lack a column.
+    """
+    if spec.metric.grader is not None:
         answers = read_answers(answers_path, id_column=spec.id_column, target_columns=spec.target_columns)
         submission = read_submission(submission_path, id_column=spec.id_column, limits=_csv_limits(None))
+        return submission, answers
+    metric = _spec_metric(spec)
+    options, _ = scoring_options(metric, id_column=spec.id_column, target_columns=spec.target_columns,
+                                 params=spec.metric.params)
+    answers = read_answers(
+        answers_path,
+        id_column=options.id_columns,
+        target_columns=list(options.answer_target_columns) if metric.targets_in_answers else [],
+        text_columns=_text_columns(metric, options.answer_target_columns),
+        unique_ids=False,
+    )
+    submission = read_submission(
+        submission_path,
+        id_column=options.id_columns,
+        text_columns=_text_columns(metric, options.target_columns),
+        limits=_csv_limits(metric),
+    )
+    return submission, answers
+
+
+def score_spec_frames(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec) -> float:
+    """Validate and score frames read by :func:`read_scoring_frames` with the competition's metric.
+
+    Parameters
+    ----------
+    submission, answers : pandas.DataFrame
+        As :func:`read_scoring_frames` returns them (or built the same way).
+    spec : CompetitionSpec
+        The competition: its built-in metric and parameters, or its custom grader.
+
+    Returns
+    -------
+    float
+        The unrounded, finite score; its direction is ``spec.metric.higher_is_better``.
+
+    Raises
+    ------
+    InvalidSubmission
+        If the submission fails validation or cannot be scored (:class:`UndefinedScore` when
+        the metric is undefined for a submission that passed every check).
+    ConfigError
+        If the answers do not fit the metric.
+    """
+    grader = spec.metric.grader
+    if grader is not None:
         try:
             score = grader(submission, answers)
         except InvalidSubmission:
             raise
         except Exception as exc:  # noqa: BLE001 - a custom grader's failure must not crash a batch
-            logger.warning("grader of %s failed on %s", spec.id, submission_path, exc_info=True)
+            logger.warning("grader of %s failed", spec.id, exc_info=True)
             raise InvalidSubmission(f"the grader could not score the submission: {exc!r}", reason="grader-failed") from exc
         return _finite(float(score))
-    metric = spec.metric.metric
-    if metric is None:  # unreachable for specs built by load_competition_spec
-        raise ConfigError(f"{spec.config_path}: field 'metric.name': no built-in metric {spec.metric.name!r}")
-    return score_csv(
-        submission_path,
-        answers_path,
-        metric=metric,
+    return score_frames(
+        submission,
+        answers,
+        metric=_spec_metric(spec),
         id_column=spec.id_column,
         target_columns=spec.target_columns,
         params=spec.metric.params,
     )
+
+
+def _score(submission_path: Path, spec: CompetitionSpec, answers_path: Path) -> float:
+    """Validate and score; raise InvalidSubmission for anything the submitter must fix."""
+    submission, answers = read_scoring_frames(submission_path, spec, answers_path)
+    return score_spec_frames(submission, answers, spec)
 
 
 def _answers_or_raise(spec: CompetitionSpec, data_dir: Path) -> Path:
@@ -434,6 +533,7 @@ def grade_submission(
     data_dir: str | os.PathLike[str],
     *,
     created_at: datetime | None = None,
+    divergences: bool = True,
 ) -> GradeReport:
     """Grade one submission CSV.
 
@@ -447,13 +547,18 @@ def grade_submission(
         Prepared-data dir holding ``spec.answers``.
     created_at : datetime, optional
         Timestamp for the report (defaults to now, UTC); tests pass a fixed one.
+    divergences : bool
+        Also look for where MLE-bench's own grader would grade the file differently
+        (:func:`grading.mlebench_divergence.find_mlebench_divergences`; it reads the file once
+        more, and scores it once more when the file triggers a looseness of that grader).
 
     Returns
     -------
     GradeReport
         ``valid_submission`` and a rounded ``score`` when it scores; otherwise
         ``score=None`` and ``error`` saying why. Medals use the competition's leaderboard
-        and declared direction.
+        and declared direction. ``mlebench_divergence`` lists the looseness of MLE-bench's
+        grader the file triggers.
 
     Raises
     ------
@@ -470,6 +575,7 @@ def grade_submission(
     score: float | None = None
     error: str | None = None
     valid = False
+    divergence = DivergenceCheck()
     if not path.exists():
         error = f"No submission file at {path}."
     elif not path.is_file():
@@ -485,6 +591,9 @@ def grade_submission(
         except InvalidSubmission as exc:
             error = str(exc)
             logger.info("invalid submission %s for %s: %s", path, spec.id, error)
+        if divergences:
+            divergence = find_mlebench_divergences(path, spec, answers_path, thresholds=thresholds,
+                                                   checked=CheckedGrade(valid=valid, score=score, error=error))
     return GradeReport(
         competition_id=spec.id,
         submission_path=str(submission_path),
@@ -497,6 +606,8 @@ def grade_submission(
         thresholds=thresholds,
         created_at=created_at or datetime.now(timezone.utc),
         leaderboard_source=spec.leaderboard_source,
+        mlebench_divergence=divergence.records,
+        mlebench_divergence_skipped=divergence.skipped,
     )
 
 

@@ -46,7 +46,8 @@ def grade(toy: CompetitionRegistry, path: Path, competition_id: str = "toy-auc")
 def test_report_dict_has_exactly_mlebench_fields_plus_ours(toy: CompetitionRegistry, tmp_path: Path) -> None:
     path = submit(tmp_path, "id,target\nb01,0.1\nb02,0.8\nb03,0.3\nb04,0.4\n")
     data = grade(toy, path).to_dict()
-    assert list(data) == MLEBENCH_FIELDS + ["error", "leaderboard_source"]
+    assert list(data) == MLEBENCH_FIELDS + ["error", "leaderboard_source", "mlebench_divergence",
+                                            "mlebench_divergence_skipped"]
     assert data == {
         "competition_id": "toy-auc",
         "score": 0.75,
@@ -66,6 +67,8 @@ def test_report_dict_has_exactly_mlebench_fields_plus_ours(toy: CompetitionRegis
         "submission_path": str(path),
         "error": None,
         "leaderboard_source": "reference-baselines",
+        "mlebench_divergence": [],
+        "mlebench_divergence_skipped": None,
     }
     json.dumps(data)  # JSON-ready
 
