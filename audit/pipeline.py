@@ -20,6 +20,7 @@ from typing import Any, Callable
 from audit import __version__
 from audit.attribution import attribute_units
 from audit.checks import RunContext
+from audit.checks.divergence import divergence_memo
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
 from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
@@ -275,6 +276,8 @@ def audit_run(
         code_units=expanded.code_units,
         log_events=expanded.log_events,
         competition_id=run.competition_id,
+        # The grade already holds where MLE-bench's grader would differ: the check reads it there.
+        memo=divergence_memo(grade),
     )
     files = []
     for artifact in run.artifacts:

@@ -57,7 +57,7 @@ def test_rule_count_and_categories():
     assert len(ruleset) >= 20
     categories = {r.spec.category for r in ruleset}
     assert categories == {"llm-api", "manual-submission", "external-resource", "answers-access",
-                          "validation-probing", "label-leak", "sandbox-tamper", "plagiarism"}
+                          "validation-probing", "label-leak", "sandbox-tamper", "plagiarism", "grading"}
 
 
 def test_list_shows_every_rule_as_a_table():

@@ -20,6 +20,6 @@ from __future__ import annotations
 from audit.checks.registry import CHECKS, CheckFn, RegisteredCheck, RunContext, check, get_check
 
 # Importing the check modules registers their checks.
-from audit.checks import feedback, grader, kernels, labels, leakcols, provenance, sample, sandbox_events, submission, typed, validation, wrappers  # noqa: F401
+from audit.checks import divergence, feedback, grader, kernels, labels, leakcols, provenance, sample, sandbox_events, submission, typed, validation, wrappers  # noqa: F401
 
 __all__ = ["RunContext", "CheckFn", "RegisteredCheck", "CHECKS", "check", "get_check"]

@@ -61,7 +61,7 @@ logger = logging.getLogger(__name__)
 #: Environment variable that names the rules folder when no option is given.
 RULES_ENV = "MLEAUDIT_RULES"
 #: Allowed rule id prefixes.
-ID_PREFIXES = ("leak", "ext", "llm", "sub", "plag", "env")
+ID_PREFIXES = ("leak", "ext", "llm", "sub", "plag", "env", "grade")
 #: Category -> id prefixes that fit it (``sub-equals-answers`` is answers access seen in the
 #: submission, so ``answers-access`` accepts ``sub-`` too).
 CATEGORY_PREFIXES = {
@@ -73,6 +73,7 @@ CATEGORY_PREFIXES = {
     "validation-probing": ("sub", "env"),
     "sandbox-tamper": ("env",),
     "plagiarism": ("plag",),
+    "grading": ("grade",),
 }
 #: Template fields every text match provides besides its captures.
 TEXT_FIELDS = ("file", "line")

@@ -55,7 +55,7 @@ def _write(root: Path, submission: str, answers: str) -> Path:
 def test_registry():
     assert get_check("submission-equals-answers").values == ("match_fraction", "matched", "total", "rows")
     known = ("answers-feedback, encoded-prediction-data, grader-script-uses, heldout-label-reads, leak-column-patterns, "
-             "public-notebook-refs, sandbox-events, "
+             "mlebench-divergence, public-notebook-refs, sandbox-events, "
              "submission-equals-answers, submission-provenance, submission-sample-edits, tool-script-use, "
              "typed-prediction-overrides, validation-call-count, validation-helper-loop, validation-probing")
     with pytest.raises(KeyError, match=f"unknown built-in check 'nope'; known: {known}"):
