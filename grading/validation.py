@@ -1219,7 +1219,7 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
         if options.missing_values == "error_if_all" and len(values) and values.isna().all():
             raise InvalidSubmission(
                 f"Submission column {column!r} has no value in any of its {len(values)} rows.",
-                reason="missing-value", column=column, row=1,
+                reason="missing-value", column=column,
             )
         if kind is TargetKind.TEXT and metric.allow_missing and options.missing_values != "error":
             if values.isna().any():
