@@ -28,7 +28,6 @@ import logging
 import math
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -370,10 +369,13 @@ def _truncated_labels(em: _Emulation, entry: Looseness, targets: Sequence[str]) 
         if not fractional.any():
             continue
         positions = np.flatnonzero(fractional)
-        values = sub[column].reset_index(drop=True).astype(object).copy()
-        values.iloc[positions] = np.trunc(numbers[positions]).astype(np.int64)
-        sub[column] = pd.to_numeric(values, errors="coerce") if values.map(
-            lambda v: isinstance(v, (int, float, np.integer, np.floating))).all() else values
+        if pd.api.types.is_numeric_dtype(sub[column].dtype):
+            # int(y) of MLE-bench's grader, written back as the number pandas would have read.
+            sub[column] = np.where(fractional, np.trunc(numbers), numbers)
+        else:
+            values = sub[column].reset_index(drop=True).astype(object).copy()
+            values.iloc[positions] = [str(int(v)) for v in np.trunc(numbers[positions])]
+            sub[column] = values.to_numpy()
         em.triggers.append(_Trigger(entry=entry, column=column, positions=positions, count=int(positions.size),
                                     trigger=f"{positions.size} fractional label(s) in {column!r}, first at "
                                             f"{_rows_text(positions)}"))
