@@ -223,13 +223,21 @@ def column_token_codes(
     encoded = pc.dictionary_encode(pa.concat_arrays([split[0][1], split[1][1]]))
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64)
     dictionary = encoded.dictionary
+    n_a = split[0][0].size
+    rows_a, codes_a, rows_b, codes_b = split[0][0], codes[:n_a], split[1][0], codes[n_a:]
+    if sep is None:
+        # Runs of spaces, and the ends of a cell, make empty tokens: str.split() has none.
+        empty = pc.index(dictionary, "").as_py()
+        if empty >= 0:
+            keep_a, keep_b = codes_a != empty, codes_b != empty
+            rows_a, codes_a, rows_b, codes_b = rows_a[keep_a], codes_a[keep_a], rows_b[keep_b], codes_b[keep_b]
+        if max_tokens_b is not None and rows_b.size:
+            keep_b = np.arange(rows_b.size) - np.searchsorted(rows_b, rows_b) < max_tokens_b
+            rows_b, codes_b = rows_b[keep_b], codes_b[keep_b]
     if lower:
         dictionary, relabel = _lower_vocabulary(dictionary)
-        codes = relabel[codes]
-    n_a = split[0][0].size
-    return TokenCodes(
-        rows_a=split[0][0], codes_a=codes[:n_a], rows_b=split[1][0], codes_b=codes[n_a:], n_codes=max(len(dictionary), 1)
-    )
+        codes_a, codes_b = relabel[codes_a], relabel[codes_b]
+    return TokenCodes(rows_a=rows_a, codes_a=codes_a, rows_b=rows_b, codes_b=codes_b, n_codes=max(len(dictionary), 1))
 
 
 def _cell_texts(values: pd.Series) -> list[str]:
@@ -278,29 +286,43 @@ _SINGLE_BYTE_SPACE, _MULTI_BYTE_SPACES = _whitespace_tables()
 
 
 def _spaced(array: Any) -> Any:
-    """The array with every character ``str.isspace`` accepts overwritten by as many spaces as it has bytes."""
+    """The array with every character ``str.isspace`` accepts overwritten by as many spaces as it has bytes.
+
+    Only control bytes and the lead bytes of multi-byte whitespace can need a change, so those
+    are found first; text whose only whitespace is the space comes back as it is, uncopied.
+    """
     import pyarrow as pa
 
     offsets, data = _buffers(array)
-    used = data[offsets[0] : offsets[-1]].copy()
-    used[_SINGLE_BYTE_SPACE[used]] = 0x20
-    if used.size and used.max() >= 0x80:
-        # Multi-byte characters: a lead byte starts a character in valid UTF-8, so a lead byte
-        # followed by the rest of a whitespace character's bytes is that character.
+    used = data[offsets[0] : offsets[-1]]
+    places = []
+    control = np.flatnonzero(used < 0x20)
+    if control.size:
+        places.append(control[_SINGLE_BYTE_SPACE[used[control]]])
+    leads = np.flatnonzero(used >= 0xC2)  # a lead byte starts a character in valid UTF-8
+    if leads.size:
+        leads = leads[np.isin(used[leads], list(_MULTI_BYTE_SPACES))]
         for lead, encodings in _MULTI_BYTE_SPACES.items():
-            starts = np.flatnonzero(used == lead)
+            starts = leads[used[leads] == lead]
             for encoded in encodings:
                 at = starts[starts + len(encoded) <= used.size]
                 for i in range(1, len(encoded)):
                     at = at[used[at + i] == encoded[i]]
-                for i in range(len(encoded)):
-                    used[at + i] = 0x20
-    rebased = offsets - offsets[0]
-    return pa.LargeStringArray.from_buffers(len(array), pa.py_buffer(rebased), pa.py_buffer(used))
+                places.extend(at + i for i in range(len(encoded)))
+    places = [p for p in places if p.size]
+    if not places:
+        return array
+    used = used.copy()
+    used[np.concatenate(places)] = 0x20
+    return pa.LargeStringArray.from_buffers(len(array), pa.py_buffer(offsets - offsets[0]), pa.py_buffer(used))
 
 
 def _arrow_tokens(cells: Any, sep: str | None, max_tokens: int | None) -> tuple[np.ndarray, Any]:
-    """Rows (intp) and tokens (``large_string``) of a column's cells, in row then token order."""
+    """Rows (intp) and tokens (``large_string``) of a column's cells, in row then token order.
+
+    With ``sep=None`` the cells are split on every whitespace character, so the tokens include
+    empty ones (the caller drops them) and ``max_tokens`` is left to the caller.
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -315,17 +337,8 @@ def _arrow_tokens(cells: Any, sep: str | None, max_tokens: int | None) -> tuple[
     lengths = np.diff(list_offsets)
     rows = np.repeat(np.arange(n_rows, dtype=np.intp), lengths)
     tokens = lists.flatten()
-    keep = None
-    if sep is None:
-        token_offsets, _ = _buffers(tokens)
-        keep = np.diff(token_offsets) > 0  # runs of spaces, and the ends of a cell, make empty tokens
-        if max_tokens is not None:
-            kept_rows = rows[keep]
-            first = np.flatnonzero(keep)[np.arange(kept_rows.size) - np.searchsorted(kept_rows, kept_rows) >= max_tokens]
-            keep[first] = False
-    elif max_tokens is not None and lengths.size and lengths.max() > max_tokens:
+    if sep == " " and max_tokens is not None and lengths.size and lengths.max() > max_tokens:
         keep = np.arange(rows.size) - np.repeat(list_offsets[:-1], lengths) < max_tokens
-    if keep is not None and not keep.all():
         tokens, rows = tokens.filter(pa.array(keep)), rows[keep]
     return rows, tokens
 
