@@ -27,18 +27,32 @@ def _cells(values: pd.Series) -> list[str]:
 
 
 def _groups(
-    text: str, size: int, numeric: Sequence[int], *, where: tuple[pd.DataFrame, int, str] | None, what: str
+    text: str,
+    size: int,
+    numeric: Sequence[int],
+    *,
+    where: tuple[pd.DataFrame, int, str] | None,
+    what: str,
+    single_spaced: bool = False,
 ) -> list[list[Any]]:
-    """Split a prediction string into groups of ``size`` tokens, converting ``numeric`` positions."""
-    tokens = text.split()
-    if not tokens:
-        return []
+    """Split a prediction string into groups of ``size`` tokens, converting ``numeric`` positions.
+
+    ``single_spaced`` (predictions only): tokens must be separated by single spaces, as MLE-bench's
+    graders that split on ``" "`` read them (kuzushiji, vinbigdata, the Lyft 3D boxes): a
+    leading, trailing or repeated space there makes an empty token, which they refuse.
+    """
 
     def fail(problem: str) -> Exception:
         if where is None:
             return ConfigError(f"{what}: an answer cell has {problem}")
         frame, position, column = where
         return invalid_cell(frame, position, column, problem)
+
+    if single_spaced and where is not None and text and "" in text.split(" "):
+        raise fail("a prediction string with a leading, trailing or repeated space (tokens are separated by single spaces)")
+    tokens = text.split()
+    if not tokens:
+        return []
 
     if len(tokens) % size:
         raise fail(f"a prediction string of {len(tokens)} tokens, not a multiple of {size} per object")
@@ -98,7 +112,9 @@ def point_in_box_f1_score(
     tp = fp = fn = 0
     for position, (truth_text, pred_text) in enumerate(zip(_cells(answers[column]), _cells(submission[column]))):
         truth = _groups(truth_text, 5, (1, 2, 3, 4), where=None, what="point_in_box_f1_score")
-        preds = _groups(pred_text, 3, (1, 2), where=(submission, position, column), what="point_in_box_f1_score")
+        preds = _groups(
+            pred_text, 3, (1, 2), where=(submission, position, column), what="point_in_box_f1_score", single_spaced=True
+        )
         if not preds:
             fn += len(truth)
             continue
@@ -292,7 +308,10 @@ def coco_map_score(
     cells = _cells(submission[column])
     dt_id = 0
     for position in np.argsort(submission.index.to_numpy(), kind="stable"):
-        groups = _groups(cells[position], 6, (0, 1, 2, 3, 4, 5), where=(submission, int(position), column), what="coco_map_score")
+        groups = _groups(
+            cells[position], 6, (0, 1, 2, 3, 4, 5), where=(submission, int(position), column), what="coco_map_score",
+            single_spaced=True,
+        )
         for group in groups:
             dts[(image_index[sub_ids[position]], int(group[0]))].append((dt_id, float(group[1]), np.array(group[2:6])))
             dt_id += 1
@@ -507,7 +526,7 @@ def box3d_map_score(
     values = []
     for position, (truth_text, pred_text) in enumerate(zip(_cells(answers[column]), _cells(submission[column]))):
         truth = _groups(truth_text, 9, numeric, where=None, what="box3d_map_score")
-        preds = _groups(pred_text, 9, numeric, where=(submission, position, column), what="box3d_map_score")
+        preds = _groups(pred_text, 9, numeric, where=(submission, position, column), what="box3d_map_score", single_spaced=True)
         for group in preds:
             if min(group[4:7]) <= 0:
                 raise invalid_cell(submission, position, column, "a box whose width, length or height is not positive")

@@ -154,6 +154,26 @@ def test_malformed_answer_masks_are_a_config_error() -> None:
 
 
 @pytest.mark.parametrize(
+    ("metric", "answer", "cell"),
+    [
+        ("f1-score", "U+3042 0 0 10 10", " U+3042 5 5"),
+        ("f1-score", "U+3042 0 0 10 10", "U+3042 5 5 "),
+        ("f1-score", "U+3042 0 0 10 10", "U+3042  5 5"),
+        ("box3d_map_score", "1 0 0 0 2 2 2 0 car", "0.5 0 0 0 2 2 2 0 car "),
+    ],
+)
+def test_prediction_strings_split_on_single_spaces(metric: str, answer: str, cell: str) -> None:
+    # MLE-bench's graders for these split on " ": an extra space is an empty token they refuse.
+    message = invalid({"id": ["a"], "p": [cell]}, {"id": ["a"], "p": [answer]}, metric, "id", ["p"])
+    assert message == (
+        "Submission column 'p' has a prediction string with a leading, trailing or repeated space "
+        "(tokens are separated by single spaces) at row 1 (id 'a')."
+    )
+    # The same tokens single-spaced are read.
+    assert score({"id": ["a"], "p": [" ".join(cell.split())]}, {"id": ["a"], "p": [answer]}, metric, "id", ["p"]) >= 0
+
+
+@pytest.mark.parametrize(
     ("metric", "answer", "cell", "problem"),
     [
         ("mean-average-precision", "opacity 1 0 0 10 10", "opacity 0.5 0 0 10", "a prediction string of 5 tokens, not a multiple of 6 per object"),

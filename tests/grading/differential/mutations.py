@@ -142,8 +142,13 @@ def mutations(spec: CompetitionSpec, perfect: pd.DataFrame, degraded: pd.DataFra
             ("large_cell", "1000000"),
             ("fraction_cell", "1.5"),
             ("zero_cell", "0"),
+            ("true_cell", "True"),
         ):
             yield name, to_bytes(_set_cell(degraded, row, first_target, value))
+        cell = str(degraded.iloc[row][first_target])
+        if _number(cell) is not None:
+            yield "scientific_cell", to_bytes(_set_cell(degraded, row, first_target, f"{float(cell):e}"))
+        yield "spaces_around_cell", to_bytes(_set_cell(degraded, row, first_target, f" {cell} "))
         # The same in the last row (unscored where a row mask or -1 answers drop it).
         for name, value in (("empty_cell_last_row", ""), ("inf_cell_last_row", "inf"), ("text_cell_last_row", "abc")):
             yield name, to_bytes(_set_cell(degraded, n - 1, first_target, value))
@@ -164,7 +169,8 @@ MUTATIONS: tuple[str, ...] = (
     "missing_row", "missing_first_row", "duplicate_row", "duplicate_id_other_values", "extra_row",
     "missing_column", "extra_column", "unnamed_index_column", "reordered_columns", "header_upper_case",
     "header_only", "empty_file", "empty_cell", "nan_cell", "inf_cell", "minus_inf_cell", "text_cell",
-    "dash_cell", "negative_cell", "large_cell", "fraction_cell", "zero_cell", "empty_cell_last_row",
+    "dash_cell", "negative_cell", "large_cell", "fraction_cell", "zero_cell", "true_cell", "scientific_cell",
+    "spaces_around_cell", "empty_cell_last_row",
     "inf_cell_last_row", "text_cell_last_row", "all_empty",
     "empty_cell_last_column", "crlf_line_ends", "utf8_bom", "semicolons",
 )
