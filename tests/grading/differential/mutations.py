@@ -52,6 +52,12 @@ def _whole(text: str) -> bool:
     return text.isdigit() and len(text) < 16
 
 
+def _run_lengths(cells: pd.Series) -> bool:
+    """Whether a column holds run-length masks: pairs of whole numbers, or nothing."""
+    texts = [str(c).split() for c in cells if str(c).strip() not in ("", "-")]
+    return bool(texts) and all(len(t) % 2 == 0 and all(v.isdigit() for v in t) for t in texts)
+
+
 def _set_cell(frame: pd.DataFrame, row: int, column: str, value: str) -> pd.DataFrame:
     out = frame.copy()
     out.iloc[row, out.columns.get_loc(column)] = value
@@ -149,6 +155,9 @@ def mutations(spec: CompetitionSpec, perfect: pd.DataFrame, degraded: pd.DataFra
         if _number(cell) is not None:
             yield "scientific_cell", to_bytes(_set_cell(degraded, row, first_target, f"{float(cell):e}"))
         yield "spaces_around_cell", to_bytes(_set_cell(degraded, row, first_target, f" {cell} "))
+        if _run_lengths(degraded[first_target]):
+            # One run from the first pixel far past any image's last.
+            yield "run_past_image", to_bytes(_set_cell(degraded, row, first_target, "1 100000000"))
         # The same in the last row (unscored where a row mask or -1 answers drop it).
         for name, value in (("empty_cell_last_row", ""), ("inf_cell_last_row", "inf"), ("text_cell_last_row", "abc")):
             yield name, to_bytes(_set_cell(degraded, n - 1, first_target, value))
@@ -170,7 +179,7 @@ MUTATIONS: tuple[str, ...] = (
     "missing_column", "extra_column", "unnamed_index_column", "reordered_columns", "header_upper_case",
     "header_only", "empty_file", "empty_cell", "nan_cell", "inf_cell", "minus_inf_cell", "text_cell",
     "dash_cell", "negative_cell", "large_cell", "fraction_cell", "zero_cell", "true_cell", "scientific_cell",
-    "spaces_around_cell", "empty_cell_last_row",
+    "spaces_around_cell", "run_past_image", "empty_cell_last_row",
     "inf_cell_last_row", "text_cell_last_row", "all_empty",
     "empty_cell_last_column", "crlf_line_ends", "utf8_bom", "semicolons",
 )
