@@ -91,7 +91,7 @@ def map_at_k_score(
     hit_rows = pred_rows[hits]
     # The hits are in row then place order: a hit's rank among its row's hits, and its place.
     hits_so_far = _positions(hit_rows) + 1
-    places_of_hits = _positions(pred_rows)[hits] if hits.size else hits
+    places_of_hits = hits - np.searchsorted(pred_rows, hit_rows, side="left")
     precision = hits_so_far / (places_of_hits + 1.0)
     per_row = np.bincount(hit_rows, weights=precision, minlength=n_rows)
     denominator = np.minimum(n_true, k)
@@ -134,7 +134,8 @@ def _label_places(coded: TokenCodes, n_rows: int, k: int) -> np.ndarray | None:
         first = np.empty(hit.size, dtype=bool)
         first[0] = True
         np.not_equal(hit_rows[1:], hit_rows[:-1], out=first[1:])
-        places[hit_rows[first]] = _positions(rows)[hit[first]]
+        first_rows = hit_rows[first]
+        places[first_rows] = hit[first] - np.searchsorted(rows, first_rows, side="left")
     places[places >= k] = -1
     return places
 

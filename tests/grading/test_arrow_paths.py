@@ -1,7 +1,7 @@
 """The vectorised scoring paths on Arrow-backed text give exactly what the general paths give.
 
 Reading ids and label lists as Arrow strings, joining submission ids onto test ids through
-integer keys or Arrow's hash join, finding a label among a cell's tokens on the byte buffer, and
+integer keys or Arrow's hash join, finding a label among a cell's tokens split by Arrow, and
 the sort-based ROC AUC and column-wise log loss are each checked against a plain reference (a
 Python dict, ``str.split``, scikit-learn, the earlier formulas) on invented cases chosen to hit
 their edges: leading zeros, prefixes, widths around 8 bytes, multi-byte characters, repeated and
