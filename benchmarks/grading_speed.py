@@ -301,12 +301,12 @@ def _tgs(n: int, rng: np.random.Generator, competition: Any) -> Frames:
 
 @dataclass(frozen=True)
 class Kind:
-    """A metric kind: the competition that stands for it and how to make its files."""
+    """A metric kind: the competition that stands for it, how to make its files, and their rows per ``--rows``."""
 
     name: str
     competition: str
     make: Callable[[int, np.random.Generator, Any], Frames]
-    rows_per_row: float = 1.0
+    row_share: float = 1.0
 
 
 KINDS = [
@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="grading-speed-") as tmp:
         folder = (args.keep or Path(tmp)).resolve()
         for kind in kinds:
-            rows = max(1, int(round(args.rows * kind.rows_per_row)))
+            rows = max(1, int(round(args.rows * kind.row_share)))
             files = make_files(kind, rows, folder, args.seed)
             jobs = _jobs(kind.competition, files, args.repeat)
             theirs: dict[str, dict[str, Any]] = {}
