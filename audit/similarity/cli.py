@@ -35,7 +35,7 @@ COMPARE_COLUMNS = ("agent", "reference", "similarity", "agent_containment", "ref
 
 def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
     """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed)."""
-    from audit.similarity.corpus import MAX_REFERENCE_BYTES
+    from audit.similarity.corpus import MAX_REFERENCE_BYTES, decode_kernel_bytes
 
     if path.is_symlink():
         return Skipped(path=shown, reason="symbolic link (not followed)")
@@ -43,12 +43,17 @@ def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
     if size > MAX_REFERENCE_BYTES:
         return Skipped(path=shown, reason=f"file too large ({size} bytes > {MAX_REFERENCE_BYTES})")
     try:
-        # bytes decoded as they are: Dolos keeps "\r\n" and a BOM, and so must the figures
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Skipped(path=shown, reason=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+        data = path.read_bytes()
     except OSError as exc:
         return Skipped(path=shown, reason=f"cannot read: {exc.strerror or exc}")
+    # UTF-8 decoded as it is (Dolos keeps "\r\n" and a BOM, and so must the figures); any other
+    # encoding as the audit reads it (cp1252, GBK, UTF-16 ...), the encoding said on stderr
+    decoded = decode_kernel_bytes(data, shown, notebook=path.suffix.lower() == ".ipynb")
+    if isinstance(decoded, Skipped):
+        return decoded
+    text, decoding = decoded
+    if decoding.note is not None:
+        click.echo(f"read {shown} as {decoding.encoding}: {decoding.note}", err=True)
     if path.suffix.lower() == ".py":
         return CodeUnit(path=shown, language="python", text=text, source="file")
     from audit.notebooks import NotebookError, read_notebook

@@ -4,10 +4,17 @@ Kernels are read as text and never executed. Notebooks become their joined code 
 (:func:`audit.notebooks.read_notebook`), with the cell/line map kept on the unit so fragments can
 say "cell 3, line 2". Files that cannot be used are listed in ``skipped`` with the reason, and the
 rest of the corpus still loads: symbolic links, files over the size cap, binary files (a NUL byte
-in the first 8 kB, git's test), text that is not UTF-8, broken notebook JSON, kernels in a
-language without a grammar (R, Julia), and files with no code at all (empty files, notebooks
-without code cells). A kernel in another language that has a grammar (a bash kernel) is read
-with that grammar.
+in the first 8 kB, git's test, or bytes that decode to no text in any encoding), broken notebook
+JSON, kernels in a language without a grammar (R, Julia), and files with no code at all (empty
+files, notebooks without code cells). A kernel in another language that has a grammar (a bash
+kernel) is read with that grammar.
+
+Text is read in whatever encoding it was saved in (:func:`decode_kernel_bytes`): UTF-8 exactly as
+Dolos reads it (a byte-order mark and ``"\\r\\n"`` kept, so that the figures stay Dolos's), any
+other encoding as the audit reads run files (:func:`audit.run.decode_text`: UTF-16 and UTF-32 by
+their byte-order mark, legacy code pages such as cp1252 and GBK detected with charset-normalizer,
+a Python file's PEP 263 declaration honoured). Each file's encoding is recorded
+(:class:`TextDecoding`, ``ReferenceCorpus.decodings``).
 
 :func:`load_reference_corpus` reads a folder in one go for :func:`audit.similarity.compare`;
 :func:`iter_reference_files`, :func:`read_reference_bytes` and :func:`decode_reference` are the
@@ -20,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
@@ -33,11 +41,15 @@ __all__ = [
     "MAX_REFERENCE_BYTES",
     "REFERENCE_SUFFIXES",
     "ReferenceCorpus",
+    "TextDecoding",
+    "decode_kernel_bytes",
     "decode_reference",
+    "decode_reference_recorded",
     "iter_reference_files",
     "load_reference_corpus",
     "read_reference",
     "read_reference_bytes",
+    "read_reference_recorded",
     "reference_id",
     "reference_sort_key",
 ]
@@ -77,7 +89,38 @@ def reference_sort_key(path: str) -> tuple[str, ...]:
     return tuple(path.split("/"))
 
 
-class ReferenceCorpus(NamedTuple):
+class TextDecoding(NamedTuple):
+    """How a kernel file's bytes became text.
+
+    Attributes
+    ----------
+    path : str
+        The file, as listed (corpus-relative, or as given on the command line).
+    encoding : str
+        Python's name of the encoding it was read in: ``"utf-8"``, ``"utf-8-sig"`` (UTF-8 with a
+        byte-order mark, which is kept in the text as Dolos keeps it), ``"utf-16"`` / ``"utf-32"``
+        (by their byte-order mark), ``"utf-16-le"`` / ``"utf-16-be"`` (a notebook in UTF-16 without
+        one), a detected code page (``"cp1252"``, ``"gb18030"``), or a Python file's declared
+        source encoding.
+    note : str or None
+        How the audit's decoder put it (``"not valid UTF-8: decoded as cp1252 (detected)"``, or
+        how many undecodable bytes became U+FFFD and where the first was); ``None`` for UTF-8.
+    """
+
+    path: str
+    encoding: str
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        return {"path": self.path, "encoding": self.encoding, "note": self.note}
+
+
+class _CorpusFields(NamedTuple):
+    units: tuple[CodeUnit, ...]
+    skipped: tuple[Skipped, ...] = ()
+
+
+class ReferenceCorpus(_CorpusFields):
     """The readable kernels of a folder, in path order, and the files that were skipped.
 
     A named pair, so ``units, skipped = load_reference_corpus(folder)`` works as well as
@@ -91,10 +134,24 @@ class ReferenceCorpus(NamedTuple):
         is ``"file"`` or ``"notebook"``.
     skipped : tuple of Skipped
         Files left out, with the reason.
+    decodings : tuple of TextDecoding
+        For every unit, in the same order, the encoding its file was read in (not part of the
+        pair: an attribute, empty unless given).
     """
 
-    units: tuple[CodeUnit, ...]
-    skipped: tuple[Skipped, ...] = ()
+    decodings: tuple[TextDecoding, ...] = ()
+
+    def __new__(cls, units: tuple[CodeUnit, ...], skipped: tuple[Skipped, ...] = (),
+                decodings: tuple[TextDecoding, ...] = ()) -> "ReferenceCorpus":
+        corpus = super().__new__(cls, tuple(units), tuple(skipped))
+        if decodings:
+            corpus.decodings = tuple(decodings)
+        return corpus
+
+    @property
+    def encodings(self) -> dict[str, str]:
+        """Unit path to the encoding its file was read in (:attr:`decodings` as a mapping)."""
+        return {d.path: d.encoding for d in self.decodings}
 
 
 def _without_outputs(text: str) -> str:
@@ -134,13 +191,117 @@ def _without_outputs(text: str) -> str:
     return json.dumps(data) if changed else text
 
 
+_UTF8_BOM = b"\xef\xbb\xbf"
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff")  # UTF-16, and the start of UTF-32's
+_NOTE_ENCODING = re.compile(r"decoded as ([\w.-]+)")
+
+
+def _encoding_named(note: str) -> str:
+    """The encoding a :func:`audit.run.decode_text` note names (``"utf-8"`` when it names none:
+    UTF-8 with undecodable bytes replaced)."""
+    if note.startswith("UTF-32 text"):
+        return "utf-32"
+    if note.startswith("UTF-16 text (decoded as such)"):
+        return "utf-16"
+    found = _NOTE_ENCODING.search(note)
+    return found.group(1) if found else "utf-8"
+
+
+def decode_kernel_bytes(data: bytes, path: str, *, notebook: bool = False) -> tuple[str, TextDecoding] | Skipped:
+    """The text of a kernel file's bytes, in whatever encoding it was saved, and how it was read.
+
+    UTF-8 is read exactly as Dolos reads it (Node's ``Buffer.toString()``): a byte-order mark and
+    ``"\\r\\n"`` stay in the text, so that the similarity figures of UTF-8 files are Dolos's. Bytes
+    that are not UTF-8 are read as the audit reads run files (:func:`audit.run.decode_text`):
+    UTF-16 and UTF-32 by their byte-order mark (a notebook, which is JSON, also without one), a
+    code page detected by charset-normalizer (cp1252, GBK as gb18030, ...), else UTF-8 with the
+    undecodable bytes replaced by U+FFFD and counted in the note; a Python file whose bytes are
+    not UTF-8 and that declares its source encoding (PEP 263) is read in that encoding, as Python
+    reads it. Dolos itself reads such files as UTF-8, replacing every byte it cannot decode.
+
+    Parameters
+    ----------
+    data : bytes
+        The file's content (untrusted; never executed).
+    path : str
+        Recorded on the result.
+    notebook : bool
+        The bytes are a notebook (JSON): UTF-16 without a byte-order mark is recognised, as the
+        audit recognises it in notebooks and logs but not in code.
+
+    Returns
+    -------
+    (str, TextDecoding) or Skipped
+        The text and its :class:`TextDecoding`; or why the bytes are not text: a NUL byte in the
+        first 8 kB of a file that is not UTF-16 or UTF-32 (git's test for binary files), bytes
+        of which more than a tenth decode to nothing, a declared encoding that is unknown or
+        does not decode them.
+
+    Examples
+    --------
+    >>> text, how = decode_kernel_bytes("s = 'caf\\u00e9 cr\\u00e8me br\\u00fbl\\u00e9e'\\n".encode("cp1252"), "k.py")
+    >>> text, how.encoding
+    ("s = 'café crème brûlée'\\n", 'cp1252')
+    >>> decode_kernel_bytes(b"x = 1\\x00", "b.py").reason
+    'binary file (NUL byte in the first 8 kB)'
+    """
+    wide = data.startswith(_WIDE_BOMS) or data.startswith(b"\x00\x00\xfe\xff")
+    if not wide and not notebook and b"\x00" in data[:_BINARY_PROBE_BYTES]:
+        return Skipped(path=path, reason="binary file (NUL byte in the first 8 kB)")
+    if not wide and b"\x00" not in data[:_BINARY_PROBE_BYTES]:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return text, TextDecoding(path, "utf-8-sig" if data.startswith(_UTF8_BOM) else "utf-8")
+    # Imported here: the audit's readers are only needed for bytes that are not plain UTF-8.
+    from audit.expand import _decode_as_declared, _declared_source_encoding, _is_binary
+    from audit.run import decode_text
+
+    text, note = decode_text(data, code=not notebook)
+    if _is_binary(text):
+        if "\x00" in text:
+            return Skipped(path=path, reason="binary content (NUL characters in the decoded text)")
+        detail = (note or "").removeprefix("not valid UTF-8: ")
+        return Skipped(path=path, reason=f"not text in any encoding (no encoding detected; as UTF-8, {detail})")
+    encoding = _encoding_named(note) if note else "utf-8"
+    if not notebook and not wide:
+        declared = _declared_source_encoding(data)
+        if declared is not None:
+            decoded, problem = _decode_as_declared(data, declared)
+            if decoded is None:
+                return Skipped(path=path, reason=problem)
+            return decoded, TextDecoding(path, declared, f"read in its declared source encoding {declared!r}, "
+                                                         "as Python reads it")
+    return text, TextDecoding(path, encoding, note)
+
+
+def decode_reference_recorded(data: bytes, relative: str) -> tuple[CodeUnit | Skipped, TextDecoding | None]:
+    """:func:`decode_reference`, with the :class:`TextDecoding` of the file when it was read as text.
+
+    Returns
+    -------
+    (CodeUnit or Skipped, TextDecoding or None)
+        The unit or the reason it was left out, and how the bytes became text (``None`` when they
+        did not: binary, not decodable). A file skipped after decoding (broken notebook JSON, no
+        code) still has its decoding.
+    """
+    decoded = decode_kernel_bytes(data, relative, notebook=relative.lower().endswith(".ipynb"))
+    if isinstance(decoded, Skipped):
+        return decoded, None
+    text, decoding = decoded
+    return _unit_of_text(text, relative), decoding
+
+
 def decode_reference(data: bytes, relative: str) -> CodeUnit | Skipped:
     """Turn the bytes of a kernel file into a code unit, or say why it cannot be used.
 
     Parameters
     ----------
     data : bytes
-        The file's content (untrusted; never executed).
+        The file's content (untrusted; never executed), in any text encoding
+        (:func:`decode_kernel_bytes`).
     relative : str
         The file's POSIX path relative to the corpus root; its suffix (``.ipynb`` or anything
         else, read as a Python script) decides how the bytes are read.
@@ -149,7 +310,8 @@ def decode_reference(data: bytes, relative: str) -> CodeUnit | Skipped:
     -------
     CodeUnit or Skipped
         A unit whose ``path`` is ``relative``; or the reason the file was left out (binary, not
-        UTF-8, broken notebook, kernel language without a grammar, no code).
+        text in any encoding, broken notebook, kernel language without a grammar, no code).
+        :func:`decode_reference_recorded` also says which encoding the text was in.
 
     Examples
     --------
@@ -158,12 +320,11 @@ def decode_reference(data: bytes, relative: str) -> CodeUnit | Skipped:
     >>> decode_reference(b"\\x00\\x01", "a/k.py").reason
     'binary file (NUL byte in the first 8 kB)'
     """
-    if b"\x00" in data[:_BINARY_PROBE_BYTES]:
-        return Skipped(path=relative, reason="binary file (NUL byte in the first 8 kB)")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return Skipped(path=relative, reason=f"not UTF-8 text ({exc.reason} at byte {exc.start})")
+    return decode_reference_recorded(data, relative)[0]
+
+
+def _unit_of_text(text: str, relative: str) -> CodeUnit | Skipped:
+    """The code unit of a kernel file's decoded text (a script, or a notebook's code cells)."""
     if not relative.lower().endswith(".ipynb"):
         if not text.strip():
             return Skipped(path=relative, reason="empty file (no code)")
@@ -255,10 +416,16 @@ def read_reference(path: str | Path, relative: str, *, max_bytes: int = MAX_REFE
     -------
     CodeUnit or Skipped
     """
+    return read_reference_recorded(path, relative, max_bytes=max_bytes)[0]
+
+
+def read_reference_recorded(path: str | Path, relative: str, *,
+                            max_bytes: int = MAX_REFERENCE_BYTES) -> tuple[CodeUnit | Skipped, TextDecoding | None]:
+    """:func:`read_reference`, with the file's :class:`TextDecoding` (see :func:`decode_reference_recorded`)."""
     data = read_reference_bytes(path, relative, max_bytes=max_bytes)
     if isinstance(data, Skipped):
-        return data
-    return decode_reference(data, relative)
+        return data, None
+    return decode_reference_recorded(data, relative)
 
 
 def iter_reference_files(directory: str | Path) -> Iterator[tuple[Path, str]]:
@@ -307,7 +474,8 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
     Returns
     -------
     ReferenceCorpus
-        Units sorted by relative path, plus the skipped files with reasons.
+        Units sorted by relative path, plus the skipped files with reasons; its ``decodings``
+        say which encoding each unit's file was read in.
 
     Raises
     ------
@@ -316,11 +484,15 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
     """
     units: list[CodeUnit] = []
     skipped: list[Skipped] = []
+    decodings: list[TextDecoding] = []
     for path, relative in iter_reference_files(directory):
-        result = read_reference(path, relative, max_bytes=max_bytes)
+        result, decoding = read_reference_recorded(path, relative, max_bytes=max_bytes)
         if isinstance(result, Skipped):
             logger.info("skipping reference %s: %s", relative, result.reason)
             skipped.append(result)
         else:
+            if decoding is not None and decoding.note is not None:
+                logger.info("reference %s: %s", relative, decoding.note)
             units.append(result)
-    return ReferenceCorpus(units=tuple(units), skipped=tuple(skipped))
+            decodings.append(decoding or TextDecoding(relative, "utf-8"))
+    return ReferenceCorpus(units=tuple(units), skipped=tuple(skipped), decodings=tuple(decodings))

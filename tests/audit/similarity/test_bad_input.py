@@ -1,7 +1,7 @@
 """Hostile and broken reference corpora and agent code: no crash, clear ``skipped`` entries.
 
 Every input is generated in ``tmp_path``: empty, blank and binary files, a 50 MB file, text that
-is not UTF-8, a file name that is not UTF-8, a FIFO, a symbolic link, 5,000 nested parentheses,
+in a Windows code page (read in it), a file name that is not UTF-8, a FIFO, a symbolic link, 5,000 nested parentheses,
 a notebook with 10,000 cells, broken notebook JSON, JSON nested past the interpreter's limit,
 JSON that is not a notebook, a notebook without code and an R kernel. The same folder goes
 through :func:`load_reference_corpus` + :func:`compare` and through a corpus index.
@@ -49,7 +49,6 @@ EXPECTED = {
     "blank.py": "empty file (no code)",
     "binary.py": "binary file (NUL byte in the first 8 kB)",
     "huge.py": f"file too large (52428800 bytes > {MAX_REFERENCE_BYTES})",
-    "latin1.py": "not UTF-8 text (invalid continuation byte at byte 11)",
     "bad\\xff.py": "file name is not valid UTF-8",
     "fifo.py": "not a regular file",
     "link.py": "symbolic link (not followed)",
@@ -61,6 +60,7 @@ EXPECTED = {
     "nested.py": None,
     "cells.ipynb": None,
     "ok.py": None,
+    "latin1.py": None,  # read in the code page it was saved in (cp1252)
 }
 
 
@@ -104,7 +104,8 @@ def _check_skipped(skipped) -> None:
 
 def test_reference_corpus_skips_bad_files_with_reasons(bad_corpus: Path) -> None:
     corpus = load_reference_corpus(bad_corpus)
-    assert [u.path for u in corpus.units] == ["cells.ipynb", "nested.py", "ok.py"]
+    assert [u.path for u in corpus.units] == ["cells.ipynb", "latin1.py", "nested.py", "ok.py"]
+    assert corpus.encodings["latin1.py"] == "cp1252" and corpus.encodings["ok.py"] == "utf-8"
     _check_skipped(corpus.skipped)
     cells = corpus.units[0]
     assert len(cells.cells) == 10_000 and cells.describe(cells.cells[-1].start_line) == "cell 9999, line 1"
@@ -112,11 +113,11 @@ def test_reference_corpus_skips_bad_files_with_reasons(bad_corpus: Path) -> None
 
 def test_corpus_index_skips_bad_files_with_reasons(bad_corpus: Path, tmp_path: Path) -> None:
     summary = build_corpus_index([bad_corpus], tmp_path / "bad.index", jobs=2)
-    assert summary.added == 3
+    assert summary.added == 4
     _check_skipped(summary.skipped)
     with load_corpus_index(tmp_path / "bad.index") as index:
         _check_skipped(index.skipped())
-        assert index.info().references == 3
+        assert index.info().references == 4
         nested = CodeUnit(path="code/nested.py", language="python", text=NESTED)
         assert index.candidates(nested) == ["nested.py"]
         agent = CodeUnit(path="code/tail.py", language="python", text=LAST_CELL.replace("rows", "records") + "\n")
