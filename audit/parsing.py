@@ -1,9 +1,10 @@
 """Tree-sitter language registry and a cached ``parse`` for audited code.
 
 Grammars come from per-language wheels (``tree-sitter-python``, ``tree-sitter-bash``) used with
-the tree-sitter 0.26 API. Parsing never fails on broken code: tree-sitter returns a tree with
-``ERROR`` nodes, and ``ParsedFile.has_error`` records it. Audited code is only parsed, never
-imported or executed.
+the tree-sitter 0.25 runtime, the one Dolos 3.5.1 runs (its error recovery decides the tree of
+broken code, and so the similarity figures). Parsing never fails on broken code: tree-sitter
+returns a tree with ``ERROR`` nodes, and ``ParsedFile.has_error`` records it. Audited code is
+only parsed, never imported or executed.
 """
 
 from __future__ import annotations

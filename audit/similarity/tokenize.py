@@ -24,6 +24,13 @@ weighs skipped input by its size in bytes, so the tree recovered from code with 
 depends on the encoding (see :func:`tokenize_tree_utf16`). Valid code gets the same tree from
 either encoding, so one parse serves both.
 
+The recovered tree depends on the tree-sitter runtime too, not only on the grammar: the project
+runs the 0.25 runtime, as Dolos 3.5.1 does (node ``tree-sitter`` 0.25). The 0.26 runtime recovers
+differently from some IPython lines of notebook exports (``! mkdir train`` after ``%matplotlib
+inline``, magics inside blocks or brackets, a lone ``%`` or ``!``), which costs or adds
+fingerprints; ``tests/audit/similarity/test_ipython_parity.py`` holds Dolos's figures for magics
+and shell escapes written every way.
+
 The walk over the tree is the only per-node Python work: it records each named node's kind,
 byte range and parent, and the order in which nodes open and close; the token stream, the
 regions and the token hashes are then assembled with numpy. :func:`tokenize_hashes` walks
