@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+import numpy as np
 import pandas as pd
 
 from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits
@@ -35,6 +36,7 @@ from grading.validation import check_arrays, check_frames, read_answers, read_su
 
 __all__ = [
     "SCORE_DECIMALS",
+    "round_score",
     "GradeReport",
     "grade_submission",
     "score_submission",
@@ -53,6 +55,33 @@ logger = logging.getLogger(__name__)
 
 #: Scores are rounded to this many decimals, as MLE-bench's grader does.
 SCORE_DECIMALS = 5
+
+
+def round_score(score: float) -> float:
+    """Round a score to :data:`SCORE_DECIMALS` places as MLE-bench's grading report does.
+
+    MLE-bench's ``Grader`` calls ``round(score, 5)`` on what its grade function returns, almost
+    always a NumPy float, so NumPy's rounding applies: scale by 10**5, round half to even,
+    scale back. That differs from Python's correctly rounded ``round`` on a float exactly
+    half-way in its scaled binary value (an AUC of 133/320 = 0.415625 is 0.41562 there, 0.41563
+    for Python's ``round``).
+
+    Parameters
+    ----------
+    score : float
+        The unrounded score (NaN and infinities pass through).
+
+    Returns
+    -------
+    float
+        The score as MLE-bench reports it.
+
+    Examples
+    --------
+    >>> round_score(133 / 320)
+    0.41562
+    """
+    return float(np.round(np.float64(score), SCORE_DECIMALS))
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -584,7 +613,7 @@ def grade_submission(
         error = f"Submission file {path} is not a .csv file."
     else:
         try:
-            score = round(_score(path, spec, answers_path), SCORE_DECIMALS)
+            score = round_score(_score(path, spec, answers_path))
             valid = True
         except UndefinedScore as exc:
             error, valid = str(exc), True

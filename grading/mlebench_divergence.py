@@ -49,7 +49,6 @@ logger = logging.getLogger(__name__)
 
 #: How many triggering rows a record lists (it counts them all).
 SHOWN_ROWS = 5
-_DECIMALS = 5
 _KEY_SEPARATOR = "\x1f"
 _MEDAL_RANK = {Medal.NONE: 0, Medal.BRONZE: 1, Medal.SILVER: 2, Medal.GOLD: 3}
 #: Kinds that change which answer row a submission row is scored against.
@@ -661,7 +660,9 @@ def _emulated_frames(em: _Emulation) -> tuple[pd.DataFrame, pd.DataFrame] | str:
 
 
 def _rounded(score: float) -> float:
-    return round(float(score), _DECIMALS)
+    from grading.grade import round_score  # grade imports this module
+
+    return round_score(score)
 
 
 def _outcome_text(valid: bool | None, score: float | None, medal: Medal | None, *, raw: float | None = None) -> str:

@@ -402,6 +402,9 @@ class ScoringOptions:
         Closed range numeric predictions must lie in.
     row_sum_tolerance : float, optional
         Several probability columns must sum to 1 within this.
+    column_aliases : mapping of str to str
+        Target column -> another name the submission may give it (where the target column
+        itself is absent; a file with both is rejected).
     """
 
     id_columns: tuple[str, ...]
@@ -418,6 +421,7 @@ class ScoringOptions:
     row_mask_equals: bool = True
     value_range: tuple[float, float] | None = None
     row_sum_tolerance: float | None = None
+    column_aliases: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def answer_target_columns(self) -> tuple[str, ...]:
@@ -545,6 +549,13 @@ def scoring_options(
         ):
             raise ConfigError(f"{where}: metric parameter 'value_range' must be [low, high] with low <= high")
         value_range = (float(bounds[0]), float(bounds[1]))
+    column_aliases = scoring.get("column_aliases", {})
+    if (
+        not isinstance(column_aliases, Mapping)
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in column_aliases.items())
+        or not set(column_aliases) <= set(target_columns)
+    ):
+        raise ConfigError(f"{where}: metric parameter 'column_aliases' must map target columns to other column names")
     tolerance = scoring.get("row_sum_tolerance")
     if tolerance is not None and (not isinstance(tolerance, (int, float)) or isinstance(tolerance, bool) or tolerance < 0):
         raise ConfigError(f"{where}: metric parameter 'row_sum_tolerance' must be a number >= 0")
@@ -563,6 +574,7 @@ def scoring_options(
         row_mask_equals=row_mask_equals,
         value_range=value_range,
         row_sum_tolerance=None if tolerance is None else float(tolerance),
+        column_aliases=dict(column_aliases),
     )
     return options, merged
 
@@ -960,8 +972,8 @@ def check_label_kind(values: pd.Series, truth: pd.Series, *, column: str, ids: p
         what the answers' labels are is a fact about the answers).
     """
     if pd.api.types.is_bool_dtype(truth.dtype):
-        if pd.api.types.is_bool_dtype(values.dtype):
-            return
+        if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
+            return  # numbers compare with booleans as NumPy and scikit-learn compare them (True == 1)
         cells = values.reset_index(drop=True)
         # pandas reads a column with any other value as text: "True" and "False" are then words.
         bad = np.flatnonzero(
@@ -1167,6 +1179,20 @@ def _checked_floats(values: pd.Series, *, kind: TargetKind, options: ScoringOpti
     return floats
 
 
+def _aliased(submission: pd.DataFrame, options: ScoringOptions) -> pd.DataFrame:
+    """The submission with a target column given under its alias renamed to the target's name."""
+    for target, alias in options.column_aliases.items():
+        if alias not in submission.columns:
+            continue
+        if target in submission.columns:
+            raise InvalidSubmission(
+                f"Submission has both column {target!r} and column {alias!r}, which are read as one column; keep one.",
+                reason="duplicate-column", column=alias,
+            )
+        submission = submission.rename(columns={alias: target})
+    return submission
+
+
 def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric, options: ScoringOptions) -> _Checked:
     """Every check of :func:`check_frames`, in its order; the first failure is raised."""
     id_columns, targets = list(options.id_columns), list(options.target_columns)
@@ -1174,6 +1200,7 @@ def _validate(submission: pd.DataFrame, answers: pd.DataFrame, *, metric: Metric
     absent = [c for c in targets if c not in answers.columns]
     if absent and metric.targets_in_answers:
         raise ConfigError(f"the answers have no column(s) {_quote_list(absent)}")
+    submission = _aliased(submission, options)
     check_columns(
         submission,
         id_column=id_columns,

@@ -98,10 +98,14 @@ class TargetKind(enum.Enum):
 #:   ``{column: ..., not_equals: <value>}`` scores the rows where it differs (Kaggle's ``-1``
 #:   marking a test row left unscored). A submission's cells in rows left out are never read.
 #: - ``value_range``: ``[low, high]``: numeric predictions must lie in this closed range.
+#: - ``column_aliases``: ``{target: alias}``: a submission without the target column may give it
+#:   under the alias (jigsaw-unintended's grader takes ``toxicity`` for ``prediction``, so the
+#:   answers file itself is a submission); a file with both is rejected, as that grader fails on it.
 #: - ``row_sum_tolerance``: with several probability columns, each row must sum to 1 within this
 #:   absolute tolerance.
 SCORING_PARAMS = (
     "answer_columns",
+    "column_aliases",
     "column_order",
     "extra_columns",
     "extra_ids",

@@ -9,6 +9,7 @@ so the three files are shaped as the competition's answers file and submissions 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -143,6 +144,8 @@ def competition_key(spec: CompetitionSpec) -> CompetitionKey:
         least, most = float(values.min().min()), float(values.max().max())
 
         def moved(frame: pd.DataFrame, names: list[str]) -> dict[str, pd.Series]:
+            if not math.isfinite(high - low):  # a half-open range: shifted above its bound only
+                return {c: (frame[c].astype(float) + max(0.0, low - least)).map(repr) for c in names}
             return {c: (low + (frame[c].astype(float) - least) / (most - least) * (high - low)).map(repr) for c in names}
 
         degraded = degraded.assign(**moved(degraded, columns))

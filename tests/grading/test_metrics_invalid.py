@@ -331,7 +331,7 @@ def test_row_mask_and_unscored_columns() -> None:
         ({"id_columns": "id"}, "metric 'rmse_error': metric parameter 'id_columns' must be a list of column names"),
         ({"row_mask": {"column": "absent", "equals": 1}}, "row_mask: the answers have no column 'absent'"),
         ({"answer_columns": {"y": "absent"}}, "the answers have no column 'absent' (mapped to target 'y' by answer_columns)"),
-        ({"squared": True}, "metric 'rmse_error': unknown parameter(s) 'squared' (it takes: answer_columns, column_order, extra_columns, "
+        ({"squared": True}, "metric 'rmse_error': unknown parameter(s) 'squared' (it takes: answer_columns, column_aliases, column_order, extra_columns, "
                             "extra_ids, id_columns, id_match, missing_values, repeated_ids, row_mask, row_sum_tolerance, unscored_columns, value_range)"),
     ],
 )

@@ -8,6 +8,7 @@ competition gives the same file.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -366,3 +367,44 @@ def test_contrails_dash_is_the_empty_mask(tmp_path: Path) -> None:
     assert grade(
         "google-research-identify-contrails-reduce-global-warming", answers, "record_id,encoded_pixels\n1,1 4\n2,-\n", tmp_path
     ) == 1.0
+
+
+def test_spaceship_labels_written_as_numbers_compare_as_booleans_do(tmp_path: Path) -> None:
+    answers = "PassengerId,Transported\n0013_01,True\n0018_01,False\n0019_01,True\n0021_01,False\n"
+    for one, zero in (("1", "0"), ("1.0", "0.0")):
+        submission = f"PassengerId,Transported\n0013_01,{one}\n0018_01,{zero}\n0019_01,{zero}\n0021_01,{zero}\n"
+        assert grade("spaceship-titanic", answers, submission, tmp_path) == 0.75
+    with pytest.raises(InvalidSubmission, match=r"label 'yes' at row 1 \(id '0013_01'\), which is not True or False"):
+        grade("spaceship-titanic", answers, "PassengerId,Transported\n0013_01,yes\n0018_01,False\n0019_01,True\n0021_01,False\n", tmp_path)
+
+
+def test_nomad_refuses_negative_predictions_as_mlebench_s_scikit_learn_does(tmp_path: Path) -> None:
+    answers = "id,formation_energy_ev_natom,bandgap_energy_ev\n1,0.1,1.2\n2,0.2,3.4\n"
+    with pytest.raises(InvalidSubmission, match=r"^Submission column 'formation_energy_ev_natom' has -0.004 at row 2 \(id '2'\), outside \[0, inf\]\.$"):
+        grade("nomad2018-predict-transparent-conductors", answers, answers.replace("0.2,3.4", "-0.004,3.4"), tmp_path)
+    assert grade("nomad2018-predict-transparent-conductors", answers, answers.replace("0.2,3.4", "0,3.4"), tmp_path) > 0
+
+
+def test_jigsaw_unintended_takes_toxicity_for_prediction(tmp_path: Path) -> None:
+    from grading.metrics import JIGSAW_IDENTITY_COLUMNS
+
+    header = "id,toxicity," + ",".join(JIGSAW_IDENTITY_COLUMNS)
+    rows = [(0.9, 1.0), (0.1, 1.0), (0.8, 0.0), (0.2, 0.0), (0.7, 1.0), (0.3, 0.0)]
+    answers = header + "\n" + "".join(
+        f"{7000 + i},{t}," + ",".join([str(g)] * len(JIGSAW_IDENTITY_COLUMNS)) + "\n" for i, (t, g) in enumerate(rows)
+    )
+    predictions = "".join(f"{7000 + i},{p}\n" for i, p in enumerate([0.8, 0.4, 0.6, 0.1, 0.9, 0.7]))
+    expected = grade("jigsaw-unintended-bias-in-toxicity-classification", answers, "id,prediction\n" + predictions, tmp_path)
+    assert grade("jigsaw-unintended-bias-in-toxicity-classification", answers, "id,toxicity\n" + predictions, tmp_path) == expected
+    both = "id,prediction,toxicity\n" + "".join(f"{line},0.5\n" for line in predictions.splitlines())
+    with pytest.raises(InvalidSubmission, match=r"^Submission has both column 'prediction' and column 'toxicity'"):
+        grade("jigsaw-unintended-bias-in-toxicity-classification", answers, both, tmp_path)
+
+
+def test_reported_scores_round_as_mlebench_s_numpy_floats_do() -> None:
+    from grading.grade import round_score
+
+    # 133/320 = 0.415625: NumPy's round-half-even of the scaled value gives 0.41562.
+    assert round_score(133 / 320) == 0.41562 and round(133 / 320, 5) == 0.41563
+    assert round_score(0.123456) == 0.12346
+    assert math.isnan(round_score(math.nan)) and round_score(-math.inf) == -math.inf

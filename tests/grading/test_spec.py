@@ -143,7 +143,7 @@ def test_unknown_metric_param(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(metric__params={"squared": True}))
     assert config_error(folder) == (
         f"{folder.resolve() / 'config.yaml'}: field 'metric.params': rmse_error takes no parameter 'squared' "
-        "(it takes: answer_columns, column_order, extra_columns, extra_ids, id_columns, id_match, missing_values, repeated_ids, row_mask, row_sum_tolerance, "
+        "(it takes: answer_columns, column_aliases, column_order, extra_columns, extra_ids, id_columns, id_match, missing_values, repeated_ids, row_mask, row_sum_tolerance, "
         "unscored_columns, value_range)"
     )
 

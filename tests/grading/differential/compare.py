@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterable
 
 from grading.errors import InvalidSubmission, UndefinedScore
-from grading.grade import score_submission
+from grading.grade import round_score, score_submission
 from grading.registry import CompetitionRegistry
 from grading.spec import CompetitionSpec
 from tests.grading.differential.keys import write_key
@@ -80,7 +80,7 @@ def grade_with_mleaudit(path: Path, spec: CompetitionSpec, data_dir: Path) -> Gr
         return Grade(math.nan, str(exc))
     except InvalidSubmission as exc:
         return Grade(None, str(exc))
-    return Grade(round(score, 5))
+    return Grade(round_score(score))
 
 
 def run_mlebench(jobs: list[dict[str, str]], python: Path, src: Path, timeout: float = 1800) -> dict[str, Grade]:
@@ -114,7 +114,8 @@ def differential(
         folder = workdir / competition
         data_dir = folder / "data"
         key = write_key(spec, data_dir)
-        for mutation, content in mutations(spec, key.perfect, key.degraded):
+        answers_csv = key.mlebench_answers.read_bytes() if key.mlebench_answers.suffix == ".csv" else None
+        for mutation, content in mutations(spec, key.perfect, key.degraded, answers_csv=answers_csv):
             path = folder / f"{mutation}.csv"
             path.write_bytes(content)
             ours[str(path)] = grade_with_mleaudit(path, spec, data_dir)

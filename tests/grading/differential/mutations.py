@@ -64,7 +64,13 @@ def _set_cell(frame: pd.DataFrame, row: int, column: str, value: str) -> pd.Data
     return out
 
 
-def mutations(spec: CompetitionSpec, perfect: pd.DataFrame, degraded: pd.DataFrame, seed: int = 0) -> Iterator[Submission]:
+def mutations(
+    spec: CompetitionSpec,
+    perfect: pd.DataFrame,
+    degraded: pd.DataFrame,
+    seed: int = 0,
+    answers_csv: bytes | None = None,
+) -> Iterator[Submission]:
     """Every submission the differential test grades for one competition.
 
     Parameters
@@ -75,6 +81,8 @@ def mutations(spec: CompetitionSpec, perfect: pd.DataFrame, degraded: pd.DataFra
         Text frames of a perfect and an imperfect submission in the competition's columns.
     seed : int
         Seed of the random and perturbed submissions and the shuffles.
+    answers_csv : bytes, optional
+        The answers file, submitted as it is (a case of its own).
 
     Yields
     ------
@@ -167,6 +175,24 @@ def mutations(spec: CompetitionSpec, perfect: pd.DataFrame, degraded: pd.DataFra
         yield "all_empty", to_bytes(all_empty)
         if len(targets) > 1:
             yield "empty_cell_last_column", to_bytes(_set_cell(degraded, row, targets[-1], ""))
+    if answers_csv is not None:
+        yield "answers_file", answers_csv
+    lists = [c for c in targets if any(len(str(v).split()) > 1 for v in degraded[c])]
+    if lists:
+        column = lists[0]
+        # Every list cut to its first token: pandas may then read the column as numbers.
+        yield "single_token_lists", to_bytes(degraded.assign(**{column: [(str(v).split() or [""])[0] for v in degraded[column]]}))
+        cells = list(degraded[column])
+        for i, cell in enumerate(cells):
+            tokens = str(cell).split()
+            numeric = [j for j, t in enumerate(tokens) if j > 0 and _number(t) is not None]
+            if len(tokens) >= 3 and numeric:
+                tokens[numeric[0]] = "nan"
+                yield "nan_in_token_list", to_bytes(_set_cell(degraded, i, column, " ".join(tokens)))
+                break
+    booleans = [c for c in targets if len(degraded) and set(degraded[c]) <= {"True", "False"}]
+    if booleans:
+        yield "booleans_as_numbers", to_bytes(degraded.assign(**{c: degraded[c].map({"True": "1", "False": "0"}) for c in booleans}))
     yield "crlf_line_ends", to_bytes(degraded).replace(b"\n", b"\r\n")
     yield "utf8_bom", b"\xef\xbb\xbf" + to_bytes(degraded)
     yield "semicolons", to_bytes(degraded).replace(b",", b";")
@@ -181,5 +207,5 @@ MUTATIONS: tuple[str, ...] = (
     "dash_cell", "negative_cell", "large_cell", "fraction_cell", "zero_cell", "true_cell", "scientific_cell",
     "spaces_around_cell", "run_past_image", "empty_cell_last_row",
     "inf_cell_last_row", "text_cell_last_row", "all_empty",
-    "empty_cell_last_column", "crlf_line_ends", "utf8_bom", "semicolons",
+    "empty_cell_last_column", "answers_file", "single_token_lists", "nan_in_token_list", "booleans_as_numbers", "crlf_line_ends", "utf8_bom", "semicolons",
 )
