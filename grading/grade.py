@@ -32,7 +32,14 @@ from grading.metrics import METRICS, Metric, PredictionError, TargetKind, descri
 from grading.metrics.base import submission_row
 from grading.mlebench_divergence import CheckedGrade, Divergence, DivergenceCheck, find_mlebench_divergences
 from grading.spec import CompetitionSpec
-from grading.validation import check_arrays, check_frames, read_answers, read_submission, scoring_options
+from grading.validation import (
+    ScoringOptions,
+    check_arrays,
+    check_frames,
+    read_answers,
+    read_submission,
+    scoring_options,
+)
 
 __all__ = [
     "SCORE_DECIMALS",
@@ -419,20 +426,7 @@ def score_csv(
     """
     metric = _resolve(metric)
     options, _ = scoring_options(metric, id_column=id_column, target_columns=target_columns, params=params)
-    answers = read_answers(
-        answers_path,
-        id_column=options.id_columns,
-        target_columns=list(options.answer_target_columns) if metric.targets_in_answers else [],
-        text_columns=_text_columns(metric, options.answer_target_columns),
-        # The scoring path finds repeated answer ids in the same pass that matches the ids.
-        unique_ids=False,
-    )
-    submission = read_submission(
-        submission_path,
-        id_column=options.id_columns,
-        text_columns=_text_columns(metric, options.target_columns),
-        limits=_csv_limits(metric),
-    )
+    submission, answers = _read_frames(submission_path, answers_path, metric, options)
     return score_frames(
         submission, answers, metric=metric, id_column=id_column, target_columns=target_columns, params=params
     )
@@ -481,11 +475,19 @@ def read_scoring_frames(
     metric = _spec_metric(spec)
     options, _ = scoring_options(metric, id_column=spec.id_column, target_columns=spec.target_columns,
                                  params=spec.metric.params)
+    return _read_frames(submission_path, answers_path, metric, options)
+
+
+def _read_frames(
+    submission_path: str | os.PathLike[str], answers_path: str | os.PathLike[str], metric: Metric, options: ScoringOptions
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Both files for a built-in metric: the answers first, then the submission within its caps."""
     answers = read_answers(
         answers_path,
         id_column=options.id_columns,
         target_columns=list(options.answer_target_columns) if metric.targets_in_answers else [],
         text_columns=_text_columns(metric, options.answer_target_columns),
+        # The scoring path finds repeated answer ids in the same pass that matches the ids.
         unique_ids=False,
     )
     submission = read_submission(
