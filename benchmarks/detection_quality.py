@@ -51,8 +51,13 @@ every negative at or above it, with why:
   ``train_test_split``/``fit``/``predict`` code, ``./input`` paths) or on *pasted* lines (the
   kernel holds a few of the pasted lines, under 10 %).
 
+``--clean-runs`` also scores every clean real run (``runs/aide``, ``aide-journal``, ``autokaggle``,
+``mlagentbench``: the audit's Python units of each) against all 204 notebooks at once and prints
+the flagged pairs (there should be none) and the highest scores. ``--no-background`` scores
+without the shipped background of ordinary code (the detector before it), for comparison.
+
 Usage: ``python benchmarks/detection_quality.py [--data ../shared/data] [--references notebooks|golden]
-[--no-known] [--list]``
+[--no-known] [--clean-runs] [--no-background] [--list]``
 """
 
 from __future__ import annotations
@@ -418,6 +423,63 @@ def score_known_copies(data: Path, which: str, threshold: float) -> list[Row]:
     return rows
 
 
+# -- clean real runs --------------------------------------------------------------------------------
+
+#: The clean real runs under ``runs/``: each ``aide/*.py`` is a run; each folder of the others is one.
+CLEAN_RUN_SOURCES = ("aide", "aide-journal", "autokaggle", "mlagentbench")
+
+
+def clean_run_units(data: Path, sources: tuple[str, ...] = CLEAN_RUN_SOURCES) -> list[CodeUnit]:
+    """The agent code of every clean real run, as the audit compares it (the distinct Python
+    units of the run's agent and unknown actors), each path prefixed with ``<source>/<run>::``."""
+    from dataclasses import replace
+
+    from audit.expand import expand_run
+    from audit.pipeline import _similarity_units
+    from audit.run import load_run
+
+    runs = data / "runs"
+    specs: list[tuple[str, Path]] = []
+    for source in sources:
+        folder = runs / source
+        if not folder.is_dir():
+            continue
+        if source == "aide":
+            specs += [(f"aide/{p.stem}", p) for p in sorted(folder.glob("*.py"))]
+        else:
+            specs += [(f"{source}/{p.name}", p) for p in sorted(folder.iterdir()) if p.is_dir()]
+    units = []
+    for name, path in specs:
+        for unit in _similarity_units(expand_run(load_run(path)).code_units):
+            units.append(replace(unit, path=f"{name}::{unit.path}"))
+    return units
+
+
+def score_clean_runs(data: Path, threshold: float, sources: tuple[str, ...] = CLEAN_RUN_SOURCES,
+                     top: int = 3) -> list:
+    """Every clean real run's code against all the shared notebooks at once (one corpus, every
+    competition); the ``top`` pairs of each agent file by score, highest first."""
+    units = clean_run_units(data, sources)
+    references = load_reference_corpus(data / "notebooks")
+    options = SimilarityOptions(score_threshold=threshold, max_pairs_per_agent=top)
+    report = compare(units, references, options)
+    return sorted(report.pairs, key=lambda p: (-p.score, p.agent_path, p.reference_path))
+
+
+def print_clean_runs(data: Path, threshold: float) -> None:
+    started = time.perf_counter()
+    pairs = score_clean_runs(data, threshold)
+    flagged = [p for p in pairs if p.flagged]
+    runs = sorted({p.agent_path.split("::")[0] for p in pairs})
+    print(f"\n== clean real runs ({len(runs)} runs, {len({p.agent_path for p in pairs})} files) against "
+          f"the shared notebooks, {time.perf_counter() - started:.1f} s")
+    print(f"flagged pairs {len(flagged)} in {len({p.agent_path.split('::')[0] for p in flagged})} runs "
+          f"(threshold {threshold:.3f}); highest scores:")
+    for pair in pairs[:10]:
+        print(f"  {pair.score:.3f} ({bits_from_score(pair.score):4.0f} bits) {'FLAGGED ' if pair.flagged else ''}"
+              f"{pair.agent_path} vs {pair.reference_id}")
+
+
 def _view(rows: list[Row], view: str) -> tuple[list[Row], list[Row]]:
     if view == "labels":
         return [r for r in rows if r.label], [r for r in rows if not r.label]
@@ -443,11 +505,19 @@ def main() -> None:
     parser.add_argument("--references", choices=("notebooks", "golden"), default="notebooks",
                         help="reference kernels: the .ipynb/.py notebooks, or their .py twins")
     parser.add_argument("--no-known", action="store_true", help="skip the known-copies evaluation")
+    parser.add_argument("--clean-runs", action="store_true",
+                        help="also score every clean real run under runs/ against all the notebooks")
+    parser.add_argument("--no-background", action="store_true",
+                        help="score without the shipped background of ordinary code (the corpus alone)")
     parser.add_argument("--list", action="store_true",
                         help="list the content view's missed positives and high negatives at FPR 1 %%, with why")
     args = parser.parse_args()
     if not (args.data / "partial-copies" / "cases.tsv").is_file():
         raise SystemExit(f"no partial-copy cases under {args.data}")
+    if args.no_background:
+        from audit.similarity import detect
+
+        detect._DEFAULT_BACKGROUND[:] = [detect.Background.empty()]
     shipped = load_score_threshold()
     print(f"shipped threshold: score >= {shipped:.3f} ({bits_from_score(shipped):.0f} bits of evidence)")
     started = time.perf_counter()
@@ -466,7 +536,8 @@ def main() -> None:
         mid_known = sum(1 for r in known if r.content == "mid") if view == "content" else 0
         note = {"content": f" ({mid} partial-copy and {mid_known} known-copy pairs that share part of the code left out)",
                 "labels": "",
-                "agreement": " (pairs both views agree on)"}[view]
+                "agreement": (" (pairs both views agree on: the content view with its holders left out; "
+                              "positives are the source, its group and near-duplicates)")}[view]
         print(f"\n== {view} view" + note)
         sets = [("easy partial copies", [r for r in rows if r.kind == "easy"]),
                 ("hard partial copies", [r for r in rows if r.kind == "hard"]),
@@ -502,6 +573,8 @@ def main() -> None:
     chosen_all = threshold_at_fpr([r.score for r in content_neg], SELECTION_FPR)
     print(f"threshold chosen on all competitions by the same rule: {chosen_all:.3f} "
           f"({bits_from_score(chosen_all):.0f} bits); shipped {shipped:.3f}")
+    if args.clean_runs:
+        print_clean_runs(args.data, shipped)
     if args.list:
         print()
         print("\n".join(list_errors(rows)))

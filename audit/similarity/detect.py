@@ -21,7 +21,18 @@ surprising* the shared code is, not how much of it there is:
    itself and its near-duplicates (forks) subtracted, backed off to a prior that charges
    literals by length. Code that many kernels share (``train_test_split(X, y, test_size=0.2,
    ...)``, the usual column names) costs few bits; a file path or hyperparameter set found only
-   in the reference costs many.
+   in the reference costs many. The corpus alone is a poor teacher of what ordinary ML code
+   looks like (a competition may have a handful of kernels), so every pair's background also
+   counts a shipped **background of ordinary code** (:class:`Background`,
+   ``data/background.npz``, built by ``scripts/build_background.py`` from agent-style scripts
+   written for it: reading ``./input``, splits, fits, metrics, plots, submission writing). Its
+   trigram counts are added to the corpus's, and its model of whole statements (token 6-grams,
+   :data:`IDIOM_ORDER`) can explain a token the trigrams find surprising. Three more rules
+   keep what the data or the documentation dictates from reading as a copy: a string that
+   reads as a name (a column such as ``'GarageArea'``) costs at most a closed-vocabulary
+   token (:data:`NAME_LITERAL_BITS`); a string that other files hold costs at most
+   ``-log2`` of the share of files holding it; the words of a docstring (a line of adjacent
+   identifiers, :data:`PROSE_PAIRS`) cost nothing.
 4. **Evidence** (:meth:`DetectionCorpus.evidence`): tiles are chained like local alignments, in
    the same order in both files. Each reference token skipped between two chained tiles costs
    :data:`GAP_BITS` (a pasted block is contiguous in the kernel); a jump of ``g`` agent tokens
@@ -33,6 +44,12 @@ surprising* the shared code is, not how much of it there is:
    more likely a copy of that reference. The decision threshold is policy and lives in
    ``rules/plagiarism/`` (a similarity rule ``when: {score: {gte: X}}``);
    :data:`DEFAULT_SCORE_THRESHOLD` is the documented fallback and equals the shipped rule.
+
+Calibration on real agent code: with the background, no pair of a clean real run (the shared
+AIDE, AIDE-journal, AutoKaggle and MLAgentBench runs) against the 204 shared notebooks reaches
+the shipped threshold (the highest scores 0.46), where before 66 pairs of 4 runs did, on generic
+code (``train_test_split(..., random_state=42)``, ``np.sqrt(mean_squared_error(...))``) and on
+lists of the data's columns; ``benchmarks/detection_quality.py --clean-runs`` prints them.
 
 What one pair can tell, and what it cannot: the evidence that an agent file copied from a
 kernel counts shared code only as far as the kernels outside that kernel's forks lack it. A
@@ -78,19 +95,27 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import json
 import keyword
 import logging
 import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from audit.errors import ConfigError
+
 __all__ = [
+    "BACKGROUND_FORMAT",
+    "BACKGROUND_PATH",
+    "IDIOM_ORDER",
     "DEFAULT_SCORE_THRESHOLD",
     "AgentQuery",
+    "Background",
     "EVIDENCE_SCALE_BITS",
     "GAP_BITS",
     "MIN_TILE_TOKENS",
@@ -106,8 +131,12 @@ __all__ = [
     "boilerplate_mask",
     "find_tiles",
     "gram_keys",
+    "idiom_grams",
     "jump_bits",
     "lex_code",
+    "load_background",
+    "default_background",
+    "save_background",
     "near_duplicate_members",
     "profile_code",
     "reference_evidence",
@@ -144,6 +173,8 @@ MAX_SAMPLE_HOLDERS = 512
 #: forks. It bounds the work of a pair on a corpus where a kernel has hundreds of forks (in the
 #: shared notebooks a kernel has at most 17), where the rest of the family reads as common code.
 MAX_NEAR_DUPLICATES = 32
+#: Most bits a name-like string literal (``'GarageArea'``) carries: a closed-vocabulary token's prior.
+NAME_LITERAL_BITS = math.log2(len(keyword.kwlist) + 1 + 45 + 2)
 #: Per-token information is capped (one token can never carry a match on its own).
 MAX_TOKEN_BITS = 40.0
 #: Key of the empty context (the context of a unigram).
@@ -171,6 +202,9 @@ _LEXEME = re.compile(
     re.VERBOSE,
 )
 _FIELD = re.compile(r"\{[^{}]*\}")
+#: A string literal's content that reads as a name (a column of the data, a dict key): at most
+#: 40 letters, digits and ``_``, with at least one letter (``'2ndFlrSF'`` is a column, ``'2020'`` not).
+_NAME_LITERAL = re.compile(r"(?=[0-9_]*[A-Za-z])[A-Za-z0-9_]{1,40}")
 
 
 # -- lexing ----------------------------------------------------------------------------------------
@@ -344,6 +378,15 @@ class Profile:
         Character offsets of each token in the file's text.
     priors : Mapping[int, float]
         Prior bits of each distinct token id (literals by length).
+    literals : frozenset of int
+        Ids of the string-literal tokens (empty for a profile read back from a corpus index,
+        where only the agent side needs them).
+    names : frozenset of int
+        Ids of the string literals that read as a name (:data:`_NAME_LITERAL`: a column or key
+        such as ``'GarageArea'`` or ``"pickup_latitude"``), a subset of ``literals``.
+    prose : frozenset of int
+        Positions of the tokens on prose lines (a docstring's text, lexed as words): they carry
+        no evidence.
     """
 
     path: str
@@ -351,6 +394,9 @@ class Profile:
     starts: tuple[int, ...]
     ends: tuple[int, ...]
     priors: Mapping[int, float]
+    literals: frozenset = frozenset()
+    names: frozenset = frozenset()
+    prose: frozenset = frozenset()
     _cache: dict = field(default_factory=dict, repr=False)
 
     def __len__(self) -> int:
@@ -370,6 +416,22 @@ class Profile:
         if array is None:
             array = np.array([self.priors.get(i, _CLOSED_BITS) for i in self.ids], dtype=np.float64)
             self._cache["priors"] = array
+        return array
+
+    def literal_array(self) -> np.ndarray:
+        """Whether each token is a string literal, aligned with ``ids`` (built once)."""
+        array = self._cache.get("literals")
+        if array is None:
+            array = np.array([i in self.literals for i in self.ids], dtype=bool)
+            self._cache["literals"] = array
+        return array
+
+    def name_array(self) -> np.ndarray:
+        """Whether each token is a name-like string literal, aligned with ``ids`` (built once)."""
+        array = self._cache.get("names")
+        if array is None:
+            array = np.array([i in self.names for i in self.ids], dtype=bool)
+            self._cache["names"] = array
         return array
 
     def keys(self) -> list[np.ndarray]:
@@ -456,7 +518,32 @@ def profile_code(text: str, path: str = "") -> Profile:
     lexed = lex_code(text)
     ids = tuple(_token_id(t) for t in lexed.tokens)
     priors = {i: _prior_bits(t) for i, t in zip(ids, lexed.tokens)}
-    return Profile(path=path, ids=ids, starts=lexed.starts, ends=lexed.ends, priors=priors)
+    prose = frozenset(_prose_positions(lexed, text))
+    literals = frozenset(i for i, t in zip(ids, lexed.tokens) if t.startswith("S"))
+    names = frozenset(i for i, t in zip(ids, lexed.tokens) if t.startswith("S") and _NAME_LITERAL.fullmatch(t, 1))
+    return Profile(path=path, ids=ids, starts=lexed.starts, ends=lexed.ends, priors=priors, literals=literals,
+                   names=names, prose=prose)
+
+
+#: A line with at least this many pairs of adjacent identifiers is prose, not code.
+PROSE_PAIRS = 2
+
+
+def _prose_positions(lexed: LexedCode, text: str) -> list[int]:
+    """Positions of the tokens on prose lines: lines of a docstring or multi-line string that the
+    line-by-line lexer reads as words. Two identifiers in a row are not Python (soft keywords
+    such as ``match x:`` make one such pair), so a line with :data:`PROSE_PAIRS` of them is text."""
+    if not lexed.tokens:
+        return []
+    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+    lines = np.searchsorted(newlines, np.asarray(lexed.starts), side="right")
+    word = np.array([t == "ID" for t in lexed.tokens], dtype=bool)
+    pairs = word[:-1] & word[1:] & (lines[:-1] == lines[1:])
+    per_line = np.bincount(lines[:-1][pairs], minlength=int(lines[-1]) + 1) if pairs.any() else None
+    if per_line is None:
+        return []
+    prose_lines = per_line >= PROSE_PAIRS
+    return np.flatnonzero(prose_lines[lines]).tolist()
 
 
 # -- tiles -----------------------------------------------------------------------------------------
@@ -622,7 +709,13 @@ class NgramTable:
     @classmethod
     def from_profiles(cls, profiles: Sequence[Profile]) -> "NgramTable":
         """The table of a corpus given as profiles."""
-        grams = [p.grams() for p in profiles]
+        return cls.from_grams([p.grams() for p in profiles])
+
+    @classmethod
+    def from_grams(cls, grams: Sequence[tuple[np.ndarray, np.ndarray]]) -> "NgramTable":
+        """The table of a corpus given as each document's distinct n-gram keys and their context
+        keys (:meth:`Profile.grams`, or :func:`idiom_grams`)."""
+        grams = list(grams)
         if not grams or not sum(len(k) for k, _ in grams):
             empty = np.zeros(0, np.int64)
             return cls(empty, empty, empty, empty, empty)
@@ -652,6 +745,188 @@ class NgramTable:
         """``(totals, kinds)`` of each context key (0 when absent)."""
         totals, kinds = self._lookup(keys, self.context_keys, self.totals, self.kinds)
         return totals, kinds
+
+
+# -- the background of ordinary ML code -------------------------------------------------------------
+
+#: Version of the background file's layout; a file of another version is refused.
+BACKGROUND_FORMAT = 1
+#: The shipped background: document frequencies of the token n-grams of agent-style ML scripts,
+#: built by ``scripts/build_background.py``.
+BACKGROUND_PATH = Path(__file__).resolve().parent / "data" / "background.npz"
+_BACKGROUND_ARRAYS = ("keys", "counts", "context_keys", "totals", "kinds")
+#: Order of the background's idiom model: token n-grams as long as the shortest tile (one short
+#: statement), predicted from the n - 1 tokens before them.
+IDIOM_ORDER = MIN_TILE_TOKENS
+
+
+def idiom_grams(profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """A file's distinct token :data:`IDIOM_ORDER`-grams (sorted keys) and their contexts (the
+    keys of the n - 1 tokens before the last), what it adds to a background's idiom table."""
+    n = IDIOM_ORDER
+    if len(profile.ids) < n:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    keys = profile._cache.get("idioms")
+    if keys is None:
+        keys = gram_keys(profile.id_array(), n)
+        profile._cache["idioms"] = keys
+    grams, contexts = keys[n - 1][n - 1 :], keys[n - 2][n - 2 : -1]
+    unique, first = np.unique(grams, return_index=True)
+    return unique, contexts[first]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Background:
+    """What ordinary ML code looks like: an :class:`NgramTable` of code written independently of
+    any reference, added to every pair's background model (see :func:`token_bits`).
+
+    Attributes
+    ----------
+    table : NgramTable
+        Document frequencies of the background documents' token n-grams, orders 1 to
+        :data:`MODEL_ORDER` (added to the corpus's).
+    idioms : NgramTable or None
+        Document frequencies of their token :data:`IDIOM_ORDER`-grams (:func:`idiom_grams`):
+        a longer model of ordinary code, which can explain an agent token that the trigram
+        model finds surprising (a whole ``train_test_split(...)`` statement), never the reverse.
+    documents : int
+        Number of documents the table counts.
+    source : str
+        How the table was built (script, inputs, digest of the corpus).
+    path : str
+        The file it was read from (empty when built in memory).
+    """
+
+    table: NgramTable
+    documents: int
+    idioms: NgramTable | None = None
+    source: str = ""
+    path: str = ""
+
+    @classmethod
+    def empty(cls) -> "Background":
+        """No background: the corpus alone models ordinary code (the detector before the
+        background existed; for comparisons)."""
+        zero = np.zeros(0, np.int64)
+        return cls(table=NgramTable(zero, zero, zero, zero, zero), documents=0, idioms=None, source="empty")
+
+
+def save_background(path: str | Path, table: NgramTable, *, idioms: NgramTable, documents: int, source: str) -> None:
+    """Write a background file (``.npz``, no pickled objects).
+
+    Parameters
+    ----------
+    path : str or Path
+    table : NgramTable
+        A whole table (every n-gram of the background documents, orders 1 to :data:`MODEL_ORDER`).
+    idioms : NgramTable
+        Their :data:`IDIOM_ORDER`-gram table (``NgramTable.from_grams`` over :func:`idiom_grams`).
+    documents : int
+        How many documents they count.
+    source : str
+        How it was built, recorded in the file.
+    """
+    meta = json.dumps({"format": BACKGROUND_FORMAT, "scheme": PROFILE_SCHEME, "documents": int(documents),
+                       "source": source}, sort_keys=True)
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("wb") as handle:
+        arrays = {name: getattr(table, name) for name in _BACKGROUND_ARRAYS}
+        arrays.update({f"idiom_{name}": getattr(idioms, name) for name in _BACKGROUND_ARRAYS})
+        np.savez_compressed(handle, meta=np.array(meta), **arrays)
+
+
+def load_background(path: str | Path | None = None) -> Background:
+    """Read a background file.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        Default :data:`BACKGROUND_PATH` (the one shipped with the package).
+
+    Returns
+    -------
+    Background
+
+    Raises
+    ------
+    ConfigError
+        When the file is missing or unreadable, is not a background file, was written in another
+        format version or under another :data:`PROFILE_SCHEME` (rebuild it with
+        ``scripts/build_background.py``), or its arrays are inconsistent.
+    """
+    where = Path(path) if path is not None else BACKGROUND_PATH
+    rebuild = "rebuild it with `python scripts/build_background.py`"
+    if not where.is_file():
+        raise ConfigError(f"copy-detector background {where}: no such file; {rebuild}")
+    try:
+        with np.load(where, allow_pickle=False) as data:
+            names = (*_BACKGROUND_ARRAYS, *(f"idiom_{name}" for name in _BACKGROUND_ARRAYS))
+            missing = [name for name in ("meta", *names) if name not in data.files]
+            if missing:
+                raise ConfigError(f"copy-detector background {where}: not a background file "
+                                  f"(missing {', '.join(missing)}); {rebuild}")
+            meta = json.loads(str(data["meta"]))
+            arrays = {name: np.asarray(data[name]) for name in names}
+    except ConfigError:
+        raise
+    except Exception as exc:  # zip, npy and JSON errors all mean a damaged file
+        raise ConfigError(f"copy-detector background {where}: unreadable ({type(exc).__name__}: {exc}); "
+                          f"{rebuild}") from exc
+    if not isinstance(meta, dict):
+        raise ConfigError(f"copy-detector background {where}: its metadata is not a JSON object; {rebuild}")
+    if meta.get("format") != BACKGROUND_FORMAT:
+        raise ConfigError(f"copy-detector background {where}: format {meta.get('format')!r}, this version reads "
+                          f"format {BACKGROUND_FORMAT}; {rebuild}")
+    if meta.get("scheme") != PROFILE_SCHEME:
+        raise ConfigError(f"copy-detector background {where}: built under token scheme {meta.get('scheme')!r}, "
+                          f"this version uses {PROFILE_SCHEME!r}; {rebuild}")
+    documents = meta.get("documents")
+    problems = []
+    if not isinstance(documents, int) or isinstance(documents, bool) or documents < 0:
+        problems.append(f"documents must be a count, got {documents!r}")
+    for name, array in arrays.items():
+        if array.ndim != 1 or array.dtype.kind not in "iu":
+            problems.append(f"{name} must be a 1-D integer array, got {array.dtype} of shape {array.shape}")
+    for prefix in ("", "idiom_") if not problems else ():
+        if arrays[f"{prefix}keys"].size != arrays[f"{prefix}counts"].size:
+            problems.append(f"{prefix}keys and {prefix}counts differ in length")
+        if not (arrays[f"{prefix}context_keys"].size == arrays[f"{prefix}totals"].size
+                == arrays[f"{prefix}kinds"].size):
+            problems.append(f"{prefix}context_keys, {prefix}totals and {prefix}kinds differ in length")
+        for name in (f"{prefix}keys", f"{prefix}context_keys"):
+            if arrays[name].size > 1 and not bool(np.all(np.diff(arrays[name].astype(np.int64)) > 0)):
+                problems.append(f"{name} must be sorted and distinct")
+        if any(int(arrays[f"{prefix}{n}"].min(initial=0)) < 0 for n in ("counts", "totals", "kinds")):
+            problems.append(f"{prefix}counts, {prefix}totals and {prefix}kinds must be >= 0")
+    if problems:
+        raise ConfigError(f"copy-detector background {where}: " + "; ".join(problems) + f"; {rebuild}")
+    table = NgramTable(*(arrays[name].astype(np.int64) for name in _BACKGROUND_ARRAYS))
+    idioms = NgramTable(*(arrays[f"idiom_{name}"].astype(np.int64) for name in _BACKGROUND_ARRAYS))
+    return Background(table=table, idioms=idioms, documents=documents, source=str(meta.get("source", "")),
+                      path=str(where))
+
+
+_DEFAULT_BACKGROUND: list[Background] = []
+
+
+def default_background() -> Background:
+    """The shipped background (:data:`BACKGROUND_PATH`), read once per process.
+
+    Raises
+    ------
+    ConfigError
+        When the shipped file is missing or damaged (see :func:`load_background`).
+    """
+    if not _DEFAULT_BACKGROUND:
+        _DEFAULT_BACKGROUND.append(load_background(BACKGROUND_PATH))
+    return _DEFAULT_BACKGROUND[0]
+
+
+def _resolve_background(background: "Background | None | str") -> Background | None:
+    if background == "default":
+        return default_background()
+    return background  # type: ignore[return-value]
 
 
 class AgentQuery:
@@ -686,6 +961,7 @@ class AgentQuery:
         self.contexts: tuple[np.ndarray, ...] = tuple(contexts)
         self._shares: dict[int, tuple[Profile, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
         self._rows: tuple[NgramTable, list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None = None
+        self._background_rows: tuple[NgramTable, list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None = None
 
     def keys(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct n-gram keys and context keys whose table rows the agent file reads (a
@@ -701,6 +977,29 @@ class AgentQuery:
             contexts = [table.context(c) for c in self.contexts]
             self._rows = (table, counts, [t for t, _ in contexts], [k for _, k in contexts])
         return self._rows[1], self._rows[2], self._rows[3]
+
+    def idiom_keys(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per agent position, the key of the :data:`IDIOM_ORDER`-gram ending there and of its
+        context (positions before ``IDIOM_ORDER - 1`` hold none)."""
+        found = self.agent._cache.get("idiom_query")
+        if found is None:
+            n = len(self.agent.ids)
+            keys = gram_keys(self.agent.id_array(), IDIOM_ORDER)
+            context = np.empty(n, dtype=np.int64)
+            if n:
+                context[0] = EMPTY_CONTEXT
+                context[1:] = keys[IDIOM_ORDER - 2][:-1]
+            found = (keys[IDIOM_ORDER - 1], context)
+            self.agent._cache["idiom_query"] = found
+        return found
+
+    def background_rows(self, table: NgramTable) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        """:meth:`rows` of the background's table (cached apart from the corpus's rows)."""
+        if self._background_rows is None or self._background_rows[0] is not table:
+            counts = [table.count(g) for g in self.grams]
+            contexts = [table.context(c) for c in self.contexts]
+            self._background_rows = (table, counts, [t for t, _ in contexts], [k for _, k in contexts])
+        return self._background_rows[1], self._background_rows[2], self._background_rows[3]
 
     def share(self, profile: Profile) -> tuple[tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
         """What one corpus file adds to the rows the agent reads: per order, 1 where it holds
@@ -730,7 +1029,7 @@ class AgentQuery:
 
 
 def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = (), *,
-               query: AgentQuery | None = None) -> np.ndarray:
+               query: AgentQuery | None = None, background: Background | None | str = "default") -> np.ndarray:
     """Information of each agent token under the background model, in bits.
 
     Parameters
@@ -743,6 +1042,12 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
         near-duplicates): their n-grams no longer count.
     query : AgentQuery, optional
         The agent's lookups, to share between references (made here when omitted).
+    background : Background, None or "default", default "default"
+        Ordinary ML code written independently of any reference (:func:`default_background`,
+        the shipped one, by default; ``None`` for none): its documents count as documents of the
+        corpus that are never left out. A context's number of distinct continuations is then
+        the sum of the corpus's and the background's (an upper bound: a continuation found in
+        both counts twice, which gives the lower orders slightly more weight).
 
     Returns
     -------
@@ -764,9 +1069,16 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
     query = query if query is not None else AgentQuery(agent)
     own_grams, own_contexts = query.left_out(left_out)
     counts, totals, all_kinds = query.rows(table)
+    extra = _resolve_background(background)
+    if extra is not None and extra.table.keys.size:
+        more_counts, more_totals, more_kinds = query.background_rows(extra.table)
+        counts = [a + b for a, b in zip(counts, more_counts)]
+        totals = [a + b for a, b in zip(totals, more_totals)]
+        all_kinds = [a + b for a, b in zip(all_kinds, more_kinds)]
     positions = np.arange(n)
     prior = np.exp2(-agent.prior_array())
     probability = prior
+    documents = 0
     for k in range(MODEL_ORDER):
         count = counts[k] - own_grams[k]
         total = totals[k] - own_contexts[k]
@@ -775,13 +1087,42 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
             # Unigrams: Witten-Bell with the prior as the distribution of unseen tokens.
             usable = (total + kinds) > 0
             probability = np.where(usable, (count + kinds * prior) / np.maximum(total + kinds, 1), prior)
+            unigram_df = count
+            # Every code file holds `=` or `(`: the agent's most widespread token is in about
+            # every document of the background, a lower bound of their number.
+            documents = int(count.max(initial=0))
             continue
         usable = (positions >= k) & (total > 0) & (kinds > 0)
         mixed = (count + kinds * probability) / np.maximum(total + kinds, 1)
         probability = np.where(usable, mixed, probability)
+    if extra is not None and extra.idioms is not None and extra.idioms.keys.size and n >= IDIOM_ORDER:
+        # The background's idiom model explains what it can (Witten-Bell over the trigram
+        # estimate, one order of n-grams as long as a statement); it never makes a token rarer.
+        grams, contexts = query.idiom_keys()
+        idiom_counts = extra.idioms.count(grams)
+        idiom_totals, idiom_kinds = extra.idioms.context(contexts)
+        usable = (positions >= IDIOM_ORDER - 1) & (idiom_totals > 0)
+        explained = (idiom_counts + idiom_kinds * probability) / np.maximum(idiom_totals + idiom_kinds, 1)
+        probability = np.where(usable, np.maximum(probability, explained), probability)
+    literal = agent.literal_array()
+    if documents > 0 and literal.any():
+        # A string found in other files (a column name of the competition's data, a metric's
+        # name) says little about *which* file was copied, in whatever order it comes: it costs
+        # at most the information of "a file holds it", -log2(df / documents).
+        held = literal & (unigram_df > 0)
+        bag = np.where(held, np.minimum(unigram_df, documents) / documents, 0.0)
+        probability = np.where(held, np.maximum(probability, bag), probability)
     with np.errstate(divide="ignore"):
         bits = -np.log2(probability)
-    return np.minimum(np.where(probability > 0, bits, MAX_TOKEN_BITS), MAX_TOKEN_BITS)
+    bits = np.minimum(np.where(probability > 0, bits, MAX_TOKEN_BITS), MAX_TOKEN_BITS)
+    # A name in quotes (a column of the competition's data) is dictated by the data, as an
+    # identifier's spelling is chosen by its writer: it costs at most what any token of the
+    # closed vocabulary costs, so that listing the data's columns is not taken for a copy.
+    bits = np.where(agent.name_array(), np.minimum(bits, NAME_LITERAL_BITS), bits)
+    if agent.prose:
+        # Shared prose (a docstring's sentences) is documentation, not copied code.
+        bits[np.fromiter(agent.prose, dtype=np.int64, count=len(agent.prose))] = 0.0
+    return bits
 
 
 # -- near-duplicates -------------------------------------------------------------------------------
@@ -938,7 +1279,8 @@ def boilerplate_mask(agent: Profile, boilerplate: Sequence[Profile]) -> bytearra
 
 
 def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, left_out: Sequence[Profile], *,
-                       mask: bytearray | None = None, query: AgentQuery | None = None) -> Evidence:
+                       mask: bytearray | None = None, query: AgentQuery | None = None,
+                       background: Background | None | str = "default") -> Evidence:
     """Evidence that ``agent`` copied code from ``reference``, under a given background.
 
     Parameters
@@ -952,6 +1294,8 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
         Agent tokens that carry no bits (1 = boilerplate).
     query : AgentQuery, optional
         The agent's lookups, shared between references.
+    background : Background, None or "default", default "default"
+        Ordinary ML code added to the background model (see :func:`token_bits`).
 
     Returns
     -------
@@ -962,7 +1306,7 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
     if not runs:
         return Evidence(bits=0.0)
     tiles = _greedy_tiles(runs, len(agent.ids), len(reference.ids))
-    bits = token_bits(agent, table, left_out, query=query)
+    bits = token_bits(agent, table, left_out, query=query, background=background)
     if mask is not None and any(mask):
         bits = np.where(np.frombuffer(bytes(mask), dtype=np.uint8) > 0, 0.0, bits)
     cumulative = np.concatenate(([0.0], np.cumsum(bits))).tolist()
@@ -986,6 +1330,14 @@ class DetectionCorpus:
         One per reference file (see :func:`profile_code`).
     boilerplate : sequence of Profile, optional
         Starter code: agent tokens inside a tile shared with a boilerplate file carry no bits.
+    background : Background, None or "default", default "default"
+        Ordinary ML code added to every pair's background model (:func:`default_background`,
+        read when the corpus is made; ``None`` for the corpus alone).
+
+    Raises
+    ------
+    ConfigError
+        When the shipped background is asked for and cannot be read.
 
     Examples
     --------
@@ -996,9 +1348,11 @@ class DetectionCorpus:
     16
     """
 
-    def __init__(self, references: Sequence[Profile], boilerplate: Sequence[Profile] = ()) -> None:
+    def __init__(self, references: Sequence[Profile], boilerplate: Sequence[Profile] = (),
+                 background: Background | None | str = "default") -> None:
         self.references = list(references)
         self.boilerplate = list(boilerplate)
+        self.background = _resolve_background(background)
         self.table = NgramTable.from_profiles(self.references)
         self._clusters = self._near_duplicates()
 
@@ -1050,7 +1404,8 @@ class DetectionCorpus:
         if mask is None:
             mask = self.boilerplate_mask(agent) if self.boilerplate else None
         members = [self.references[i] for i in self.near_duplicates(index)]
-        return reference_evidence(agent, self.references[index], self.table, members, mask=mask, query=query)
+        return reference_evidence(agent, self.references[index], self.table, members, mask=mask, query=query,
+                                  background=self.background)
 
     def evidence_all(self, agent: Profile) -> list[Evidence]:
         """:meth:`evidence` against every reference, in reference order."""
