@@ -8,10 +8,15 @@ decision as in the run reports):
 
 - run — notebook edges come from each run's report (``similarity.pairs`` with ``flagged``);
 - run — run edges come from comparing the runs' Python code with each other
-  (:func:`audit.similarity.compare`, every run's distinct files against every other run's; the
-  detector's background model is the batch's own code). Pairs within one run are ignored. The
-  comparison is all-pairs, so above :data:`MAX_RUN_CODE_FILES` files it is skipped and the
-  summary says so.
+  (:func:`audit.similarity.compare`, every run's distinct files against every other run's,
+  with the score and threshold of the run reports: the detector's background model is the
+  batch's own code plus the shipped background of ordinary ML code, so two runs that both
+  write ``train_test_split(...)``, ``fit`` and ``roc_auc_score`` the usual way are not a copy).
+  Pairs within one run are ignored. The comparison is all-pairs, so above
+  :data:`MAX_RUN_CODE_FILES` files it is skipped and the summary says so.
+
+Every edge states its evidence (``summary``: "shares 41 lines in 3 fragments with …; copy
+score 0.91", ``copied_lines``, ``copied_fragments``); only flagged pairs become edges.
 
 A cluster is a connected component with at least two runs.
 """
@@ -82,7 +87,9 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
             continue
         seen.add(key)
         edges.append({"left_run": left, "right_run": right, "left_path": pair.agent_path, "right_path": pair.reference_path,
-                      "score": pair.score, "longest_fragment": pair.longest_fragment})
+                      "score": pair.score, "longest_fragment": pair.longest_fragment,
+                      "copied_lines": pair.copied_lines, "copied_fragments": pair.copied_fragments,
+                      "summary": pair.summary})
     return edges, None
 
 
@@ -104,9 +111,10 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
     dict
         ``clusters``: list of ``{"runs", "notebooks", "edges"}`` (components with at least two
         runs, largest first; edges as ``{"kind", "left", "left_kind", "left_file", "right",
-        "right_kind", "right_file", "score", "longest_fragment"}`` with ``kind`` ``run-notebook``
-        or ``run-run`` and each side's file); ``run_pairs_skipped``: why run — run edges were not
-        computed, or ``None``.
+        "right_kind", "right_file", "score", "longest_fragment", "copied_lines",
+        "copied_fragments", "summary"}`` with ``kind`` ``run-notebook`` or ``run-run`` and each
+        side's file; the evidence fields are ``None`` for a report written before they existed);
+        ``run_pairs_skipped``: why run — run edges were not computed, or ``None``.
     """
     if score_threshold is None:
         from audit.similarity import load_score_threshold
@@ -120,14 +128,18 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
                 continue
             notebook = ("notebook", str(pair.get("reference_path")))
             graph.add_edge(("run", run_id), notebook, kind="run-notebook", files={run_id: pair.get("agent_path")},
-                           score=pair.get("score"), longest_fragment=pair.get("longest_fragment"))
+                           score=pair.get("score"), longest_fragment=pair.get("longest_fragment"),
+                           copied_lines=pair.get("copied_lines"), copied_fragments=pair.get("copied_fragments"),
+                           summary=pair.get("summary"))
     run_edges, skipped = _run_pairs(runs, score_threshold) if runs else ([], None)
     for edge in run_edges:
         a, b = ("run", edge["left_run"]), ("run", edge["right_run"])
         if graph.has_edge(a, b) and graph.edges[a, b]["score"] >= edge["score"]:
             continue
         graph.add_edge(a, b, kind="run-run", files={edge["left_run"]: edge["left_path"], edge["right_run"]: edge["right_path"]},
-                       score=edge["score"], longest_fragment=edge["longest_fragment"])
+                       score=edge["score"], longest_fragment=edge["longest_fragment"],
+                       copied_lines=edge["copied_lines"], copied_fragments=edge["copied_fragments"],
+                       summary=edge["summary"])
     clusters = []
     for component in nx.connected_components(graph):
         run_nodes = sorted(name for kind, name in component if kind == "run")
@@ -142,6 +154,8 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
                 "left": left[1], "left_kind": left[0], "left_file": files.get(left[1]),
                 "right": right[1], "right_kind": right[0], "right_file": files.get(right[1], right[1]),
                 "score": data["score"], "longest_fragment": data["longest_fragment"],
+                "copied_lines": data.get("copied_lines"), "copied_fragments": data.get("copied_fragments"),
+                "summary": data.get("summary"),
             })
         clusters.append({
             "runs": run_nodes,

@@ -60,6 +60,8 @@ PAIR_FIELDS = (
     "longest_fragment",
     "total_overlap",
     "score",
+    "copied_lines",
+    "copied_fragments",
 )
 #: Fields a ``when`` threshold may test (numbers; containments, similarity and the copy
 #: detector's ``score`` in [0, 1], ``longest_fragment`` and ``total_overlap`` in k-grams).

@@ -505,6 +505,11 @@ class PairReport:
         The detector's best chain of copied stretches, in agent order. Here ``agent_kgrams`` and
         ``reference_kgrams`` are ranges of the detector's lexical tokens and ``length`` counts
         tokens, not k-grams; spans and locations mean the same as in ``fragments``.
+    copied_lines : int
+        Lines of the agent file that the evidence fragments cover (distinct lines).
+    copied_fragments : int
+        Evidence fragments counted as a reader sees them: stretches of the chain on adjacent or
+        overlapping agent lines make one.
     """
 
     agent_path: str
@@ -525,6 +530,19 @@ class PairReport:
     score: float = 0.0
     flagged: bool = False
     evidence_fragments: tuple[Fragment, ...] = ()
+    copied_lines: int = 0
+    copied_fragments: int = 0
+
+    @property
+    def summary(self) -> str:
+        """The evidence in words: ``"shares 41 lines in 3 fragments with owner/slug; copy score
+        0.91"``, preceded by ``"copied: "`` only when the pair is flagged (its score reached the
+        threshold); shared code below it is not called a copy."""
+        fragments = "fragment" if self.copied_fragments == 1 else "fragments"
+        lines = "line" if self.copied_lines == 1 else "lines"
+        text = (f"shares {self.copied_lines} {lines} in {self.copied_fragments} {fragments} with "
+                f"{self.reference_id}; copy score {self.score:.2f}")
+        return f"copied: {text}" if self.flagged else text
 
     def sort_key(self) -> tuple:
         """Report order: agent containment descending, then reference path, then agent path."""
@@ -550,6 +568,9 @@ class PairReport:
             "score": self.score,
             "flagged": self.flagged,
             "evidence_fragments": [f.to_dict() for f in self.evidence_fragments],
+            "copied_lines": self.copied_lines,
+            "copied_fragments": self.copied_fragments,
+            "summary": self.summary,
         }
 
 
@@ -655,6 +676,7 @@ def pair_report(
                                             agent_text=agent.file.text, reference_text=reference.file.text,
                                             agent_path=agent.path, reference_path=reference.path,
                                             agent_unit=agent_unit, reference_unit=reference_unit)
+    copied_lines, copied_fragments = evidence_extent(evidence_spans)
     return PairReport(
         agent_path=agent.path,
         reference_path=reference.path,
@@ -674,7 +696,34 @@ def pair_report(
         score=score,
         flagged=evidence is not None and score >= score_threshold,
         evidence_fragments=evidence_spans,
+        copied_lines=copied_lines,
+        copied_fragments=copied_fragments,
     )
+
+
+def evidence_extent(fragments: Sequence[Fragment]) -> tuple[int, int]:
+    """``(lines, fragments)`` of a chain of evidence fragments: the distinct agent lines they
+    cover, and how many stretches they make when fragments on adjacent or overlapping lines are
+    joined.
+
+    Examples
+    --------
+    >>> def at(a, b):
+    ...     span = Span.from_lines("a.py", a, b)
+    ...     return Fragment(agent=span, reference=span, agent_kgrams=range(0, 1), reference_kgrams=range(0, 1), length=1)
+    >>> evidence_extent([at(3, 5), at(6, 6), at(10, 12)])
+    (7, 2)
+    """
+    lines: set[int] = set()
+    stretches = 0
+    last = None
+    for fragment in sorted(fragments, key=lambda f: (f.agent.start_line, f.agent.end_line)):
+        start, end = fragment.agent.start_line, fragment.agent.end_line
+        lines.update(range(start, end + 1))
+        if last is None or start > last + 1:
+            stretches += 1
+        last = end if last is None else max(last, end)
+    return len(lines), stretches
 
 
 def evidence_fragments(

@@ -294,8 +294,8 @@ def test_markdown_of_the_copied_example(example_reports):
     assert "| `sklearn-digits` | `example-agent` | 0.9889 | 🥇 gold | yes | ≥ 0.9806 |" in text
     assert "### 1. MEDIUM · confidence medium · actor agent · `plag-kernel-containment` — Agent code copied from a public kernel" in text
     assert "```python\nimport numpy as np\nimport pandas as pd\n" in text
-    assert "| `code/solution.py` | `digits-tree-ensembles-shape-features.ipynb` | 1.000 | **yes** |" in text
-    assert "| 2 | lines 14–48 | cell 2, line 2 (code lines 7–39) | 369 |" in text
+    assert "| `code/solution.py` | `digits-tree-ensembles-shape-features.ipynb` | 0.999 | **yes** |" in text
+    assert "| 1 | lines 14–48 | cell 2, line 2 (code lines 7–39) | 369 |" in text
 
 
 def test_markdown_keeps_hostile_text_inert():
