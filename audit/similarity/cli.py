@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Iterable
+import tempfile
+from typing import Any, Iterable, Iterator
 
 import click
 
@@ -177,12 +178,18 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
         for r in table.rows()
     ]
     rows.sort(key=lambda r: -r["similarity"])  # stable: ties keep file order
+    # A file with fewer tokens than one k-gram has no fingerprint: its figures would read 0 of 0.
+    short = [_too_short(r["leftTotal"], r["rightTotal"]) for r in rows]
     if fmt == "json":
+        for row, is_short in zip(rows, short):
+            if is_short:
+                row.update({"similarity": None, "too_short": True, "note": TOO_SHORT})
         _echo_json({"pairs": rows, "skipped": [s.to_dict() for s in skipped]})
         return
     _warn_skipped(skipped)
     _tsv([PAIR_COLUMNS])
-    _tsv([[r["left"], r["right"], f"{r['similarity']:.6f}", *(r[c] for c in PAIR_COLUMNS[3:])] for r in rows])
+    _tsv([[r["left"], r["right"], TOO_SHORT if is_short else f"{r['similarity']:.6f}",
+           *(r[c] for c in PAIR_COLUMNS[3:])] for r, is_short in zip(rows, short)])
 
 
 def _cpus() -> int:
@@ -199,8 +206,26 @@ def _reasons(skipped: list[Skipped] | tuple[Skipped, ...], shown: int = 5) -> st
     return f" ({len(skipped)} skipped: {listed}{more})"
 
 
-def _compare_rows(pairs, top: int | None) -> list:
-    ordered = sorted(pairs, key=lambda p: (-p.score, -p.agent_containment, p.agent_path, p.reference_path))
+#: Agent files compared per call of the comparison by ``similarity compare``: the pairs (with
+#: their fragments) of one batch are written out before the next batch is measured, so memory
+#: stays bounded whatever the number of agent files. Each call sets up the corpus once more (a few
+#: seconds on hundreds of kernels), hence whole batches rather than single files.
+COMPARE_BATCH_FILES = 16
+#: With ``--all`` every pair carries every fragment (tens of megabytes per agent file): smaller batches.
+COMPARE_BATCH_FILES_ALL = 4
+#: What a pair of files without one fingerprint each says instead of figures of 0.
+TOO_SHORT = "too short to compare"
+
+
+def _compare_order(pair) -> tuple:
+    """Output order of ``similarity compare``: score, then agent containment (both descending),
+    then agent path and reference path."""
+    return (-pair.score, -pair.agent_containment, pair.agent_path, pair.reference_path)
+
+
+def _kept_rows(pairs, top: int | None) -> list:
+    """``pairs`` in output order, at most ``top`` per agent file."""
+    ordered = sorted(pairs, key=_compare_order)
     if top is None:
         return ordered
     kept: dict[str, int] = {}
@@ -210,6 +235,78 @@ def _compare_rows(pairs, top: int | None) -> list:
             kept[pair.agent_path] = kept.get(pair.agent_path, 0) + 1
             rows.append(pair)
     return rows
+
+
+def _too_short(agent_total: int, reference_total: int) -> bool:
+    """Whether either file has no fingerprint (fewer tokens than one k-gram): no figure means anything."""
+    return agent_total == 0 or reference_total == 0
+
+
+def _batches(agents: list[CodeUnit], size: int) -> Iterator[list[CodeUnit]]:
+    """``agents`` in batches of ``size`` files; the units of one path stay together."""
+    by_path: dict[str, list[CodeUnit]] = {}
+    for unit in agents:
+        by_path.setdefault(unit.path, []).append(unit)
+    groups = list(by_path.values())
+    for start in range(0, len(groups), size):
+        yield [unit for group in groups[start:start + size] for unit in group]
+
+
+class _Spill:
+    """Output rows written to a temporary file as they come and read back in output order.
+
+    Only each row's sort key, offset and length stay in memory, so ``similarity compare`` writes
+    the same sorted output as if it held every pair, in memory bounded by one batch of pairs.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()
+        self._rows: list[tuple[tuple, int, int]] = []
+        self._end = 0
+
+    def add(self, key: tuple, text: str) -> None:
+        data = text.encode("utf-8")
+        self._file.write(data)
+        self._rows.append((key, self._end, len(data)))
+        self._end += len(data)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def texts(self) -> Iterator[str]:
+        """The rows' texts in key order (ties: order of arrival)."""
+        self._file.flush()
+        for _, offset, length in sorted(self._rows, key=lambda row: row[0]):
+            self._file.seek(offset)
+            yield self._file.read(length).decode("utf-8")
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _compare_record(pair) -> dict[str, Any]:
+    """One pair of ``similarity compare``'s JSON output; figures of a too-short pair are ``null``."""
+    data = pair.to_dict()
+    data.update({"agent": pair.agent_path, "reference": pair.reference_path})
+    if _too_short(pair.agent_total, pair.reference_total):
+        data.update({"too_short": True, "note": TOO_SHORT, "similarity": None, "agent_containment": None,
+                     "reference_containment": None})
+    return data
+
+
+def _compare_tsv_row(pair) -> list[str]:
+    if _too_short(pair.agent_total, pair.reference_total):
+        figures = [TOO_SHORT, "-", "-"]
+    else:
+        figures = [f"{pair.similarity:.6f}", f"{pair.agent_containment:.6f}", f"{pair.reference_containment:.6f}"]
+    return [pair.agent_path, pair.reference_path, *figures, str(pair.longest_fragment), str(pair.total_overlap),
+            f"{pair.score:.6f}", "true" if pair.flagged else "false"]
+
+
+def _json_member(key: str, value: Any, *, last: bool = False) -> str:
+    """``  "key": value`` as ``json.dumps(..., indent=2, sort_keys=True)`` writes a top-level member."""
+    text = json.dumps(value, indent=2, sort_keys=True).replace("\n", "\n  ")
+    return f"  {json.dumps(key)}: {text}{'' if last else ','}\n"
 
 
 @similarity.command("compare")
@@ -247,7 +344,14 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
     code from that kernel, renamed or split up or not; `flagged` is true when it reaches the
     threshold of the similarity rule in rules/plagiarism/ (the `audit` command applies the same
     rule). The JSON output adds each pair's fragments with line spans on both sides (notebook
-    cell and line for .ipynb).
+    cell and line for .ipynb). A file too short for one fingerprint (fewer tokens than one
+    k-gram) has no figure: its rows say "too short to compare" (JSON: "too_short": true and
+    null similarity and containments).
+
+    The agent files are compared a batch at a time (16 files; 4 with --all, whose pairs carry
+    every fragment) and each batch's rows go to a temporary file at once, so memory stays
+    bounded however many agent files are given; the output (the same sorted table or JSON
+    document) is written from that file, the JSON pair by pair.
 
     Example:
 
@@ -292,36 +396,68 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
     threshold = load_score_threshold(rules)
     options = SimilarityOptions(score_threshold=threshold,
                                 max_pairs_per_agent=None if all_pairs else (top or DEFAULT_MAX_PAIRS_PER_AGENT))
+    batch = COMPARE_BATCH_FILES_ALL if all_pairs else COMPARE_BATCH_FILES
+    if corpus is not None:
+        skipped.extend(corpus.skipped)
+    spill = _Spill()
+    digest, report_options, warned_scores = "", options, False
     try:
-        if corpus is None:
-            report = _compare_with_index(index_path, agents, options, top=top, all_pairs=all_pairs)
-        else:
-            report = compare(agents, corpus, options, boilerplate=boilerplate, jobs=compare_jobs or _cpus())
-    except AuditError as exc:
-        raise InputError(str(exc)) from exc
-    skipped.extend(report.skipped)
-    if index_path is not None and report.pairs and not any(p.score or p.evidence_fragments for p in report.pairs):
-        click.echo(f"warning: the corpus index {index_path} returned no copy-detector scores; every pair has "
-                   "score 0 and is not flagged (compare with --reference for scores)", err=True)
-    rows = _compare_rows(report.pairs, top)
-    if fmt == "json":
-        pairs = []
-        for pair in rows:
-            data = pair.to_dict()
-            data.update({"agent": pair.agent_path, "reference": pair.reference_path})
-            pairs.append(data)
-        _echo_json({"score_threshold": threshold, "options": report.options.to_dict(),
-                    "corpus_digest": report.corpus_digest, "pairs": pairs,
-                    "skipped": [s.to_dict() for s in skipped]})
+        for number, group in enumerate(_batches(agents, batch)):
+            try:
+                if corpus is None:
+                    report = _compare_with_index(index_path, group, options, top=top, all_pairs=all_pairs,
+                                                 corpus_skipped=number == 0)
+                else:
+                    report = compare(group, corpus.units, options, boilerplate=boilerplate,
+                                     jobs=compare_jobs or _cpus())
+            except AuditError as exc:
+                raise InputError(str(exc)) from exc
+            skipped.extend(report.skipped)
+            digest, report_options = report.corpus_digest, report.options
+            warned_scores = warned_scores or any(p.score or p.evidence_fragments for p in report.pairs)
+            for pair in _kept_rows(report.pairs, top):
+                if fmt == "json":
+                    text = json.dumps(_compare_record(pair), indent=2, sort_keys=True).replace("\n", "\n    ")
+                    spill.add(_compare_order(pair), text)
+                else:
+                    spill.add(_compare_order(pair), "\t".join(
+                        value.replace("\t", " ").replace("\n", " ") for value in _compare_tsv_row(pair)) + "\n")
+            del report
+        if index_path is not None and len(spill) and not warned_scores:
+            click.echo(f"warning: the corpus index {index_path} returned no copy-detector scores; every pair has "
+                       "score 0 and is not flagged (compare with --reference for scores)", err=True)
+        _write_compare(spill, fmt, threshold=threshold, options=report_options, digest=digest, skipped=skipped)
+    finally:
+        spill.close()
+
+
+def _write_compare(spill: _Spill, fmt: str, *, threshold: float, options, digest: str,
+                   skipped: list[Skipped]) -> None:
+    """Write the spilled rows: a TSV table, or the JSON document written member by member (the same
+    text as ``json.dumps(document, indent=2, sort_keys=True)``), pairs one at a time."""
+    def write(text: str) -> None:
+        click.echo(text, nl=False)
+
+    if fmt != "json":
+        _warn_skipped(skipped)
+        write("\t".join(COMPARE_COLUMNS) + "\n")
+        for text in spill.texts():
+            write(text)
         return
-    _warn_skipped(skipped)
-    _tsv([COMPARE_COLUMNS])
-    _tsv([[p.agent_path, p.reference_path, f"{p.similarity:.6f}", f"{p.agent_containment:.6f}",
-           f"{p.reference_containment:.6f}", p.longest_fragment, p.total_overlap, f"{p.score:.6f}",
-           "true" if p.flagged else "false"] for p in rows])
+    write("{\n" + _json_member("corpus_digest", digest) + _json_member("options", options.to_dict()))
+    if not len(spill):
+        write('  "pairs": [],\n')
+    else:
+        write('  "pairs": [\n')
+        for number, text in enumerate(spill.texts()):
+            write(("" if number == 0 else ",\n") + "    " + text)
+        write("\n  ],\n")
+    write(_json_member("score_threshold", threshold)
+              + _json_member("skipped", [s.to_dict() for s in skipped], last=True) + "}\n")
 
 
-def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, top: int | None, all_pairs: bool):
+def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, top: int | None, all_pairs: bool,
+                        corpus_skipped: bool = True):
     """``load_corpus_index(path).compare(agents, options, top=...)``, every failure an input error.
 
     ``--top N`` scores the first N candidates of each agent file (plus the flagged pairs of
@@ -337,7 +473,8 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
     try:
         index = load_corpus_index(index_path)
         try:
-            return index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP))
+            return index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
+                                 include_corpus_skipped=corpus_skipped)
         finally:
             close = getattr(index, "close", None)
             if callable(close):
