@@ -535,7 +535,7 @@ def _prose_positions(lexed: LexedCode, text: str) -> list[int]:
     such as ``match x:`` make one such pair), so a line with :data:`PROSE_PAIRS` of them is text."""
     if not lexed.tokens:
         return []
-    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32) == 10)
+    newlines = np.flatnonzero(np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32) == 10)
     lines = np.searchsorted(newlines, np.asarray(lexed.starts), side="right")
     word = np.array([t == "ID" for t in lexed.tokens], dtype=bool)
     pairs = word[:-1] & word[1:] & (lines[:-1] == lines[1:])

@@ -304,6 +304,8 @@ def test_column_lists_and_docstrings_carry_little_evidence() -> None:
     names = agent.name_array()
     assert names.sum() == 5 and bits[names].max() <= 6.5
     assert agent.prose and bits[sorted(agent.prose)].sum() == 0.0
+    # a lone surrogate (undecodable bytes read with surrogateescape) does not stop the lexer
+    assert profile_code('x = "\udc80"\n"""\na list of two or more things\n"""\n').prose
 
 
 def test_two_runs_in_the_same_idioms_make_no_copy_cluster() -> None:
