@@ -65,11 +65,11 @@ def corpus() -> None:
 
     An index stores every kernel's fingerprints (an inverted index for candidate retrieval,
     and what exact scoring needs); `mleaudit similarity compare --index INDEX` uses it. Per
-    agent file it scores the 5 references of highest agent containment and, with the copy
-    detector, the best reference of up to 3 further sources (kernels that are no fork of
-    those), which keeps one agent run under a second on a large corpus; the library's
-    `CorpusIndex.compare(top=..., sources=...)` takes other numbers (top=None scores every
-    candidate).
+    agent file it reports the 5 references of highest agent containment and, with the copy
+    detector, every reference it flags: references are scored when an upper bound of their
+    evidence (from the stored tile seeds) reaches the threshold, so an index flags what
+    brute force over the same kernels flags. `remove` and `sync` keep it in step with a
+    corpus folder.
 
     Example:
 
@@ -150,6 +150,58 @@ def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jo
     except AuditError as exc:
         raise InputError(str(exc)) from exc
     _echo_summary(summary, index_path, "updated")
+
+
+@corpus.command("remove")
+@click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("paths", nargs=-1, required=True)
+def remove_command(index_path: Path, paths: tuple[str, ...]) -> None:
+    """Take kernels out of an index.
+
+    Each PATH is an indexed key (owner/slug.ipynb, relative to its corpus root), a folder of
+    keys (every key under it), or a file or folder path under a recorded corpus root (the file
+    may be deleted already). A PATH that names nothing indexed is an error and nothing is
+    removed.
+
+    Example:
+
+        mleaudit corpus remove kernels.index author/old-kernel.ipynb
+
+        mleaudit corpus remove kernels.index kernels/author
+    """
+    from audit.similarity.corpus_index import load_corpus_index
+
+    try:
+        with load_corpus_index(index_path, writable=True) as index:
+            summary = index.remove(list(paths))
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    click.echo(f"updated {index_path}: {summary.removed} removed in {summary.seconds:.1f} s")
+
+
+@corpus.command("sync")
+@click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("directory", type=click.Path(path_type=Path))
+@jobs_option
+def sync_command(index_path: Path, directory: Path, jobs: int | None) -> None:
+    """Make an index hold what a corpus folder holds now.
+
+    Kernels indexed under DIRECTORY whose file is gone leave the index, new files are added,
+    changed files (by sha256) are indexed again, unchanged ones are left alone. Keys are
+    relative to the recorded root that contains DIRECTORY, else to DIRECTORY itself.
+
+    Example:
+
+        mleaudit corpus sync kernels.index kernels/
+    """
+    from audit.similarity.corpus_index import load_corpus_index
+
+    try:
+        with load_corpus_index(index_path, writable=True) as index:
+            summary = index.sync(directory, jobs=_jobs(jobs), progress=_progress)
+    except AuditError as exc:
+        raise InputError(str(exc)) from exc
+    _echo_summary(summary, index_path, "synced")
 
 
 @corpus.command("compact")

@@ -125,6 +125,7 @@ import logging
 import multiprocessing
 import os
 import contextlib
+import dataclasses
 import sqlite3
 import threading
 import time
@@ -155,6 +156,7 @@ from audit.similarity.corpus import (
     reference_id,
     reference_sort_key,
 )
+from audit.similarity import detect as _detect
 from audit.similarity.detect import (
     MAX_SAMPLE_HOLDERS,
     NEAR_DUPLICATE_CONTAINMENT,
@@ -163,10 +165,13 @@ from audit.similarity.detect import (
     Evidence,
     NgramTable,
     Profile,
+    MIN_TILE_TOKENS,
+    bits_from_score,
     boilerplate_mask,
     near_duplicate_members,
     profile_code,
     reference_evidence,
+    token_bits,
 )
 from audit.similarity.index import FingerprintIndex, IndexedFile, Role
 from audit.similarity.pairs import PairReport, pair_report
@@ -178,6 +183,7 @@ __all__ = [
     "CORPUS_INDEX_FORMAT",
     "CORPUS_INDEX_VERSION",
     "READABLE_VERSIONS",
+    "DEFAULT_BOUND_BUDGET",
     "DEFAULT_MIN_CONTAINMENT",
     "DEFAULT_SOURCES",
     "DEFAULT_TOP",
@@ -188,8 +194,10 @@ __all__ = [
     "CorpusIndexInfo",
     "build_corpus_index",
     "create_corpus_index",
+    "evidence_bounds",
     "load_corpus_index",
     "parse_storage",
+    "upper_token_bits",
 ]
 
 logger = logging.getLogger(__name__)
@@ -236,6 +244,18 @@ _KEY_STRIDE = 1 << 25
 #: Posting keys of the detector's sampled 8-grams (25-bit values) use this code, past any
 #: language's, so the near-duplicates of a reference are found from the postings.
 _SAMPLE_CODE = 1 << 10
+#: Posting keys of the detector's tile seeds (every token 6-gram of a reference, as 25-bit
+#: values) use this code: the references an agent file can share a tile with, for the bound of
+#: :meth:`CorpusIndex.compare` (indexes written since the ``seed_postings`` meta entry).
+_SEED_CODE = _SAMPLE_CODE + 1
+#: References checked with the tile bound per agent unit by :meth:`CorpusIndex.compare` with
+#: ``top`` (the seed bound's order decides which).
+DEFAULT_BOUND_BUDGET = 2000
+#: References whose profiles are read at once when the evidence bound asks for scoring.
+_BOUND_BATCH = 256
+#: Seed values held by more references than this are not listed at query time: their tokens
+#: count in every reference's bound (see :func:`_evidence_bounds`).
+_SEED_HOLDERS = 4096
 _PROFILE_MAGIC = b"MLDP\x01"
 #: n-gram rows collected from added files before they are written (about 24 bytes each).
 _GRAM_BUFFER = 2_000_000
@@ -792,16 +812,27 @@ def _dist_version(dist: str) -> str:
 _Result = tuple
 
 
-def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, np.ndarray, np.ndarray] | None:
+def _seed_values(profile: Profile) -> np.ndarray:
+    """The distinct 25-bit values of a profile's tile seeds (its token 6-grams,
+    :meth:`~audit.similarity.detect.Profile.seed_keys`): the top bits of each key, so two seeds
+    may share a value (a reference then reads as holding a seed it lacks: a looser bound, never a
+    wrong one)."""
+    keys = profile.seed_keys()
+    if not keys.size:
+        return np.zeros(0, np.int64)
+    return np.unique((keys.view(np.uint64) >> np.uint64(64 - 25)).astype(np.int64))
+
+
+def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, bytes, np.ndarray, np.ndarray] | None:
     """What the copy detector stores of one reference (Python only; it lexes Python): its
-    profile record, its sampled 8-grams (int64 bytes), and its distinct n-gram keys with their
-    context keys (for the corpus's n-gram table)."""
+    profile record, its sampled 8-grams and its seed values (int64 bytes), and its distinct
+    n-gram keys with their context keys (for the corpus's n-gram table)."""
     if unit.language != "python":
         return None
     profile = profile_code(unit.text, key)
     grams, contexts = profile.grams()
     return (_encode_profile(profile, len(unit.text)), profile.sample().astype(np.int64).tobytes(),
-            grams.astype(np.int64), contexts.astype(np.int64))
+            _seed_values(profile).tobytes(), grams.astype(np.int64), contexts.astype(np.int64))
 
 
 def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray, int]:
@@ -856,8 +887,8 @@ def _index_file(path: str, key: str, max_bytes: int, k: int, w: int, known_sha: 
     unique, counts = np.unique(hashes, return_counts=True)
     result = ("indexed", key, sha, _text_sha256(unit.text), unit.language, n, record,
               unique.astype(np.int64).tobytes(), counts.astype(np.int64).tobytes(),
-              None if detector is None else detector[:2])
-    return result, None if detector is None else detector[2:]
+              None if detector is None else detector[:3])
+    return result, None if detector is None else detector[3:]
 
 
 def _sum_grams(keys: Sequence[np.ndarray], contexts: Sequence[np.ndarray], deltas: Sequence[np.ndarray]
@@ -1865,6 +1896,7 @@ class _DetectorQuery:
         self._holders: dict[int, tuple[int, tuple[_Posting, ...] | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
         self._families = index._families
+        self._plain: dict[int, tuple[Profile, NgramTable, AgentQuery]] = {}
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -2046,6 +2078,69 @@ class _DetectorQuery:
             self._members[doc] = found
         return found
 
+    def bounds(self, agent: int, live: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
+        """Upper bounds of the evidence of agent file number ``agent`` against every reference
+        (:func:`evidence_bounds` over :func:`upper_token_bits` and the seed postings).
+
+        Parameters
+        ----------
+        agent : int
+        live : ndarray of bool
+            Per reference id, whether it is indexed and read by the detector.
+
+        Returns
+        -------
+        common : float
+            The bound of every live reference not in ``docs``.
+        docs, bounds : ndarray
+            Live references holding a seed of the agent file that few references hold, and their
+            bounds.
+        """
+        query = self.queries[agent]
+        upper = upper_token_bits(query.agent, self.table)
+        keys = query.agent.seed_keys()
+        if not keys.size:
+            return 0.0, np.zeros(0, np.int64), np.zeros(0)
+        values = (keys.view(np.uint64) >> np.uint64(64 - 25)).astype(np.int64)
+        code = _SEED_CODE * _KEY_STRIDE
+        unique = np.unique(values).tolist()
+        fetched = self._backend.postings_within([value + code for value in unique], _SEED_HOLDERS)
+        holders: dict[int, np.ndarray | None] = {}
+        size = live.size
+        for value in unique:
+            df, entries = fetched.get(value + code, (0, []))
+            if entries is None:
+                holders[value] = None
+                continue
+            if not entries:
+                continue
+            where = f"{self._index.path}: postings of seed {value}"
+            ids = np.concatenate([posting.ids(where) for posting in entries]).astype(np.int64)
+            ids = ids[(ids >= 0) & (ids < size)]
+            holders[value] = ids[live[ids]]
+        return evidence_bounds(upper, values, holders)
+
+    def tile_bounds(self, agent: int, docs: Sequence[int]) -> dict[int, float]:
+        """Tighter upper bounds of the evidence of agent file number ``agent`` against ``docs``:
+        the detector's own evidence (:func:`~audit.similarity.detect.reference_evidence`: the
+        tiles of the pair and their best chain) with nothing left out, on the table and agent
+        profile of :func:`upper_token_bits`. The chain's value only grows with its tokens' bits,
+        so it bounds the evidence under any leave-out set. References without a profile are
+        left out."""
+        plain = self._plain.get(agent)
+        if plain is None:
+            agent_profile = self.queries[agent].agent
+            stripped = dataclasses.replace(agent_profile, literals=frozenset(), _cache={})
+            table = self.table
+            most = int(getattr(_detect, "MAX_NEAR_DUPLICATES", 32)) + 1
+            lowered = NgramTable(table.keys, np.maximum(table.counts - most, 0), table.context_keys, table.totals,
+                                 table.kinds)
+            plain = self._plain[agent] = (stripped, lowered, AgentQuery(stripped))
+        stripped, lowered, query = plain
+        found = self.token_profiles(list(docs))
+        return {doc: reference_evidence(stripped, found[doc], lowered, (), query=query).bits
+                for doc in docs if doc in found}
+
     def evidence(self, agent: int, doc: int, mask: bytearray | None) -> tuple[Evidence, Profile, int] | None:
         """Evidence that agent file number ``agent`` copied from reference ``doc`` (None when the
         detector does not read the reference)."""
@@ -2057,6 +2152,124 @@ class _DetectorQuery:
         query = self.queries[agent]
         result = reference_evidence(query.agent, profile, self.table, left_out, mask=mask, query=query)
         return result, profile, chars
+
+
+def upper_token_bits(agent: Profile, table: NgramTable) -> np.ndarray:
+    """Per agent token, an upper bound of its bits under *any* reference's background.
+
+    The detector charges an agent token ``-log2 P`` under the corpus's n-gram table with the
+    reference and its near-duplicates left out (:func:`audit.similarity.detect.token_bits`). At
+    most ``MAX_NEAR_DUPLICATES + 1`` files are left out, so an n-gram's document frequency drops
+    by at most that much, and a context's total drops by at least as much as any of its
+    n-grams' frequencies (a file holding an n-gram holds its context). The bound is
+    :func:`~audit.similarity.detect.token_bits` itself, with nothing left out, on a table whose
+    every n-gram frequency is lowered by that maximum (not below 0) and whose context totals are
+    kept, for an agent profile without its string-literal marks (the share of other files
+    holding a string lowers a literal's bits; left out, it can only raise them).
+
+    Parameters
+    ----------
+    agent : Profile
+    table : NgramTable
+        The corpus's table (at least the rows of the agent's n-grams and contexts).
+
+    Returns
+    -------
+    ndarray of float64
+        Aligned with the agent's tokens; ``upper[i] >= token_bits(agent, table, L)[i]`` for every
+        leave-out set ``L`` of at most ``MAX_NEAR_DUPLICATES + 1`` corpus files.
+
+    Notes
+    -----
+    The bound holds for any background model in which a token's probability does not fall when
+    an n-gram's count rises at fixed context totals, nor rise when a context's total rises at
+    fixed counts, and in which a context no file holds any more falls back to the lower order
+    (the Witten-Bell interpolation of ``token_bits``, with or without the shipped background of
+    ordinary code, whose counts are never left out): lowering counts and keeping totals can only
+    lower each order's estimate. It is computed through ``token_bits`` so that it follows the
+    detector's weights; the tests check it against the exact bits of every pair of their corpora.
+
+    References
+    ----------
+    Witten & Bell (1991), see :mod:`audit.similarity.detect`.
+    """
+    if not len(agent.ids):
+        return np.zeros(0)
+    most = int(getattr(_detect, "MAX_NEAR_DUPLICATES", 32)) + 1
+    lowered = NgramTable(table.keys, np.maximum(table.counts - most, 0), table.context_keys, table.totals, table.kinds)
+    plain = dataclasses.replace(agent, literals=frozenset(), _cache={})
+    return np.asarray(token_bits(plain, lowered, ()), dtype=np.float64)
+
+
+def evidence_bounds(upper: np.ndarray, seed_values: np.ndarray, holders: Mapping[int, np.ndarray | None]
+                    ) -> tuple[float, np.ndarray, np.ndarray]:
+    """Upper bounds of the detector's evidence against every reference, from the seed postings.
+
+    A tile is a run of at least ``MIN_TILE_TOKENS`` equal tokens, so every agent token in a tile
+    with reference ``r`` lies in an agent token 6-gram (a *seed*) that ``r`` holds. A chain of
+    tiles is worth at most the bits of its tokens (reference gaps and agent jumps only cost), so
+    the evidence against ``r`` is at most the sum of :func:`upper_token_bits` over the agent
+    tokens covered by the seeds ``r`` holds.
+
+    Parameters
+    ----------
+    upper : ndarray of float64
+        :func:`upper_token_bits` of the agent file.
+    seed_values : ndarray of int64
+        The 25-bit value of the agent's seed starting at each position (see :func:`_seed_values`).
+    holders : mapping
+        ``{value: ids of the references holding it}``, or ``None`` for a value held by too many
+        references to list (it counts as held by every reference); values absent are held by none.
+
+    Returns
+    -------
+    common : float
+        The bound of a reference holding none of the listed seeds (the bits of the tokens that
+        unlisted seeds cover).
+    docs, bounds : ndarray
+        References holding a listed seed and their bounds (each ``>= common``).
+    """
+    n = upper.size
+    width = MIN_TILE_TOKENS
+    covered = np.zeros(n + 1, dtype=np.int64)
+    listed_at: list[np.ndarray] = []
+    listed_docs: list[np.ndarray] = []
+    if seed_values.size:
+        positions_of: dict[int, list[int]] = {}
+        for position, value in enumerate(seed_values.tolist()):
+            positions_of.setdefault(value, []).append(position)
+        for value, positions in positions_of.items():
+            if value not in holders:
+                continue
+            ids = holders[value]
+            if ids is None:
+                for position in positions:
+                    covered[position] += 1
+                    covered[min(position + width, n)] -= 1
+                continue
+            if not ids.size:
+                continue
+            listed_docs.append(np.repeat(ids, len(positions)))
+            listed_at.append(np.tile(np.asarray(positions, dtype=np.int64), ids.size))
+    common_mask = np.cumsum(covered)[:n] > 0
+    common = float(upper[common_mask].sum())
+    if not listed_docs:
+        return common, np.zeros(0, np.int64), np.zeros(0)
+    rest = np.where(common_mask, 0.0, upper)
+    cumulative = np.concatenate(([0.0], np.cumsum(rest)))
+    docs = np.concatenate(listed_docs).astype(np.int64)
+    at = np.concatenate(listed_at)
+    order = np.lexsort((at, docs))
+    docs, at = docs[order], at[order]
+    stop = np.minimum(at + width, n)
+    # windows of one reference, by start: the part of each not covered by the one before it
+    begin = at.copy()
+    same = np.concatenate(([False], docs[1:] == docs[:-1]))
+    previous_stop = np.concatenate(([0], stop[:-1]))
+    begin[same] = np.maximum(at[same], previous_stop[same])
+    gain = np.where(begin < stop, cumulative[stop] - cumulative[np.minimum(begin, stop)], 0.0)
+    unique, inverse = np.unique(docs, return_inverse=True)
+    return common, unique, common + np.bincount(inverse, weights=gain, minlength=unique.size)
 
 
 class _Retrieval:
@@ -2225,6 +2438,10 @@ class CorpusIndex:
         self._family_ids = 0
         self._sample_holder_bytes = 0
         self._write_depth = 0
+        #: Per Python agent unit of the last :meth:`compare`: references the seed bound could not
+        #: exclude (``bounded``), those checked with the tile bound (``checked``) and those
+        #: scored exactly (``scored``).
+        self.last_bound_scored: list[dict[str, int]] = []
 
     # -- context management ----------------------------------------------------------------------
 
@@ -2570,6 +2787,164 @@ class CorpusIndex:
                     summary.seconds)
         return summary
 
+    def _indexed_keys(self) -> list[str]:
+        """Every indexed reference's key and every recorded skipped path."""
+        backend = self._backend
+        return [*(row[0] for row in backend.digest_rows()), *(path for path, _ in backend.skipped())]
+
+    def _keys_for(self, given: str | Path, indexed: Sequence[str]) -> list[str]:
+        """The indexed keys (and recorded skipped paths) that one ``remove`` argument names: the
+        key itself, every key under it when it names a folder, or, for a path on disk under a
+        recorded root, the key relative to that root (and the keys under it). Nothing is
+        resolved through links and nothing outside the recorded roots is taken for a key."""
+        text = os.fspath(given)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return []
+        if "\0" in text:
+            return []
+        names: list[str] = []
+        plain = text.strip("/") if not os.path.isabs(text) else ""
+        if plain and plain not in (".", ".."):
+            names.append(plain)
+        absolute = os.path.normpath(os.path.abspath(text))
+        for root in self._meta.get("roots", []):
+            try:
+                relative = Path(absolute).relative_to(root).as_posix()
+            except ValueError:
+                continue
+            names.append("" if relative == "." else relative)
+        found: list[str] = []
+        for name in names:
+            for key in indexed:
+                if key == name or name == "" or key.startswith(name + "/"):
+                    if key not in found:
+                        found.append(key)
+        return found
+
+    @_guarded
+    def remove(self, paths: Sequence[str | Path]) -> AddSummary:
+        """Take references out of the index (``mleaudit corpus remove``).
+
+        Each path is an indexed key (``owner/slug.ipynb``, as ``corpus info --list`` shows), a
+        folder of keys (``owner``: every key under it), or a file or folder path under a recorded
+        corpus root (the file itself need not exist any more). Postings, the n-gram table and
+        the segment statistics lose what the references added, as when ``add`` replaces a file;
+        recorded skipped files named are forgotten too.
+
+        Parameters
+        ----------
+        paths : sequence of str or Path
+
+        Returns
+        -------
+        AddSummary
+            ``removed``: references taken out.
+
+        Raises
+        ------
+        CorpusIndexError
+            If the index was opened read-only, or a path names nothing indexed (then nothing is
+            removed).
+        """
+        self._open_backend()
+        if not self._writable:
+            raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to remove files")
+        started = time.perf_counter()
+        with self._writer():
+            indexed = self._indexed_keys()
+            chosen: list[str] = []
+            unknown: list[str] = []
+            for given in paths:
+                keys = self._keys_for(given, indexed)
+                if not keys:
+                    shown = os.fspath(given).encode("utf-8", errors="backslashreplace").decode("utf-8")
+                    unknown.append(repr(shown))
+                chosen.extend(key for key in keys if key not in chosen)
+            if unknown:
+                raise CorpusIndexError(f"{self.path}: not in the index (nothing removed): {', '.join(unknown)}")
+            removed = self._remove_keys(chosen)
+        summary = AddSummary(removed=removed, seconds=time.perf_counter() - started)
+        logger.info("%s: removed %d references in %.1f s", self.path, removed, summary.seconds)
+        return summary
+
+    def _remove_keys(self, keys: Sequence[str]) -> int:
+        """Remove these keys' references and skipped entries (inside the writer lock); the
+        number of references removed."""
+        backend = self._backend
+        self._clear_query_caches()
+        known = backend.lookup(list(keys))
+        gone = [(doc, key, segment) for key, (doc, _, segment) in known.items()]
+        backend.begin()
+        try:
+            self._reload_meta()
+            self._remove_docs(gone)
+            backend.remove_skipped(list(keys))
+            self._meta["corpus_digest"] = ""
+            backend.write_meta("index", self._meta)
+            backend.commit()
+        except BaseException:
+            backend.rollback()
+            raise
+        self._finish_add([])
+        return len(gone)
+
+    def _clear_query_caches(self) -> None:
+        self._token_profiles.clear()
+        self._sample_holders.clear()
+        self._families.clear()
+        self._family_ids = 0
+        self._sample_holder_bytes = 0
+
+    @_guarded
+    def sync(self, directory: str | Path, *, jobs: int = 1, max_bytes: int = MAX_REFERENCE_BYTES,
+             progress: Callable[[int, int], None] | None = None) -> AddSummary:
+        """Make the index hold what a corpus folder holds now (``mleaudit corpus sync``).
+
+        References indexed under the folder whose file is gone leave the index; new files are
+        added, changed ones re-indexed, unchanged ones left alone (as :meth:`add` does). Keys
+        are relative to the recorded root that contains the folder, else to the folder itself
+        (which becomes a root). Links inside the folder are not followed: a kernel replaced by
+        a link is listed as skipped and leaves the index.
+
+        Parameters
+        ----------
+        directory : str or Path
+            A corpus folder.
+        jobs, max_bytes, progress
+            As for :meth:`add`.
+
+        Returns
+        -------
+        AddSummary
+            ``removed`` counts the references whose file is gone or now unusable.
+
+        Raises
+        ------
+        CorpusIndexError
+            If the index was opened read-only, or ``directory`` is not a folder.
+        """
+        self._open_backend()
+        if not self._writable:
+            raise CorpusIndexError(f"{self.path}: opened read-only; open it with writable=True to sync it")
+        target = Path(directory)
+        if not target.is_dir():
+            raise CorpusIndexError(f"{directory}: not a folder")
+        started = time.perf_counter()
+        with self._writer():
+            absolute = target.resolve()
+            base = next((Path(root) for root in self._meta.get("roots", []) if absolute.is_relative_to(root)), absolute)
+            prefix = absolute.relative_to(base).as_posix()
+            prefix = "" if prefix == "." else prefix
+            present = {key for _, key in self._plan([target], None)[0]}
+            under = [key for key in self._indexed_keys()
+                     if not prefix or key.startswith(prefix + "/")]
+            gone = sorted({key for key in under if key not in present})
+            removed = self._remove_keys(gone) if gone else 0
+            summary = self._add([target], root=None, jobs=jobs, max_bytes=max_bytes, progress=progress)
+        return dataclasses.replace(summary, removed=summary.removed + removed, seconds=time.perf_counter() - started)
+
     @_guarded
     def compact(self, *, progress: Callable[[int, int], None] | None = None) -> CompactSummary:
         """Merge the postings entries of each key into one (``mleaudit corpus compact``).
@@ -2712,8 +3087,12 @@ class CorpusIndex:
         counts = [np.frombuffer(result[8], dtype=np.int64) for result in pending]
         samples = [np.frombuffer(result[9][1], dtype=np.int64) if result[9] is not None else np.zeros(0, np.int64)
                    for result in pending]
+        # tile seeds (under the seed code, count 1): results of an older worker format have none
+        seeds = [np.frombuffer(result[9][2], dtype=np.int64) if result[9] is not None and len(result[9]) > 2
+                 else np.zeros(0, np.int64) for result in pending]
         sizes = np.array([u.size for u in unique], dtype=np.int64)
         sampled = np.array([v.size for v in samples], dtype=np.int64)
+        seeded = np.array([v.size for v in seeds], dtype=np.int64)
         hash_keys = np.concatenate(unique) + np.repeat([codes[result[4]] for result in pending], sizes)
         hash_counts = np.concatenate(counts)
         hash_docs = np.repeat(ids, sizes)
@@ -2722,9 +3101,10 @@ class CorpusIndex:
             ignored = np.where(np.isin(np.concatenate(unique), self._boilerplate_hashes), hash_counts, 0)
             countable -= np.bincount(np.repeat(np.arange(len(pending)), sizes), weights=ignored,
                                      minlength=len(pending)).astype(np.int64)
-        keys = np.concatenate((hash_keys, np.concatenate(samples) + _SAMPLE_CODE * _KEY_STRIDE))
-        docs_all = np.concatenate((hash_docs, np.repeat(ids, sampled)))
-        counts_all = np.concatenate((hash_counts, np.ones(int(sampled.sum()), np.int64)))
+        keys = np.concatenate((hash_keys, np.concatenate(samples) + _SAMPLE_CODE * _KEY_STRIDE,
+                               np.concatenate(seeds) + _SEED_CODE * _KEY_STRIDE))
+        docs_all = np.concatenate((hash_docs, np.repeat(ids, sampled), np.repeat(ids, seeded)))
+        counts_all = np.concatenate((hash_counts, np.ones(int(sampled.sum() + seeded.sum()), np.int64)))
         # stable: doc ids stay ascending per key
         order = np.argsort(keys, kind="stable")
         postings = _segment_postings(keys[order], docs_all[order], counts_all[order])
@@ -2759,6 +3139,7 @@ class CorpusIndex:
             if doc in stored_profiles:
                 profile, _ = _decode_profile(stored_profiles[doc], path, f"{self.path}: {path}")
                 keys.update((profile.sample() + _SAMPLE_CODE * _KEY_STRIDE).tolist())
+                keys.update((_seed_values(profile) + _SEED_CODE * _KEY_STRIDE).tolist())
                 gram_keys, gram_contexts = profile.grams()
                 grams.append((gram_keys, gram_contexts, np.full(gram_keys.size, -1, dtype=np.int64)))
         self._apply_grams(grams)
@@ -3009,6 +3390,7 @@ class CorpusIndex:
         min_containment: float = DEFAULT_MIN_CONTAINMENT,
         top: int | None = DEFAULT_TOP,
         sources: int = DEFAULT_SOURCES,
+        bound_budget: int | None = DEFAULT_BOUND_BUDGET,
         include_corpus_skipped: bool = True,
     ) -> SimilarityReport:
         """Compare agent code with the indexed corpus: :func:`audit.similarity.compare` on the candidates.
@@ -3033,12 +3415,23 @@ class CorpusIndex:
             detector's background and the fragments; the default 5 keeps a run of a few files
             under a second on a quarter of a million notebooks.
         sources : int, default DEFAULT_SOURCES
-            With ``top``, also look at the next candidates (up to 1,000 more) for references
+            Only for an index written before tile seeds were stored (no ``seed_postings`` in its
+            meta; rebuild it for the exact search below). With ``top``, also look at the next candidates (up to 1,000 more) for references
             that are not forks of those already scored (the detector's near-duplicate test on
             sampled 8-grams), take the first ``sources`` of them, one per further source, and
             add each pair the copy detector flags. Forks of one popular kernel often fill the first
             ``top`` places while the kernel a partial copy came from ranks just below; ``0``
             scores the first ``top`` candidates only.
+        bound_budget : int or None, default DEFAULT_BOUND_BUDGET
+            The copy detector's search (an index with tile seeds): per Python agent unit, every
+            reference whose evidence bound from the seed postings (:func:`evidence_bounds`)
+            reaches the threshold's bits is checked again with the bound from the pair's tiles
+            (:meth:`_DetectorQuery.tile_bounds`), best first, and scored exactly when that one
+            reaches it too; each flagged pair is kept. Both bounds are upper bounds of the
+            evidence, so every reference brute force flags is found, with its score. With
+            ``top``, at most ``bound_budget`` references are checked per unit (a warning names
+            the unit when more could not be excluded); ``top=None`` or ``bound_budget=None``
+            checks them all.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
@@ -3068,6 +3461,9 @@ class CorpusIndex:
             raise CorpusIndexError(f"top must be >= 1, got {top}")
         if isinstance(sources, bool) or not isinstance(sources, int) or sources < 0:
             raise CorpusIndexError(f"sources must be an integer >= 0, got {sources!r}")
+        if bound_budget is not None and (isinstance(bound_budget, bool) or not isinstance(bound_budget, int)
+                                         or bound_budget < 0):
+            raise CorpusIndexError(f"bound_budget must be an integer >= 0 or None, got {bound_budget!r}")
         threshold = max(float(min_containment), float(options.display_threshold))
         agent_index = FingerprintIndex(self._k, self._w)
         stats = self._stats()
@@ -3098,17 +3494,40 @@ class CorpusIndex:
         # detector flags it. The first `top` candidates are often forks of one popular kernel
         # while the kernel a partial copy came from ranks a little lower.
         found_further: dict[tuple[int, int], tuple[Evidence, Profile, int]] = {}
+        exact = bool(self._meta.get("seed_postings"))
+        self.last_bound_scored = []
         for i, docs in enumerate(further):
-            if detector is None or i not in position or not docs:
+            if detector is None or i not in position or not (docs or exact):
                 continue
             if detector.boilerplate:
                 masks[i] = boilerplate_mask(agent_profiles[i], detector.boilerplate)
-            candidates = detector.distinct_sources(chosen[i][2], docs, sources)
-            detector.profiles(candidates, paths)
-            for doc in candidates:
-                found = detector.evidence(position[i], doc, masks.get(i))
-                if found is not None and found[0].score >= options.score_threshold:
-                    found_further[(i, doc)] = found
+            if exact:
+                # Every reference whose evidence bounds reach the threshold, best bound first:
+                # first from the seed postings, then from the pair's tiles.
+                order = self._bounded(detector, position[i], chosen[i][2], stats, options.score_threshold)
+                budget = None if top is None else bound_budget
+                checked = order if budget is None else order[:budget]
+                needed = bits_from_score(options.score_threshold) - 1e-6
+                candidates = []
+                for start in range(0, len(checked), _BOUND_BATCH):
+                    batch = checked[start : start + _BOUND_BATCH]
+                    tight = detector.tile_bounds(position[i], batch)
+                    candidates.extend(doc for doc in batch if tight.get(doc, 0.0) >= needed)
+                self.last_bound_scored.append({"bounded": len(order), "checked": len(checked),
+                                               "scored": len(candidates)})
+                if len(checked) < len(order):
+                    logger.warning("%s: %s: %d references could not be excluded by the seed bound; the %d with the "
+                                   "highest bounds were checked (bound_budget; top=None checks all)", self.path,
+                                   chosen[i][0].path, len(order), len(checked))
+            else:
+                candidates = detector.distinct_sources(chosen[i][2], docs, sources)
+            for start in range(0, len(candidates), _BOUND_BATCH):
+                batch = candidates[start : start + _BOUND_BATCH]
+                detector.profiles(batch, paths)
+                for doc in batch:
+                    found = detector.evidence(position[i], doc, masks.get(i))
+                    if found is not None and found[0].score >= options.score_threshold:
+                        found_further[(i, doc)] = found
         references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}
                                              | {doc for _, doc in found_further}))
         extra_ignored = self._common_hashes(references, options, stats[1])
@@ -3156,6 +3575,31 @@ class CorpusIndex:
             skipped=tuple(skipped),
             corpus_digest=str(self._meta.get("corpus_digest", "")),
         )
+
+    def _bounded(self, detector: _DetectorQuery, agent: int, scored: Sequence[int],
+                 stats: tuple[np.ndarray, int, np.ndarray], score_threshold: float) -> list[int]:
+        """References the copy detector must score for agent file number ``agent``: those whose
+        evidence bound (:meth:`_DetectorQuery.bounds`) reaches the threshold's bits, best bound
+        first (then lower id), without ``scored`` (scored anyway). Every other reference scores
+        below the threshold, so none of them is flagged."""
+        live = stats[0] >= 0
+        common, docs, bounds = detector.bounds(agent, live)
+        # a little slack for the rounding of sums taken in another order
+        needed = bits_from_score(score_threshold) - 1e-6
+        if common >= needed:
+            # the bound excludes nobody: every reference is scored
+            logger.warning("%s: the evidence bound of %s excludes no reference (%.0f bits of common code); "
+                           "scoring all %d", self.path, detector.queries[agent].agent.path, common,
+                           int(np.count_nonzero(live)))
+            everyone = np.flatnonzero(live)
+            full = np.full(everyone.size, common)
+            full[np.searchsorted(everyone, docs)] = bounds
+            docs, bounds = everyone, full
+        keep = bounds >= needed
+        docs, bounds = docs[keep], bounds[keep]
+        order = np.lexsort((docs, -bounds))
+        skip = set(scored)
+        return [doc for doc in docs[order].tolist() if doc not in skip]
 
     def _references(self, ids: list[int]) -> dict[int, tuple[CodeUnit, IndexedFile]]:
         loaded = {}
@@ -3306,6 +3750,8 @@ def create_corpus_index(
             "format": CORPUS_INDEX_FORMAT,
             "format_version": CORPUS_INDEX_VERSION,
             "posting_entries": 0,
+            # every Python reference's tile seeds are in the postings (the bound of compare)
+            "seed_postings": True,
         }
         backend.begin()
         backend.write_meta("index", meta)

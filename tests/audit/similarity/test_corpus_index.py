@@ -69,12 +69,16 @@ def boilerplate(tmp_path: Path) -> Path:
 def _dolos(pair):
     """A pair without the copy detector's figures (for comparisons against a brute-force run over
     part of the corpus, whose background model is not the index's)."""
-    return dataclasses.replace(pair, score=0.0, flagged=False, evidence_fragments=())
+    detector = {"score": 0.0, "flagged": False, "evidence_fragments": ()}
+    # the lines and pieces the detector's chain covers depend on its background too
+    detector.update({name: 0 for name in ("copied_lines", "copied_fragments") if hasattr(pair, name)})
+    return dataclasses.replace(pair, **detector)
 
 
 def _shared_pairs(report) -> list:
-    # The index never lists a reference that shares no counted fingerprint with the agent.
-    return [p for p in report.pairs if p.agent_covered > 0]
+    # The index lists a reference that shares no counted fingerprint with the agent only when
+    # the copy detector flags it (found through the evidence bound, as brute force flags it).
+    return [p for p in report.pairs if p.agent_covered > 0 or p.flagged]
 
 
 @pytest.mark.parametrize(
@@ -128,12 +132,17 @@ def test_top_scores_the_first_pairs_in_report_order(kernels: Path, tmp_path: Pat
     agent = _unit("code/renamed.py", (INVARIANCE / "renamed.py").read_text(encoding="utf-8"))
     brute = _shared_pairs(compare([agent], load_reference_corpus(kernels)))
     with load_corpus_index(tmp_path / "k.index") as index:
-        assert index.compare([agent], min_containment=0.0, top=2).pairs == tuple(brute[:2])
+        # the first two pairs in report order, and every pair the copy detector flags
+        expected = tuple(p for n, p in enumerate(brute) if n < 2 or p.flagged)
+        assert index.compare([agent], min_containment=0.0, top=2).pairs == expected
+        assert len(expected) > 2
         with pytest.raises(CorpusIndexError, match="top must be >= 1"):
             index.compare([agent], top=0)
         for bad in (-1, True, 1.5):
             with pytest.raises(CorpusIndexError, match="sources must be an integer >= 0"):
                 index.compare([agent], sources=bad)
+            with pytest.raises(CorpusIndexError, match="bound_budget must be an integer >= 0"):
+                index.compare([agent], bound_budget=bad)
         with pytest.raises(CorpusIndexError, match=r"min_containment must be a number in \[0, 1\], got 1.5"):
             index.candidates(agent, min_containment=1.5)
 
@@ -161,20 +170,16 @@ def test_candidates_recall_on_real_notebooks(tmp_path: Path) -> None:
                 found = index.candidates(agent, min_containment=threshold)
                 assert expected <= set(found), (agent.path, threshold)
             assert len(expected) >= 1
-        report = index.compare(agents, min_containment=0.3, top=2, sources=0)
-        # further sources add only pairs the copy detector flags
+        # the first two candidates of each agent file, and every pair the copy detector flags
         wider = index.compare(agents, min_containment=0.3, top=2)
-    assert len(report.pairs) == 8
-    extra = [p for p in wider.pairs if p not in report.pairs]
-    assert all(p in wider.pairs for p in report.pairs) and all(p.flagged for p in extra)
-    for agent in agents:
-        first = [p.reference_path for p in report.pairs if p.agent_path == agent.path]
-        assert all(p.reference_path not in first for p in extra if p.agent_path == agent.path)
-    # the flagged pairs of further sources are brute force's, copy score included
-    with_extra = [a for a in agents if any(p.agent_path == a.path for p in extra)]
     brute_pairs = {(p.agent_path, p.reference_path): p
-                   for p in compare(with_extra, corpus, SimilarityOptions(max_pairs_per_agent=None)).pairs}
+                   for p in compare(agents, corpus, SimilarityOptions(max_pairs_per_agent=None)).pairs}
+    first = {(p.agent_path, p.reference_path) for p in wider.pairs}
+    for agent in agents:
+        assert len([p for p in wider.pairs if p.agent_path == agent.path and not p.flagged]) <= 2
+    extra = [p for p in wider.pairs if p.flagged]
     assert extra and all(p == brute_pairs[(p.agent_path, p.reference_path)] for p in extra)
+    assert {key for key, p in brute_pairs.items() if p.flagged} <= first
     chosen = {p.reference_path for p in wider.pairs}
     exact = compare(agents, [u for u in corpus.units if u.path in chosen])
     by_key = {(p.agent_path, p.reference_path): _dolos(p) for p in exact.pairs}

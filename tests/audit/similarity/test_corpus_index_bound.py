@@ -1,0 +1,316 @@
+"""Corpus index = brute force for the copy detector: the evidence bound, exhaustive where it
+cannot exclude a reference, on an invented corpus where the source of a copy ranks below a
+popular kernel's forks, and on the shared partial copies; ``corpus remove`` and ``corpus sync``."""
+
+from __future__ import annotations
+
+import dataclasses
+import glob
+import os
+import random
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from audit.similarity.corpus_cli import corpus as corpus_group
+from audit.similarity.corpus_index import (
+    CorpusIndexError,
+    _seed_values,
+    build_corpus_index,
+    evidence_bounds,
+    load_corpus_index,
+    upper_token_bits,
+)
+from audit.similarity.detect import DetectionCorpus, bits_from_score, load_score_threshold, profile_code
+from audit.units import CodeUnit
+from tests.conftest import shared_path
+
+POPULAR = '''import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedKFold
+from sklearn.metrics import roc_auc_score
+import lightgbm as lgb
+
+train = pd.read_csv('../input/train.csv')
+test = pd.read_csv('../input/test.csv')
+features = [c for c in train.columns if c not in ('id', 'target')]
+for column in features:
+    if train[column].dtype == 'object':
+        codes = {value: i for i, value in enumerate(sorted(train[column].dropna().unique()))}
+        train[column] = train[column].map(codes).fillna(-1)
+        test[column] = test[column].map(codes).fillna(-1)
+folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=42)
+oof = np.zeros(len(train))
+predictions = np.zeros(len(test))
+for fold, (trn_idx, val_idx) in enumerate(folds.split(train, train['target'])):
+    trn_data = lgb.Dataset(train.iloc[trn_idx][features], label=train['target'].iloc[trn_idx])
+    val_data = lgb.Dataset(train.iloc[val_idx][features], label=train['target'].iloc[val_idx])
+    model = lgb.train({'objective': 'binary', 'metric': 'auc', 'learning_rate': 0.05}, trn_data, 1000,
+                      valid_sets=[trn_data, val_data], verbose_eval=200, early_stopping_rounds=100)
+    oof[val_idx] = model.predict(train.iloc[val_idx][features], num_iteration=model.best_iteration)
+    predictions += model.predict(test[features], num_iteration=model.best_iteration) / folds.n_splits
+print('CV score: {:<8.5f}'.format(roc_auc_score(train['target'], oof)))
+submission = pd.DataFrame({'id': test['id'], 'target': predictions})
+submission.to_csv('submission.csv', index=False)
+'''
+
+#: The block an agent takes from the source: short, but full of values found nowhere else.
+SOURCE_BLOCK = '''WHALE_PARAMS = {'objective': 'multiclass', 'num_leaves': 187, 'learning_rate': 0.0137,
+                'feature_fraction': 0.613, 'bagging_seed': 20190731, 'lambda_l1': 3.917}
+sightings = pd.read_csv('../input/whale-sightings-2019/cleaned_train_v7_final_merged.csv')
+sightings['pod_ratio'] = sightings['pod_size_estimate'] / (sightings['vessel_distance_km'] + 0.731)
+'''
+
+
+def _filler(rng: random.Random, n: int, tag: str) -> str:
+    lines = []
+    for i in range(n):
+        a, b = rng.randint(1, 9999), rng.randint(1, 9999)
+        kind = rng.randrange(4)
+        if kind == 0:
+            lines.append(f"frame_{i} = data.groupby('{tag}_{a}')['{tag}_v{b}'].agg(['mean', 'std'])")
+        elif kind == 1:
+            lines.append(f"plt.hist(data['{tag}_{a}'], bins={b % 97 + 3}, alpha=0.{b % 9 + 1})")
+        elif kind == 2:
+            lines.append(f"for k in range({a % 50 + 2}):\n    data['{tag}_lag_{b}_' + str(k)] = data['{tag}_{a}'].shift(k)")
+        else:
+            lines.append(f"print(data['{tag}_{a}'].describe(), {b})")
+    return "\n".join(lines) + "\n"
+
+
+def write_corpus(root: Path, seed: int = 0) -> tuple[Path, str]:
+    """Kernels: a popular kernel and its forks, a long source notebook holding a short block with
+    rare values, independent kernels; returns the corpus folder and an agent file copying the
+    popular kernel almost whole and the source's block."""
+    rng = random.Random(seed)
+    (root / "popular").mkdir(parents=True)
+    (root / "source").mkdir()
+    (root / "other").mkdir()
+    (root / "popular" / "kernel.py").write_text(POPULAR, encoding="utf-8")
+    lines = POPULAR.split("\n")
+    for k in range(8):
+        fork = list(lines)
+        fork.insert(rng.randrange(5, len(fork)), f"print('fork {k}', {rng.randint(0, 999)})")
+        (root / "popular" / f"fork{k}.py").write_text("\n".join(fork), encoding="utf-8")
+    source = "import pandas as pd\nimport matplotlib.pyplot as plt\ndata = pd.read_csv('x.csv')\n"
+    source += _filler(rng, 120, "s") + SOURCE_BLOCK + _filler(rng, 120, "t")
+    (root / "source" / "whales.py").write_text(source, encoding="utf-8")
+    for k in range(5):
+        text = "import pandas as pd\ndata = pd.read_csv('y.csv')\n" + _filler(rng, 60, f"o{k}")
+        (root / "other" / f"k{k}.py").write_text(text, encoding="utf-8")
+    agent = POPULAR.replace("submission.to_csv", SOURCE_BLOCK + "submission.to_csv")
+    return root, agent
+
+
+def _unit(path: str, text: str) -> CodeUnit:
+    return CodeUnit(path=path, language="python", text=text)
+
+
+def _flagged(report) -> set[tuple[str, str]]:
+    return {(p.agent_path, p.reference_path) for p in report.pairs if p.flagged}
+
+
+def _best(report) -> dict[str, str]:
+    best: dict[str, tuple[float, str]] = {}
+    for p in report.pairs:
+        if p.flagged and (p.agent_path not in best or (-p.score, p.reference_path) < (-best[p.agent_path][0],
+                                                                                       best[p.agent_path][1])):
+            best[p.agent_path] = (p.score, p.reference_path)
+    return {agent: path for agent, (_, path) in best.items()}
+
+
+def _check_bound(agents: list[CodeUnit], corpus_dir: Path) -> None:
+    """Every pair's exact evidence is at most its bound (what the index computes, here from the
+    profiles in memory)."""
+    corpus = load_reference_corpus(corpus_dir)
+    references = [profile_code(u.text, u.path) for u in corpus.units if u.language == "python"]
+    detector = DetectionCorpus(references)
+    holders: dict[int, list[int]] = {}
+    for i, profile in enumerate(references):
+        for value in _seed_values(profile).tolist():
+            holders.setdefault(value, []).append(i)
+    arrays = {value: np.array(ids, dtype=np.int64) for value, ids in holders.items()}
+    for unit in agents:
+        agent = profile_code(unit.text, unit.path)
+        upper = upper_token_bits(agent, detector.table)
+        keys = agent.seed_keys()
+        values = (keys.view(np.uint64) >> np.uint64(39)).astype(np.int64)
+        common, docs, bounds = evidence_bounds(upper, values, arrays)
+        bound_of = dict(zip(docs.tolist(), bounds.tolist()))
+        for i in range(len(references)):
+            exact = detector.evidence(agent, i).bits
+            assert exact <= bound_of.get(i, common) + 1e-6, (unit.path, references[i].path)
+
+
+def test_index_flags_a_low_containment_source_as_brute_force_does(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    agent = _unit("agent.py", agent_text)
+    options = SimilarityOptions(max_pairs_per_agent=None)
+    brute = compare([agent], load_reference_corpus(corpus), options)
+    assert ("agent.py", "source/whales.py") in _flagged(brute)
+    build_corpus_index([corpus], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index") as index:
+        # the source ranks below the popular kernel's nine copies
+        assert index.candidates(agent).index("source/whales.py") >= 9
+        for top, sources in ((1, 0), (5, 3), (None, 0)):
+            report = index.compare([agent], options, top=top, sources=sources)
+            assert _flagged(report) == _flagged(brute), (top, sources)
+            assert _best(report) == _best(brute)
+            flagged = {p.reference_path: p for p in report.pairs if p.flagged}
+            for p in brute.pairs:
+                if p.flagged:
+                    assert flagged[p.reference_path].score == pytest.approx(p.score, abs=1e-12)
+    _check_bound([agent], corpus)
+
+
+def test_bound_excludes_unrelated_kernels(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index") as index:
+        index.compare([_unit("agent.py", agent_text)], top=1, sources=0)
+        # the forks past the first and the source: not the five independent kernels
+        assert 0 < index.last_bound_scored[0]["scored"] <= index.last_bound_scored[0]["bounded"] < 15
+
+
+def _shared_cases(count: int) -> list[CodeUnit]:
+    cases = shared_path("partial-copies")
+    files = sorted(glob.glob(str(cases / "case*.py")))[::12] + sorted(glob.glob(str(cases / "hard" / "*.py")))[::12]
+    return [_unit(os.path.relpath(f, cases), Path(f).read_text(encoding="utf-8")) for f in files[:count]]
+
+
+def test_index_equals_brute_force_on_shared_partial_copies(tmp_path: Path) -> None:
+    notebooks = shared_path("notebooks")
+    agents = _shared_cases(8)
+    options = SimilarityOptions(score_threshold=load_score_threshold(), max_pairs_per_agent=None)
+    brute = compare(agents, load_reference_corpus(notebooks), options)
+    build_corpus_index([notebooks], tmp_path / "shared.index", jobs=2)
+    with load_corpus_index(tmp_path / "shared.index") as index:
+        default = index.compare(agents, dataclasses.replace(options, max_pairs_per_agent=10))
+        everything = index.compare(agents, options, top=None)
+    assert _flagged(brute)
+    assert _flagged(default) == _flagged(brute) == _flagged(everything)
+    assert _best(default) == _best(brute)
+    _check_bound(agents[:4], notebooks)
+
+
+# -- corpus remove / corpus sync -------------------------------------------------------------------
+
+
+def _tables(path: Path) -> tuple[list, list, list]:
+    db = sqlite3.connect(path)
+    grams = list(db.execute("SELECT key, df, context FROM ngrams ORDER BY key"))
+    contexts = list(db.execute("SELECT key, total, kinds FROM contexts WHERE total > 0 ORDER BY key"))
+    paths = sorted(row[0] for row in db.execute("SELECT path FROM docs"))
+    db.close()
+    return grams, contexts, paths
+
+
+def _same_results(index_path: Path, fresh_path: Path, agents: list[CodeUnit]) -> None:
+    assert _tables(index_path) == _tables(fresh_path)
+    with load_corpus_index(index_path) as index, load_corpus_index(fresh_path) as fresh:
+        assert index.info().corpus_digest == fresh.info().corpus_digest
+        mine = index.compare(agents, top=None, min_containment=0.0)
+        theirs = fresh.compare(agents, top=None, min_containment=0.0)
+        assert [(p.reference_path, p.score, p.flagged) for p in mine.pairs] == \
+            [(p.reference_path, p.score, p.flagged) for p in theirs.pairs]
+        for agent in agents:
+            assert index.candidates(agent, min_containment=0.0) == fresh.candidates(agent, min_containment=0.0)
+
+
+def test_remove_takes_kernels_out_as_a_fresh_build_without_them(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    agents = [_unit("agent.py", agent_text)]
+    build_corpus_index([corpus], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index", writable=True) as index:
+        summary = index.remove(["source/whales.py", "popular/fork3.py", str(corpus / "other")])
+        assert summary.removed == 7
+        assert index.info().references == 8
+        report = index.compare(agents, top=None)
+        assert "source/whales.py" not in {p.reference_path for p in report.pairs}
+    (corpus / "source" / "whales.py").unlink()
+    (corpus / "popular" / "fork3.py").unlink()
+    for file in (corpus / "other").iterdir():
+        file.unlink()
+    build_corpus_index([corpus], tmp_path / "fresh.index")
+    _same_results(tmp_path / "k.index", tmp_path / "fresh.index", agents)
+
+
+@pytest.mark.parametrize("hostile", ["../../etc/passwd", "/etc/passwd", "popular/\0kernel.py", "popular/kernel.py/..",
+                                     "\udcffbad.py", "", ".", "..", "popular/kernel.py' OR 1=1 --", "*"])
+def test_remove_refuses_paths_that_name_nothing_indexed(tmp_path: Path, hostile: str) -> None:
+    corpus, _ = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index", writable=True) as index:
+        before = index.info()
+        with pytest.raises(CorpusIndexError, match="not in the index"):
+            index.remove(["popular/kernel.py", hostile])
+        after = index.info()
+        assert after.references == before.references and after.corpus_digest == before.corpus_digest
+
+
+def test_remove_needs_a_writable_index(tmp_path: Path) -> None:
+    corpus, _ = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    with load_corpus_index(tmp_path / "k.index") as index:
+        with pytest.raises(CorpusIndexError, match="read-only"):
+            index.remove(["popular/kernel.py"])
+
+
+def test_sync_follows_the_folder(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    agents = [_unit("agent.py", agent_text)]
+    build_corpus_index([corpus], tmp_path / "k.index")
+    outside = tmp_path / "secret.py"
+    outside.write_text("password = 'hunter2'\nprint(password)\n", encoding="utf-8")
+    # gone, changed, new, a link to a file outside the corpus, a hidden file
+    (corpus / "popular" / "fork0.py").unlink()
+    (corpus / "other" / "k1.py").write_text("import os\nprint(os.listdir('.'))\n", encoding="utf-8")
+    (corpus / "new").mkdir()
+    (corpus / "new" / "late.py").write_text(agent_text, encoding="utf-8")
+    (corpus / "other" / "link.py").symlink_to(outside)
+    (corpus / ".hidden.py").write_text("x = 1\n", encoding="utf-8")
+    with load_corpus_index(tmp_path / "k.index", writable=True) as index:
+        summary = index.sync(corpus)
+        assert (summary.added, summary.replaced, summary.removed) == (1, 1, 1)
+        assert "other/link.py" in {s.path for s in summary.skipped}
+        again = index.sync(corpus)
+        assert (again.added, again.replaced, again.removed) == (0, 0, 0)
+    (corpus / "other" / "link.py").unlink()
+    build_corpus_index([corpus], tmp_path / "fresh.index")
+    _same_results(tmp_path / "k.index", tmp_path / "fresh.index", agents)
+
+
+def test_sync_of_a_subfolder_leaves_the_rest(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    (corpus / "other" / "k2.py").unlink()
+    (corpus / "popular" / "fork1.py").unlink()  # outside the synced folder: stays indexed
+    with load_corpus_index(tmp_path / "k.index", writable=True) as index:
+        summary = index.sync(corpus / "other")
+        assert summary.removed == 1 and summary.added == 0
+        keys = set(index.candidates(_unit("agent.py", agent_text), min_containment=0.0))
+        assert "popular/fork1.py" in keys and "other/k2.py" not in keys
+        with pytest.raises(CorpusIndexError, match="not a folder"):
+            index.sync(corpus / "missing")
+
+
+def test_remove_and_sync_commands(tmp_path: Path) -> None:
+    corpus, _ = write_corpus(tmp_path / "kernels")
+    index_path = tmp_path / "k.index"
+    build_corpus_index([corpus], index_path)
+    runner = CliRunner()
+    result = runner.invoke(corpus_group, ["remove", str(index_path), "source/whales.py"])
+    assert result.exit_code == 0, result.output
+    assert "1 removed" in result.output
+    result = runner.invoke(corpus_group, ["remove", str(index_path), "source/whales.py"])
+    assert result.exit_code == 2 and "not in the index" in result.output
+    (corpus / "popular" / "fork2.py").unlink()
+    result = runner.invoke(corpus_group, ["sync", str(index_path), str(corpus), "-j", "1"])
+    assert result.exit_code == 0, result.output
+    assert "1 added" in result.output and "1 removed" in result.output  # the source is back, fork2 gone
+    result = runner.invoke(corpus_group, ["sync", str(index_path), str(tmp_path / "nowhere")])
+    assert result.exit_code == 2 and "not a folder" in result.output
