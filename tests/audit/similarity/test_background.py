@@ -59,14 +59,14 @@ def test_shipped_background_loads_and_is_versioned() -> None:
     assert default_background() is default_background()  # read once per process
 
 
-def test_build_script_reproduces_the_shipped_background(tmp_path) -> None:
+def test_build_script_reproduces_the_shipped_background(tmp_path, monkeypatch) -> None:
     build = _load_script("build_background", "scripts/build_background.py")
     assert build.corpus(count=5) == build.corpus(count=5)
     scripts = build.corpus(count=40)
     profiles = [profile_code(text, f"s{n}.py") for n, text in enumerate(scripts)]
     assert all(len(p) > 50 for p in profiles)
     out = tmp_path / "background.npz"
-    sys.argv = ["build_background.py", "-o", str(out)]
+    monkeypatch.setattr(sys, "argv", ["build_background.py", "-o", str(out)])
     build.main()
     rebuilt, shipped = load_background(out), load_background()
     for name in ("keys", "counts", "context_keys", "totals", "kinds"):
