@@ -15,7 +15,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from audit import __version__
 from audit.attribution import attribute_units
@@ -24,6 +24,7 @@ from audit.checks.divergence import divergence_memo
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
 from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
+from audit.report_similarity import copied_share, pair_origins
 from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.parsing import LANGUAGES
@@ -155,6 +156,7 @@ REPORT_FRAGMENTS_PER_PAIR = 50
 def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
                     score_threshold: float | None = None,
                     host_text: Callable[[str], str | None] | None = None,
+                    locations: Mapping[tuple[str, int], str] | None = None,
                     ) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
     if options.corpus_dir is None:
         return None, [], []
@@ -195,7 +197,13 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         "pairs": [p.to_dict() for p in shown],
         "skipped": [s.to_dict() for s in ref_skipped],
         "sources": _similarity_sources(shown, agents, list(references), host_text),
+        "copied_share": copied_share(pairs, agents),
     }
+    # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
+    origins = pair_origins(shown, agents, locations or {}, host_text)
+    for pair, data in zip(shown, summary["pairs"]):
+        if id(pair) in origins:
+            data["agent_origin"] = origins[id(pair)]
     return summary, pairs, list(ref_skipped)
 
 
@@ -259,7 +267,9 @@ def audit_run(
             text_fallback_notes.append(Skipped(path=where, reason=f"syntax tree has {shape}: query rules ran as text matches"))
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
-                                                     host_text=lambda path: _artifact_text(run, path))
+                                                     host_text=lambda path: _artifact_text(run, path),
+                                                     locations={(e.span.path, e.span.start_byte): e.location
+                                                                for e in expanded.log_events if e.location})
     # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
     unread_data = _unread_data_files(run)
     skipped: list[Skipped] = (run_skipped + unread_data + list(sim_skipped) + list(run.notes) + list(expanded.notes)

@@ -27,7 +27,15 @@ __all__ = [
     "carries_reviews",
     "review_line",
     "SEVERITY_ORDER",
+    "TOO_SHORT",
+    "pair_agent_label",
+    "pair_origin_label",
+    "pair_too_short",
+    "copied_share_line",
 ]
+
+#: What a pair of files without one fingerprint each shows instead of figures of 0.
+TOO_SHORT = "too short to compare"
 
 #: Severity labels from the most to the least severe (the order findings are listed in).
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
@@ -166,3 +174,61 @@ def fragment_side_label(fragment: Mapping[str, Any], side: str) -> str:
     if location.startswith("cell "):
         return f"{location} (code lines {lines})"
     return f"line {lines}" if span["end_line"] == span["start_line"] else f"lines {lines}"
+
+
+def pair_origin_label(pair: Mapping[str, Any]) -> str:
+    """Where in its log a pair's agent code lies, or ``""`` for code from a file of its own.
+
+    ``"node 3 (step 3, id 5e0c…)"`` for an AIDE journal node, else the record's place and line
+    (``"messages[2].content, line 40"``).
+    """
+    origin = pair.get("agent_origin")
+    if not isinstance(origin, Mapping):
+        return ""
+    if origin.get("node") is not None:
+        details = []
+        if origin.get("step") is not None:
+            details.append(f"step {origin['step']}")
+        if origin.get("node_id"):
+            details.append(f"id {origin['node_id']}")
+        return f"node {origin['node']}" + (f" ({', '.join(details)})" if details else "")
+    where = str(origin.get("location") or "")
+    line = origin.get("start_line")
+    return ", ".join(x for x in (where, f"line {line}" if line else "") if x)
+
+
+def pair_agent_label(pair: Mapping[str, Any]) -> str:
+    """The agent side of a pair for a table: its path, and its log record when it has one
+    (``"logs/journal.json · node 3 (step 3, id 5e0c)"``), so rows of one log are told apart."""
+    origin = pair_origin_label(pair)
+    return f"{pair.get('agent_path', '')} · {origin}" if origin else str(pair.get("agent_path", ""))
+
+
+def pair_too_short(pair: Mapping[str, Any]) -> bool:
+    """Whether a side of the pair has no fingerprint (fewer tokens than one k-gram), so that its
+    figures (0 of 0) mean nothing."""
+    return pair.get("agent_total") == 0 or pair.get("reference_total") == 0
+
+
+def copied_share_line(similarity: Mapping[str, Any] | None) -> str | None:
+    """The run-level figure in words, or ``None`` when the report has none.
+
+    ``"12.3 % of the run's agent code found in public notebooks (168 of 1,364 lines, in 2 of 9
+    code units, from 3 notebooks)"``.
+    """
+    share = (similarity or {}).get("copied_share")
+    if not isinstance(share, Mapping):
+        return None
+    if share.get("share") is None:
+        return "no agent code compared with public notebooks"
+    units = share.get("agent_units")
+    with_copies = share.get("units_with_copies")
+    notebooks = share.get("notebooks")
+    where = []
+    if units is not None and with_copies is not None:
+        where.append(f"in {with_copies} of {units} code unit{'s' if units != 1 else ''}")
+    if notebooks is not None:
+        where.append(f"from {notebooks} notebook{'s' if notebooks != 1 else ''}")
+    return (f"{100 * float(share['share']):.1f} % of the run's agent code found in public notebooks "
+            f"({share.get('copied_lines', 0):,} of {share.get('agent_lines', 0):,} lines"
+            + (f", {', '.join(where)}" if where else "") + ")")

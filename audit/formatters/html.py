@@ -13,33 +13,47 @@ pairs), never from disk: a report renders the same after the run folder is gone,
 cannot be made to read files. When a source is missing or was over the pipeline's size cap, the
 fragments are listed by location without the code.
 
+Each text is stored once per run, in a hidden data block (JSON, or gzip-compressed base64 when
+large) that the pairs refer to by number; the page's script draws a pair's view from it (with
+``textContent``, never as markup) when the view is opened or its link followed, all of them at
+load when a run has few flagged pairs. Explanations are given once per page: the rules with a
+finding (``#rules``, linked from each finding) and a legend of the similarity figures
+(``#legend``). So an audit of hundreds of flagged pairs stays a few megabytes and opens quickly.
+
 A list of reports renders as one page with an index (batch output); ids are prefixed per run
 (``r1-``, ``r2-`` ...).
 
 Sample (structure)::
 
-    <section class="run" id="r1">  verdict · grade panel · findings (r1-f1 ...) · similarity
-      <section class="pair" id="r1-p1">  fragment table · agent pane (r1-p1-a1 ...) | reference pane (r1-p1-b1 ...)
+    <section class="run" id="r1">  verdict · grade panel · findings (r1-f1 ...) · similarity (r1-copied-share)
+      <details class="pair" id="r1-p1">  drawn by the script: fragment table · agent pane (r1-p1-a1 ...) | reference pane (r1-p1-b1 ...)
+      <div class="report-data" hidden data-run="r1">  {"texts": [...], "pairs": {"r1-p1": {"a": 0, "b": 1, "f": [...]}}}
+    <section class="glossary" id="rules">  <section class="legend" id="legend">
 """
 
 from __future__ import annotations
 
 import base64
+import gzip
 import hashlib
 import html
+import json
 import re
-from bisect import bisect_right
-from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, TextIO
+from bisect import bisect_left
+from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
 from audit.formatters.common import (
     SEVERITY_ORDER,
+    TOO_SHORT,
     as_report_dicts,
+    copied_share_line,
     flagged_pairs,
-    fragment_side_label,
     grade_status,
     medal_of,
+    pair_agent_label,
     pair_fragments,
+    pair_origin_label,
+    pair_too_short,
     review_line,
     span_location,
 )
@@ -56,6 +70,12 @@ CONTEXT_LINES = 12
 MAX_PAIRS = 10
 #: Evidence locations shown open per finding; the rest sit in a collapsed <details>.
 MAX_OPEN_EVIDENCE = 2
+#: Runs with at most this many flagged pairs show their side-by-side views open; more stay
+#: collapsed and each is drawn when it is opened (or its link followed).
+OPEN_PAIRS = 20
+#: A run's data block (texts and fragments, as JSON) longer than this is stored gzip-compressed
+#: in base64 (a quarter of the size) and unpacked by the page's script.
+COMPRESS_OVER = 256_000
 
 # Controls and the format characters that reorder or hide text (a right-to-left override).
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f" + HIDDEN_FORMAT_CHARS + "]")
@@ -108,25 +128,242 @@ a.frag:hover,a.frag.active,tr.frag-row.active td{background:var(--hl2)}
 .omitted{padding:8px;color:var(--muted)}
 .placeholders{padding:4px 8px;margin:0;list-style:none}
 nav.index td a{font-weight:600}
+table.pairs td:nth-child(n+3){text-align:right;font-variant-numeric:tabular-nums}table.pairs td:nth-child(4){text-align:left}
+.origin{color:var(--muted);font-size:12px}
+details.pair{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:4px 8px}
+details.pair>summary{cursor:pointer}details.pair[open]>summary{margin-bottom:6px}
+.legend dt{font-weight:600}.legend dd{margin:0 0 6px 16px}.rule-info .rationale{white-space:pre-wrap}
+a.why{font-size:12px;margin-left:auto}
 @media print{.pane{max-height:none;overflow:visible}}
 """.strip()
 
 # Scrolls each code pane to its first fragment on load; activates a fragment (both sides and its
 # table row) when its anchor becomes the URL fragment and scrolls the pair's panes to it. It reads
 # only ids and numeric data attributes.
-_JS = """
+_JS = r"""
 (function () {
   "use strict";
+  var HIDDEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+  var runs = {};
+  function visible(s) {
+    return s.replace(HIDDEN, function (c) {
+      var h = c.charCodeAt(0).toString(16);
+      return "\\x" + (h.length < 2 ? "0" + h : h);
+    });
+  }
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) { e.className = cls; }
+    if (text !== undefined && text !== null) { e.textContent = text; }
+    return e;
+  }
+  function link(cls, href, text) {
+    var a = el("a", cls, text);
+    a.setAttribute("href", "#" + href);
+    return a;
+  }
+  function Source(t) {
+    this.text = t.text;
+    this.cells = t.cells || [];
+    var s = [0];
+    for (var i = 0; i < this.text.length; i++) { if (this.text.charCodeAt(i) === 10) { s.push(i + 1); } }
+    this.starts = s;
+  }
+  Source.prototype.lineOf = function (offset) {
+    var lo = 0, hi = this.starts.length;
+    while (lo < hi) { var mid = (lo + hi) >> 1; if (this.starts[mid] <= offset) { lo = mid + 1; } else { hi = mid; } }
+    return lo;
+  };
+  Source.prototype.bounds = function (line) {
+    var n = this.starts.length;
+    return [this.starts[line - 1], line < n ? this.starts[line] - 1 : this.text.length];
+  };
+  Source.prototype.locate = function (number, s) {
+    var start = s[0], end = s[1], first = s[2], last = s[3], t = this.text, n = this.starts.length;
+    if (!(0 <= start && start < end && end <= t.length && this.lineOf(start) === first)) {
+      if (!(1 <= first && first <= last) || first > n) { return null; }
+      start = this.bounds(first)[0];
+      end = this.bounds(Math.min(last, n))[1];
+    }
+    var a = start, b = end;
+    while (a < b && /\s/.test(t.charAt(a))) { a++; }
+    while (b > a && /\s/.test(t.charAt(b - 1))) { b--; }
+    if (a < b) { start = a; end = b; }
+    return start < end ? {n: number, start: start, end: end} : null;
+  };
+  function sideLabel(span, cells) {
+    var lines = span[3] !== span[2] ? span[2] + "\u2013" + span[3] : "" + span[2];
+    for (var i = 0; i < cells.length; i++) {
+      if (cells[i][1] <= span[2] && span[2] <= cells[i][2]) {
+        return "cell " + cells[i][0] + ", line " + (span[2] - cells[i][1] + 1) + " (code lines " + lines + ")";
+      }
+    }
+    return (span[3] !== span[2] ? "lines " : "line ") + lines;
+  }
+  function renderPane(data, info, frags, side, other, prefix, title) {
+    var key = side === "a" ? 0 : 1;
+    var pane = el("div", "pane pane-" + (side === "a" ? "agent" : "reference"));
+    pane.appendChild(el("div", "pane-head", title));
+    var emitted = {};
+    if (info && typeof info.text === "string") {
+      var src = new Source(info);
+      var ranges = [];
+      for (var i = 0; i < frags.length; i++) {
+        var r = src.locate(i + 1, frags[i][key]);
+        if (r) { ranges.push(r); }
+      }
+      var n = src.starts.length, show = [], byLine = {}, anchors = {};
+      for (var l = 0; l < n; l++) { show.push(n <= data.full || !ranges.length); }
+      ranges.forEach(function (r) {
+        var first = src.lineOf(r.start), last = src.lineOf(Math.max(r.start, r.end - 1));
+        for (var k = first; k <= last; k++) { (byLine[k] = byLine[k] || []).push(r); }
+        (anchors[first] = anchors[first] || []).push(r.n);
+        if (n > data.full) {
+          for (var m = Math.max(1, first - data.context); m <= Math.min(n, last + data.context); m++) { show[m - 1] = true; }
+        }
+      });
+      var renderLine = function (line, label, titleText) {
+        var b = src.bounds(line), covering = byLine[line] || [], points = [b[0], b[1]];
+        covering.forEach(function (r) {
+          points.push(Math.min(Math.max(r.start, b[0]), b[1]));
+          points.push(Math.min(Math.max(r.end, b[0]), b[1]));
+        });
+        points.sort(function (x, y) { return x - y; });
+        var span = el("span", covering.length ? "line hl" : "line");
+        if (titleText) { span.setAttribute("title", titleText); }
+        span.appendChild(el("span", "ln", label));
+        (anchors[line] || []).forEach(function (num) {
+          if (emitted[num]) { return; }
+          emitted[num] = true;
+          var anchor = el("a", "frag-anchor");
+          anchor.id = prefix + "-" + side + num;
+          anchor.setAttribute("data-frag", "" + num);
+          span.appendChild(anchor);
+        });
+        for (var p = 0; p + 1 < points.length; p++) {
+          var x = points[p], y = points[p + 1];
+          if (x === y) { continue; }
+          var piece = src.text.slice(x, y).replace(/\r+$/, "");
+          if (!piece) { continue; }
+          var active = covering.filter(function (r) { return r.start <= x && r.end >= y; }).map(function (r) { return r.n; });
+          if (active.length) {
+            var a = link("frag", prefix + "-" + other + active[0], visible(piece));
+            a.setAttribute("data-frags", active.join(" "));
+            a.setAttribute("title", "fragment " + active.join(" "));
+            span.appendChild(a);
+          } else {
+            span.appendChild(document.createTextNode(visible(piece)));
+          }
+        }
+        return span;
+      };
+      var renderLines = function (pre, first, last, cellStart) {
+        var hidden = 0;
+        var flush = function () {
+          if (hidden) { pre.appendChild(el("span", "line gap", "\u22ef " + hidden + " line" + (hidden !== 1 ? "s" : "") + " not shown")); }
+          hidden = 0;
+        };
+        for (var line = first; line <= last; line++) {
+          if (!show[line - 1]) { hidden++; continue; }
+          flush();
+          pre.appendChild(cellStart ? renderLine(line, "" + (line - cellStart + 1), "code line " + line) : renderLine(line, "" + line, ""));
+        }
+        flush();
+      };
+      if (src.cells.length) {
+        src.cells.forEach(function (c) {
+          var first = Math.max(1, c[1]), last = Math.min(n, c[2]);
+          if (first > last) { return; }
+          var cell = el("div", "cell");
+          cell.appendChild(el("div", "cell-in", "cell " + c[0]));
+          var pre = el("pre", "code");
+          renderLines(pre, first, last, first);
+          cell.appendChild(pre);
+          pane.appendChild(cell);
+        });
+      } else {
+        var pre = el("pre", "code");
+        renderLines(pre, 1, n, 0);
+        pane.appendChild(pre);
+      }
+    } else {
+      pane.appendChild(el("p", "omitted", "Code not shown: " + ((info && info.omitted) || "the report does not carry this file's text") + "."));
+    }
+    var missing = el("ul", "placeholders");
+    for (var j = 1; j <= frags.length; j++) {
+      if (emitted[j]) { continue; }
+      var item = el("li");
+      var anchor = el("a", "frag-anchor");
+      anchor.id = prefix + "-" + side + j;
+      anchor.setAttribute("data-frag", "" + j);
+      item.appendChild(anchor);
+      var back = link("frag", prefix + "-" + other + j, "fragment " + j);
+      back.setAttribute("data-frags", "" + j);
+      item.appendChild(back);
+      item.appendChild(document.createTextNode(": " + sideLabel(frags[j - 1][key], (info && info.cells) || [])));
+      missing.appendChild(item);
+    }
+    if (missing.childNodes.length) { pane.appendChild(missing); }
+    return pane;
+  }
+  function renderPair(section) {
+    if (section.getAttribute("data-rendered")) { return; }
+    var run = runs[section.getAttribute("data-run")];
+    var pair = run && run.pairs[section.id];
+    if (!pair) { return; }
+    section.setAttribute("data-rendered", "1");
+    var prefix = section.id, texts = run.texts, a = texts[pair.a], b = texts[pair.b], frags = pair.f;
+    var table = el("table", "fragments"), head = el("tr"), body = el("tbody");
+    ["#", "agent", "reference", pair.k === "evidence" ? "tokens" : "k-grams"].forEach(function (h) { head.appendChild(el("th", null, h)); });
+    var thead = el("thead");
+    thead.appendChild(head);
+    table.appendChild(thead);
+    frags.forEach(function (f, i) {
+      var row = el("tr", "frag-row");
+      row.setAttribute("data-frags", "" + (i + 1));
+      row.appendChild(el("td", "num", "" + (i + 1)));
+      var ca = el("td"), cb = el("td");
+      ca.appendChild(link(null, prefix + "-a" + (i + 1), sideLabel(f[0], (a && a.cells) || [])));
+      cb.appendChild(link(null, prefix + "-b" + (i + 1), sideLabel(f[1], (b && b.cells) || [])));
+      row.appendChild(ca);
+      row.appendChild(cb);
+      row.appendChild(el("td", "num", "" + f[2]));
+      body.appendChild(row);
+    });
+    table.appendChild(body);
+    var view = section.querySelector(".pair-view") || section;
+    view.textContent = "";
+    view.appendChild(table);
+    var sbs = el("div", "sbs");
+    sbs.appendChild(renderPane(run, a, frags, "a", "b", prefix, "agent \u00b7 " + pair.ap));
+    sbs.appendChild(renderPane(run, b, frags, "b", "a", prefix, "reference \u00b7 " + pair.bp));
+    view.appendChild(sbs);
+    var panes = sbs.querySelectorAll(".pane");
+    for (var k = 0; k < panes.length; k++) { scrollPane(panes[k], panes[k].querySelector(".frag-anchor")); }
+  }
   function clear() {
     var old = document.querySelectorAll(".active");
     for (var i = 0; i < old.length; i++) { old[i].classList.remove("active"); }
+  }
+  function scrollPane(pane, anchor) {
+    if (anchor) { pane.scrollTop = Math.max(0, anchor.offsetTop - 48); }
   }
   function activate() {
     clear();
     var id = "";
     try { id = decodeURIComponent(window.location.hash.slice(1)); } catch (e) { id = ""; }
+    var m = /^(r[0-9]+-p[0-9]+)(-[ab][0-9]+)?$/.exec(id);
+    if (m) {
+      var section = document.getElementById(m[1]);
+      if (section) {
+        renderPair(section);
+        if (section.tagName === "DETAILS") { section.open = true; }
+      }
+    }
     var target = id ? document.getElementById(id) : null;
+    if (target && m && !m[2]) { target.scrollIntoView(); }
     if (!target || !target.hasAttribute("data-frag")) { return; }
+    target.scrollIntoView();
     var pair = target.closest(".pair");
     var key = target.getAttribute("data-frag");
     if (!pair || !/^[0-9]+$/.test(key)) { return; }
@@ -137,14 +374,41 @@ _JS = """
       scrollPane(panes[j], panes[j].querySelector(".frag-anchor[data-frag='" + key + "']"));
     }
   }
-  function scrollPane(pane, anchor) {
-    if (anchor) { pane.scrollTop = Math.max(0, anchor.offsetTop - 48); }
+  function decode(node, done) {
+    var raw = node.textContent;
+    if (node.getAttribute("data-encoding") !== "gzip-base64") { done(JSON.parse(raw)); return; }
+    if (typeof DecompressionStream === "undefined") { done(null); return; }
+    var bin = atob(raw.replace(/\s+/g, "")), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) { bytes[i] = bin.charCodeAt(i); }
+    new Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"))).text().then(
+      function (text) { done(JSON.parse(text)); }, function () { done(null); });
   }
-  var all = document.querySelectorAll(".pane");
-  for (var k = 0; k < all.length; k++) { scrollPane(all[k], all[k].querySelector(".frag-anchor")); }
-  window.addEventListener("hashchange", activate);
-  activate();
-  document.documentElement.setAttribute("data-ready", "1");
+  function start() {
+    var blocks = document.querySelectorAll(".report-data");
+    var left = blocks.length;
+    var finish = function () {
+      var sections = document.querySelectorAll("details.pair");
+      for (var i = 0; i < sections.length; i++) {
+        sections[i].addEventListener("toggle", function (event) { if (event.target.open) { renderPair(event.target); } });
+        if (sections[i].open) { renderPair(sections[i]); }
+      }
+      window.addEventListener("hashchange", activate);
+      activate();
+      document.documentElement.setAttribute("data-ready", "1");
+    };
+    if (!left) { finish(); return; }
+    Array.prototype.forEach.call(blocks, function (node) {
+      decode(node, function (data) {
+        if (data) { runs[node.getAttribute("data-run")] = data; } else {
+          var note = document.getElementById(node.getAttribute("data-run") + "-nocode");
+          if (note) { note.hidden = false; }
+        }
+        left -= 1;
+        if (!left) { finish(); }
+      });
+    });
+  }
+  start();
 })();
 """.strip()
 
@@ -177,227 +441,78 @@ def _num(value: Any, digits: int = 4) -> str:
 
 
 # ----------------------------------------------------------------------------------------------
-# Sources with highlighted fragments
+# Texts and fragments of the flagged pairs: one data block per run, each text stored once
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class _Range:
-    """One fragment on one side, in character offsets of the source text."""
+def _utf16_offsets(text: str) -> Callable[[int], int]:
+    """Map a character offset of ``text`` to the UTF-16 offset the page's script counts in."""
+    astral = [i for i, ch in enumerate(text) if ord(ch) > 0xFFFF] if any(ord(ch) > 0xFFFF for ch in text) else []
+    if not astral:
+        return lambda offset: offset
+    return lambda offset: offset + bisect_left(astral, offset)
 
-    number: int  # 1-based fragment number in the pair
-    start: int
-    end: int
+
+def _int(value: Any, default: int = 0) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
 
 
-class _Source:
-    """A source text with its line table."""
+class _RunData:
+    """The data block of one run: every text once (by number), and each flagged pair's fragments."""
 
-    def __init__(self, text: str, cells: Sequence[Mapping[str, Any]]):
-        self.text = text
-        self.cells = [c for c in cells if isinstance(c, Mapping)]
-        self.starts = [0] + [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    def __init__(self) -> None:
+        self.texts: list[dict[str, Any]] = []
+        self.pairs: dict[str, dict[str, Any]] = {}
+        self._numbers: dict[tuple[str, str], int] = {}
+        self._offsets: list[Callable[[int], int]] = []
 
-    @property
-    def n_lines(self) -> int:
-        return len(self.starts)
-
-    def line_of(self, offset: int) -> int:
-        """1-based line of a character offset."""
-        return bisect_right(self.starts, offset)
-
-    def line_bounds(self, line: int) -> tuple[int, int]:
-        """Offsets ``[start, end)`` of 1-based ``line`` without its newline."""
-        start = self.starts[line - 1]
-        end = self.starts[line] - 1 if line < self.n_lines else len(self.text)
-        return start, end
-
-    def locate(self, number: int, span: Mapping[str, Any]) -> _Range | None:
-        """The fragment's character range, trimmed of surrounding whitespace.
-
-        The span's offsets are used when they agree with its start line; otherwise (a source
-        that is not the text the spans were computed on) its whole lines are.
-        """
-        try:
-            start, end = int(span["start_byte"]), int(span["end_byte"])
-            first, last = int(span["start_line"]), int(span["end_line"])
-        except (KeyError, TypeError, ValueError):
+    def text_number(self, side: str, path: str, info: Mapping[str, Any] | None) -> int | None:
+        """The number of the text of ``path`` on ``side`` (``agent``/``reference``), added once."""
+        if not isinstance(info, Mapping):
             return None
-        if not (0 <= start < end <= len(self.text) and self.line_of(start) == first):
-            if not 1 <= first <= last or first > self.n_lines:
-                return None
-            start = self.line_bounds(first)[0]
-            end = self.line_bounds(min(last, self.n_lines))[1]
-        text = self.text
-        # Tokens start after whitespace and k-gram spans often begin at a newline: trim so the
-        # anchor and the highlight start on a visible character.
-        a, b = start, end
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if a < b:
-            start, end = a, b
-        return _Range(number=number, start=start, end=end) if start < end else None
+        key = (side, path)
+        if key not in self._numbers:
+            text = info.get("text")
+            cells = [[_int(c.get("cell_index")), _int(c.get("start_line"), 1), _int(c.get("end_line"), 1)]
+                     for c in info.get("cells") or [] if isinstance(c, Mapping)]
+            record: dict[str, Any] = {"text": text if isinstance(text, str) else None, "cells": cells}
+            if not isinstance(text, str):
+                record["omitted"] = str(info.get("omitted") or "the report does not carry this file's text")
+            self._numbers[key] = len(self.texts)
+            self.texts.append(record)
+            self._offsets.append(_utf16_offsets(text) if isinstance(text, str) else (lambda offset: offset))
+        return self._numbers[key]
 
+    def add_pair(self, pid: str, pair: Mapping[str, Any], sources: Mapping[str, Any]) -> int:
+        """Record a flagged pair's fragments; returns how many there are."""
+        kind, fragments = pair_fragments(pair)
+        a = self.text_number("agent", pair["agent_path"], (sources.get("agent") or {}).get(pair["agent_path"]))
+        b = self.text_number("reference", pair["reference_path"],
+                             (sources.get("reference") or {}).get(pair["reference_path"]))
 
-def _visible_lines(source: _Source, ranges: list[_Range]) -> list[bool]:
-    """Which lines to show: all of a short source, else the lines near fragments."""
-    n = source.n_lines
-    if n <= MAX_FULL_LINES or not ranges:
-        return [True] * n
-    show = [False] * n
-    for r in ranges:
-        first = max(1, source.line_of(r.start) - CONTEXT_LINES)
-        last = min(n, source.line_of(max(r.start, r.end - 1)) + CONTEXT_LINES)
-        for line in range(first, last + 1):
-            show[line - 1] = True
-    return show
+        def span(side: Mapping[str, Any], number: int | None) -> list[int]:
+            shift = self._offsets[number] if number is not None else (lambda offset: offset)
+            return [shift(_int(side.get("start_byte"), -1)), shift(_int(side.get("end_byte"), -1)),
+                    _int(side.get("start_line")), _int(side.get("end_line"))]
 
+        self.pairs[pid] = {
+            "a": a, "b": b, "ap": pair_agent_label(pair), "bp": str(pair["reference_path"]), "k": kind,
+            "f": [[span(f.get("agent") or {}, a), span(f.get("reference") or {}, b), _int(f.get("length"))]
+                  for f in fragments],
+        }
+        return len(fragments)
 
-class _Layout:
-    """Fragments of one side by line: which ranges touch each line, which anchors start on it."""
-
-    def __init__(self, source: _Source, ranges: list[_Range]):
-        self.by_line: dict[int, list[_Range]] = {}
-        self.anchors: dict[int, list[int]] = {}
-        for r in ranges:
-            first = source.line_of(r.start)
-            last = source.line_of(max(r.start, r.end - 1))
-            for line in range(first, last + 1):
-                self.by_line.setdefault(line, []).append(r)
-            self.anchors.setdefault(first, []).append(r.number)
-
-
-def _render_line(source: _Source, line: int, layout: _Layout, side: str, other: str, prefix: str,
-                 emitted: set[int], number_label: str, title: str = "") -> str:
-    """One source line with its highlighted pieces; fragment anchors go before the line's text."""
-    start, end = source.line_bounds(line)
-    text = source.text
-    covering = layout.by_line.get(line, [])
-    points = {start, end}
-    for r in covering:
-        points.add(min(max(r.start, start), end))
-        points.add(min(max(r.end, start), end))
-    cuts = sorted(points)
-    parts = []
-    for number in layout.anchors.get(line, []):
-        if number not in emitted:
-            emitted.add(number)
-            parts.append(f'<a class="frag-anchor" id="{prefix}-{side}{number}" data-frag="{number}"></a>')
-    for a, b in zip(cuts, cuts[1:]):
-        piece = text[a:b].rstrip("\r")
-        if not piece:
-            continue
-        active = [r.number for r in covering if r.start <= a and r.end >= b]
-        if active:
-            frags = " ".join(str(n) for n in active)
-            parts.append(f'<a class="frag" href="#{prefix}-{other}{active[0]}" data-frags="{frags}" '
-                         f'title="fragment {frags}">{_e(piece)}</a>')
-        else:
-            parts.append(_e(piece))
-    hl = " hl" if covering else ""
-    title_attr = f' title="{_e(title)}"' if title else ""
-    return f'<span class="line{hl}"{title_attr}><span class="ln">{number_label}</span>{"".join(parts)}</span>'
-
-
-def _render_lines(source: _Source, lines: Iterable[int], show: list[bool], layout: _Layout, side: str, other: str,
-                  prefix: str, emitted: set[int], cell_start: int | None = None) -> str:
-    out = []
-    hidden = 0
-    for line in lines:
-        if not show[line - 1]:
-            hidden += 1
-            continue
-        if hidden:
-            out.append(f'<span class="line gap">⋯ {hidden} line{"s" if hidden != 1 else ""} not shown</span>')
-            hidden = 0
-        if cell_start is None:
-            label, title = str(line), ""
-        else:
-            label, title = str(line - cell_start + 1), f"code line {line}"
-        out.append(_render_line(source, line, layout, side, other, prefix, emitted, label, title))
-    if hidden:
-        out.append(f'<span class="line gap">⋯ {hidden} line{"s" if hidden != 1 else ""} not shown</span>')
-    # Lines are block elements: a newline between them would add an empty line in <pre>.
-    return "".join(out)
-
-
-def _render_pane(title: str, source_info: Mapping[str, Any] | None, fragments: list[Mapping[str, Any]],
-                 side_key: str, side: str, other: str, prefix: str) -> str:
-    """One side of a pair: its code (cells for notebooks) with fragment anchors and highlights."""
-    head = f'<div class="pane-head">{_e(title)}</div>'
-    text = source_info.get("text") if source_info else None
-    emitted: set[int] = set()
-    body = ""
-    if isinstance(text, str):
-        source = _Source(text, source_info.get("cells") or [])
-        ranges = [r for i, f in enumerate(fragments, start=1) if (r := source.locate(i, f[side_key])) is not None]
-        layout = _Layout(source, ranges)
-        show = _visible_lines(source, ranges)
-        if source.cells:
-            blocks = []
-            for cell in source.cells:
-                first = max(1, int(cell.get("start_line", 1)))
-                last = min(source.n_lines, int(cell.get("end_line", first)))
-                if first > last:
-                    continue
-                code = _render_lines(source, range(first, last + 1), show, layout, side, other, prefix, emitted,
-                                     cell_start=first)
-                blocks.append(f'<div class="cell"><div class="cell-in">cell {_e(cell.get("cell_index", "?"))}</div>'
-                              f'<pre class="code">{code}</pre></div>')
-            body = "\n".join(blocks)
-        else:
-            code = _render_lines(source, range(1, source.n_lines + 1), show, layout, side, other, prefix, emitted)
-            body = f'<pre class="code">{code}</pre>'
-    else:
-        why = (source_info or {}).get("omitted") or "the report does not carry this file's text"
-        body = f'<p class="omitted">Code not shown: {_e(why)}.</p>'
-    # Every fragment keeps a target on both sides, so every link of the page resolves.
-    missing = [i for i in range(1, len(fragments) + 1) if i not in emitted]
-    if missing:
-        items = "".join(
-            f'<li><a class="frag-anchor" id="{prefix}-{side}{i}" data-frag="{i}"></a>'
-            f'<a class="frag" href="#{prefix}-{other}{i}" data-frags="{i}">fragment {i}</a>: '
-            f'{_e(fragment_side_label(fragments[i - 1], side_key))}</li>'
-            for i in missing
-        )
-        body += f'<ul class="placeholders">{items}</ul>'
-    return f'<div class="pane pane-{side_key}">{head}{body}</div>'
-
-
-def _render_pair(pair: Mapping[str, Any], sources: Mapping[str, Any], prefix: str) -> str:
-    kind, fragments = pair_fragments(pair)
-    agent_src = (sources.get("agent") or {}).get(pair["agent_path"])
-    ref_src = (sources.get("reference") or {}).get(pair["reference_path"])
-    unit = "tokens" if kind == "evidence" else "k-grams"
-    rows = []
-    for i, fragment in enumerate(fragments, start=1):
-        rows.append(
-            f'<tr class="frag-row" data-frags="{i}"><td class="num">{i}</td>'
-            f'<td><a href="#{prefix}-a{i}">{_e(fragment_side_label(fragment, "agent"))}</a></td>'
-            f'<td><a href="#{prefix}-b{i}">{_e(fragment_side_label(fragment, "reference"))}</a></td>'
-            f'<td class="num">{_e(fragment.get("length", ""))}</td></tr>'
-        )
-    which = "the copy detector's chain of copied stretches" if kind == "evidence" else "Dolos fragments"
-    figures = (
-        f'copy score <strong>{_num(pair.get("score"), 3)}</strong> · similarity {_num(pair.get("similarity"), 3)} · '
-        f'agent containment {_num(pair.get("agent_containment"), 3)} · reference containment '
-        f'{_num(pair.get("reference_containment"), 3)} · longest fragment {_num(pair.get("longest_fragment"))}'
-    )
-    return (
-        f'<section class="pair" id="{prefix}">'
-        f'<h4><code>{_e(pair["agent_path"])}</code> ↔ <code>{_e(pair["reference_path"])}</code> '
-        f'<span class="muted">({_e(pair.get("reference_id", ""))})</span></h4>'
-        f'<p>{figures}</p>'
-        f'<p class="muted">{len(fragments)} matched fragment(s), {which}. Each highlighted stretch links to the same '
-        f'fragment on the other side.</p>'
-        f'<table class="fragments"><thead><tr><th>#</th><th>agent</th><th>reference</th><th>{unit}</th></tr></thead>'
-        f'<tbody>{"".join(rows)}</tbody></table>'
-        f'<div class="sbs">'
-        f'{_render_pane("agent · " + pair["agent_path"], agent_src, fragments, "agent", "a", "b", prefix)}'
-        f'{_render_pane("reference · " + pair["reference_path"], ref_src, fragments, "reference", "b", "a", prefix)}'
-        f'</div></section>'
-    )
+    def block(self, prefix: str) -> str:
+        """The hidden element holding the data, as JSON or (when large) gzip-compressed base64."""
+        data = json.dumps({"texts": self.texts, "pairs": self.pairs, "full": MAX_FULL_LINES,
+                           "context": CONTEXT_LINES}, separators=(",", ":"), ensure_ascii=True)
+        if len(data) > COMPRESS_OVER:
+            packed = base64.b64encode(gzip.compress(data.encode("ascii"), compresslevel=9, mtime=0)).decode("ascii")
+            return (f'<div class="report-data" hidden data-run="{prefix}" data-encoding="gzip-base64">'
+                    f"{packed}</div>")
+        return f'<div class="report-data" hidden data-run="{prefix}" data-encoding="json">{html.escape(data, quote=False)}</div>'
 
 
 # ----------------------------------------------------------------------------------------------
@@ -432,9 +547,10 @@ def _grade_panel(report: Mapping[str, Any]) -> str:
 
 
 def _pair_link(evidence: Mapping[str, Any], pair_ids: list[tuple[Mapping[str, Any], str]]) -> str:
+    """The id of the side-by-side view of the pair an evidence item is about, or ``""``."""
     for pair, pid in pair_ids:
         if evidence.get("path") == pair["agent_path"] and pair["reference_path"] in str(evidence.get("label", "")):
-            return f' <a href="#{pid}">side by side ↓</a>'
+            return pid
     return ""
 
 
@@ -452,50 +568,81 @@ def _excerpt(evidence: Mapping[str, Any]) -> str:
     return f'<pre class="excerpt"><code>{body}</code></pre>'
 
 
-def _finding(index: int, finding: Mapping[str, Any], rules: Mapping[str, Any], prefix: str,
+def _evidence_item(ev: Mapping[str, Any], pid: str, *, excerpt: bool = True) -> str:
+    where = span_location(str(ev.get("path", "")), ev.get("start_line"), ev.get("end_line"))
+    label = f' <span class="label">({_e(ev["label"])})</span>' if ev.get("label") else ""
+    link = f' <a href="#{pid}">side by side ↓</a>' if pid else ""
+    return (f'<div class="evidence"><div class="where"><code>{_e(where)}</code>{label}{link}</div>'
+            f'{_excerpt(ev) if excerpt else ""}</div>')
+
+
+def _finding(index: int, finding: Mapping[str, Any], rule_anchors: Mapping[str, str], prefix: str,
              pair_ids: list[tuple[Mapping[str, Any], str]]) -> str:
     severity = str(finding.get("severity", "info"))
     sev_class = f"sev-{severity}" if severity in SEVERITY_ORDER else "sev-info"
     review = finding.get("review") if isinstance(finding.get("review"), Mapping) else None
     decision = str(review.get("decision", "")) if review else ""
     decided = f" review-{decision}" if decision in ("confirmed", "dismissed") else ""
+    anchor = rule_anchors.get(str(finding.get("rule_id")))
+    why = f' <a class="why" href="#{anchor}">why this rule</a>' if anchor else ""
     parts = [
         f'<article class="finding {sev_class}{decided}" id="{prefix}-f{index}">',
         f'<header><span class="badge {sev_class}">{_e(severity.upper())}</span>'
         f'<span class="badge sev-info">confidence {_e(finding.get("confidence", ""))}</span>'
         f'<span class="badge sev-info">actor {_e(finding.get("actor", "unknown"))}</span>'
         f'<code class="rule">{_e(finding["rule_id"])}</code><span>{_e(finding.get("title", ""))}</span>'
-        f'{f"<span class=decision>{_e(decision)}</span>" if decision else ""}</header>',
+        f'{f"<span class=decision>{_e(decision)}</span>" if decision else ""}{why}</header>',
         f'<p class="message">{_e(finding.get("message", ""))}</p>',
     ]
     if review:
         parts.append(f'<p class="review">Reviewer: {_e(review_line(review))}</p>')
     evidence = list(finding.get("evidence", []))
-    for i, ev in enumerate(evidence):
-        if i == MAX_OPEN_EVIDENCE:
-            more = len(evidence) - MAX_OPEN_EVIDENCE
-            parts.append(f'<details class="more-evidence"><summary>{more} more location{"s" if more != 1 else ""}'
-                         '</summary>')
-        where = span_location(str(ev.get("path", "")), ev.get("start_line"), ev.get("end_line"))
-        label = f' <span class="label">({_e(ev["label"])})</span>' if ev.get("label") else ""
-        parts.append(f'<div class="evidence"><div class="where"><code>{_e(where)}</code>{label}'
-                     f'{_pair_link(ev, pair_ids)}</div>{_excerpt(ev)}</div>')
-    if len(evidence) > MAX_OPEN_EVIDENCE:
-        parts.append("</details>")
-    info = rules.get(finding["rule_id"]) or {}
-    if info.get("rationale") or info.get("references"):
-        refs = "".join(
-            f'<li><a href="{_e(r)}" rel="noopener noreferrer">{_e(r)}</a></li>' if _SAFE_URL.match(str(r))
-            else f"<li>{_e(r)}</li>"
-            for r in info.get("references", [])
-        )
-        parts.append(f'<details class="rule-info"><summary>Why this rule</summary>'
-                     f'<div class="rationale">{_e(str(info.get("rationale", "")).strip())}</div>'
-                     f'{f"<ul>{refs}</ul>" if refs else ""}</details>')
+    links = [_pair_link(ev, pair_ids) for ev in evidence]
+    if evidence and links[0] and len(set(links)) == 1:
+        # Every location is a fragment of one side-by-side view, which shows the code: one line here.
+        parts.append(_evidence_item(evidence[0], links[0], excerpt=False))
+        if len(evidence) > 1:
+            parts.append(f'<p class="muted">{len(evidence) - 1} more location(s): the fragments of the side-by-side '
+                         'view.</p>')
+    else:
+        for i, ev in enumerate(evidence):
+            if i == MAX_OPEN_EVIDENCE:
+                more = len(evidence) - MAX_OPEN_EVIDENCE
+                parts.append(f'<details class="more-evidence"><summary>{more} more location{"s" if more != 1 else ""}'
+                             '</summary>')
+            parts.append(_evidence_item(ev, links[i]))
+        if len(evidence) > MAX_OPEN_EVIDENCE:
+            parts.append("</details>")
     if finding.get("fingerprint"):
         parts.append(f'<div class="fp">fingerprint {_e(finding["fingerprint"])}</div>')
     parts.append("</article>")
     return "".join(parts)
+
+
+def _pair_row(pair: Mapping[str, Any], pid: str | None) -> str:
+    flagged = f'<a href="#{pid}"><strong>flagged</strong></a>' if pid else "no"
+    if pair_too_short(pair):
+        figures = f'<td colspan="3">{TOO_SHORT}</td>'
+    else:
+        figures = (f'<td>{_num(pair.get("similarity"), 3)}</td><td>{_num(pair.get("agent_containment"), 3)}</td>'
+                   f'<td>{_num(pair.get("reference_containment"), 3)}</td>')
+    origin = pair_origin_label(pair)
+    agent = f'<code>{_e(pair["agent_path"])}</code>' + (f' <span class="origin">{_e(origin)}</span>' if origin else "")
+    return (f'<tr><td>{agent}</td><td><code>{_e(pair["reference_path"])}</code></td>'
+            f'<td>{_num(pair.get("score"), 3)}</td><td>{flagged}</td>{figures}'
+            f'<td>{_num(pair.get("longest_fragment"))}</td></tr>')
+
+
+def _pair_view(pair: Mapping[str, Any], pid: str, prefix: str, fragments: int, *, open_: bool) -> str:
+    """A flagged pair's collapsed view; the page's script fills it from the run's data block."""
+    origin = pair_origin_label(pair)
+    return (
+        f'<details class="pair" id="{pid}" data-run="{prefix}"{" open" if open_ else ""}><summary>'
+        f'<code>{_e(pair["agent_path"])}</code>{" " + _e(origin) if origin else ""} ↔ '
+        f'<code>{_e(pair["reference_path"])}</code> · copy score {_num(pair.get("score"), 3)} · '
+        f'{fragments} fragment(s)</summary><div class="pair-view"><p class="muted">The side-by-side view is drawn by '
+        f'the page\'s script.</p></div></details>'
+    )
 
 
 def _similarity(report: Mapping[str, Any], prefix: str, pair_ids: list[tuple[Mapping[str, Any], str]]) -> str:
@@ -508,19 +655,14 @@ def _similarity(report: Mapping[str, Any], prefix: str, pair_ids: list[tuple[Map
     out = [
         f'<section class="similarity" id="{prefix}-similarity"><h3>Similarity</h3>'
         f'<p>{len(sim.get("agent_files", []))} agent file(s) compared with {_e(sim.get("reference_count", 0))} '
-        f'reference notebook(s) of <code>{_e(sim.get("corpus", "?"))}</code>.</p>'
+        f'reference notebook(s) of <code>{_e(sim.get("corpus", "?"))}</code> '
+        '(<a href="#legend">how to read the figures</a>).</p>'
     ]
+    share = copied_share_line(sim)
+    if share is not None:
+        out.append(f'<p class="copied-share" id="{prefix}-copied-share"><strong>Copied share:</strong> {_e(share)}.</p>')
     if pairs:
-        rows = []
-        for pair in pairs[:MAX_PAIRS] + [p for p in pairs[MAX_PAIRS:] if p.get("flagged")]:
-            pid = ids.get(id(pair))
-            flagged = f'<a href="#{pid}"><strong>flagged</strong></a>' if pid else "no"
-            rows.append(
-                f'<tr><td><code>{_e(pair["agent_path"])}</code></td><td><code>{_e(pair["reference_path"])}</code></td>'
-                f'<td class="num">{_num(pair.get("score"), 3)}</td><td>{flagged}</td>'
-                f'<td class="num">{_num(pair.get("similarity"), 3)}</td><td class="num">{_num(pair.get("agent_containment"), 3)}</td>'
-                f'<td class="num">{_num(pair.get("reference_containment"), 3)}</td><td class="num">{_num(pair.get("longest_fragment"))}</td></tr>'
-            )
+        rows = [_pair_row(p, ids.get(id(p))) for p in pairs[:MAX_PAIRS] + [p for p in pairs[MAX_PAIRS:] if p.get("flagged")]]
         out.append(
             '<table class="pairs"><thead><tr><th>agent file</th><th>reference</th><th>copy score</th><th>flagged</th>'
             '<th>similarity</th><th>agent containment</th><th>reference containment</th><th>longest fragment</th></tr></thead>'
@@ -528,11 +670,75 @@ def _similarity(report: Mapping[str, Any], prefix: str, pair_ids: list[tuple[Map
         )
     else:
         out.append("<p>No pair above the display threshold.</p>")
-    sources = sim.get("sources") or {}
-    for pair, pid in pair_ids:
-        out.append(_render_pair(pair, sources, pid))
+    if pair_ids:
+        data = _RunData()
+        sources = sim.get("sources") or {}
+        views = []
+        for pair, pid in pair_ids:
+            count = data.add_pair(pid, pair, sources)
+            views.append(_pair_view(pair, pid, prefix, count, open_=len(pair_ids) <= OPEN_PAIRS))
+        out.append(f'<h4>Flagged pairs side by side ({len(pair_ids)})</h4>')
+        out.append(f'<p class="nocode" id="{prefix}-nocode" hidden>This browser cannot unpack the code of this page '
+                   '(it needs DecompressionStream); the JSON report holds it.</p>')
+        out.append("".join(views))
+        out.append(data.block(prefix))
     out.append("</section>")
     return "".join(out)
+
+
+def _rule_anchors(reports: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """``rule id -> "rule-N"`` for every rule with a finding on the page (ids from numbers only)."""
+    ids = sorted({str(f.get("rule_id")) for r in reports for f in r.get("findings", [])})
+    return {rule_id: f"rule-{n}" for n, rule_id in enumerate(ids, start=1)}
+
+
+def _glossary(reports: Sequence[Mapping[str, Any]], anchors: Mapping[str, str]) -> str:
+    """Each rule with a finding on the page, explained once: title, severity, rationale, references."""
+    if not anchors:
+        return ""
+    infos: dict[str, Mapping[str, Any]] = {}
+    for report in reports:
+        for rule_id, info in (report.get("rules") or {}).items():
+            if isinstance(info, Mapping):
+                infos.setdefault(str(rule_id), info)
+    items = []
+    for rule_id, anchor in anchors.items():
+        info = infos.get(rule_id) or {}
+        refs = "".join(
+            f'<li><a href="{_e(r)}" rel="noopener noreferrer">{_e(r)}</a></li>' if _SAFE_URL.match(str(r))
+            else f"<li>{_e(r)}</li>"
+            for r in info.get("references", [])
+        )
+        facts = " · ".join(_e(f"{k} {info[k]}") for k in ("category", "severity", "confidence") if info.get(k))
+        items.append(
+            f'<section class="rule-info" id="{anchor}"><h3><code>{_e(rule_id)}</code> {_e(info.get("title", ""))}</h3>'
+            f'{f"<p class=muted>{facts}</p>" if facts else ""}'
+            f'<div class="rationale">{_e(str(info.get("rationale", "")).strip() or "No rationale in the report.")}</div>'
+            f'{f"<ul>{refs}</ul>" if refs else ""}</section>'
+        )
+    return f'<section class="glossary" id="rules"><h2>Rules</h2><p>Why each rule with a finding on this page exists.</p>{"".join(items)}</section>'
+
+
+_LEGEND = (
+    '<section class="legend" id="legend"><h2>How to read the similarity figures</h2><dl>'
+    "<dt>copy score</dt><dd>The copy detector's decision statistic, in [0, 1): how strongly the agent file's code "
+    "reads as copied from that notebook, renamed, reformatted or split up or not.</dd>"
+    "<dt>flagged</dt><dd>The score reached the bound of the plagiarism rule; flagged pairs get a side-by-side view.</dd>"
+    "<dt>similarity</dt><dd>Dolos's symmetric similarity: the shared fingerprints over both files' fingerprints.</dd>"
+    "<dt>agent / reference containment</dt><dd>The share of the agent file's (the notebook's) fingerprints that the "
+    "other file also has.</dd>"
+    "<dt>longest fragment</dt><dd>Dolos's longest run of shared fingerprints (k-grams).</dd>"
+    f"<dt>{TOO_SHORT}</dt><dd>A file with fewer tokens than one k-gram has no fingerprint: no figure would mean "
+    "anything, so none is shown.</dd>"
+    "<dt>node, step, id</dt><dd>Code read from a log (an AIDE journal's nodes) shares the log's path; the node (or "
+    "the record and its line) tells the rows apart.</dd>"
+    "<dt>copied share</dt><dd>The lines of the run's agent code that the copy detector matched to a public notebook "
+    "in a flagged pair, over all lines of the agent code compared.</dd>"
+    "<dt>side-by-side view</dt><dd>The matched fragments (the copy detector's chain of copied stretches, or Dolos's "
+    "fragments) are highlighted; each highlighted stretch links to the same fragment on the other side, and the "
+    "fragment table links to both. Each text is stored once in the page and drawn when its view is opened.</dd>"
+    "</dl></section>"
+)
 
 
 _VERDICT_CLASSES = ("clean", "review", "incomplete", "flagged")
@@ -550,7 +756,7 @@ def _gaps(gaps: list[Mapping[str, Any]], prefix: str) -> str:
             f'<p>The audit is incomplete: the run is not clean until these are resolved.</p><ul>{"".join(items)}</ul></section>')
 
 
-def _run_section(report: Mapping[str, Any], n: int) -> str:
+def _run_section(report: Mapping[str, Any], n: int, rule_anchors: Mapping[str, str]) -> str:
     prefix = f"r{n}"
     run, verdict, meta = report["run"], report["verdict"], report.get("meta", {})
     kind = str(verdict.get("kind", "review"))
@@ -579,8 +785,7 @@ def _run_section(report: Mapping[str, Any], n: int) -> str:
         _grade_panel(report),
         f'<section class="findings" id="{prefix}-findings"><h3>Findings ({len(findings)}: {count_text})</h3>',
     ]
-    rules = report.get("rules", {}) or {}
-    parts += [_finding(i, f, rules, prefix, pair_ids) for i, f in enumerate(findings, start=1)]
+    parts += [_finding(i, f, rule_anchors, prefix, pair_ids) for i, f in enumerate(findings, start=1)]
     if not findings:
         parts.append("<p>None.</p>")
     parts.append("</section>")
@@ -709,7 +914,11 @@ def render_html(reports: AuditReport | Mapping[str, Any] | Iterable[AuditReport 
         body.append(_batch_summary(summary))
     if len(data) != 1:
         body.append(_index(data))
-    body += [_run_section(report, n) for n, report in enumerate(data, start=1)]
+    anchors = _rule_anchors(data)
+    body += [_run_section(report, n, anchors) for n, report in enumerate(data, start=1)]
+    body.append(_glossary(data, anchors))
+    if any(report.get("similarity") for report in data):
+        body.append(_LEGEND)
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'

@@ -27,7 +27,11 @@ import re
 from typing import Any, Mapping, TextIO
 
 from audit.formatters.common import (
+    TOO_SHORT,
     as_report_dict,
+    copied_share_line,
+    pair_origin_label,
+    pair_too_short,
     code_language,
     flagged_pairs,
     fragment_side_label,
@@ -166,6 +170,9 @@ def _similarity_section(report: Mapping[str, Any]) -> list[str]:
         f"notebook(s) of {_code(sim.get('corpus', '?'))}.",
         "",
     ]
+    share = copied_share_line(sim)
+    if share is not None:
+        out += [f"**Copied share:** {_text(share)}.", ""]
     if not pairs:
         return out + ["No pair above the display threshold.", ""]
     out += [
@@ -173,18 +180,24 @@ def _similarity_section(report: Mapping[str, Any]) -> list[str]:
         "|---|---|---|---|---|---|---|---|",
     ]
     for pair in pairs[:MAX_PAIRS]:
+        origin = pair_origin_label(pair)
+        agent = _code(pair["agent_path"]) + (f" {_text(origin)}" if origin else "")
+        if pair_too_short(pair):
+            figures = f"{TOO_SHORT} | – | –"
+        else:
+            figures = (f"{_num(pair.get('similarity'), 3)} | {_num(pair.get('agent_containment'), 3)} | "
+                       f"{_num(pair.get('reference_containment'), 3)}")
         out.append(
-            f"| {_code(pair['agent_path'])} | {_code(pair['reference_path'])} | {_num(pair.get('score'), 3)} | "
-            f"{'**yes**' if pair.get('flagged') else 'no'} | {_num(pair.get('similarity'), 3)} | "
-            f"{_num(pair.get('agent_containment'), 3)} | {_num(pair.get('reference_containment'), 3)} | "
-            f"{_num(pair.get('longest_fragment'))} |"
+            f"| {agent} | {_code(pair['reference_path'])} | {_num(pair.get('score'), 3)} | "
+            f"{'**yes**' if pair.get('flagged') else 'no'} | {figures} | {_num(pair.get('longest_fragment'))} |"
         )
     if len(pairs) > MAX_PAIRS:
         out.append(f"\n… {len(pairs) - MAX_PAIRS} more pair(s) in the JSON report.")
     out.append("")
     for pair in flagged_pairs(sim):
         kind, fragments = pair_fragments(pair)
-        out.append(f"### {_code(pair['agent_path'])} ↔ {_code(pair['reference_path'])}")
+        origin = pair_origin_label(pair)
+        out.append(f"### {_code(pair['agent_path'])}{' ' + _text(origin) if origin else ''} ↔ {_code(pair['reference_path'])}")
         out.append("")
         source = "the copy detector's chain" if kind == "evidence" else "Dolos fragments"
         out.append(f"Matched fragments ({source}):")

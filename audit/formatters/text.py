@@ -26,7 +26,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from audit.formatters.common import grade_status
+from audit.formatters.common import TOO_SHORT, copied_share_line, grade_status, pair_agent_label, pair_too_short
 from audit.formatters.terminal import terminal_safe
 from audit.report import AuditReport
 
@@ -36,6 +36,9 @@ _EXCERPT_LINES = 6
 _EXCERPT_WIDTH = 120
 _GAPS_SHOWN = 20
 _SKIPPED_SHOWN = 20
+#: Pairs listed in the similarity table (the JSON report has them all).
+_PAIRS_SHOWN = 5
+_PAIR_COLUMNS = ("agent", "reference", "score", "flagged", "similarity", "agent containment", "longest fragment")
 
 
 def _safe(text: object) -> str:
@@ -165,19 +168,33 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             f"notebook(s) in {_safe(sim.get('corpus', '?'))}",
             markup=False,
         )
+        share = copied_share_line(sim)
+        if share is not None:
+            console.print(f"Copied share: {_safe(share)}", markup=False)
         if pairs:
+            shown = pairs[:_PAIRS_SHOWN]
             table = Table(show_edge=False, pad_edge=False, box=None)
-            for col in ("agent", "reference", "similarity", "agent containment", "longest fragment"):
-                table.add_column(col, justify="right" if col not in ("agent", "reference") else "left")
-            for pair in pairs[:5]:
+            for col in _PAIR_COLUMNS:
+                table.add_column(col, justify="left" if col in ("agent", "reference", "flagged") else "right")
+            for pair in shown:
+                short = pair_too_short(pair)
                 table.add_row(
-                    Text(_safe(pair["agent_path"])),
+                    Text(_safe(pair_agent_label(pair))),
                     Text(_safe(pair["reference_path"])),
-                    _fmt(pair["similarity"], 3),
-                    _fmt(pair["agent_containment"], 3),
+                    _fmt(pair.get("score"), 3),
+                    "yes" if pair.get("flagged") else "no",
+                    TOO_SHORT if short else _fmt(pair["similarity"], 3),
+                    "–" if short else _fmt(pair["agent_containment"], 3),
                     str(pair["longest_fragment"]),
                 )
             console.print(table)
+            if len(pairs) > len(shown):
+                flagged = sum(1 for p in pairs[len(shown):] if p.get("flagged"))
+                console.print(f" … {len(pairs) - len(shown)} more pair(s), {flagged} of them flagged "
+                              "(see the JSON report's similarity.pairs)", markup=False)
+            console.print("score: the copy detector's score in [0, 1); flagged: it reached the plagiarism rule's "
+                          "bound; similarity: Dolos's symmetric similarity; agent containment: the share of the "
+                          "agent file's fingerprints found in the notebook", markup=False)
     if report.skipped:
         console.print()
         console.print(f"Skipped ({len(report.skipped)})", markup=False)

@@ -455,7 +455,7 @@ class _Page(HTMLParser):
         if tag == "a" and (attrs.get("href") or "").startswith("#"):
             self.links.append(attrs["href"][1:])
         classes = (attrs.get("class") or "").split()
-        if tag == "section" and "pair" in classes:
+        if tag in ("section", "details") and "pair" in classes:
             self._pair = attrs.get("id")
         if tag == "div" and "pane" in classes:
             self._pane, self._depth = classes[1], 0
@@ -519,43 +519,95 @@ def test_html_escapes_everything_from_the_run():
     assert "agent\\x1b[31m" in text and "\x1b" not in text
 
 
-def test_html_links_resolve_and_fragments_are_linked_both_ways():
-    page = _page(render_html(hostile_report()))
+def report_data(text: str) -> dict[str, dict]:
+    """The data blocks of a page (``run prefix -> {"texts", "pairs", ...}``), unpacked as the page's
+    script unpacks them."""
+    import base64
+    import gzip
+    import html as html_module
+
+    blocks = {}
+    for match in re.finditer(r'<div class="report-data" hidden data-run="(r\d+)" data-encoding="([a-z0-9-]+)">(.*?)</div>',
+                             text, re.S):
+        raw = match.group(3)
+        data = (gzip.decompress(base64.b64decode(raw)).decode("ascii") if match.group(2) == "gzip-base64"
+                else html_module.unescape(raw))
+        blocks[match.group(1)] = json.loads(data)
+    return blocks
+
+
+def test_html_links_resolve_and_flagged_pairs_have_views():
+    text = render_html(hostile_report())
+    page = _page(text)
     assert len(page.ids) == len(set(page.ids)), "duplicate ids"
     assert set(page.links) <= set(page.ids)
-    for i in (1, 2, 3):
-        assert f"r1-p1-a{i}" in page.ids and f"r1-p1-b{i}" in page.ids
-    # The second flagged pair has no reference text: its fragment keeps a target on that side.
-    assert {"r1-p2-a1", "r1-p2-b1"} <= set(page.ids)
-    assert {"r1-p1", "r1-p2"} <= set(page.links)  # pair table → pair sections
+    assert {"r1-p1", "r1-p2"} <= set(page.ids)
+    assert {"r1-p1", "r1-p2"} <= set(page.links)  # pair table → pair views
     assert "r1-p3" not in page.ids  # a pair below the bound gets no side-by-side view
-    # Evidence of the plagiarism finding links to its pair.
-    assert "r1-p1" in page.links
+    data = report_data(text)["r1"]
+    assert set(data["pairs"]) == {"r1-p1", "r1-p2"}
+    assert len(data["pairs"]["r1-p1"]["f"]) == 3 and len(data["pairs"]["r1-p2"]["f"]) == 1
+    # The second flagged pair's reference text is not in the report: the view says why.
+    missing = data["pairs"]["r1-p2"]["b"]
+    assert missing is None or data["texts"][missing]["text"] is None
 
 
-def test_html_highlights_exactly_the_fragment_text():
-    page = _page(render_html(hostile_report()))
-    for number, fragment in enumerate(FRAGMENTS, start=1):
-        for pane, side, text in (("pane-agent", fragment.agent, AGENT_TEXT), ("pane-reference", fragment.reference, REFERENCE_TEXT)):
-            expected = text[side.start_byte:side.end_byte].replace("\n", "")
-            assert "".join(page.pieces[("r1-p1", pane, str(number))]) == expected, (pane, number)
+def test_html_stores_each_text_once_and_the_spans_into_it():
+    report = as_report_dict(hostile_report())
+    text = render_html(report)
+    data = report_data(text)["r1"]
+    texts = [t["text"] for t in data["texts"]]
+    assert texts.count(AGENT_TEXT) == 1 and texts.count(REFERENCE_TEXT) == 1
+    pair = data["pairs"]["r1-p1"]
+    assert data["texts"][pair["a"]]["text"] == AGENT_TEXT
+    assert data["texts"][pair["b"]]["cells"] == [[c["cell_index"], c["start_line"], c["end_line"]] for c in REFERENCE_CELL_MAP]
+    for (agent, reference, length), fragment in zip(pair["f"], FRAGMENTS):
+        assert agent == [fragment.agent.start_byte, fragment.agent.end_byte, fragment.agent.start_line, fragment.agent.end_line]
+        assert reference[:2] == [fragment.reference.start_byte, fragment.reference.end_byte]
+    # Two pairs of one agent file share its text.
+    second = copy.deepcopy(report["similarity"]["pairs"][0])
+    second["reference_path"] = "kernels/other.py"
+    report["similarity"]["pairs"].append(second)
+    report["similarity"]["sources"]["reference"]["kernels/other.py"] = {"kind": "file", "text": "x = 1\n", "cells": []}
+    data = report_data(render_html(report))["r1"]
+    assert [t["text"] for t in data["texts"]].count(AGENT_TEXT) == 1
+    assert len({p["a"] for p in data["pairs"].values() if data["texts"][p["a"]]["text"] == AGENT_TEXT}) == 1
 
 
-def test_html_shows_notebook_cells_as_cells():
-    text = render_html(hostile_report())
-    assert [int(m) for m in re.findall(r'<div class="cell-in">cell (\d+)</div>', text)] == [1, 3, 4]
-    # Line numbers restart in each cell; the joined-code line is in the title.
-    assert '<span class="line hl" title="code line 5"><span class="ln">2</span>' in text
+def test_html_offsets_count_utf16_units_past_astral_characters():
+    report = as_report_dict(hostile_report())
+    pair = report["similarity"]["pairs"][0]
+    source = report["similarity"]["sources"]["agent"][pair["agent_path"]]
+    source["text"] = "# 🐍\n" + source["text"]
+    for fragment in pair["evidence_fragments"]:
+        fragment["agent"]["start_byte"] += 4
+        fragment["agent"]["end_byte"] += 4
+    data = report_data(render_html(report))["r1"]
+    first = data["pairs"]["r1-p1"]["f"][0][0]
+    assert first[0] == pair["evidence_fragments"][0]["agent"]["start_byte"] + 1  # the snake is two UTF-16 units
 
 
-def test_html_falls_back_to_whole_lines_when_offsets_disagree():
-    data = as_report_dict(hostile_report())
-    fragment = data["similarity"]["pairs"][0]["evidence_fragments"][0]
-    fragment["agent"]["start_byte"] += 5  # still on the span's start line: the offsets are used
-    fragment["reference"]["start_byte"] = 10_000  # past the end: the span's whole lines are used
-    page = _page(render_html(data))
-    assert "".join(page.pieces[("r1-p1", "pane-agent", "1")]) == "t pandas as pd"
-    assert "".join(page.pieces[("r1-p1", "pane-reference", "1")]) == "import pandas as pd"
+def test_html_explains_rules_and_figures_once_per_page():
+    reports = [hostile_report(), hostile_report()]
+    text = render_html(reports)
+    page = _page(text)
+    assert set(page.links) <= set(page.ids)
+    assert text.count('id="legend"') == 1 and text.count('class="glossary"') == 1
+    rules = {f.rule_id for f in hostile_report().findings}
+    assert text.count('<section class="rule-info"') == len(rules)
+    assert text.count("Why each rule") == 1
+    assert text.count('class="why"') == 2 * len(hostile_report().findings)
+    assert "Each highlighted stretch links" not in text.split('id="legend"')[0]
+
+
+def test_html_of_the_copied_example_carries_its_pair(example_reports):
+    text = render_html(example_reports["copied-digits"])
+    page = _page(text)
+    assert set(page.links) <= set(page.ids)
+    pair = as_report_dict(example_reports["copied-digits"])["similarity"]["pairs"][0]
+    data = report_data(text)["r1"]["pairs"]["r1-p1"]
+    assert len(data["f"]) == len(pair["evidence_fragments"])
+    assert '<span class="medal medal-gold">gold</span>' in text
 
 
 def test_html_of_many_reports_has_an_index_and_distinct_ids(example_reports):
@@ -565,17 +617,6 @@ def test_html_of_many_reports_has_an_index_and_distinct_ids(example_reports):
     assert set(page.links) <= set(page.ids)
     assert [f"r{n}" for n in range(1, 5)] == [i for i in page.ids if re.fullmatch(r"r\d", i)]
     assert "<title>mleaudit · 4 runs</title>" in text
-
-
-def test_html_of_the_copied_example_has_a_side_by_side_view(example_reports):
-    text = render_html(example_reports["copied-digits"])
-    page = _page(text)
-    assert set(page.links) <= set(page.ids)
-    pair = as_report_dict(example_reports["copied-digits"])["similarity"]["pairs"][0]
-    for i in range(1, len(pair["evidence_fragments"]) + 1):
-        assert f"r1-p1-a{i}" in page.ids and f"r1-p1-b{i}" in page.ids
-        assert page.pieces[("r1-p1", "pane-agent", str(i))] and page.pieces[("r1-p1", "pane-reference", str(i))]
-    assert '<span class="medal medal-gold">gold</span>' in text
 
 
 # ---------------------------------------------------------------------------------------------
@@ -594,7 +635,7 @@ def test_formatter_registry_writes_every_format():
 @pytest.mark.parametrize("fmt,check", [
     ("sarif", lambda text: json.loads(text)["version"] == "2.1.0"),
     ("markdown", lambda text: text.startswith("# Audit of run `copied-digits`")),
-    ("html", lambda text: text.startswith("<!DOCTYPE html>") and 'id="r1-p1-b1"' in text),
+    ("html", lambda text: text.startswith("<!DOCTYPE html>") and 'id="r1-p1"' in text and "r1-p1" in report_data(text)["r1"]["pairs"]),
 ])
 def test_cli_writes_the_new_formats(example_reports, data_dir, tmp_path, fmt, check):
     from audit.cli import main

@@ -1,0 +1,194 @@
+"""What an audit report says about its similarity pairs beyond their figures.
+
+Two things a reviewer needs that the pair figures do not give:
+
+- **where a pair's agent code lies in a log** (:func:`pair_origins`): code read from a log (an
+  AIDE journal's nodes, the code blocks of a transcript) shares the log's path, so a
+  600-node journal can list the same (file, notebook) pair once per node. Each such pair gets
+  ``agent_origin``: the record's place in the log (``nodes[3].code``), its first line and, for
+  an AIDE journal, the node's ``id`` and ``step``;
+- **how much of the run's agent code was found in public notebooks** (:func:`copied_share`):
+  the share of the lines of the compared agent code that lie in a stretch the copy detector
+  matched to a notebook in a flagged pair.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Iterable, Mapping, Sequence
+
+from audit.units import CodeUnit
+
+__all__ = ["pair_origins", "copied_share", "unit_of_pair"]
+
+_NODE_INDEX = re.compile(r"^(?:nodes)?\[(\d+)\]")
+
+
+def _line_count(text: str) -> int:
+    """Lines of ``text`` (a final newline does not open another line)."""
+    if not text:
+        return 0
+    return text.count("\n") + (0 if text.endswith("\n") else 1)
+
+
+def _fragments(pair: Any) -> tuple:
+    return tuple(pair.evidence_fragments) or tuple(pair.fragments)
+
+
+def unit_of_pair(pair: Any, units_by_path: Mapping[str, Sequence[CodeUnit]]) -> CodeUnit | None:
+    """The agent unit a pair was measured on.
+
+    Parameters
+    ----------
+    pair : PairReport
+    units_by_path : mapping of str to sequence of CodeUnit
+        The compared agent units, by path.
+
+    Returns
+    -------
+    CodeUnit or None
+        The only unit of the pair's path; for a log with several units, the one whose origin
+        holds the pair's first fragment (``None`` when no fragment tells).
+    """
+    units = units_by_path.get(pair.agent_path) or ()
+    if len(units) == 1:
+        return units[0]
+    fragments = _fragments(pair)
+    if not fragments:
+        return None
+    start = fragments[0].agent.start_byte
+    for unit in units:
+        origin = unit.origin
+        if origin is not None and origin.start_byte <= start < max(origin.end_byte, origin.start_byte + 1):
+            return unit
+    return None
+
+
+def _journal_nodes(text: str | None) -> list[Mapping[str, Any]] | None:
+    """The node records of an AIDE journal's text, or ``None``."""
+    if not text:
+        return None
+    from audit.logs.aide import journal_nodes
+
+    try:
+        return journal_nodes(json.loads(text))
+    except (ValueError, RecursionError):
+        return None
+
+
+def pair_origins(pairs: Iterable[Any], units: Sequence[CodeUnit], locations: Mapping[tuple[str, int], str],
+                 host_text: Callable[[str], str | None] | None = None) -> dict[int, dict[str, Any]]:
+    """``agent_origin`` of each pair whose agent code comes from a log.
+
+    Parameters
+    ----------
+    pairs : iterable of PairReport
+    units : sequence of CodeUnit
+        The compared agent units.
+    locations : mapping of (path, start offset) to str
+        The place of each log record in its log (``LogEvent.location`` by the event span's
+        path and start), e.g. ``nodes[3].code``.
+    host_text : callable, optional
+        The text of a run file (to read an AIDE journal's node ids and steps).
+
+    Returns
+    -------
+    dict
+        ``id(pair) -> {"location", "start_line", "node", "node_id", "step"}`` (the last three
+        ``None`` outside AIDE journals), for the pairs of log units only.
+    """
+    by_path: dict[str, list[CodeUnit]] = {}
+    for unit in units:
+        by_path.setdefault(unit.path, []).append(unit)
+    journals: dict[str, list[Mapping[str, Any]] | None] = {}
+    out: dict[int, dict[str, Any]] = {}
+    for pair in pairs:
+        unit = unit_of_pair(pair, by_path)
+        if unit is None or unit.origin is None:
+            continue
+        location = locations.get((unit.path, unit.origin.start_byte), "")
+        record: dict[str, Any] = {"location": location, "start_line": unit.origin.start_line, "node": None,
+                                  "node_id": None, "step": None}
+        match = _NODE_INDEX.match(location)
+        if match is not None:
+            if unit.path not in journals:
+                journals[unit.path] = _journal_nodes(host_text(unit.path) if host_text is not None else None)
+            nodes = journals[unit.path]
+            number = int(match.group(1))
+            record["node"] = number
+            if nodes is not None and number < len(nodes):
+                node = nodes[number]
+                node_id, step = node.get("id"), node.get("step")
+                record["node_id"] = str(node_id) if isinstance(node_id, (str, int)) else None
+                record["step"] = step if isinstance(step, int) and not isinstance(step, bool) else None
+        out[id(pair)] = record
+    return out
+
+
+def copied_share(pairs: Iterable[Any], units: Sequence[CodeUnit]) -> dict[str, Any]:
+    """The share of the run's agent code found in public notebooks.
+
+    A line of an agent unit counts as found when an evidence fragment of one of its flagged
+    pairs (the copy detector's chain of copied stretches) covers it; the share is those lines
+    over all lines of the compared agent units. Where a unit's fragments cannot be placed on
+    its own lines (code decoded from a JSON string, whose spans name the whole record), its
+    lines times the largest agent containment among its flagged pairs (the share of its
+    fingerprints that notebook holds) count instead.
+
+    Parameters
+    ----------
+    pairs : iterable of PairReport
+        Every pair the comparison kept (every flagged pair is among them).
+    units : sequence of CodeUnit
+        The compared agent units.
+
+    Returns
+    -------
+    dict
+        ``share`` (in [0, 1], ``None`` without agent code), ``copied_lines``, ``agent_lines``,
+        ``agent_units``, ``units_with_copies`` and ``notebooks`` (distinct notebooks of the
+        flagged pairs).
+    """
+    by_path: dict[str, list[CodeUnit]] = {}
+    for unit in units:
+        by_path.setdefault(unit.path, []).append(unit)
+    covered: dict[int, set[int]] = {}
+    fallback: dict[int, float] = {}
+    notebooks: set[str] = set()
+    for pair in pairs:
+        if not pair.flagged:
+            continue
+        notebooks.add(pair.reference_path)
+        unit = unit_of_pair(pair, by_path)
+        if unit is None:
+            continue
+        key = id(unit)
+        lines = covered.setdefault(key, set())
+        origin = unit.origin
+        exact = origin is None or len(unit.text) == origin.end_byte - origin.start_byte
+        if not exact:
+            fallback[key] = max(fallback.get(key, 0.0), float(pair.agent_containment))
+            continue
+        shift = 0 if origin is None else origin.start_line - 1
+        for fragment in pair.evidence_fragments:
+            lines.update(range(fragment.agent.start_line - shift, fragment.agent.end_line - shift + 1))
+    total = 0
+    copied = 0
+    with_copies = 0
+    for unit in units:
+        n = _line_count(unit.text)
+        total += n
+        key = id(unit)
+        found = len({line for line in covered.get(key, ()) if 1 <= line <= n})
+        found = max(found, min(round(fallback.get(key, 0.0) * n), n))
+        copied += found
+        with_copies += found > 0
+    return {
+        "share": copied / total if total else None,
+        "copied_lines": copied,
+        "agent_lines": total,
+        "agent_units": len(units),
+        "units_with_copies": with_copies,
+        "notebooks": len(notebooks),
+    }

@@ -1,0 +1,116 @@
+"""The report's similarity tables: journal nodes told apart, score and flagged shown, files too
+short to compare, and the run's copied share (JSON, text, markdown, HTML)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from audit.cli import main
+from audit.formatters.common import TOO_SHORT, copied_share_line, pair_agent_label
+from audit.formatters.html import render_html
+from audit.formatters.markdown import render_markdown
+from audit.schemas import check_report
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "similarity" / "detect"
+KERNELS = FIXTURES / "kernels"
+
+
+def _audit(run: Path, fmt: str, out: Path) -> str:
+    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(KERNELS), "--format", fmt, "-o", str(out)])
+    assert result.exit_code in (0, 1, 3), result.output
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def journal_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An AIDE run whose journal has three nodes, each with the same kernel pasted into host code."""
+    run = tmp_path_factory.mktemp("journal-run")
+    (run / "logs").mkdir()
+    kernel = (KERNELS / "bravo-rush-hours.py").read_text(encoding="utf-8")
+    host = (FIXTURES / "agent" / "host.py").read_text(encoding="utf-8")
+    nodes = [{"id": f"n{i}-id", "step": 10 + i, "plan": "try again", "code": f"{host}\nSEED = {i}\n{kernel}",
+              "parent": None, "children": [], "_term_out": ["ok"], "metric": None} for i in range(3)]
+    (run / "logs" / "journal.json").write_text(json.dumps({"nodes": nodes}, indent=1), encoding="utf-8")
+    return run
+
+
+@pytest.fixture(scope="module")
+def journal_report(journal_run: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    out = tmp_path_factory.mktemp("out") / "report.json"
+    return json.loads(_audit(journal_run, "json", out))
+
+
+def test_journal_pairs_name_their_node(journal_report: dict) -> None:
+    check_report(journal_report)
+    pairs = [p for p in journal_report["similarity"]["pairs"] if p["reference_path"] == "bravo-rush-hours.py"]
+    assert len(pairs) == 3
+    origins = sorted((p["agent_origin"]["node"], p["agent_origin"]["step"], p["agent_origin"]["node_id"]) for p in pairs)
+    assert origins == [(0, 10, "n0-id"), (1, 11, "n1-id"), (2, 12, "n2-id")]
+    assert all(p["agent_origin"]["location"].endswith(".code") for p in pairs)
+    labels = {pair_agent_label(p) for p in pairs}
+    assert len(labels) == 3 and "logs/journal.json · node 1 (step 11, id n1-id)" in labels
+
+
+def test_every_table_tells_journal_nodes_apart(journal_run: Path, journal_report: dict, tmp_path: Path) -> None:
+    text = _audit(journal_run, "text", tmp_path / "report.txt")
+    rows = [line for line in text.splitlines() if "bravo-rush-hours.py" in line and "journal.json ·" in line]
+    assert len(rows) == 3 and len(set(rows)) == 3
+    markdown = render_markdown(journal_report)
+    assert sum("node 2 (step 12, id n2-id)" in line for line in markdown.splitlines() if line.startswith("|")) >= 1
+    html = render_html(journal_report)
+    for i in range(3):
+        assert f"node {i} (step {10 + i}, id n{i}-id)" in html
+
+
+def test_text_table_has_score_and_flagged(journal_run: Path, tmp_path: Path) -> None:
+    text = _audit(journal_run, "text", tmp_path / "report.txt")
+    header = next(line for line in text.splitlines() if line.startswith("agent") and "reference" in line)
+    assert header.split()[:6] == ["agent", "reference", "score", "flagged", "similarity", "agent"]
+    flagged_row = next(line for line in text.splitlines() if "bravo-rush-hours.py" in line and "journal.json ·" in line)
+    assert " yes " in flagged_row and "1.000" in flagged_row
+
+
+def test_copied_share_in_json_text_markdown_and_html(journal_run: Path, journal_report: dict, tmp_path: Path) -> None:
+    share = journal_report["similarity"]["copied_share"]
+    assert share["agent_units"] == 3 and share["units_with_copies"] == 3 and share["notebooks"] == 1
+    # The kernel is most of each node's code; the host code around it is not copied.
+    assert 0.5 < share["share"] < 1.0
+    assert share["copied_lines"] <= share["agent_lines"]
+    line = copied_share_line(journal_report["similarity"])
+    assert line.startswith(f"{100 * share['share']:.1f} % of the run's agent code found in public notebooks")
+    assert "Copied share: " + line in _audit(journal_run, "text", tmp_path / "r.txt")
+    assert line in render_markdown(journal_report)
+    assert 'id="r1-copied-share"' in render_html(journal_report)
+
+
+def test_copied_share_of_files_counts_their_lines(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "code").mkdir(parents=True)
+    kernel = (KERNELS / "bravo-rush-hours.py").read_text(encoding="utf-8")
+    (run / "code" / "copied.py").write_text(kernel, encoding="utf-8")
+    own = "\n".join(f"value_{i} = compute_{i}(inputs, {i})" for i in range(40)) + "\n"
+    (run / "code" / "own.py").write_text(own, encoding="utf-8")
+    report = json.loads(_audit(run, "json", tmp_path / "r.json"))
+    share = report["similarity"]["copied_share"]
+    assert share["agent_lines"] == kernel.count("\n") + 40
+    assert share["units_with_copies"] == 1
+    # The evidence covers most of the pasted kernel and none of the file of its own.
+    assert kernel.count("\n") * 0.6 <= share["copied_lines"] <= kernel.count("\n")
+
+
+def test_files_too_short_to_compare_in_the_report(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "code").mkdir(parents=True)
+    (run / "code" / "tiny.py").write_text("import os\n\nimport os\n", encoding="utf-8")
+    report = json.loads(_audit(run, "json", tmp_path / "r.json"))
+    pairs = report["similarity"]["pairs"]
+    assert pairs and all(p["agent_total"] == 0 for p in pairs)
+    text = _audit(run, "text", tmp_path / "r.txt")
+    rows = [line for line in text.splitlines() if line.startswith("code/tiny.py")]
+    assert rows and all(TOO_SHORT in line for line in rows)
+    assert TOO_SHORT in render_markdown(report)
+    assert TOO_SHORT in render_html(report)
