@@ -4,8 +4,9 @@ The real ``sklearn-digits`` competition is prepared into a temporary data dir, a
 are seeded with values no public file holds: numeric labels 4242 and 31337 in one copy, unique
 ``TOKEN-<uuid>`` labels in another. Submissions (fuzzed, and hand-made hostile ones) go through
 the real endpoint; no reply and no calls-log line may hold a seeded value the submission itself
-does not hold. Without the templates they would: grading's own message for a text label quotes
-scikit-learn, which lists every distinct answer label (checked below, so the test can fail).
+does not hold. Without the templates they would: grading's own message for number labels against
+text labels quotes scikit-learn, which lists every distinct answer label (checked below, so the
+test can fail).
 
 A subprocess server then takes two 150 MB bodies and one just under its cap, and its peak
 resident memory (``VmHWM``) is read from ``/proc``.
@@ -140,18 +141,30 @@ def _csv(rows: list[list[str]]) -> bytes:
 
 
 def test_the_seeded_answers_would_leak_through_grading_messages(variants, sample):
-    """Grading's own host-side message lists the answers' labels: the endpoint must not forward it."""
+    """Grading's own host-side message can list the answers' labels: the endpoint must not forward it.
+
+    Number labels against the text labels of the token copy fail in scikit-learn, whose message
+    lists every distinct label of both sides; text among number labels (the numeric copy) is named
+    by grading itself, without any answer label.
+    """
+    token = variants["token"]
+    numbers = token.data / "probe-numbers.csv"
+    numbers.write_bytes(_csv(sample))
+    check = check_submission(numbers, token.spec, token.data)
+    assert check.reason == "incomparable" and check.column == "label"
+    assert any(secret in check.message for secret in token.secrets)
+    status, reply = token.assert_no_leak(_csv(sample))
+    assert status == 200 and reply["result"] == TEMPLATES["incomparable"].format(
+        where=" in column 'label'", needs="; the metric needs labels of the same kind as the sample submission's")
     numeric = variants["numeric"]
     rows = [list(r) for r in sample]
     rows[3][1] = "cat"
     path = numeric.data / "probe.csv"
     path.write_bytes(_csv(rows))
     check = check_submission(path, numeric.spec, numeric.data)
-    assert check.reason == "incomparable" and check.column == "label"
-    assert "4242" in check.message and "31337" in check.message
-    status, reply = numeric.assert_no_leak(_csv(rows))
-    assert status == 200 and reply["result"] == TEMPLATES["incomparable"].format(
-        where=" in column 'label'", needs="; the metric needs labels of the same kind as the sample submission's")
+    assert check.reason == "incomparable" and check.column == "label" and check.row == 3
+    assert "4242" not in check.message and "31337" not in check.message
+    numeric.assert_no_leak(_csv(rows))
 
 
 def _hostile_cases(sample: list[list[str]]) -> list[tuple[str, bytes]]:
