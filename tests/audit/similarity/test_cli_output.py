@@ -111,3 +111,21 @@ def test_compare_of_a_file_too_short_says_so(tmp_path: Path) -> None:
     data = json.loads(_run("compare", str(left), "--reference", str(refs), "--format", "json").stdout)
     pair = data["pairs"][0]
     assert pair["too_short"] is True and pair["similarity"] is None and pair["agent_containment"] is None
+
+
+def test_compare_with_an_index_in_batches_is_the_same_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from audit.similarity.corpus_cli import corpus
+
+    index = tmp_path / "kernels.index"
+    built = CliRunner().invoke(corpus, ["build", str(KERNELS), "-o", str(index)])
+    assert built.exit_code == 0, built.output
+    agents = _agents(tmp_path)
+    outputs = []
+    for size in (100, 2):
+        monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", size)
+        result = _run("compare", str(agents), "--index", str(index), "--format", "json")
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+    assert outputs[0] == outputs[1]
+    data = json.loads(outputs[1])
+    assert {p["agent"] for p in data["pairs"]} == {f"{agents}/a{i}.py" for i in range(5)}
