@@ -18,9 +18,13 @@ Printed figures:
   (``CorpusIndex.candidates`` at containment 0.3) and full exact reports with the copy detector's
   scores (``CorpusIndex.compare`` with each ``--tops`` value), cold (first query, index just
   opened) and warm (median and max over the runs), with the number of flagged pairs, and the
-  same with the largest ``top`` and no further sources (``sources=0``); for each setting, the
-  agent files with a flagged pair out of those any setting flags, and those whose best score is
-  the highest any setting found (does a smaller ``top`` lose a flagged copy?); the same queries
+  same with the first ``top`` and no bound budget (``bound_budget=None``: every reference the
+  seed bound cannot exclude is checked, the exact search); for each setting, the agent files
+  with a flagged pair, those with the exact search's flagged pairs and best kernel, and the
+  median numbers of references per file through the two evidence bounds; with
+  ``--brute-runs K``, the first K runs compared by brute force with the whole corpus folder
+  (:func:`audit.similarity.compare`), whose flagged pairs and best kernel per file the exact
+  search must give; the same queries
   without the copy detector, for its share; the number of candidates at containment 0.3 and
   0.05, and the query process's peak memory;
 - recall against brute force for pairs with agent containment >= 0.3: a uniform sample of
@@ -60,7 +64,8 @@ from audit.notebooks import read_notebook  # noqa: E402
 from audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
 from audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
 from audit.similarity import corpus_index as corpus_index_module  # noqa: E402
-from audit.similarity.corpus_index import DEFAULT_SOURCES, build_corpus_index, load_corpus_index  # noqa: E402
+from audit.similarity import SimilarityOptions, compare, load_reference_corpus  # noqa: E402
+from audit.similarity.corpus_index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
 from audit.similarity.tokenize import tokenize_text  # noqa: E402
 from audit.units import CodeUnit  # noqa: E402
 
@@ -70,8 +75,9 @@ _KEEP = {"self", "cls", "True", "False", "None", "print", "len", "range", "np", 
 _PER_FOLDER = 1000
 
 
-def _label(setting: tuple[int, int]) -> str:
-    return f"top={setting[0]}, sources={setting[1]}"
+def _label(setting: tuple[int, int | None]) -> str:
+    budget = "all" if setting[1] is None else setting[1]
+    return f"top={setting[0]}, bound_budget={budget}"
 
 
 def _cpu_seconds() -> float:
@@ -179,24 +185,30 @@ def phase_query(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     index = load_corpus_index(args.workdir / "corpus.index")
     opened = time.perf_counter() - started
-    # Each --tops value with the library's further sources, and the widest one without them
-    # (the library's behaviour before further sources, and the old default top=50).
-    settings = [(top, DEFAULT_SOURCES) for top in args.tops] + [(max(args.tops), 0)]
+    # Each --tops value with the library's default bound budget, and the first with no budget
+    # (every reference the seed bound cannot exclude is checked: the exact search).
+    settings = [(top, DEFAULT_BOUND_BUDGET) for top in args.tops] + [(args.tops[0], None)]
+    stages: list[dict[str, int]] = []
     full: dict[tuple[int, int], list[float]] = {s: [] for s in settings}
     flagged: dict[tuple[int, int], int] = {s: 0 for s in settings}
     # per setting: for each (run, agent file), whether it has a flagged pair and its best score
     best: dict[tuple[int, int], list[tuple[bool, float]]] = {s: [] for s in settings}
     retrieval, counts = [], []
     for run in runs:
-        for top, sources in settings:
+        for top, budget in settings:
             start = time.perf_counter()
-            report = index.compare(run, top=top, sources=sources)
-            full[(top, sources)].append(time.perf_counter() - start)
-            flagged[(top, sources)] += sum(p.flagged for p in report.pairs)
+            report = index.compare(run, top=top, bound_budget=budget)
+            full[(top, budget)].append(time.perf_counter() - start)
+            flagged[(top, budget)] += sum(p.flagged for p in report.pairs)
+            if (top, budget) == settings[0]:
+                stages.extend(index.last_bound_scored)
             for unit in run:
                 pairs = [p for p in report.pairs if p.agent_path == unit.path]
-                best[(top, sources)].append((any(p.flagged for p in pairs),
-                                             max((p.score for p in pairs), default=0.0)))
+                best[(top, budget)].append((any(p.flagged for p in pairs),
+                                            max((p.score for p in pairs), default=0.0),
+                                            max(((p.score, p.reference_path) for p in pairs if p.flagged),
+                                                default=(0.0, ""))[1],
+                                            frozenset(p.reference_path for p in pairs if p.flagged)))
         start = time.perf_counter()
         found = [index.candidates(unit, min_containment=0.3) for unit in run]
         retrieval.append(time.perf_counter() - start)
@@ -206,7 +218,9 @@ def phase_query(args: argparse.Namespace) -> None:
     # The same queries without the copy detector (Dolos's figures only), for its share of the time.
     without: list[float] = []
     evidence = corpus_index_module._DetectorQuery.evidence
+    tile_bounds = corpus_index_module._DetectorQuery.tile_bounds
     corpus_index_module._DetectorQuery.evidence = lambda self, agent, doc, mask: None
+    corpus_index_module._DetectorQuery.tile_bounds = lambda self, agent, docs: {}
     try:
         for run in runs:
             start = time.perf_counter()
@@ -214,17 +228,34 @@ def phase_query(args: argparse.Namespace) -> None:
             without.append(time.perf_counter() - start)
     finally:
         corpus_index_module._DetectorQuery.evidence = evidence
+        corpus_index_module._DetectorQuery.tile_bounds = tile_bounds
+    # Brute force over the whole corpus folder for the first runs: the flagged pairs and each
+    # file's best flagged kernel, against the exact search's.
+    brute_check = {"files": 0, "flagged_pairs": 0, "same_flagged_pairs": 0, "same_best_kernel": 0}
+    if args.brute_runs:
+        references = load_reference_corpus(args.workdir / "corpus")
+        exact = settings[-1]
+        for r, run in enumerate(runs[: args.brute_runs]):
+            report = compare(run, references, SimilarityOptions(max_pairs_per_agent=None))
+            for u, unit in enumerate(run):
+                pairs = [p for p in report.pairs if p.agent_path == unit.path and p.flagged]
+                found = best[exact][r * len(run) + u]
+                top_kernel = max(((p.score, p.reference_path) for p in pairs), default=(0.0, ""))[1]
+                brute_check["files"] += 1
+                brute_check["flagged_pairs"] += len(pairs)
+                brute_check["same_flagged_pairs"] += frozenset(p.reference_path for p in pairs) == found[3]
+                brute_check["same_best_kernel"] += top_kernel == found[2]
     index.close()
-    # an agent file counts as flagged when any setting flags one of its pairs
-    anywhere = [any(best[setting][i][0] for setting in settings) for i in range(len(best[settings[0]]))]
-    top_score = [max(best[setting][i][1] for setting in settings) for i in range(len(anywhere))]
+    # the exact search (no budget) is the reference for the other settings
+    exact_best = best[settings[-1]]
     agreement = {}
     for setting in settings:
         agreement[_label(setting)] = {
-            "files_flagged": sum(f for f, _ in best[setting]),
-            "files_flagged_anywhere": sum(anywhere),
-            "same_best_score": sum(abs(b - t) < 1e-12 for (_, b), t in zip(best[setting], top_score)),
-            "files": len(anywhere),
+            "files_flagged": sum(b[0] for b in best[setting]),
+            "files_flagged_exact": sum(b[0] for b in exact_best),
+            "same_flagged_pairs": sum(b[3] == e[3] for b, e in zip(best[setting], exact_best)),
+            "same_best_kernel": sum(b[2] == e[2] for b, e in zip(best[setting], exact_best)),
+            "files": len(exact_best),
         }
     print(json.dumps({
         "load_before": _loads(load_before),
@@ -235,6 +266,9 @@ def phase_query(args: argparse.Namespace) -> None:
                                       "warm_max_s": max(times[1:] or times), "flagged": flagged[setting]}
                     for setting, times in full.items()},
         "without_detector_median_s": statistics.median(without),
+        "brute": brute_check,
+        "bound_stages": {name: statistics.median(s[name] for s in stages) if stages else 0
+                         for name in ("bounded", "checked", "scored")},
         "retrieval_run_median_s": statistics.median(retrieval),
         "retrieval_run_max_s": max(retrieval),
         "candidates_03_median": statistics.median(c[0] for c in counts),
@@ -311,6 +345,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=12, help="agent runs (three files each) to query")
     parser.add_argument("--tops", type=int, nargs="+", default=[5, 10, 20, 50],
                         help="pairs scored exactly per agent file (compare(top=...)), one measurement each")
+    parser.add_argument("--brute-runs", type=int, default=1,
+                        help="agent runs also compared by brute force with the whole corpus (slow on a large one)")
     parser.add_argument("--sample", type=int, default=2000, help="references re-read for the recall check")
     parser.add_argument("--lsh-ensemble", action="store_true", help="also measure datasketch MinHashLSHEnsemble")
     parser.add_argument("--seed", type=int, default=0)
@@ -354,7 +390,8 @@ def main() -> None:
               f"{_loads(os.getloadavg())} after")
         query = subprocess.run(
             [sys.executable, __file__, "--phase", "query", "--workdir", str(workdir), "--data", str(args.data),
-             "--runs", str(args.runs), "--seed", str(args.seed), "--tops", *map(str, args.tops)],
+             "--runs", str(args.runs), "--seed", str(args.seed), "--brute-runs", str(args.brute_runs),
+             "--tops", *map(str, args.tops)],
             check=True, capture_output=True, text=True,
         )
         q = json.loads(query.stdout.strip().splitlines()[-1])
@@ -367,8 +404,18 @@ def main() -> None:
             print(f"         compare(run, {label}) with exact pair reports and copy scores: cold "
                   f"{figures['cold_s']:.3f} s, warm median {figures['warm_median_s']:.3f} s, max "
                   f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs; "
-                  f"agent files flagged {same['files_flagged']} of the {same['files_flagged_anywhere']} any "
-                  f"setting flags ({same['files']} files); best score the highest found in {same['same_best_score']}")
+                  f"agent files flagged {same['files_flagged']} (exact search: {same['files_flagged_exact']}) of "
+                  f"{same['files']}; the exact search's flagged pairs in {same['same_flagged_pairs']}, its best "
+                  f"kernel in {same['same_best_kernel']}")
+        stages = q["bound_stages"]
+        print(f"         evidence bound per file (median, top={args.tops[0]}): {stages['bounded']:.0f} references not "
+              f"excluded by the seed postings, {stages['checked']:.0f} checked with the tile bound, "
+              f"{stages['scored']:.0f} scored exactly")
+        brute = q["brute"]
+        if brute["files"]:
+            print(f"         brute force (compare over the whole corpus folder) on {brute['files']} agent files: "
+                  f"{brute['flagged_pairs']} flagged pairs; the exact search has the same flagged pairs in "
+                  f"{brute['same_flagged_pairs']} files and the same best kernel in {brute['same_best_kernel']}")
         print(f"         the same with top={args.tops[0]} without the copy detector: median "
               f"{q['without_detector_median_s']:.3f} s")
         print(f"         candidates per file: >= 0.3 median {q['candidates_03_median']:.0f} (max "

@@ -18,12 +18,28 @@ needs, and answers a query in two steps:
    (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
    what brute force reports for that pair.
 
-On a large corpus only the first ``top`` candidates in report order are scored (default
-:data:`DEFAULT_TOP`), which are brute force's first ``top`` pairs. The forks of one popular
-kernel often fill those places while the kernel a partial copy came from ranks a little lower,
-so the copy detector also scores the best candidate of each of up to :data:`DEFAULT_SOURCES`
-further sources (candidates that are no fork of one already scored) and keeps the pairs it
-flags (:meth:`CorpusIndex.compare`).
+On a large corpus only the first ``top`` candidates in report order get a pair report (default
+:data:`DEFAULT_TOP`), which are brute force's first ``top`` pairs. The copy detector does not rank
+by containment: the source of a partial copy often shares few of an agent file's structural
+fingerprints while the forks of a popular kernel fill the first places. Its search is bounded by
+its evidence instead (:meth:`CorpusIndex.compare`, since the ``seed_postings`` meta entry):
+
+- every Python reference's tile seeds (its token 6-grams, as 25-bit values) are postings under
+  their own code, so the references holding each seed of an agent file are known at once;
+- :func:`upper_token_bits` bounds each agent token's bits under *any* reference's background
+  (the detector's :func:`~audit.similarity.detect.token_bits` on a table whose n-gram
+  frequencies are lowered by the most a leave-out set can remove), and :func:`evidence_bounds`
+  sums it over the tokens the seeds a reference holds cover: the evidence of every tile chain
+  is at most that, so a reference whose sum stays below the threshold's bits is excluded unread;
+- the others, best bound first, are checked with the detector's own evidence on that table and
+  nothing left out (:meth:`_DetectorQuery.tile_bounds`: the pair's tiles and best chain, again
+  an upper bound), and scored exactly when it reaches the threshold.
+
+Every reference brute force flags therefore is flagged through the index, with the same score.
+With ``top``, at most ``bound_budget`` references per agent file are checked with the tile bound
+(:data:`DEFAULT_BOUND_BUDGET`; a warning names the file when more could not be excluded); an index
+written before tile seeds were stored scores the best candidate of up to :data:`DEFAULT_SOURCES`
+further sources instead.
 
 The copy detector (:mod:`audit.similarity.detect`) runs on the same candidates and gives the
 same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
@@ -250,7 +266,7 @@ _SAMPLE_CODE = 1 << 10
 _SEED_CODE = _SAMPLE_CODE + 1
 #: References checked with the tile bound per agent unit by :meth:`CorpusIndex.compare` with
 #: ``top`` (the seed bound's order decides which).
-DEFAULT_BOUND_BUDGET = 2000
+DEFAULT_BOUND_BUDGET = 64
 #: References whose profiles are read at once when the evidence bound asks for scoring.
 _BOUND_BATCH = 256
 #: Seed values held by more references than this are not listed at query time: their tokens
@@ -3588,9 +3604,9 @@ class CorpusIndex:
         needed = bits_from_score(score_threshold) - 1e-6
         if common >= needed:
             # the bound excludes nobody: every reference is scored
-            logger.warning("%s: the evidence bound of %s excludes no reference (%.0f bits of common code); "
-                           "scoring all %d", self.path, detector.queries[agent].agent.path, common,
-                           int(np.count_nonzero(live)))
+            logger.info("%s: the seed bound of %s excludes no reference (%.0f bits of widely held code); "
+                        "all %d go to the tile bound", self.path, detector.queries[agent].agent.path, common,
+                        int(np.count_nonzero(live)))
             everyone = np.flatnonzero(live)
             full = np.full(everyone.size, common)
             full[np.searchsorted(everyone, docs)] = bounds

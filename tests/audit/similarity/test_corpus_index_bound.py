@@ -25,7 +25,7 @@ from audit.similarity.corpus_index import (
     load_corpus_index,
     upper_token_bits,
 )
-from audit.similarity.detect import DetectionCorpus, bits_from_score, load_score_threshold, profile_code
+from audit.similarity.detect import DetectionCorpus, load_score_threshold, profile_code
 from audit.units import CodeUnit
 from tests.conftest import shared_path
 
