@@ -204,6 +204,8 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     for pair, data in zip(shown, summary["pairs"]):
         if id(pair) in origins:
             data["agent_origin"] = origins[id(pair)]
+        if pair.agent_total == 0 or pair.reference_total == 0:
+            data["too_short"] = True  # no fingerprint on a side: its figures (0 of 0) mean nothing
     return summary, pairs, list(ref_skipped)
 
 

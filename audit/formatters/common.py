@@ -207,7 +207,7 @@ def pair_agent_label(pair: Mapping[str, Any]) -> str:
 def pair_too_short(pair: Mapping[str, Any]) -> bool:
     """Whether a side of the pair has no fingerprint (fewer tokens than one k-gram), so that its
     figures (0 of 0) mean nothing."""
-    return pair.get("agent_total") == 0 or pair.get("reference_total") == 0
+    return bool(pair.get("too_short")) or pair.get("agent_total") == 0 or pair.get("reference_total") == 0
 
 
 def copied_share_line(similarity: Mapping[str, Any] | None) -> str | None:

@@ -108,7 +108,8 @@ def test_files_too_short_to_compare_in_the_report(tmp_path: Path) -> None:
     (run / "code" / "tiny.py").write_text("import os\n\nimport os\n", encoding="utf-8")
     report = json.loads(_audit(run, "json", tmp_path / "r.json"))
     pairs = report["similarity"]["pairs"]
-    assert pairs and all(p["agent_total"] == 0 for p in pairs)
+    assert pairs and all(p["agent_total"] == 0 and p["too_short"] is True for p in pairs)
+    check_report(report)
     text = _audit(run, "text", tmp_path / "r.txt")
     rows = [line for line in text.splitlines() if line.startswith("code/tiny.py")]
     assert rows and all(TOO_SHORT in line for line in rows)
