@@ -686,6 +686,13 @@ def _similarity(report: Mapping[str, Any], prefix: str, pair_ids: list[tuple[Map
     return "".join(out)
 
 
+def _share_percent(similarity: Mapping[str, Any] | None) -> str:
+    """The run's copied share as ``"38.1 %"``, or ``""`` when the report has none."""
+    share = (similarity or {}).get("copied_share")
+    value = share.get("share") if isinstance(share, Mapping) else None
+    return f"{100 * float(value):.1f} %" if isinstance(value, (int, float)) else ""
+
+
 def _rule_anchors(reports: Sequence[Mapping[str, Any]]) -> dict[str, str]:
     """``rule id -> "rule-N"`` for every rule with a finding on the page (ids from numbers only)."""
     ids = sorted({str(f.get("rule_id")) for r in reports for f in r.get("findings", [])})
@@ -772,6 +779,9 @@ def _run_section(report: Mapping[str, Any], n: int, rule_anchors: Mapping[str, s
     )
     if run.get("parse_errors"):
         facts.append(f"syntax errors in {len(run['parse_errors'])} unit(s)")
+    share = _share_percent(report.get("similarity"))
+    if share:
+        facts.append(f'<a href="#{prefix}-copied-share">{share} of the agent code found in public notebooks</a>')
     findings = list(report.get("findings", []))
     counts = {s: sum(1 for f in findings if f.get("severity") == s) for s in SEVERITY_ORDER}
     count_text = ", ".join(f'<span class="sev-{s}">{c} {s}</span>' for s, c in counts.items() if c) or "none"
@@ -812,11 +822,12 @@ def _index(reports: list[dict[str, Any]]) -> str:
             f'<tr><td><a href="#r{n}">{_e(run["run_id"])}</a></td><td>{_e(run.get("competition_id") or "–")}</td>'
             f'<td><span class="verdict v-{kind if kind in _VERDICT_CLASSES else "review"}">{_e(kind.upper())}</span></td>'
             f'<td>{_e(medal_of(grade)) if grade else "–"}</td><td class="num">{len(report.get("findings", []))}</td>'
-            f'<td class="num">{len(flagged_pairs(report.get("similarity")))}</td></tr>'
+            f'<td class="num">{len(flagged_pairs(report.get("similarity")))}</td>'
+            f'<td class="num">{_share_percent(report.get("similarity")) or "–"}</td></tr>'
         )
     return (
         '<nav class="index"><h2>Runs</h2><table><thead><tr><th>run</th><th>competition</th><th>verdict</th>'
-        f'<th>medal</th><th>findings</th><th>flagged pairs</th></tr></thead><tbody>{"".join(rows)}</tbody></table></nav>'
+        f'<th>medal</th><th>findings</th><th>flagged pairs</th><th>copied share</th></tr></thead><tbody>{"".join(rows)}</tbody></table></nav>'
     )
 
 

@@ -109,6 +109,9 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
     console.print(_safe(audited), markup=False)
     if run.files:
         console.print(_safe(_readers_line(run.files)), markup=False)
+    share = copied_share_line(report.similarity)
+    if share is not None:
+        console.print(f"Copied share: {_safe(share)}", markup=False)
     verdict = report.verdict
     reasons = ", ".join(verdict.reasons)
     style = {"flagged": "bold red", "incomplete": "bold magenta", "review": "bold yellow",
@@ -168,9 +171,6 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             f"notebook(s) in {_safe(sim.get('corpus', '?'))}",
             markup=False,
         )
-        share = copied_share_line(sim)
-        if share is not None:
-            console.print(f"Copied share: {_safe(share)}", markup=False)
         if pairs:
             shown = pairs[:_PAIRS_SHOWN]
             table = Table(show_edge=False, pad_edge=False, box=None)

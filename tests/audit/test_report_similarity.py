@@ -84,7 +84,12 @@ def test_copied_share_in_json_text_markdown_and_html(journal_run: Path, journal_
     assert line.startswith(f"{100 * share['share']:.1f} % of the run's agent code found in public notebooks")
     assert "Copied share: " + line in _audit(journal_run, "text", tmp_path / "r.txt")
     assert line in render_markdown(journal_report)
-    assert 'id="r1-copied-share"' in render_html(journal_report)
+    page = render_html(journal_report)
+    assert 'id="r1-copied-share"' in page
+    # In the run's summary line and in the index of a page of several runs.
+    percent = f"{100 * share['share']:.1f} %"
+    assert f'<a href="#r1-copied-share">{percent} of the agent code found in public notebooks</a>' in page
+    assert f'<td class="num">{percent}</td>' in render_html([journal_report, journal_report])
 
 
 def test_copied_share_of_files_counts_their_lines(tmp_path: Path) -> None:
