@@ -120,3 +120,27 @@ def test_files_too_short_to_compare_in_the_report(tmp_path: Path) -> None:
     assert rows and all(TOO_SHORT in line for line in rows)
     assert TOO_SHORT in render_markdown(report)
     assert TOO_SHORT in render_html(report)
+
+
+def test_real_aide_journal_rows_name_their_node(tmp_path: Path) -> None:
+    from tests.conftest import shared_path
+
+    run = shared_path("runs", "aide-journal", "backdoor-trigger-recovery__2-test_run_big")
+    corpus = shared_path("similarity-golden", "titanic")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--format", "json", "-o", str(out)])
+    assert result.exit_code in (0, 1, 3), result.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    check_report(report)
+    journal = json.loads((run / "journal.json").read_text(encoding="utf-8"))
+    nodes = journal["nodes"] if isinstance(journal, dict) else journal
+    rows = [p for p in report["similarity"]["pairs"] if p["agent_path"] == "journal.json"]
+    assert rows
+    for pair in rows:
+        origin = pair["agent_origin"]
+        node = nodes[origin["node"]]
+        assert (origin["node_id"], origin["step"]) == (node["id"], node["step"])
+        assert origin["location"] == f"nodes[{origin['node']}].code"
+    # The journal is one line of JSON: only the node tells its rows apart.
+    labels = [(pair_agent_label(p), p["reference_path"]) for p in report["similarity"]["pairs"]]
+    assert len(labels) == len(set(labels))
