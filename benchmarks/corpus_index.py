@@ -220,7 +220,7 @@ def phase_query(args: argparse.Namespace) -> None:
     evidence = corpus_index_module._DetectorQuery.evidence
     tile_bounds = corpus_index_module._DetectorQuery.tile_bounds
     corpus_index_module._DetectorQuery.evidence = lambda self, agent, doc, mask: None
-    corpus_index_module._DetectorQuery.tile_bounds = lambda self, agent, docs: {}
+    corpus_index_module._DetectorQuery.tile_bounds = lambda self, agent, docs, needed=0.0: {}
     try:
         for run in runs:
             start = time.perf_counter()

@@ -31,9 +31,12 @@ its evidence instead (:meth:`CorpusIndex.compare`, since the ``seed_postings`` m
   frequencies are lowered by the most a leave-out set can remove), and :func:`evidence_bounds`
   sums it over the tokens the seeds a reference holds cover: the evidence of every tile chain
   is at most that, so a reference whose sum stays below the threshold's bits is excluded unread;
-- the others, best bound first, are checked with the detector's own evidence on that table and
-  nothing left out (:meth:`_DetectorQuery.tile_bounds`: the pair's tiles and best chain, again
-  an upper bound), and scored exactly when it reaches the threshold.
+- the others, best bound first, are checked with :func:`window_bound` (the best window of the
+  reference, each token worth the bits of the agent token a shared seed matches it with, each
+  token outside every shared seed costing the reference gap of the chain), then those that pass
+  with the detector's own evidence on that table and nothing left out
+  (:meth:`_DetectorQuery.tile_bounds`: the pair's tiles and best chain), both upper bounds again,
+  and scored exactly when the last one reaches the threshold.
 
 Every reference brute force flags therefore is flagged through the index, with the same score.
 With ``top``, at most ``bound_budget`` references per agent file are checked with the tile bound
@@ -214,6 +217,7 @@ __all__ = [
     "load_corpus_index",
     "parse_storage",
     "upper_token_bits",
+    "window_bound",
 ]
 
 logger = logging.getLogger(__name__)
@@ -1913,6 +1917,7 @@ class _DetectorQuery:
         self._members: dict[int, tuple[int, ...]] = {}
         self._families = index._families
         self._plain: dict[int, tuple[Profile, NgramTable, AgentQuery]] = {}
+        self._seed_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -2136,13 +2141,14 @@ class _DetectorQuery:
             holders[value] = ids[live[ids]]
         return evidence_bounds(upper, values, holders)
 
-    def tile_bounds(self, agent: int, docs: Sequence[int]) -> dict[int, float]:
+    def tile_bounds(self, agent: int, docs: Sequence[int], needed: float = 0.0) -> dict[int, float]:
         """Tighter upper bounds of the evidence of agent file number ``agent`` against ``docs``:
         the detector's own evidence (:func:`~audit.similarity.detect.reference_evidence`: the
         tiles of the pair and their best chain) with nothing left out, on the table and agent
         profile of :func:`upper_token_bits`. The chain's value only grows with its tokens' bits,
-        so it bounds the evidence under any leave-out set. References without a profile are
-        left out."""
+        so it bounds the evidence under any leave-out set. A reference whose
+        :func:`window_bound` (cheaper, looser) stays below ``needed`` bits gets that one instead.
+        References without a profile are left out."""
         plain = self._plain.get(agent)
         if plain is None:
             agent_profile = self.queries[agent].agent
@@ -2153,9 +2159,22 @@ class _DetectorQuery:
                                  table.kinds)
             plain = self._plain[agent] = (stripped, lowered, AgentQuery(stripped))
         stripped, lowered, query = plain
+        seeds = self._seed_tables.get(agent)
+        if seeds is None:
+            seeds = self._seed_tables[agent] = _seed_table(upper_token_bits(self.queries[agent].agent, self.table),
+                                                           self.queries[agent].agent.seed_keys())
         found = self.token_profiles(list(docs))
-        return {doc: reference_evidence(stripped, found[doc], lowered, (), query=query).bits
-                for doc in docs if doc in found}
+        out = {}
+        for doc in docs:
+            profile = found.get(doc)
+            if profile is None:
+                continue
+            # the cheap bound first: most references that share only common code stop here
+            coarse = window_bound(np.zeros(0), np.zeros(0, np.int64), profile.seed_keys(), len(profile.ids),
+                                  table=seeds)
+            out[doc] = coarse if coarse < needed else reference_evidence(stripped, profile, lowered, (),
+                                                                         query=query).bits
+        return out
 
     def evidence(self, agent: int, doc: int, mask: bytearray | None) -> tuple[Evidence, Profile, int] | None:
         """Evidence that agent file number ``agent`` copied from reference ``doc`` (None when the
@@ -2286,6 +2305,71 @@ def evidence_bounds(upper: np.ndarray, seed_values: np.ndarray, holders: Mapping
     gain = np.where(begin < stop, cumulative[stop] - cumulative[np.minimum(begin, stop)], 0.0)
     unique, inverse = np.unique(docs, return_inverse=True)
     return common, unique, common + np.bincount(inverse, weights=gain, minlength=unique.size)
+
+
+def window_bound(upper: np.ndarray, agent_keys: np.ndarray, reference_keys: np.ndarray, reference_tokens: int,
+                 *, table: tuple[np.ndarray, np.ndarray] | None = None) -> float:
+    """An upper bound of the detector's evidence for one pair from its shared seeds, without tiling.
+
+    A chain of tiles covers a window of the reference; every reference token of the window outside
+    the chain's tiles costs :data:`~audit.similarity.detect.GAP_BITS`, and a token inside one
+    carries at most the :func:`upper_token_bits` of the agent token it is matched with, an agent
+    token whose seed (token 6-gram) the reference shares on the same diagonal. So with ``v(q)`` the
+    largest such bits of any agent token a shared seed can match with reference token ``q`` (and
+    ``-GAP_BITS`` for a token no shared seed covers), the evidence is at most the largest sum of
+    ``v`` over a window of the reference (the maximum subarray, Bentley 1984). Agent order, jumps
+    and the tiles' disjointness on the agent side are left out: a looser bound than the tiles' chain
+    (:meth:`_DetectorQuery.tile_bounds`), but a few array operations per reference.
+
+    Parameters
+    ----------
+    upper : ndarray of float64
+        :func:`upper_token_bits` of the agent file.
+    agent_keys, reference_keys : ndarray of int64
+        :meth:`~audit.similarity.detect.Profile.seed_keys` of each file.
+    reference_tokens : int
+        Tokens of the reference.
+    table : tuple of ndarray, optional
+        :func:`_seed_table` of the agent file (made here when omitted; pass it for many references).
+
+    Returns
+    -------
+    float
+        Bits, >= 0.
+
+    References
+    ----------
+    Bentley, J. (1984). Programming pearls: algorithm design techniques. *Communications of the
+    ACM*, 27(9), 865-873 (the maximum subarray by prefix sums).
+    """
+    keys, best = table if table is not None else _seed_table(upper, agent_keys)
+    if not keys.size or not reference_keys.size or reference_tokens <= 0:
+        return 0.0
+    at = np.minimum(np.searchsorted(keys, reference_keys), keys.size - 1)
+    hit = keys[at] == reference_keys
+    if not hit.any():
+        return 0.0
+    width = best.shape[1]
+    values = np.full(reference_tokens + width, -1.0)
+    positions = (np.flatnonzero(hit)[:, None] + np.arange(width)[None, :]).ravel()
+    np.maximum.at(values, positions, best[at[hit]].ravel())
+    weights = values[:reference_tokens]
+    weights = np.where(weights >= 0, weights, -float(_detect.GAP_BITS))
+    prefix = np.concatenate(([0.0], np.cumsum(weights)))
+    return float(max(0.0, (prefix - np.minimum.accumulate(prefix)).max()))
+
+
+def _seed_table(upper: np.ndarray, agent_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The agent file's distinct seed keys and, for each, the largest bits of the token at each
+    offset of the seeds with that key."""
+    if not agent_keys.size:
+        return np.zeros(0, np.int64), np.zeros((0, MIN_TILE_TOKENS))
+    offsets = np.arange(agent_keys.size)[:, None] + np.arange(MIN_TILE_TOKENS)[None, :]
+    bits = upper[np.minimum(offsets, upper.size - 1)]
+    keys, inverse = np.unique(agent_keys, return_inverse=True)
+    best = np.zeros((keys.size, MIN_TILE_TOKENS))
+    np.maximum.at(best, inverse, bits)
+    return keys, best
 
 
 class _Retrieval:
@@ -3527,7 +3611,7 @@ class CorpusIndex:
                 candidates = []
                 for start in range(0, len(checked), _BOUND_BATCH):
                     batch = checked[start : start + _BOUND_BATCH]
-                    tight = detector.tile_bounds(position[i], batch)
+                    tight = detector.tile_bounds(position[i], batch, needed)
                     candidates.extend(doc for doc in batch if tight.get(doc, 0.0) >= needed)
                 self.last_bound_scored.append({"bounded": len(order), "checked": len(checked),
                                                "scored": len(candidates)})

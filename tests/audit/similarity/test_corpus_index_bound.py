@@ -24,8 +24,16 @@ from audit.similarity.corpus_index import (
     evidence_bounds,
     load_corpus_index,
     upper_token_bits,
+    window_bound,
 )
-from audit.similarity.detect import DetectionCorpus, load_score_threshold, profile_code
+from audit.similarity.detect import (
+    MAX_NEAR_DUPLICATES,
+    DetectionCorpus,
+    NgramTable,
+    load_score_threshold,
+    profile_code,
+    reference_evidence,
+)
 from audit.units import CodeUnit
 from tests.conftest import shared_path
 
@@ -141,9 +149,16 @@ def _check_bound(agents: list[CodeUnit], corpus_dir: Path) -> None:
         values = (keys.view(np.uint64) >> np.uint64(39)).astype(np.int64)
         common, docs, bounds = evidence_bounds(upper, values, arrays)
         bound_of = dict(zip(docs.tolist(), bounds.tolist()))
-        for i in range(len(references)):
+        plain = dataclasses.replace(agent, literals=frozenset(), _cache={})
+        lowered = NgramTable(detector.table.keys, np.maximum(detector.table.counts - MAX_NEAR_DUPLICATES - 1, 0),
+                             detector.table.context_keys, detector.table.totals, detector.table.kinds)
+        for i, reference in enumerate(references):
             exact = detector.evidence(agent, i).bits
-            assert exact <= bound_of.get(i, common) + 1e-6, (unit.path, references[i].path)
+            tiles = reference_evidence(plain, reference, lowered, ()).bits
+            window = window_bound(upper, keys, reference.seed_keys(), len(reference.ids))
+            # each bound holds, and the tighter ones lie within the looser ones
+            assert exact <= tiles + 1e-6 <= window + 2e-6, (unit.path, reference.path, exact, tiles, window)
+            assert exact <= bound_of.get(i, common) + 1e-6, (unit.path, reference.path)
 
 
 def test_index_flags_a_low_containment_source_as_brute_force_does(tmp_path: Path) -> None:
