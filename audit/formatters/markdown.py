@@ -146,11 +146,6 @@ def _finding_section(index: int, finding: Mapping[str, Any], rules: Mapping[str,
         if ev.get("excerpt"):
             out.extend(_fenced(ev["excerpt"], code_language(ev["path"])))
             out.append("")
-    info = rules.get(finding["rule_id"]) or {}
-    refs = [r for r in info.get("references", []) if isinstance(r, str)]
-    if refs:
-        out.append("References: " + ", ".join(f"<{r}>" if _SAFE_URL.match(r) else _text(r) for r in refs))
-        out.append("")
     if finding.get("fingerprint"):
         out.append(f"<sub>fingerprint {_code(finding['fingerprint'])}</sub>")
         out.append("")
@@ -215,6 +210,23 @@ def _similarity_section(report: Mapping[str, Any]) -> list[str]:
     return out
 
 
+def _rules_section(findings: list[Mapping[str, Any]], rules: Mapping[str, Any]) -> list[str]:
+    """Each rule with a finding, once: its title and references (not repeated per finding)."""
+    ids = sorted({str(f["rule_id"]) for f in findings})
+    if not ids:
+        return []
+    out = ["## Rules", ""]
+    for rule_id in ids:
+        info = rules.get(rule_id) or {}
+        refs = [r for r in info.get("references", []) if isinstance(r, str)]
+        line = f"- {_code(rule_id)} — {_text(info.get('title', ''))}"
+        if refs:
+            line += ". References: " + ", ".join(f"<{r}>" if _SAFE_URL.match(r) else _text(r) for r in refs)
+        out.append(line)
+    out.append("")
+    return out
+
+
 def render_markdown(report: AuditReport | Mapping[str, Any]) -> str:
     """The markdown summary of one report.
 
@@ -262,6 +274,7 @@ def render_markdown(report: AuditReport | Mapping[str, Any]) -> str:
         out.extend(_finding_section(i, finding, data.get("rules", {})))
 
     out.extend(_similarity_section(data))
+    out.extend(_rules_section(findings, data.get("rules", {})))
 
     skipped = data.get("skipped", [])
     if skipped:

@@ -144,3 +144,12 @@ def test_real_aide_journal_rows_name_their_node(tmp_path: Path) -> None:
     # The journal is one line of JSON: only the node tells its rows apart.
     labels = [(pair_agent_label(p), p["reference_path"]) for p in report["similarity"]["pairs"]]
     assert len(labels) == len(set(labels))
+
+
+def test_markdown_lists_each_rule_once(journal_report: dict) -> None:
+    report = json.loads(json.dumps(journal_report))
+    report["findings"] = report["findings"] * 4  # many findings of one rule
+    text = render_markdown(report)
+    references = report["rules"]["plag-kernel-containment"]["references"]
+    assert references and text.count(references[0]) == 1
+    assert text.count("## Rules") == 1
