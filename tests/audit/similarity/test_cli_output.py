@@ -129,3 +129,21 @@ def test_compare_with_an_index_in_batches_is_the_same_document(tmp_path: Path, m
     assert outputs[0] == outputs[1]
     data = json.loads(outputs[1])
     assert {p["agent"] for p in data["pairs"]} == {f"{agents}/a{i}.py" for i in range(5)}
+
+
+def test_compare_holds_one_batch_of_agent_files_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import audit.similarity as similarity_package
+    from audit.similarity.comparison import compare as real_compare
+
+    calls: list[int] = []
+
+    def counting_compare(agents, *args, **kwargs):
+        calls.append(len(agents))
+        return real_compare(agents, *args, **kwargs)
+
+    monkeypatch.setattr(similarity_package, "compare", counting_compare, raising=False)
+    agents = _agents(tmp_path, n=7)
+    result = _run("compare", str(agents), "--reference", str(KERNELS), "--all", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert calls == [4, 3]  # COMPARE_BATCH_FILES_ALL files per call with --all
+    assert len(json.loads(result.stdout)["pairs"]) == 7 * len(list(KERNELS.glob("*.py")))
