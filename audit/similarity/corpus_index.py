@@ -2270,22 +2270,30 @@ def evidence_bounds(upper: np.ndarray, seed_values: np.ndarray, holders: Mapping
     listed_at: list[np.ndarray] = []
     listed_docs: list[np.ndarray] = []
     if seed_values.size:
-        positions_of: dict[int, list[int]] = {}
-        for position, value in enumerate(seed_values.tolist()):
-            positions_of.setdefault(value, []).append(position)
-        for value, positions in positions_of.items():
+        unique, inverse = np.unique(seed_values, return_inverse=True)
+        lists: list[np.ndarray] = []
+        lengths = np.zeros(unique.size, dtype=np.int64)
+        everyone = np.zeros(unique.size, dtype=bool)
+        for slot, value in enumerate(unique.tolist()):
             if value not in holders:
                 continue
             ids = holders[value]
             if ids is None:
-                for position in positions:
-                    covered[position] += 1
-                    covered[min(position + width, n)] -= 1
-                continue
-            if not ids.size:
-                continue
-            listed_docs.append(np.repeat(ids, len(positions)))
-            listed_at.append(np.tile(np.asarray(positions, dtype=np.int64), ids.size))
+                everyone[slot] = True
+            elif ids.size:
+                lists.append(np.asarray(ids, dtype=np.int64))
+                lengths[slot] = ids.size
+        common_at = np.flatnonzero(everyone[inverse])
+        np.add.at(covered, common_at, 1)
+        np.add.at(covered, np.minimum(common_at + width, n), -1)
+        if lists:
+            # each position's holders, gathered from the joined lists (ragged repeat)
+            starts = np.cumsum(lengths) - lengths
+            counts = lengths[inverse]
+            total = int(counts.sum())
+            offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+            listed_docs.append(np.concatenate(lists)[np.repeat(starts[inverse], counts) + offsets])
+            listed_at.append(np.repeat(np.arange(seed_values.size, dtype=np.int64), counts))
     common_mask = np.cumsum(covered)[:n] > 0
     common = float(upper[common_mask].sum())
     if not listed_docs:
@@ -2294,7 +2302,8 @@ def evidence_bounds(upper: np.ndarray, seed_values: np.ndarray, holders: Mapping
     cumulative = np.concatenate(([0.0], np.cumsum(rest)))
     docs = np.concatenate(listed_docs).astype(np.int64)
     at = np.concatenate(listed_at)
-    order = np.lexsort((at, docs))
+    # positions ascend in the order built, so a stable sort by reference keeps them ascending
+    order = np.argsort(docs, kind="stable")
     docs, at = docs[order], at[order]
     stop = np.minimum(at + width, n)
     # windows of one reference, by start: the part of each not covered by the one before it
@@ -2303,8 +2312,8 @@ def evidence_bounds(upper: np.ndarray, seed_values: np.ndarray, holders: Mapping
     previous_stop = np.concatenate(([0], stop[:-1]))
     begin[same] = np.maximum(at[same], previous_stop[same])
     gain = np.where(begin < stop, cumulative[stop] - cumulative[np.minimum(begin, stop)], 0.0)
-    unique, inverse = np.unique(docs, return_inverse=True)
-    return common, unique, common + np.bincount(inverse, weights=gain, minlength=unique.size)
+    firsts = np.flatnonzero(~same)
+    return common, docs[firsts], common + np.add.reduceat(gain, firsts)
 
 
 def window_bound(upper: np.ndarray, agent_keys: np.ndarray, reference_keys: np.ndarray, reference_tokens: int,
