@@ -321,11 +321,11 @@ def _json_member(key: str, value: Any, *, last: bool = False) -> str:
               help="Keep the N highest-scoring references per agent file. Without it, each agent file "
                    "lists the pairs the comparison keeps: its 10 highest-scoring references, its 10 of "
                    "highest agent containment, and every flagged one. With --index, the index scores "
-                   "its first N candidates per agent file (default 5) plus the flagged pairs of up to 3 "
-                   "other kernels.")
+                   "its first N candidates per agent file (default 5) plus every kernel the copy detector "
+                   "flags among the 64 best by its evidence bound.")
 @click.option("--all", "all_pairs", is_flag=True,
-              help="List every (agent file, reference) pair; with --index, score every candidate (slow and "
-                   "large on big corpora; not with --top).")
+              help="List every (agent file, reference) pair; with --index, score every candidate and every "
+                   "kernel the evidence bound cannot exclude (slow and large on big corpora; not with --top).")
 @click.option("-j", "--jobs", "compare_jobs", type=click.IntRange(min=0), default=1, show_default=True,
               help="Processes that score the agent files (0: one per CPU).")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
@@ -460,8 +460,9 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
                         corpus_skipped: bool = True):
     """``load_corpus_index(path).compare(agents, options, top=...)``, every failure an input error.
 
-    ``--top N`` scores the first N candidates of each agent file (plus the flagged pairs of
-    further sources); ``--all`` scores every candidate; neither, the index's default.
+    ``--top N`` scores the first N candidates of each agent file (plus the flagged pairs among
+    the references checked with the evidence bound); ``--all`` scores every candidate and checks
+    every reference the bound cannot exclude; neither, the index's default.
     """
     try:
         from audit.similarity.corpus_index import DEFAULT_TOP, load_corpus_index
