@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import json
 import os
 import random
 import sqlite3
@@ -329,3 +330,22 @@ def test_remove_and_sync_commands(tmp_path: Path) -> None:
     assert "1 added" in result.output and "1 removed" in result.output  # the source is back, fork2 gone
     result = runner.invoke(corpus_group, ["sync", str(index_path), str(tmp_path / "nowhere")])
     assert result.exit_code == 2 and "not a folder" in result.output
+
+
+def test_an_index_without_tile_seeds_falls_back_to_further_sources(tmp_path: Path) -> None:
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    index_path = tmp_path / "k.index"
+    build_corpus_index([corpus], index_path)
+    db = sqlite3.connect(index_path)
+    (raw,) = db.execute("SELECT value FROM meta WHERE key = 'index'").fetchone()
+    meta = json.loads(raw)
+    del meta["seed_postings"]  # as written before tile seeds were stored
+    db.execute("UPDATE meta SET value = ? WHERE key = 'index'", (json.dumps(meta),))
+    db.commit()
+    db.close()
+    agent = _unit("agent.py", agent_text)
+    with load_corpus_index(index_path) as index:
+        report = index.compare([agent], top=1, sources=0)
+        assert index.last_bound_scored == []
+    # only the first candidate is scored: the source below the forks is not found
+    assert {p.reference_path for p in report.pairs} == {"popular/kernel.py"}
