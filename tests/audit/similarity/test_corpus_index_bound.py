@@ -349,3 +349,24 @@ def test_an_index_without_tile_seeds_falls_back_to_further_sources(tmp_path: Pat
         assert index.last_bound_scored == []
     # only the first candidate is scored: the source below the forks is not found
     assert {p.reference_path for p in report.pairs} == {"popular/kernel.py"}
+
+
+def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Path) -> None:
+    from audit.similarity.cli import similarity
+
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    agent = tmp_path / "agent.py"
+    agent.write_text(agent_text, encoding="utf-8")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    runner = CliRunner()
+    rows = {}
+    for name, args in (("reference", ["--reference", str(corpus)]), ("index", ["--index", str(tmp_path / "k.index")]),
+                       ("index-all", ["--index", str(tmp_path / "k.index"), "--all"])):
+        result = runner.invoke(similarity, ["compare", str(agent), *args])
+        assert result.exit_code == 0, result.output
+        table = [line.split("\t") for line in result.output.splitlines() if line.strip()]
+        header = table[0]
+        found = [dict(zip(header, row)) for row in table[1:] if len(row) == len(header)]
+        rows[name] = {(r["reference"], r["score"]) for r in found if r["flagged"] == "true"}
+    assert rows["reference"] and any(ref == "source/whales.py" for ref, _ in rows["reference"])
+    assert rows["index"] == rows["reference"] == rows["index-all"]
