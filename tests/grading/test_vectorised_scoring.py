@@ -29,26 +29,13 @@ from grading.metrics.tokens import PYTHON_WHITESPACE, column_token_codes, distin
 
 pa = pytest.importorskip("pyarrow")
 from grading.metrics import arrowtext  # noqa: E402  (needs pyarrow)
+from tests.grading.test_arrow_paths import chunked, reference_permutation  # noqa: E402
 
 ARROW_STR = pd.api.types.pandas_dtype("str")
 DTYPES = [object, ARROW_STR] if isinstance(ARROW_STR, pd.StringDtype) else [object]
 
 
-def chunked(values: list[str], rng: np.random.Generator) -> "pa.ChunkedArray":
-    """The texts as a large_string array cut into three chunks at random places."""
-    cuts = sorted(int(c) for c in rng.integers(0, len(values) + 1, 2))
-    parts = [values[: cuts[0]], values[cuts[0] : cuts[1]], values[cuts[1] :]]
-    return pa.chunked_array([pa.array(p, type=pa.large_string()) for p in parts], type=pa.large_string())
-
-
 # ------------------------------------------------------------------------------------ id join
-
-
-def reference_permutation(values: list[str], value_set: list[str]) -> list[int] | None:
-    if len(values) != len(value_set) or len(set(value_set)) != len(value_set) or sorted(values) != sorted(value_set):
-        return None
-    row = {v: i for i, v in enumerate(values)}
-    return [row[v] for v in value_set]
 
 
 IDS = {
