@@ -72,8 +72,24 @@ def _normalise_strings(values: pd.Series) -> np.ndarray:
     return np.where(lowered.isin(list(_BOOLEAN_SPELLINGS)), lowered, stripped).astype(object)
 
 
+def _as_numbers(values: pd.Series) -> np.ndarray:
+    """The cells as floats (NaN where not a number); ``True``/``False`` in any case are 1 and 0.
+
+    Graders compare booleans with numbers as NumPy does (``True == 1``), so answers written
+    ``True``/``False`` and a submission written ``1``/``0`` hold the same labels.
+    """
+    import pandas as pd
+
+    words = values.astype(object).where(values.notna(), "").astype(str).str.strip().str.lower()
+    spelled = values.astype(object).where(~words.isin(("true", "false")), words.map({"true": 1, "false": 0}))
+    return pd.to_numeric(spelled, errors="coerce").to_numpy(dtype=float)
+
+
 def cells_equal(left: pd.Series, right: pd.Series, *, atol: float = 1e-9) -> np.ndarray:
     """Element-wise equality of two aligned string columns.
+
+    Cells that are numbers on both sides (``True``/``False`` count as 1 and 0) compare as
+    numbers; others as normalised text.
 
     Parameters
     ----------
@@ -90,8 +106,7 @@ def cells_equal(left: pd.Series, right: pd.Series, *, atol: float = 1e-9) -> np.
     import pandas as pd
 
     missing = left.isna().to_numpy() | right.isna().to_numpy()
-    left_num = pd.to_numeric(left, errors="coerce").to_numpy(dtype=float)
-    right_num = pd.to_numeric(right, errors="coerce").to_numpy(dtype=float)
+    left_num, right_num = _as_numbers(left), _as_numbers(right)
     both_numeric = ~np.isnan(left_num) & ~np.isnan(right_num)
     numeric_equal = np.zeros(len(left), dtype=bool)
     a, b = left_num[both_numeric], right_num[both_numeric]

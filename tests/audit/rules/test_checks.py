@@ -114,6 +114,17 @@ def test_cells_equal():
     left = pd.Series(["True", " 1.0", "abc", None, "0.1", "1e400"])
     right = pd.Series(["true", "1", "ABC", "x", "0.10001", "inf"])
     assert cells_equal(left, right).tolist() == [True, True, False, False, False, True]
+    # Boolean answers written 1/0 (or 1.0/0.0) are the same labels, as graders compare them.
+    answers = pd.Series(["True", "False", "True", "False"])
+    assert cells_equal(answers, pd.Series(["1", "0", "1.0", "0.0"])).tolist() == [True] * 4
+    assert cells_equal(answers, pd.Series(["0", "1", "2", "yes"])).tolist() == [False] * 4
+
+
+def test_answers_written_as_numbers_still_match(tmp_path):
+    root = _write(tmp_path / "run", "id,Transported\n" + "".join(f"{i},{i % 2}\n" for i in range(20)),
+                  "id,Transported\n" + "".join(f"{i},{bool(i % 2)}\n" for i in range(20)))
+    found = submission_equals_answers(_context(root, id_column="id", targets=("Transported",)))
+    assert found and found[0].values["matched"] == 20
 
 
 # --- shared helpers -----------------------------------------------------------------------------
