@@ -60,6 +60,9 @@ from grading.errors import GradingError  # noqa: E402
 
 __all__ = ["main"]
 
+#: Exit code when the output's reader closed the pipe early: 128 + SIGPIPE, as a shell reports it.
+EXIT_BROKEN_PIPE = 141
+
 
 class _FailClosedGroup(click.Group):
     """The root group: an unexpected exception becomes a one-line error and exit code 4.
@@ -73,6 +76,14 @@ class _FailClosedGroup(click.Group):
             return super().invoke(ctx)
         except (click.ClickException, click.exceptions.Exit, click.Abort, KeyboardInterrupt, SystemExit):
             raise
+        except BrokenPipeError:
+            # The reader of the output went away (`| head`): stop quietly, as Unix tools do, with
+            # 128 + SIGPIPE; the output was cut, so nothing is concluded from the exit code 0/1.
+            try:  # Python's final flush of stdout must not fail again
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            except (OSError, ValueError):
+                pass  # no real file behind stdout (a test runner's buffer)
+            raise SystemExit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:  # noqa: BLE001 - the last line of defence of every command
             logging.getLogger("audit.cli").debug("internal error", exc_info=True)
             message = terminal_safe(f"{type(exc).__name__}: {exc}")[:2000]

@@ -167,3 +167,22 @@ def test_report_to_a_missing_folder_is_an_input_error(tmp_path):
     result = CliRunner().invoke(main, ["audit", str(EXAMPLES / "honest-digits"), "-o", str(tmp_path / "no" / "r.json")])
     assert result.exit_code == 2
     assert "does not exist" in result.output
+
+
+def test_a_closed_output_pipe_ends_quietly_with_sigpipe_s_code() -> None:
+    import click
+    from click.testing import CliRunner
+
+    from audit.cli import EXIT_BROKEN_PIPE, _FailClosedGroup
+
+    @click.group(cls=_FailClosedGroup)
+    def group() -> None:
+        pass
+
+    @group.command()
+    def out() -> None:
+        raise BrokenPipeError(32, "Broken pipe")  # what `mleaudit ... | head -1` meets
+
+    result = CliRunner().invoke(group, ["out"])
+    assert result.exit_code == EXIT_BROKEN_PIPE == 141
+    assert "internal error" not in result.output and "Traceback" not in result.output
