@@ -172,6 +172,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             markup=False,
         )
         if pairs:
+            # Flagged pairs first (a stable sort keeps the report's order within each group).
+            pairs = sorted(pairs, key=lambda p: not p.get("flagged"))
             shown = pairs[:_PAIRS_SHOWN]
             table = Table(show_edge=False, pad_edge=False, box=None)
             for col in _PAIR_COLUMNS:
