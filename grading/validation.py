@@ -960,16 +960,17 @@ def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.Data
 def check_label_kind(values: pd.Series, truth: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
     """Check a label column holds numbers (or booleans) where the answers' labels are.
 
-    A text label (``"abc"``, ``"-"``) can never equal a number or boolean label; an infinite or
-    (where the answers' labels are integers) fractional one is refused by scikit-learn. MLE-bench's graders
-    (scikit-learn 1.5.1) then compare every label of the column as text with the numbers and
-    score every row wrong; this check names the cell instead (a documented deviation).
+    A text label (``"abc"``, ``"-"``) can never equal a number or boolean label: MLE-bench's
+    graders (scikit-learn 1.5.1) then compare every label of the column as text and score every
+    row wrong, where this check names the cell (a documented deviation). An infinite label, or a
+    fractional one among integer labels, scikit-learn refuses in MLE-bench's graders too. Numbers
+    among boolean labels compare as NumPy compares them (``True == 1``) and pass.
 
     Raises
     ------
     InvalidSubmission
-        Naming the first label that is not a number, its row and id (reason ``incomparable``:
-        what the answers' labels are is a fact about the answers).
+        Naming the first label not of the answers' kind, its row and id (reason
+        ``incomparable``: what the answers' labels are is a fact about the answers).
     """
     if pd.api.types.is_bool_dtype(truth.dtype):
         if pd.api.types.is_bool_dtype(values.dtype) or pd.api.types.is_numeric_dtype(values.dtype):
