@@ -285,6 +285,9 @@ def audit_run(
         sample_submission_path=answers.get("sample_submission_path"),
         id_column=answers.get("id_column"),
         target_columns=tuple(answers.get("target_columns", ())),
+        answer_columns=answers.get("answer_columns", {}),
+        column_aliases=answers.get("column_aliases", {}),
+        ids_by_number=answers.get("ids_by_number", False),
         code_units=expanded.code_units,
         log_events=expanded.log_events,
         competition_id=run.competition_id,
@@ -590,6 +593,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
                 "sample_submission_path": registry.sample_submission_path(spec.id),
                 "id_column": spec.id_column,
                 "target_columns": spec.target_columns,
+                **_answer_matching(spec),
             }
         run = _with_competition(run, spec.id)
     baseline = None
@@ -609,6 +613,24 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         say(f"comparing code with the notebooks in {options.corpus_dir}")
     return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers,
                      policy=policy)
+
+
+def _answer_matching(spec: Any) -> dict[str, Any]:
+    """How the competition's grader pairs submission columns and ids with the answers'.
+
+    ``answer_columns`` and ``column_aliases`` (target -> other column name) and
+    ``ids_by_number`` (ids matched by the number they spell), from the competition's scoring
+    options; nothing for a competition graded by its own grader function.
+    """
+    metric = getattr(spec.metric, "metric", None)
+    if metric is None:
+        return {}
+    from grading.validation import scoring_options
+
+    options, _ = scoring_options(metric, id_column=spec.id_column, target_columns=spec.target_columns,
+                                 params=spec.metric.params)
+    return {"answer_columns": dict(options.answer_columns), "column_aliases": dict(options.column_aliases),
+            "ids_by_number": options.id_match == "number"}
 
 
 def _unread_submission(run: Run) -> Skipped | None:

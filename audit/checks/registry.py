@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from audit.model import Skipped
 from audit.rules.match import Match
@@ -38,6 +38,12 @@ class RunContext:
         Column that identifies a row in the submission and the answers.
     target_columns : tuple of str
         Prediction columns (empty: every non-id column shared by submission and answers).
+    answer_columns : mapping of str to str
+        Prediction column -> the answers' column holding its truth, where they differ.
+    column_aliases : mapping of str to str
+        Prediction column -> another name the grader accepts for it in a submission.
+    ids_by_number : bool
+        The grader matches ids that spell one number (``7``, ``007``, ``7.0``) as one id.
     competition_id : str or None
         The run's competition (``--competition`` or the run's metadata), when known; checks
         that read what the competition publishes (its public files, its public notebooks)
@@ -63,6 +69,9 @@ class RunContext:
     sample_submission_path: Path | None = None
     id_column: str | None = None
     target_columns: tuple[str, ...] = ()
+    answer_columns: Mapping[str, str] = field(default_factory=dict)
+    column_aliases: Mapping[str, str] = field(default_factory=dict)
+    ids_by_number: bool = False
     competition_id: str | None = None
     code_units: tuple[CodeUnit, ...] = ()
     log_events: tuple[LogEvent, ...] = ()

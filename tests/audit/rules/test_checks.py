@@ -39,9 +39,10 @@ from audit.units import CodeUnit, LogEvent, LogEventKind
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rule_runs"
 
 
-def _context(root: Path, *, answers="private/answers.csv", id_column="PassengerId", targets=("Transported",)):
+def _context(root: Path, *, answers="private/answers.csv", id_column="PassengerId", targets=("Transported",), **kwargs):
     return RunContext(root=root, submission_path=root / "submission" / "submission.csv",
-                      answers_path=root / answers if answers else None, id_column=id_column, target_columns=targets)
+                      answers_path=root / answers if answers else None, id_column=id_column, target_columns=targets,
+                      **kwargs)
 
 
 def _write(root: Path, submission: str, answers: str) -> Path:
@@ -652,3 +653,24 @@ def test_checks_stay_fast_on_adversarial_text(tmp_path, name):
             with contextlib.suppress(PathologicalTree):
                 assess(ctx)
         assert time.perf_counter() - start < 5, f"{name} ({language})"
+
+
+def test_answers_copied_in_the_spellings_the_grader_accepts_are_found(tmp_path):
+    """Ids matched by number, a target under its alias or its answers column, values within a millionth."""
+    answers = "id,toxicity\n" + "".join(f"{i},{i / 40:.6f}\n" for i in range(1, 21))
+
+    def found(name: str, submission: str, **kwargs) -> list:
+        root = _write(tmp_path / name, submission, answers)
+        return submission_equals_answers(_context(root, id_column="id", **kwargs))
+
+    padded = "id,toxicity\n" + "".join(f"{i:06d}.0,{i / 40:.6f}\n" for i in range(1, 21))
+    assert not found("padded-text", padded, targets=("toxicity",))
+    assert found("padded-number", padded, targets=("toxicity",), ids_by_number=True)
+    aliased = "id,prediction\n" + "".join(f"{i},{i / 40:.6f}\n" for i in range(1, 21))
+    assert found("mapped", aliased, targets=("prediction",), answer_columns={"prediction": "toxicity"})
+    assert found("alias", answers, targets=("prediction",), answer_columns={"prediction": "toxicity"},
+                 column_aliases={"prediction": "toxicity"})
+    noisy = "id,toxicity\n" + "".join(f"{i},{i / 40 * (1 + 1e-7) + 1e-8!r}\n" for i in range(1, 21))
+    assert found("noise", noisy, targets=("toxicity",))
+    model = "id,toxicity\n" + "".join(f"{i},{i / 40 + 0.001:.6f}\n" for i in range(1, 21))
+    assert not found("model", model, targets=("toxicity",))
