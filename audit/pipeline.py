@@ -34,6 +34,7 @@ from audit.rules.spec import DEFAULT_ACTORS
 from audit.run import ArtifactKind, Run, RunLayout
 from audit.sandbox_record import is_sandbox_command
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
+from audit.similarity.comparison import decodings_of_pairs
 from audit.units import CodeUnit
 
 __all__ = ["AuditOptions", "audit_run"]
@@ -160,7 +161,8 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
                     ) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
     if options.corpus_dir is None:
         return None, [], []
-    references, ref_skipped = load_reference_corpus(options.corpus_dir)
+    corpus = load_reference_corpus(options.corpus_dir)
+    references, ref_skipped = corpus
     boilerplate: list[CodeUnit] = []
     for folder in options.boilerplate_dirs:
         units_bp, _ = load_reference_corpus(folder)
@@ -198,6 +200,8 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         "skipped": [s.to_dict() for s in ref_skipped],
         "sources": _similarity_sources(shown, agents, list(references), host_text),
         "copied_share": copied_share(pairs, agents),
+        # the listed kernels whose bytes were not plain UTF-8 (cp1252, GBK ...), and how each was read
+        "decodings": [d.to_dict() for d in decodings_of_pairs(shown, corpus.decodings)],
     }
     # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
     origins = pair_origins(shown, agents, locations or {}, host_text)

@@ -34,8 +34,9 @@ COMPARE_COLUMNS = ("agent", "reference", "similarity", "agent_containment", "ref
                    "longest_fragment", "total_overlap", "score", "flagged")
 
 
-def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
-    """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed)."""
+def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUnit | Skipped:
+    """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed); how a
+    file that was not plain UTF-8 was read is said on stderr and appended to ``decodings``."""
     from audit.similarity.corpus import MAX_REFERENCE_BYTES, decode_kernel_bytes
 
     if path.is_symlink():
@@ -55,6 +56,8 @@ def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
     text, decoding = decoded
     if decoding.note is not None:
         click.echo(f"read {shown} as {decoding.encoding}: {decoding.note}", err=True)
+        if decodings is not None:
+            decodings.append(decoding)
     if path.suffix.lower() == ".py":
         return CodeUnit(path=shown, language="python", text=text, source="file")
     from audit.notebooks import NotebookError, read_notebook
@@ -70,8 +73,10 @@ def _read_code(path: Path, shown: str) -> CodeUnit | Skipped:
                     source="notebook")
 
 
-def _collect(paths: Iterable[str]) -> tuple[list[CodeUnit], list[Skipped]]:
-    """Code units of the given files and folders (recursively), paths shown as given."""
+def _collect(paths: Iterable[str], decodings: list | None = None) -> tuple[list[CodeUnit], list[Skipped]]:
+    """Code units of the given files and folders (recursively), paths shown as given; the
+    :class:`~audit.similarity.corpus.TextDecoding` of each file not in plain UTF-8 is appended
+    to ``decodings``."""
     units: list[CodeUnit] = []
     skipped: list[Skipped] = []
     seen: set[str] = set()
@@ -96,7 +101,7 @@ def _collect(paths: Iterable[str]) -> tuple[list[CodeUnit], list[Skipped]]:
             if shown in seen:
                 continue
             seen.add(shown)
-            result = _read_code(path, shown)
+            result = _read_code(path, shown, decodings)
             (skipped if isinstance(result, Skipped) else units).append(result)
     return units, skipped
 
@@ -159,7 +164,8 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
     """
     from audit.similarity.allpairs import all_pair_metrics, default_jobs, fingerprint_texts, idle_jobs
 
-    units, skipped = _collect(paths)
+    decodings: list = []
+    units, skipped = _collect(paths, decodings)
     if len(units) < 2:
         raise InputError(f"need at least two readable .py/.ipynb files, found {len(units)}"
                          + (f" ({len(skipped)} skipped)" if skipped else ""))
@@ -184,7 +190,8 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
         for row, is_short in zip(rows, short):
             if is_short:
                 row.update({"similarity": None, "too_short": True, "note": TOO_SHORT})
-        _echo_json({"pairs": rows, "skipped": [s.to_dict() for s in skipped]})
+        _echo_json({"pairs": rows, "skipped": [s.to_dict() for s in skipped],
+                    "decodings": [d.to_dict() for d in decodings]})
         return
     _warn_skipped(skipped)
     _tsv([PAIR_COLUMNS])
@@ -368,6 +375,7 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
         load_reference_corpus,
         load_score_threshold,
     )
+    from audit.similarity.comparison import decodings_of_pairs
 
     if (reference_dir is None) == (index_path is None):
         raise InputError("give exactly one of --reference DIR and --index INDEX")
@@ -375,7 +383,10 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
         raise InputError("--boilerplate applies to --reference; an index keeps the boilerplate it was built with")
     if top is not None and all_pairs:
         raise InputError("give at most one of --top N and --all")
-    agents, skipped = _collect(agent_paths)
+    decodings: dict = {}
+    agent_decodings: list = []
+    agents, skipped = _collect(agent_paths, agent_decodings)
+    decodings.update((d.path, d) for d in agent_decodings)
     # An empty file has no code to compare: say so rather than list pairs of zeros.
     skipped.extend(Skipped(path=u.path, reason="empty file (no code)") for u in agents if not u.text.strip())
     agents = [u for u in agents if u.text.strip()]
@@ -413,6 +424,11 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
             except AuditError as exc:
                 raise InputError(str(exc)) from exc
             skipped.extend(report.skipped)
+            listed = report.decodings if corpus is None else decodings_of_pairs(report.pairs, corpus.decodings)
+            for decoding in listed:
+                if decoding.path not in decodings and fmt != "json":
+                    click.echo(f"read reference {decoding.path} as {decoding.encoding}: {decoding.note}", err=True)
+                decodings[decoding.path] = decoding
             digest, report_options = report.corpus_digest, report.options
             warned_scores = warned_scores or any(p.score or p.evidence_fragments for p in report.pairs)
             for pair in _kept_rows(report.pairs, top):
@@ -426,15 +442,17 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
         if index_path is not None and len(spill) and not warned_scores:
             click.echo(f"warning: the corpus index {index_path} returned no copy-detector scores; every pair has "
                        "score 0 and is not flagged (compare with --reference for scores)", err=True)
-        _write_compare(spill, fmt, threshold=threshold, options=report_options, digest=digest, skipped=skipped)
+        _write_compare(spill, fmt, threshold=threshold, options=report_options, digest=digest, skipped=skipped,
+                       decodings=[decodings[path] for path in sorted(decodings)])
     finally:
         spill.close()
 
 
 def _write_compare(spill: _Spill, fmt: str, *, threshold: float, options, digest: str,
-                   skipped: list[Skipped]) -> None:
+                   skipped: list[Skipped], decodings: list) -> None:
     """Write the spilled rows: a TSV table, or the JSON document written member by member (the same
-    text as ``json.dumps(document, indent=2, sort_keys=True)``), pairs one at a time."""
+    text as ``json.dumps(document, indent=2, sort_keys=True)``), pairs one at a time; ``decodings``:
+    the agent files and listed reference kernels that were not plain UTF-8."""
     def write(text: str) -> None:
         click.echo(text, nl=False)
 
@@ -444,7 +462,8 @@ def _write_compare(spill: _Spill, fmt: str, *, threshold: float, options, digest
         for text in spill.texts():
             write(text)
         return
-    write("{\n" + _json_member("corpus_digest", digest) + _json_member("options", options.to_dict()))
+    write("{\n" + _json_member("corpus_digest", digest)
+          + _json_member("decodings", [d.to_dict() for d in decodings]) + _json_member("options", options.to_dict()))
     if not len(spill):
         write('  "pairs": [],\n')
     else:

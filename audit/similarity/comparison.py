@@ -33,7 +33,7 @@ import numpy as np
 from audit.errors import ConfigError
 from audit.model import Skipped
 from audit.parsing import LANGUAGES
-from audit.similarity.corpus import ReferenceCorpus, load_reference_corpus, reference_id
+from audit.similarity.corpus import ReferenceCorpus, TextDecoding, load_reference_corpus, reference_id
 from audit.similarity.detect import (
     DEFAULT_SCORE_THRESHOLD,
     DetectionCorpus,
@@ -238,12 +238,17 @@ class SimilarityReport:
         Units and corpus files that could not be compared, with the reason.
     corpus_digest : str
         sha256 over the reference and boilerplate paths and texts, to tell corpora apart.
+    decodings : tuple of TextDecoding
+        The reference kernels of the kept pairs whose bytes were not plain UTF-8 (a detected
+        code page such as cp1252 or GBK, UTF-16, a declared source encoding, undecodable bytes
+        replaced), sorted by path: how each became the text that was compared.
     """
 
     options: SimilarityOptions
     pairs: tuple[PairReport, ...]
     skipped: tuple[Skipped, ...] = ()
     corpus_digest: str = ""
+    decodings: tuple[TextDecoding, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -251,7 +256,27 @@ class SimilarityReport:
             "corpus_digest": self.corpus_digest,
             "pairs": [p.to_dict() for p in self.pairs],
             "skipped": [s.to_dict() for s in self.skipped],
+            "decodings": [d.to_dict() for d in self.decodings],
         }
+
+
+def decodings_of_pairs(pairs: Sequence[PairReport], decodings: Sequence[TextDecoding]) -> tuple[TextDecoding, ...]:
+    """The decodings of the reference kernels named in ``pairs`` that were not read as plain UTF-8.
+
+    Parameters
+    ----------
+    pairs : sequence of PairReport
+    decodings : sequence of TextDecoding
+        How each reference's bytes became text (``note`` is ``None`` for plain UTF-8).
+
+    Returns
+    -------
+    tuple of TextDecoding
+        Sorted by path, one per reference.
+    """
+    named = {p.reference_path for p in pairs}
+    chosen = {d.path: d for d in decodings if d.note is not None and d.path in named}
+    return tuple(chosen[path] for path in sorted(chosen))
 
 
 def tokenize_unit(unit: CodeUnit) -> TokenizedFile:
@@ -473,8 +498,10 @@ def compare(
     global _SHARED
     options = options or SimilarityOptions()
     skipped: list[Skipped] = []
+    decodings: tuple[TextDecoding, ...] = ()
     if isinstance(references, ReferenceCorpus):
         skipped.extend(references.skipped)
+        decodings = references.decodings
         references = references.units
     index = FingerprintIndex(options.kgram_length, options.kgrams_in_window, options.max_doc_fraction)
 
@@ -572,4 +599,5 @@ def compare(
         pairs=tuple(pairs),
         skipped=tuple(skipped),
         corpus_digest=_corpus_digest(list(references), list(boilerplate)),
+        decodings=decodings_of_pairs(pairs, decodings),
     )

@@ -164,11 +164,12 @@ from audit.errors import AuditError, ConfigError
 from audit.model import Skipped
 from audit.parsing import LANGUAGES
 from audit.similarity import SimilarityOptions, SimilarityReport
-from audit.similarity.comparison import ignore_sigint
+from audit.similarity.comparison import decodings_of_pairs, ignore_sigint
 from audit.similarity.corpus import (
     MAX_REFERENCE_BYTES,
     REFERENCE_SUFFIXES,
-    decode_reference,
+    TextDecoding,
+    decode_reference_recorded,
     iter_reference_files,
     load_reference_corpus,
     read_reference_bytes,
@@ -453,11 +454,14 @@ def _encode_record(
     cells: Sequence[CellRange],
     token_starts: Sequence[int] | None,
     token_ends: Sequence[int] | None,
+    decoding: TextDecoding | None = None,
 ) -> bytes:
     """A reference's record: a JSON header and little-endian int32 arrays, zlib-compressed.
 
     Positions that only grow (k-gram starts, span offsets, line starts) are stored as deltas,
-    which compress to a fraction of their size; hashes are stored as they are.
+    which compress to a fraction of their size; hashes are stored as they are. A file that was
+    not plain UTF-8 keeps its encoding and the decoder's note in the header (``encoding``,
+    ``decoding``), which readers of earlier records do without.
     """
     header = {
         "language": language,
@@ -467,6 +471,8 @@ def _encode_record(
         "cells": len(cells),
         "tokens": 0 if token_starts is None else len(token_starts),
     }
+    if decoding is not None and decoding.note is not None:
+        header["encoding"], header["decoding"] = decoding.encoding, decoding.note
     parts = [
         _i32(hashes),
         _i32(_delta(kgram_starts)),
@@ -493,6 +499,8 @@ class _Record:
     cells: tuple[CellRange, ...]
     token_starts: tuple[int, ...] | None
     token_ends: tuple[int, ...] | None
+    #: the encoding the file was read in and the decoder's note; ``None`` for plain UTF-8
+    decoding: tuple[str, str] | None = None
 
 
 def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
@@ -507,6 +515,12 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
         n, n_lines, n_cells, n_tokens = (int(header[k]) for k in ("n", "lines", "cells", "tokens"))
     except (ValueError, KeyError, TypeError) as exc:
         raise bad(f"header: {exc}") from exc
+    decoding = None
+    if "encoding" in header:
+        encoding, note = header.get("encoding"), header.get("decoding")
+        if not isinstance(encoding, str) or not isinstance(note, str):
+            raise bad("header: encoding")
+        decoding = (encoding, note)
     sizes = [n, n, n, n, n_lines, 3 * n_cells] + ([n_tokens, n_tokens] if n_tokens else [])
     if min(sizes) < 0 or body + 4 * sum(sizes) != len(raw):
         raise bad("array lengths do not match the header")
@@ -546,6 +560,7 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
         cells=cells,
         token_starts=token_starts,
         token_ends=token_ends,
+        decoding=decoding,
     )
 
 
@@ -855,7 +870,8 @@ def _detector_data(unit: CodeUnit, key: str) -> tuple[bytes, bytes, bytes, np.nd
             _seed_values(profile).tobytes(), grams.astype(np.int64), contexts.astype(np.int64))
 
 
-def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray, int]:
+def _fingerprint_unit(unit: CodeUnit, k: int, w: int, decoding: TextDecoding | None = None
+                      ) -> tuple[bytes, np.ndarray, int]:
     """Tokenize and winnow one reference: its record, fingerprint hashes (document order) and count."""
     tokens = tokenize_text(unit.text, unit.language, unit.path)
     # The tokenizer's own token hashes and the array form of winnowing: what
@@ -880,6 +896,7 @@ def _fingerprint_unit(unit: CodeUnit, k: int, w: int) -> tuple[bytes, np.ndarray
         # which needs every token's offsets.
         token_starts=None if ordered else starts,
         token_ends=None if ordered else ends,
+        decoding=decoding,
     )
     return record, hashes, len(positions)
 
@@ -895,11 +912,11 @@ def _index_file(path: str, key: str, max_bytes: int, k: int, w: int, known_sha: 
     sha = hashlib.sha256(data).hexdigest()
     if sha == known_sha:
         return ("unchanged", key), None
-    unit = decode_reference(data, key)
+    unit, decoding = decode_reference_recorded(data, key)
     if isinstance(unit, Skipped):
         return ("skipped", key, unit.reason), None
     try:
-        record, hashes, n = _fingerprint_unit(unit, k, w)
+        record, hashes, n = _fingerprint_unit(unit, k, w, decoding)
         detector = _detector_data(unit, key)
     except Exception as exc:  # noqa: BLE001 - one hostile file must not stop a corpus build
         logger.warning("cannot fingerprint %s: %s", key, exc)
@@ -1840,11 +1857,12 @@ class _StoredTokens:
     ``tokens_span`` for the k-gram bounds of stored fingerprints, from stored offsets."""
 
     __slots__ = ("path", "language", "_spans", "_start_at", "_end_at", "_token_starts", "_token_ends", "_lines",
-                 "chars", "_text")
+                 "chars", "_text", "decoding")
 
     def __init__(self, path: str, record: _Record, kgram_length: int) -> None:
         self.path = path
         self.language = record.language
+        self.decoding = record.decoding  # (encoding, note) of a file that was not plain UTF-8
         self._lines = record.lines
         self.chars: int | None = None  # the text's length, known once the detector profile is read
         self._text: str | None = None
@@ -3678,11 +3696,14 @@ class CorpusIndex:
                 if report.flagged or max(report.agent_containment, report.reference_containment) >= options.display_threshold:
                     pairs.append(report)
         pairs.sort(key=PairReport.sort_key)
+        decodings = [TextDecoding(unit.path, *entry.file.decoding)  # type: ignore[attr-defined]
+                     for unit, entry in references.values() if entry.file.decoding is not None]
         return SimilarityReport(
             options=options,
             pairs=tuple(pairs),
             skipped=tuple(skipped),
             corpus_digest=str(self._meta.get("corpus_digest", "")),
+            decodings=decodings_of_pairs(pairs, decodings),
         )
 
     def _bounded(self, detector: _DetectorQuery, agent: int, scored: Sequence[int],

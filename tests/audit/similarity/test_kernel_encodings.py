@@ -183,3 +183,84 @@ def test_cli_pairs_and_compare_read_other_encodings(corpus_dir: Path, tmp_path: 
     flagged = {p["reference"] for p in data["pairs"] if p["flagged"]}
     assert {"windows/ventes-cp1252.py", "ventes-bom.py"} <= flagged
     assert [s["path"] for s in data["skipped"]] == ["junk.py"]
+
+
+# -- the encoding recorded in every report ---------------------------------------------------------
+
+
+def test_comparison_report_records_how_listed_kernels_were_read(corpus_dir: Path) -> None:
+    agents = [CodeUnit(path="code/ventes.py", language="python", text=FRENCH)]
+    report = compare(agents, load_reference_corpus(corpus_dir))
+    listed = {p.reference_path for p in report.pairs}
+    assert "windows/ventes-cp1252.py" in listed
+    recorded = {d.path: d for d in report.decodings}
+    # every listed kernel that was not plain UTF-8, and nothing else (a BOM is UTF-8)
+    assert set(recorded) == {p for p in listed if p in {"windows/ventes-cp1252.py", "windows/sales-gbk.ipynb",
+                                                         "sales-utf16.py"}}
+    assert recorded["windows/ventes-cp1252.py"].encoding == "cp1252"
+    assert [d.path for d in report.decodings] == sorted(recorded)
+    assert report.to_dict()["decodings"][0] == report.decodings[0].to_dict()
+
+
+def test_index_records_the_encoding_as_brute_force_does(corpus_dir: Path, tmp_path: Path) -> None:
+    from audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+
+    build_corpus_index([corpus_dir], tmp_path / "k.index")
+    agents = [CodeUnit(path="code/ventes.py", language="python", text=FRENCH),
+              CodeUnit(path="code/sales.py", language="python", text=CHINESE)]
+    brute = compare(agents, load_reference_corpus(corpus_dir))
+    index = load_corpus_index(tmp_path / "k.index")
+    try:
+        through_index = index.compare(agents, top=None)
+    finally:
+        index.close()
+    assert {p.reference_path for p in through_index.pairs} == {p.reference_path for p in brute.pairs}
+    assert through_index.decodings == brute.decodings
+    assert {d.encoding for d in through_index.decodings} == {"cp1252", "gb18030", "utf-16"}
+
+
+def test_cli_json_records_agent_and_kernel_encodings(corpus_dir: Path, tmp_path: Path) -> None:
+    from audit.similarity.corpus_index import build_corpus_index
+
+    agent = tmp_path / "agent.py"
+    agent.write_bytes(FRENCH.encode("cp1252"))
+    runner = CliRunner()
+    result = runner.invoke(similarity, ["pairs", "--format", "json", str(agent), str(corpus_dir / "sales-utf16.py")])
+    assert result.exit_code == 0, result.output
+    assert {d["path"]: d["encoding"] for d in json.loads(result.stdout)["decodings"]} == {
+        str(agent): "cp1252", str(corpus_dir / "sales-utf16.py"): "utf-16"}
+    build_corpus_index([corpus_dir], tmp_path / "k.index")
+    documents = []
+    for source in (["--reference", str(corpus_dir)], ["--index", str(tmp_path / "k.index")]):
+        result = runner.invoke(similarity, ["compare", "--format", "json", str(agent), *source])
+        assert result.exit_code == 0, result.output
+        documents.append(json.loads(result.stdout))
+    for data in documents:
+        encodings = {d["path"]: d["encoding"] for d in data["decodings"]}
+        assert encodings[str(agent)] == "cp1252" and encodings["windows/ventes-cp1252.py"] == "cp1252"
+        assert set(encodings) - {str(agent)} <= {p["reference"] for p in data["pairs"]}
+    assert documents[0]["decodings"] == documents[1]["decodings"]
+    # the table says it on stderr
+    result = runner.invoke(similarity, ["compare", str(agent), "--reference", str(corpus_dir)])
+    assert "read reference windows/ventes-cp1252.py as cp1252: not valid UTF-8" in result.stderr
+
+
+def test_audit_report_records_how_listed_kernels_were_read(corpus_dir: Path, tmp_path: Path) -> None:
+    from audit.cli import main
+    from audit.schemas import check_report
+
+    run = tmp_path / "run"
+    (run / "submission").mkdir(parents=True)
+    (run / "code").mkdir()
+    (run / "code" / "solution.py").write_text(FRENCH, encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus_dir), "--no-grade",
+                                       "--format", "json", "-o", str(out)])
+    assert result.exit_code in (0, 1, 3), result.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    check_report(report)
+    similarity_part = report["similarity"]
+    listed = {p["reference_path"] for p in similarity_part["pairs"]}
+    recorded = {d["path"]: d["encoding"] for d in similarity_part["decodings"]}
+    assert recorded["windows/ventes-cp1252.py"] == "cp1252"
+    assert set(recorded) <= listed
