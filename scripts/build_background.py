@@ -375,26 +375,33 @@ def _indent(code: str) -> str:
     return "".join("    " + line + "\n" if line else "\n" for line in code.rstrip("\n").split("\n"))
 
 
+def _test_input(rng: random.Random, ident: str, q: str) -> str:
+    """What the model predicts on: the test features, however the script holds them."""
+    return rng.choice(["X_test", "X_test", "X_test", "test", "test[features]", f"test.drop([{q}{ident}{q}], axis=1)",
+                       f"test_data.drop([{q}{ident}{q}], axis=1)", f"test_df.drop(columns=[{q}{ident}{q}])"])
+
+
 def submit(rng: random.Random, out: str, ident: str, target: str) -> str:
     q = _q(rng)
     style = rng.randint(0, 5)
+    x_test = _test_input(rng, ident, q)
     if style == 0:
-        code = (f"test_preds = model.predict(X_test)\nsubmission = pd.DataFrame({{{q}{ident}{q}: test[{q}{ident}{q}], "
+        code = (f"test_preds = model.predict({x_test})\nsubmission = pd.DataFrame({{{q}{ident}{q}: test[{q}{ident}{q}], "
                 f"{q}{target}{q}: test_preds}})\nsubmission.to_csv({q}{out}/submission.csv{q}, index=False)\n")
     elif style == 1:
         code = (f"os.makedirs({q}{out}{q}, exist_ok=True)\nsubmission[{q}{target}{q}] = predictions\n"
                 f"submission.to_csv(os.path.join({q}{out}{q}, {q}submission.csv{q}), index=False)\n")
     elif style == 2:
-        code = (f"test_probs = model.predict_proba(X_test)[:, 1]\nsubmission = pd.DataFrame({{{q}{ident}{q}: test_df[{q}{ident}{q}], "
+        code = (f"test_probs = model.predict_proba({x_test})[:, 1]\nsubmission = pd.DataFrame({{{q}{ident}{q}: test_df[{q}{ident}{q}], "
                 f"{q}{target}{q}: test_probs}})\nsubmission.to_csv({q}{out}/submission.csv{q}, index=False)\n")
     elif style == 3:
-        code = (f"sample_submission[{q}{target}{q}] = model.predict(X_test)\n"
+        code = (f"sample_submission[{q}{target}{q}] = model.predict({x_test})\n"
                 f"sample_submission.to_csv({q}submission.csv{q}, index=False)\n")
     elif style == 4:
-        code = (f"test_df[{q}{target}{q}] = model.predict(X_test)\n"
+        code = (f"test_df[{q}{target}{q}] = model.predict({x_test})\n"
                 f"test_df[[{q}{ident}{q}, {q}{target}{q}]].to_csv({q}{out}/submission.csv{q}, index=False)\n")
     else:
-        code = (f"preds = np.expm1(model.predict(X_test))\nsub = pd.DataFrame({{{q}{ident}{q}: test[{q}{ident}{q}], {q}{target}{q}: preds}})\n"
+        code = (f"preds = np.expm1(model.predict({x_test}))\nsub = pd.DataFrame({{{q}{ident}{q}: test[{q}{ident}{q}], {q}{target}{q}: preds}})\n"
                 f"sub.to_csv({q}{out}/submission.csv{q}, index=False)\n")
     if rng.random() < 0.5:
         code += rng.choice([f"print({q}Submission saved.{q})\n", f"print({q}Submission file saved{q})\n",
@@ -606,6 +613,45 @@ def feature_engineering(rng: random.Random) -> str:
     return "".join(rng.sample(blocks, k=rng.randint(1, 4)))
 
 
+def course_pipeline(rng: random.Random, task: str) -> str:
+    """The preprocessing pipeline of Kaggle Learn's courses, which agents reproduce: imputers and
+    a one-hot encoder in a ColumnTransformer, the model in a Pipeline, an 80/20 split."""
+    q = _q(rng)
+    strategy = rng.choice(["median", "mean", "constant", "most_frequent"])
+    numeric = rng.choice([
+        f"SimpleImputer(strategy={q}{strategy}{q})",
+        f"Pipeline(steps=[({q}imputer{q}, SimpleImputer(strategy={q}{strategy}{q})), ({q}scaler{q}, StandardScaler())])",
+    ])
+    numeric_columns = rng.choice(["numerical_cols", "numeric_features", "num_cols",
+                                  f"X.select_dtypes(exclude=[{q}object{q}]).columns"])
+    categorical_columns = rng.choice(["categorical_cols", "categorical_features", "cat_cols",
+                                      f"X.select_dtypes(include=[{q}object{q}]).columns"])
+    code = (f"numerical_transformer = {numeric}\n"
+            f"categorical_transformer = Pipeline(\n    steps=[\n        ({q}imputer{q}, SimpleImputer(strategy={q}most_frequent{q})),\n"
+            f"        ({q}onehot{q}, OneHotEncoder(handle_unknown={q}ignore{q})),\n    ]\n)\n"
+            f"preprocessor = ColumnTransformer(\n    transformers=[\n"
+            f"        ({q}num{q}, numerical_transformer, {numeric_columns}),\n"
+            f"        ({q}cat{q}, categorical_transformer, {categorical_columns}),\n    ]\n)\n")
+    code += model(rng, task)
+    code += f"my_pipeline = Pipeline(steps=[({q}preprocessor{q}, preprocessor), ({q}model{q}, model)])\n"
+    code += rng.choice([
+        "X_train, X_valid, y_train, y_valid = train_test_split(\n    X, y, train_size=0.8, test_size=0.2, random_state=0\n)\n",
+        f"X_train, X_valid, y_train, y_valid = train_test_split(X, y, test_size={rng.choice(TEST_SIZES)}, "
+        f"random_state={rng.choice(SEEDS)})\n",
+    ])
+    code += rng.choice(["my_pipeline.fit(X_train, y_train)\n", "my_pipeline.fit(X_train, np.log(y_train))\n",
+                        "my_pipeline.fit(X_train, np.log1p(y_train))\n"])
+    name = rng.choice(METRIC_NAMES)
+    code += "preds = my_pipeline.predict(X_valid)\n" + rng.choice([
+        f"score = mean_absolute_error(y_valid, preds)\nprint({q}{name}:{q}, score)\n",
+        f"score = mean_squared_error(y_valid, preds, squared=False)\nprint({q}{name}:{q}, score)\n",
+        f"score = mean_squared_error(np.log(y_valid), preds, squared=False)\nprint({q}{name}:{q}, score)\n",
+        f"score = accuracy_score(y_valid, preds)\nprint(f{q}{name}: {{score:.4f}}{q})\n",
+    ])
+    return code + rng.choice(["test_preds = my_pipeline.predict(X_test)\n", "test_preds = my_pipeline.predict(test)\n",
+                              "preds_test = my_pipeline.predict(X_test)\n"])
+
+
 def feature_importance(rng: random.Random) -> str:
     q = _q(rng)
     return (f"importance = pd.DataFrame({{{q}feature{q}: X.columns, {q}importance{q}: model.feature_importances_}})\n"
@@ -643,6 +689,8 @@ def compose(rng: random.Random) -> str:
             parts.append(params_dict(rng, task))
         if rng.random() < 0.35:
             parts.append(cross_validation(rng, task))
+        elif rng.random() < 0.2:
+            parts.append(course_pipeline(rng, task))
         else:
             parts.append(split(rng))
             parts.append(model(rng, task))

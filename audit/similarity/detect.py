@@ -149,8 +149,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Fallback decision threshold on ``score`` when the plagiarism rules cannot be read. It equals
-#: the bound of ``rules/plagiarism/plag-kernel-containment.yaml`` (143 bits of evidence).
-DEFAULT_SCORE_THRESHOLD = 0.63
+#: the bound of ``rules/plagiarism/plag-kernel-containment.yaml`` (100 bits of evidence).
+DEFAULT_SCORE_THRESHOLD = 0.5
 #: ``score = 1 - 2 ** (-bits / EVIDENCE_SCALE_BITS)``: 100 bits of evidence give a score of 0.5.
 EVIDENCE_SCALE_BITS = 100.0
 #: Shortest tile, in lexical tokens (``x = f(a)`` is 6 tokens).
@@ -175,6 +175,10 @@ MAX_SAMPLE_HOLDERS = 512
 MAX_NEAR_DUPLICATES = 32
 #: Most bits a name-like string literal (``'GarageArea'``) carries: a closed-vocabulary token's prior.
 NAME_LITERAL_BITS = math.log2(len(keyword.kwlist) + 1 + 45 + 2)
+#: Most bits each further name of a list of names (``'MSZoning', 'Street', 'Alley'``) carries. A
+#: list of the data's columns is read off the data's header, which every writer of the
+#: competition has: what is left to choose per name is whether to keep or skip the next column.
+LISTED_NAME_BITS = 1.0
 #: Per-token information is capped (one token can never carry a match on its own).
 MAX_TOKEN_BITS = 40.0
 #: Key of the empty context (the context of a unigram).
@@ -296,6 +300,9 @@ def _token_id(token: str) -> int:
         if len(_TOKEN_IDS) < 1_000_000:
             _TOKEN_IDS[token] = value
     return value
+
+
+_COMMA_ID = np.uint64(_token_id(","))
 
 
 #: Keywords, operators and punctuation the lexer keeps, plus ``ID`` and the triple quote: the
@@ -1118,7 +1125,15 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
     # A name in quotes (a column of the competition's data) is dictated by the data, as an
     # identifier's spelling is chosen by its writer: it costs at most what any token of the
     # closed vocabulary costs, so that listing the data's columns is not taken for a copy.
-    bits = np.where(agent.name_array(), np.minimum(bits, NAME_LITERAL_BITS), bits)
+    names = agent.name_array()
+    bits = np.where(names, np.minimum(bits, NAME_LITERAL_BITS), bits)
+    if n > 2 and names.any():
+        # A name that follows a name and a comma continues a list of the data's columns; the
+        # comma before it is the list's layout.
+        listed = np.zeros(n, dtype=bool)
+        listed[2:] = names[2:] & names[:-2] & (agent.id_array()[1:-1] == _COMMA_ID)
+        listed[1:-1] |= listed[2:]
+        bits = np.where(listed, np.minimum(bits, LISTED_NAME_BITS), bits)
     if agent.prose:
         # Shared prose (a docstring's sentences) is documentation, not copied code.
         bits[np.fromiter(agent.prose, dtype=np.int64, count=len(agent.prose))] = 0.0
