@@ -62,6 +62,7 @@ def _print_summary(summary: dict, stream) -> None:
     from rich.table import Table
 
     from audit.batch_summary import describe_seeds
+    from audit.formatters.common import cluster_side_label
 
     console = Console(file=stream, highlight=False, soft_wrap=True)
     totals, kept = summary["totals"], summary["totals_excluding_flagged"]
@@ -99,6 +100,10 @@ def _print_summary(summary: dict, stream) -> None:
     for cluster in (summary.get("copy_clusters") or {}).get("clusters", []):
         console.print(f"copy cluster: runs {', '.join(_shown(r) for r in cluster['runs'])}"
                       + (f" with notebooks {', '.join(_shown(n) for n in cluster['notebooks'])}" if cluster["notebooks"] else ""))
+        for edge in cluster["edges"]:
+            score = edge.get("score")
+            console.print(f"  {_shown(cluster_side_label(edge, 'left'))} — {_shown(cluster_side_label(edge, 'right'))}"
+                          + (f" (score {score:.2f})" if isinstance(score, (int, float)) else ""))
     errors = [run for run in summary["runs"] if run["error"]]
     for run in errors:
         console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(run['error'])}", markup=True)
@@ -111,14 +116,21 @@ def _clusters(results) -> dict:
     from audit.expand import expand_run
     from audit.run import load_run
 
+    from audit.pipeline import artifact_text
+
     code = []
     for result in results:
         if result.report is None:
             continue
         try:
-            code.append(RunCode(run_id=result.entry.run_id, units=expand_run(load_run(result.entry.run_dir)).code_units))
+            run = load_run(result.entry.run_dir)
+            expanded = expand_run(run)
         except AuditError:
             continue  # its report already says what could not be read
+        code.append(RunCode(run_id=result.entry.run_id, units=expanded.code_units,
+                            locations={(e.span.path, e.span.start_byte): e.location
+                                       for e in expanded.log_events if e.location},
+                            host_text=lambda path, run=run: artifact_text(run, path)))
     return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code)
 
 

@@ -16,7 +16,9 @@ decision as in the run reports):
   :data:`MAX_RUN_CODE_FILES` files it is skipped and the summary says so.
 
 Every edge states its evidence (``summary``: "shares 41 lines in 3 fragments with …; copy
-score 0.91", ``copied_lines``, ``copied_fragments``); only flagged pairs become edges.
+score 0.91", ``copied_lines``, ``copied_fragments``); only flagged pairs become edges. A side whose
+code was read from a log names its record (``left_origin``/``right_origin``: an AIDE journal's
+node, its step and id), so the edges of one journal's nodes are told apart.
 
 A cluster is a connected component with at least two runs.
 """
@@ -24,8 +26,8 @@ A cluster is a connected component with at least two runs.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
 
@@ -40,10 +42,23 @@ MAX_RUN_CODE_FILES = 600
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunCode:
-    """A run's identity and its code units, for run-to-run comparison."""
+    """A run's identity and its code units, for run-to-run comparison.
+
+    Attributes
+    ----------
+    run_id : str
+    units : tuple of CodeUnit
+    locations : mapping of (path, start offset) to str
+        The place of each log record in its log (``nodes[3].code``), by the record's path and
+        start, to name the record of a unit read from a log.
+    host_text : callable, optional
+        The text of a run file by path (an AIDE journal, for its nodes' ids and steps).
+    """
 
     run_id: str
     units: tuple[CodeUnit, ...]
+    locations: Mapping[tuple[str, int], str] = field(default_factory=dict)
+    host_text: Callable[[str], str | None] | None = None
 
 
 def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
@@ -66,6 +81,8 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
 
     from audit.similarity import SimilarityOptions, compare
 
+    from audit.report_similarity import log_origin, unit_of_pair
+
     owned = _distinct_python(runs)
     if len(owned) > MAX_RUN_CODE_FILES:
         return [], f"{len(owned)} distinct Python files in the batch, over the {MAX_RUN_CODE_FILES}-file cap"
@@ -74,6 +91,29 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
     # Paths are made unique per run, so a pair names both runs.
     units = [replace(unit, path=f"{run_id}/{unit.path}") for run_id, unit in owned]
     owner = {unit.path: run_id for unit, (run_id, _) in zip(units, owned)}
+    by_path: dict[str, list[CodeUnit]] = {}
+    original: dict[int, CodeUnit] = {}
+    for unit, (_, own) in zip(units, owned):
+        by_path.setdefault(unit.path, []).append(unit)
+        original[id(unit)] = own
+    code_of = {run.run_id: run for run in runs}
+    journals: dict[str, dict] = {}
+
+    def origin(pair: Any, side: str) -> dict[str, Any] | None:
+        """The log record of one side of a pair (``None`` for a file of its own)."""
+        if side == "agent":
+            unit = unit_of_pair(pair, by_path)
+        else:
+            candidates = by_path.get(pair.reference_path) or []
+            fragments = tuple(pair.evidence_fragments) or tuple(pair.fragments)
+            start = fragments[0].reference.start_byte if fragments else None
+            unit = candidates[0] if len(candidates) == 1 else next(
+                (u for u in candidates if u.origin is not None and start is not None
+                 and u.origin.start_byte <= start < max(u.origin.end_byte, u.origin.start_byte + 1)), None)
+        if unit is None:
+            return None
+        run = code_of[owner[unit.path]]
+        return log_origin(original[id(unit)], run.locations, run.host_text, journals.setdefault(run.run_id, {}))
     options = SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
     report = compare(units, units, options)
     edges = []
@@ -82,11 +122,17 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
         left, right = owner.get(pair.agent_path), owner.get(pair.reference_path)
         if not pair.flagged or left is None or right is None or left == right:
             continue
-        key = (min(pair.agent_path, pair.reference_path), max(pair.agent_path, pair.reference_path))
+        left_origin, right_origin = origin(pair, "agent"), origin(pair, "reference")
+        # each unit once per pair of units (a log's records share its path), either way round
+        sides = sorted([(pair.agent_path, str((left_origin or {}).get("location")), (left_origin or {}).get("start_line")),
+                        (pair.reference_path, str((right_origin or {}).get("location")),
+                         (right_origin or {}).get("start_line"))], key=repr)
+        key = tuple(map(repr, sides))
         if key in seen:
             continue
         seen.add(key)
         edges.append({"left_run": left, "right_run": right, "left_path": pair.agent_path, "right_path": pair.reference_path,
+                      "left_origin": left_origin, "right_origin": right_origin,
                       "score": pair.score, "longest_fragment": pair.longest_fragment,
                       "copied_lines": pair.copied_lines, "copied_fragments": pair.copied_fragments,
                       "summary": pair.summary})
@@ -110,8 +156,8 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
     -------
     dict
         ``clusters``: list of ``{"runs", "notebooks", "edges"}`` (components with at least two
-        runs, largest first; edges as ``{"kind", "left", "left_kind", "left_file", "right",
-        "right_kind", "right_file", "score", "longest_fragment", "copied_lines",
+        runs, largest first; edges as ``{"kind", "left", "left_kind", "left_file", "left_origin",
+        "right", "right_kind", "right_file", "right_origin", "score", "longest_fragment", "copied_lines",
         "copied_fragments", "summary"}`` with ``kind`` ``run-notebook`` or ``run-run`` and each
         side's file; the evidence fields are ``None`` for a report written before they existed);
         ``run_pairs_skipped``: why run — run edges were not computed, or ``None``.
@@ -128,6 +174,7 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
                 continue
             notebook = ("notebook", str(pair.get("reference_path")))
             graph.add_edge(("run", run_id), notebook, kind="run-notebook", files={run_id: pair.get("agent_path")},
+                           origins={run_id: pair.get("agent_origin")},
                            score=pair.get("score"), longest_fragment=pair.get("longest_fragment"),
                            copied_lines=pair.get("copied_lines"), copied_fragments=pair.get("copied_fragments"),
                            summary=pair.get("summary"))
@@ -137,6 +184,7 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         if graph.has_edge(a, b) and graph.edges[a, b]["score"] >= edge["score"]:
             continue
         graph.add_edge(a, b, kind="run-run", files={edge["left_run"]: edge["left_path"], edge["right_run"]: edge["right_path"]},
+                       origins={edge["left_run"]: edge["left_origin"], edge["right_run"]: edge["right_origin"]},
                        score=edge["score"], longest_fragment=edge["longest_fragment"],
                        copied_lines=edge["copied_lines"], copied_fragments=edge["copied_fragments"],
                        summary=edge["summary"])
@@ -148,11 +196,13 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         edges = []
         for a, b, data in sorted(graph.subgraph(component).edges(data=True), key=lambda e: (e[0], e[1])):
             left, right = sorted((a, b))
-            files = data["files"]
+            files, origins = data["files"], data.get("origins", {})
             edges.append({
                 "kind": data["kind"],
                 "left": left[1], "left_kind": left[0], "left_file": files.get(left[1]),
+                "left_origin": origins.get(left[1]),
                 "right": right[1], "right_kind": right[0], "right_file": files.get(right[1], right[1]),
+                "right_origin": origins.get(right[1]),
                 "score": data["score"], "longest_fragment": data["longest_fragment"],
                 "copied_lines": data.get("copied_lines"), "copied_fragments": data.get("copied_fragments"),
                 "summary": data.get("summary"),

@@ -273,7 +273,7 @@ def audit_run(
             text_fallback_notes.append(Skipped(path=where, reason=f"syntax tree has {shape}: query rules ran as text matches"))
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
-                                                     host_text=lambda path: _artifact_text(run, path),
+                                                     host_text=lambda path: artifact_text(run, path),
                                                      locations={(e.span.path, e.span.start_byte): e.location
                                                                 for e in expanded.log_events if e.location})
     # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
@@ -470,7 +470,9 @@ def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[Ev
     return list(dict.fromkeys(gaps))
 
 
-def _artifact_text(run: Run, path: str) -> str | None:
+def artifact_text(run: Run, path: str) -> str | None:
+    """The decoded text of the run file at ``path`` (run-relative), or ``None`` when the run has
+    no such file or it cannot be read."""
     artifact = next((a for a in run.artifacts if a.path == path), None)
     if artifact is None:
         return None

@@ -105,25 +105,52 @@ def pair_origins(pairs: Iterable[Any], units: Sequence[CodeUnit], locations: Map
     out: dict[int, dict[str, Any]] = {}
     for pair in pairs:
         unit = unit_of_pair(pair, by_path)
-        if unit is None or unit.origin is None:
-            continue
-        location = locations.get((unit.path, unit.origin.start_byte), "")
-        record: dict[str, Any] = {"location": location, "start_line": unit.origin.start_line, "node": None,
-                                  "node_id": None, "step": None}
-        match = _NODE_INDEX.match(location)
-        if match is not None:
-            if unit.path not in journals:
-                journals[unit.path] = _journal_nodes(host_text(unit.path) if host_text is not None else None)
-            nodes = journals[unit.path]
-            number = int(match.group(1))
-            record["node"] = number
-            if nodes is not None and number < len(nodes):
-                node = nodes[number]
-                node_id, step = node.get("id"), node.get("step")
-                record["node_id"] = str(node_id) if isinstance(node_id, (str, int)) else None
-                record["step"] = step if isinstance(step, int) and not isinstance(step, bool) else None
-        out[id(pair)] = record
+        record = log_origin(unit, locations, host_text, journals) if unit is not None else None
+        if record is not None:
+            out[id(pair)] = record
     return out
+
+
+def log_origin(unit: CodeUnit, locations: Mapping[tuple[str, int], str],
+               host_text: Callable[[str], str | None] | None = None,
+               journals: dict[str, list[Mapping[str, Any]] | None] | None = None) -> dict[str, Any] | None:
+    """Where in its log a code unit was read: the ``agent_origin`` record of its pairs.
+
+    Parameters
+    ----------
+    unit : CodeUnit
+    locations : mapping of (path, start offset) to str
+        As for :func:`pair_origins`.
+    host_text : callable, optional
+        The text of a run file (to read an AIDE journal's node ids and steps).
+    journals : dict, optional
+        A cache of the journals read, shared between calls.
+
+    Returns
+    -------
+    dict or None
+        ``{"location", "start_line", "node", "node_id", "step"}``; ``None`` for a unit that is a
+        file of its own.
+    """
+    if unit.origin is None:
+        return None
+    journals = {} if journals is None else journals
+    location = locations.get((unit.path, unit.origin.start_byte), "")
+    record: dict[str, Any] = {"location": location, "start_line": unit.origin.start_line, "node": None,
+                              "node_id": None, "step": None}
+    match = _NODE_INDEX.match(location)
+    if match is not None:
+        if unit.path not in journals:
+            journals[unit.path] = _journal_nodes(host_text(unit.path) if host_text is not None else None)
+        nodes = journals[unit.path]
+        number = int(match.group(1))
+        record["node"] = number
+        if nodes is not None and number < len(nodes):
+            node = nodes[number]
+            node_id, step = node.get("id"), node.get("step")
+            record["node_id"] = str(node_id) if isinstance(node_id, (str, int)) else None
+            record["step"] = step if isinstance(step, int) and not isinstance(step, bool) else None
+    return record
 
 
 def copied_share(pairs: Iterable[Any], units: Sequence[CodeUnit]) -> dict[str, Any]:

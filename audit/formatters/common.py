@@ -31,6 +31,7 @@ __all__ = [
     "pair_agent_label",
     "pair_origin_label",
     "pair_too_short",
+    "cluster_side_label",
     "copied_share_line",
 ]
 
@@ -202,6 +203,15 @@ def pair_agent_label(pair: Mapping[str, Any]) -> str:
     (``"logs/journal.json · node 3 (step 3, id 5e0c)"``), so rows of one log are told apart."""
     origin = pair_origin_label(pair)
     return f"{pair.get('agent_path', '')} · {origin}" if origin else str(pair.get("agent_path", ""))
+
+
+def cluster_side_label(edge: Mapping[str, Any], side: str) -> str:
+    """One side (``"left"`` or ``"right"``) of a copy-cluster edge for a table: its file, or the
+    run or notebook when none is known, and its log record when it has one
+    (``"run-a/logs/journal.json · node 3 (step 3, id 5e0c)"``)."""
+    name = str(edge.get(f"{side}_file") or edge.get(side) or "")
+    origin = pair_origin_label({"agent_origin": edge.get(f"{side}_origin")})
+    return f"{name} · {origin}" if origin else name
 
 
 def pair_too_short(pair: Mapping[str, Any]) -> bool:

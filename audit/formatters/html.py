@@ -46,6 +46,7 @@ from audit.formatters.common import (
     SEVERITY_ORDER,
     TOO_SHORT,
     as_report_dicts,
+    cluster_side_label,
     copied_share_line,
     flagged_pairs,
     grade_status,
@@ -883,7 +884,7 @@ def _batch_summary(summary: Mapping[str, Any]) -> str:
             parts.append(f'<div class="cluster" id="cluster-{number}"><p>Runs: {_e(", ".join(cluster["runs"]))}'
                          + (f" · notebooks: {_e(', '.join(cluster['notebooks']))}" if cluster["notebooks"] else "") + "</p>")
             parts.append(_table(("kind", "left", "right", "score", "longest fragment"),
-                                ((e["kind"], e.get("left_file") or e["left"], e.get("right_file") or e["right"],
+                                ((e["kind"], cluster_side_label(e, "left"), cluster_side_label(e, "right"),
                                   _num(e.get("score")), e.get("longest_fragment")) for e in cluster["edges"])))
             parts.append("</div>")
     errors = [r for r in summary.get("runs", []) if r.get("error")]

@@ -220,6 +220,56 @@ def test_copy_clusters_link_runs_copying_one_notebook_and_each_other(tmp_path):
     assert result["run_pairs_skipped"] is None
 
 
+#: A solution with code of its own (a feature of its own design, its own constants).
+_OWN_SOLUTION = """import numpy as np
+import pandas as pd
+
+train = pd.read_csv("./input/train.csv")
+
+def harmonic_tenure(frame, pivot=13.75):
+    span = frame["tenure_days"].clip(lower=1)
+    return (frame["visits"] + 0.5) / np.log1p(span / pivot)
+
+train["heat"] = harmonic_tenure(train)
+bins = [0, 3, 11, 29, 61, 999]
+train["heat_band"] = pd.cut(train["heat"], bins=bins, labels=["ice", "cold", "mild", "warm", "hot"])
+weights = {"ice": 0.125, "cold": 0.375, "mild": 1.0, "warm": 2.75, "hot": 7.5}
+train["weight"] = train["heat_band"].map(weights).astype(float) * np.sqrt(train["visits"] + 17.0)
+"""
+
+
+def test_copy_cluster_edges_name_the_journal_nodes_they_join(tmp_path):
+    from audit.clusters import RunCode, copy_clusters
+    from audit.expand import expand_run
+    from audit.formatters.common import cluster_side_label
+    from audit.pipeline import artifact_text
+    from audit.run import load_run
+
+    nodes = {
+        "run-a": ["print('hello')\n", _OWN_SOLUTION],
+        "run-b": ["import os\nprint(os.listdir('./input'))\n", "x = 1\n",
+                  _OWN_SOLUTION.replace("frame", "table").replace("heat", "warmth")],
+    }
+    code = []
+    for run_id, texts in nodes.items():
+        folder = tmp_path / run_id
+        folder.mkdir()
+        journal = {"nodes": [{"id": f"{run_id}-{n}", "step": n, "code": text} for n, text in enumerate(texts)]}
+        (folder / "journal.json").write_text(json.dumps(journal), encoding="utf-8")
+        run = load_run(folder)
+        expanded = expand_run(run)
+        code.append(RunCode(run_id=run_id, units=expanded.code_units,
+                            locations={(e.span.path, e.span.start_byte): e.location for e in expanded.log_events},
+                            host_text=lambda path, run=run: artifact_text(run, path)))
+    (cluster,) = copy_clusters({"run-a": {}, "run-b": {}}, code)["clusters"]
+    (edge,) = cluster["edges"]
+    # the edge joins the nodes that hold the copied code, not just the two journals
+    assert (edge["left_origin"]["node"], edge["left_origin"]["node_id"]) == (1, "run-a-1")
+    assert (edge["right_origin"]["node"], edge["right_origin"]["step"]) == (2, 2)
+    assert cluster_side_label(edge, "left") == "run-a/journal.json · node 1 (step 1, id run-a-1)"
+    assert cluster_side_label(edge, "right") == "run-b/journal.json · node 2 (step 2, id run-b-2)"
+
+
 # -- report file names, run folders outside the source, hostile JSON --------------------------------
 
 
