@@ -3631,7 +3631,8 @@ class CorpusIndex:
             if exact:
                 # Every reference whose evidence bounds reach the threshold, best bound first:
                 # first from the seed postings, then from the pair's tiles.
-                order = self._bounded(detector, position[i], chosen[i][2], stats, options.score_threshold)
+                order = self._bounded(detector, position[i], chosen[i][2], stats, options.score_threshold,
+                                      ranked=docs)
                 budget = None if top is None else bound_budget
                 checked = order if budget is None else order[:budget]
                 needed = bits_from_score(options.score_threshold) - 1e-6
@@ -3707,11 +3708,14 @@ class CorpusIndex:
         )
 
     def _bounded(self, detector: _DetectorQuery, agent: int, scored: Sequence[int],
-                 stats: tuple[np.ndarray, int, np.ndarray], score_threshold: float) -> list[int]:
+                 stats: tuple[np.ndarray, int, np.ndarray], score_threshold: float,
+                 ranked: Sequence[int] = ()) -> list[int]:
         """References the copy detector must score for agent file number ``agent``: those whose
         evidence bound (:meth:`_DetectorQuery.bounds`) reaches the threshold's bits, best bound
-        first (then lower id), without ``scored`` (scored anyway). Every other reference scores
-        below the threshold, so none of them is flagged."""
+        first, then in the order of ``ranked`` (the next candidates by agent containment, which
+        tells references apart where widely held code gives many the same bound), then lower
+        id; without ``scored`` (scored anyway). Every other reference scores below the
+        threshold, so none of them is flagged."""
         live = stats[0] >= 0
         common, docs, bounds = detector.bounds(agent, live)
         # a little slack for the rounding of sums taken in another order
@@ -3727,7 +3731,13 @@ class CorpusIndex:
             docs, bounds = everyone, full
         keep = bounds >= needed
         docs, bounds = docs[keep], bounds[keep]
-        order = np.lexsort((docs, -bounds))
+        rank = np.full(docs.size, len(ranked), dtype=np.int64)
+        if len(ranked) and docs.size:
+            listed = np.asarray(ranked, dtype=np.int64)
+            by_id = np.argsort(listed, kind="stable")
+            at = np.minimum(np.searchsorted(listed[by_id], docs), listed.size - 1)
+            rank = np.where(listed[by_id][at] == docs, by_id[at], listed.size)
+        order = np.lexsort((docs, rank, -bounds))
         skip = set(scored)
         return [doc for doc in docs[order].tolist() if doc not in skip]
 

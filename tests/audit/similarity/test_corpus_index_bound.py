@@ -370,3 +370,29 @@ def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Pa
         rows[name] = {(r["reference"], r["score"]) for r in found if r["flagged"] == "true"}
     assert rows["reference"] and any(ref == "source/whales.py" for ref, _ in rows["reference"])
     assert rows["index"] == rows["reference"] == rows["index-all"]
+
+
+def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_order(tmp_path, monkeypatch) -> None:
+    import audit.similarity.corpus_index as corpus_index
+
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    # every seed counts as held by every reference (as widely held code does on a large corpus):
+    # all references get the same seed bound
+    monkeypatch.setattr(corpus_index, "_SEED_HOLDERS", 0)
+    checked: list[list[int]] = []
+    original = corpus_index._DetectorQuery.tile_bounds
+
+    def spy(self, agent, docs, needed=0.0):
+        checked.append(list(docs))
+        return original(self, agent, docs, needed)
+
+    monkeypatch.setattr(corpus_index._DetectorQuery, "tile_bounds", spy)
+    agent = _unit("agent.py", agent_text)
+    with load_corpus_index(tmp_path / "k.index") as index:
+        ranked = index.candidates(agent, min_containment=0.0)
+        index.compare([agent], top=1, sources=3, bound_budget=4)
+        paths = index._open_backend().paths(checked[0])
+    order = [paths[doc] for doc in checked[0]]
+    # the next candidates by agent containment, not the lowest ids
+    assert order == [path for path in ranked[1:] if path in order][:4] and len(order) == 4
