@@ -14,15 +14,18 @@ Two things a reviewer needs that the pair figures do not give:
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from audit.units import CodeUnit
+from grading import untrusted_json
+from grading.untrusted_json import replace_surrogates
 
 __all__ = ["pair_origins", "copied_share", "unit_of_pair"]
 
 _NODE_INDEX = re.compile(r"^(?:nodes)?\[(\d+)\]")
+#: Longest node id kept in a report (AIDE's ids are 32 hex digits).
+MAX_NODE_ID_CHARS = 200
 
 
 def _line_count(text: str) -> int:
@@ -72,7 +75,7 @@ def _journal_nodes(text: str | None) -> list[Mapping[str, Any]] | None:
     from audit.logs.aide import journal_nodes
 
     try:
-        return journal_nodes(json.loads(text))
+        return journal_nodes(untrusted_json.loads(text))
     except (ValueError, RecursionError):
         return None
 
@@ -148,7 +151,9 @@ def log_origin(unit: CodeUnit, locations: Mapping[tuple[str, int], str],
         if nodes is not None and number < len(nodes):
             node = nodes[number]
             node_id, step = node.get("id"), node.get("step")
-            record["node_id"] = str(node_id) if isinstance(node_id, (str, int)) else None
+            # an id is the agent's text: at most a line of it, as UTF-8
+            record["node_id"] = (replace_surrogates(str(node_id))[:MAX_NODE_ID_CHARS]
+                                 if isinstance(node_id, (str, int)) and not isinstance(node_id, bool) else None)
             record["step"] = step if isinstance(step, int) and not isinstance(step, bool) else None
     return record
 

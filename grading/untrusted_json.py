@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["MAX_JSON_DEPTH", "loads", "json_depth", "replace_surrogates", "count_lone_surrogates"]
+__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "loads", "json_depth", "parse_int", "replace_surrogates",
+           "count_lone_surrogates"]
 
 #: Deepest nesting of arrays and objects accepted. Real run files (AIDE journals, Inspect logs,
 #: OpenHands event lists, MLE-bench metadata) nest fewer than 30 levels.
@@ -73,6 +74,26 @@ def replace_surrogates(text: str) -> str:
     return _SURROGATE_CHAR.sub("\ufffd", text)
 
 
+#: Longest integer literal read as an int: Python refuses to convert longer digit strings
+#: (``sys.get_int_max_str_digits``, 4,300 by default), which would make the whole text unreadable.
+MAX_INT_DIGITS = 4000
+
+
+def parse_int(digits: str) -> int | float:
+    """A JSON integer literal as ``int``, or as ``float`` (``inf`` when it overflows) when it has
+    more than :data:`MAX_INT_DIGITS` digits, so that one hostile number never hides the rest of
+    the text (``json.loads(..., parse_int=parse_int)``).
+
+    Examples
+    --------
+    >>> parse_int("-12"), parse_int("9" * 5000)
+    (-12, inf)
+    """
+    if len(digits) <= MAX_INT_DIGITS:
+        return int(digits)
+    return float(digits)
+
+
 def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Decode untrusted JSON text: nesting bounded, lone surrogates replaced by U+FFFD.
 
@@ -106,6 +127,6 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if "\\u" in text or _SURROGATE_CHAR.search(text):
         text = replace_surrogates(_SURROGATE_ESCAPE.sub(_pair_or_replacement, text))
     try:
-        return json.loads(text)
+        return json.loads(text, parse_int=parse_int)
     except RecursionError:
         raise json.JSONDecodeError(f"nested deeper than the {max_depth} levels accepted", text, 0) from None

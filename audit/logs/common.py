@@ -156,7 +156,7 @@ class SpanMaker:
         return self.span(start, len(self.text) if end == -1 else end)
 
 
-_DECODER = json.JSONDecoder()
+_DECODER = json.JSONDecoder(parse_int=untrusted_json.parse_int)
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -190,7 +190,7 @@ def loads_json(text: str) -> Any:
     {'a': '\ufffd'}
     """
     if "\\u" not in text and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return json.loads(text)
+        return json.loads(text, parse_int=untrusted_json.parse_int)
     return untrusted_json.loads(text)
 
 

@@ -55,7 +55,7 @@ def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUni
         return decoded
     text, decoding = decoded
     if decoding.note is not None:
-        click.echo(f"read {shown} as {decoding.encoding}: {decoding.note}", err=True)
+        click.echo(f"read {_safe(shown)} as {_safe(decoding.encoding)}: {_safe(decoding.note)}", err=True)
         if decodings is not None:
             decodings.append(decoding)
     if path.suffix.lower() == ".py":
@@ -108,12 +108,20 @@ def _collect(paths: Iterable[str], decodings: list | None = None) -> tuple[list[
 
 def _warn_skipped(skipped: Iterable[Skipped]) -> None:
     for item in skipped:
-        click.echo(f"skipped {item.path}: {item.reason}", err=True)
+        click.echo(f"skipped {_safe(item.path)}: {_safe(item.reason)}", err=True)
+
+
+def _safe(value: Any) -> str:
+    """A value for the terminal or a table cell: file names and notes come from audited runs and
+    corpora, so control, format and line-break characters (tabs too) are shown as escapes."""
+    from audit.formatters.terminal import terminal_safe
+
+    return terminal_safe(value)
 
 
 def _tsv(rows: Iterable[Iterable[Any]]) -> None:
     for row in rows:
-        click.echo("\t".join(str(value).replace("\t", " ").replace("\n", " ") for value in row))
+        click.echo("\t".join(_safe(value) for value in row))
 
 
 def _echo_json(data: Any) -> None:
@@ -427,7 +435,8 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
             listed = report.decodings if corpus is None else decodings_of_pairs(report.pairs, corpus.decodings)
             for decoding in listed:
                 if decoding.path not in decodings and fmt != "json":
-                    click.echo(f"read reference {decoding.path} as {decoding.encoding}: {decoding.note}", err=True)
+                    click.echo(f"read reference {_safe(decoding.path)} as {_safe(decoding.encoding)}: "
+                               f"{_safe(decoding.note)}", err=True)
                 decodings[decoding.path] = decoding
             digest, report_options = report.corpus_digest, report.options
             warned_scores = warned_scores or any(p.score or p.evidence_fragments for p in report.pairs)
@@ -437,7 +446,7 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
                     spill.add(_compare_order(pair), text)
                 else:
                     spill.add(_compare_order(pair), "\t".join(
-                        value.replace("\t", " ").replace("\n", " ") for value in _compare_tsv_row(pair)) + "\n")
+                        _safe(value) for value in _compare_tsv_row(pair)) + "\n")
             del report
         if index_path is not None and len(spill) and not warned_scores:
             click.echo(f"warning: the corpus index {index_path} returned no copy-detector scores; every pair has "

@@ -145,6 +145,7 @@ import multiprocessing
 import os
 import contextlib
 import dataclasses
+import re
 import sqlite3
 import threading
 import time
@@ -298,6 +299,9 @@ _SAMPLE_HOLDER_BYTES = 80_000_000
 _FAMILY_HOLDERS = 0.1
 _SQLITE_HEADER = b"SQLite format 3\x00"
 _RECORD_MAGIC = b"MLCR\x01"
+#: What a record's ``encoding`` may be (Python's codec names) and how long its decoder's note.
+_ENCODING_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+_MAX_NOTE_CHARS = 500
 #: A record never decompresses past this (a hostile index cannot exhaust memory).
 _MAX_RECORD_BYTES = 256 * 1024 * 1024
 #: SQLite's limit on bound parameters is 32766 in current versions; stay well below.
@@ -518,7 +522,8 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
     decoding = None
     if "encoding" in header:
         encoding, note = header.get("encoding"), header.get("decoding")
-        if not isinstance(encoding, str) or not isinstance(note, str):
+        if (not isinstance(encoding, str) or not _ENCODING_NAME.fullmatch(encoding) or not isinstance(note, str)
+                or not note or len(note) > _MAX_NOTE_CHARS):
             raise bad("header: encoding")
         decoding = (encoding, note)
     sizes = [n, n, n, n, n_lines, 3 * n_cells] + ([n_tokens, n_tokens] if n_tokens else [])

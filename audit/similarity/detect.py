@@ -175,7 +175,7 @@ MAX_SAMPLE_HOLDERS = 512
 MAX_NEAR_DUPLICATES = 32
 #: Most bits a name-like string literal (``'GarageArea'``) carries: a closed-vocabulary token's prior.
 NAME_LITERAL_BITS = math.log2(len(keyword.kwlist) + 1 + 45 + 2)
-#: Most bits each further name of a list of names (``'MSZoning', 'Street', 'Alley'``) carries. A
+#: Most bits each further name of a list of three or more names (``'MSZoning', 'Street', 'Alley'``) carries. A
 #: list of the data's columns is read off the data's header, which every writer of the
 #: competition has: what is left to choose per name is whether to keep or skip the next column.
 LISTED_NAME_BITS = 1.0
@@ -1128,10 +1128,12 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
     names = agent.name_array()
     bits = np.where(names, np.minimum(bits, NAME_LITERAL_BITS), bits)
     if n > 2 and names.any():
-        # A name that follows a name and a comma continues a list of the data's columns; the
-        # comma before it is the list's layout.
-        listed = np.zeros(n, dtype=bool)
-        listed[2:] = names[2:] & names[:-2] & (agent.id_array()[1:-1] == _COMMA_ID)
+        # A name that follows a name and a comma continues a list of names; from three names on
+        # (two are a call's arguments as often, ``.replace('Mlle', 'Miss')``) it is a list of the
+        # data's columns, and the comma before each further name is the list's layout.
+        follows = np.zeros(n + 2, dtype=bool)
+        follows[2:n] = names[2:] & names[:-2] & (agent.id_array()[1:-1] == _COMMA_ID)
+        listed = follows[:n] & (np.concatenate(([False, False], follows[: n - 2])) | follows[2 : n + 2])
         listed[1:-1] |= listed[2:]
         bits = np.where(listed, np.minimum(bits, LISTED_NAME_BITS), bits)
     if agent.prose:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -264,3 +265,29 @@ def test_audit_report_records_how_listed_kernels_were_read(corpus_dir: Path, tmp
     recorded = {d["path"]: d["encoding"] for d in similarity_part["decodings"]}
     assert recorded["windows/ventes-cp1252.py"] == "cp1252"
     assert set(recorded) <= listed
+
+
+def test_names_and_notes_never_drive_the_terminal(tmp_path: Path) -> None:
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "evil\x1b]0;pwn\x07\u202e.py").write_bytes(FRENCH.encode("cp1252"))
+    result = CliRunner().invoke(similarity, ["compare", str(folder), "--reference", str(folder)])
+    assert result.exit_code == 0, result.output
+    for text in (result.stdout, result.stderr):
+        assert "\x1b" not in text and "\x07" not in text and "\u202e" not in text
+    assert "evil\\x1b]0;pwn\\x07\\u202e.py as cp1252" in result.stderr
+
+
+def test_a_forged_encoding_in_an_index_record_is_refused() -> None:
+    from audit.similarity.corpus_index import CorpusIndexError, _decode_record, _encode_record
+
+    def record(encoding: str, note: str) -> bytes:
+        return _encode_record(language="python", source="file", hashes=np.zeros(0, np.int64),
+                              kgram_starts=np.zeros(0, np.int64), span_starts=np.zeros(0, np.int64),
+                              span_ends=np.zeros(0, np.int64), lines=[0], cells=(), token_starts=None,
+                              token_ends=None, decoding=TextDecoding("k.py", encoding, note))
+
+    assert _decode_record(record("cp1252", "decoded as cp1252"), "k.py", 23).decoding == ("cp1252", "decoded as cp1252")
+    for encoding, note in (("\x1b[2J", "x"), ("a" * 100, "x"), ("cp1252", "n" * 10_000)):
+        with pytest.raises(CorpusIndexError, match="corrupt record"):
+            _decode_record(record(encoding, note), "k.py", 23)
