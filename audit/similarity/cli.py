@@ -502,8 +502,15 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
     try:
         index = load_corpus_index(index_path)
         try:
-            return index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
-                                 include_corpus_skipped=corpus_skipped)
+            report = index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
+                                   include_corpus_skipped=corpus_skipped)
+            budgeted = sum(1 for stage in getattr(index, "last_bound_scored", [])
+                           if stage.get("checked", 0) < stage.get("bounded", 0))
+            if budgeted:
+                click.echo(f"note: for {budgeted} of these {len(agents)} agent file(s) more references could reach "
+                           "the copy threshold than the default search checks (the highest bounds were checked); "
+                           "--all checks every one", err=True)
+            return report
         finally:
             close = getattr(index, "close", None)
             if callable(close):
