@@ -31,6 +31,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
 
+from audit.rules.spec import DEFAULT_ACTORS
 from audit.units import CodeUnit
 
 __all__ = ["MAX_RUN_CODE_FILES", "RunCode", "copy_clusters"]
@@ -66,7 +67,9 @@ def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
     for run in runs:
         seen: set[str] = set()
         for unit in run.units:
-            if unit.language != "python" or not unit.text.strip():
+            # as in the run reports: the scaffold's and the operator's code (a starter file the
+            # harness shows in its prompt) is not the agent's
+            if unit.language != "python" or unit.actor not in DEFAULT_ACTORS or not unit.text.strip():
                 continue
             digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
             if digest in seen:

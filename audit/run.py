@@ -521,6 +521,8 @@ _RARE_ENCODING_PENALTY = 0.2
 #: Half-width katakana (U+FF61 to U+FF9F) are the classic sign of text read in the wrong Japanese
 #: code page: their share of the non-ASCII characters, times this, is added to the mess ratio.
 _HALFWIDTH_KANA_PENALTY = 0.5
+#: Mess ratios closer than this to the least one are equal (finer differences are noise).
+_MESS_STEP = 0.01
 #: Equal mess ratios are told apart by charset-normalizer's language fit (``coherence``, in [0, 1],
 #: 0 when no language is recognised) in steps of this size: finer differences are noise.
 _COHERENCE_STEP = 0.1
@@ -546,7 +548,8 @@ def _detect_encoding(data: bytes) -> str | None:
     encoding decodes it coherently (binary data, or too little text to tell).
 
     Among the encodings charset-normalizer accepts, the one with the least mess wins, a rare code
-    page and half-width katakana counting as mess (:func:`_encoding_score`); ties go to the
+    page and half-width katakana counting as mess (:func:`_encoding_score`); ties (within
+    :data:`_MESS_STEP`) go to the
     clearly better language fit, then to the code page text files are most often written in
     (:data:`_PREFERRED_ENCODINGS`). When only
     rare code pages fit, the common ones are tried on their own too.
@@ -579,7 +582,13 @@ def _detect_encoding(data: bytes) -> str | None:
         # Only rare code pages or mojibake fit: the common ones are tried on their own (the
         # detector's first pass does not always try them all, e.g. koi8_r).
         found += candidates(cp_isolation=list(_PREFERRED_ENCODINGS))
-    return min(found, key=rank)[2] if found else None
+    if not found:
+        return None
+    # Mess ratios within a step of the least are a tie (French in cp1257 reads 0.004, in cp1252
+    # 0.006): the language fit, then the common code page decides.
+    least = min(score for score, _, _ in found)
+    tied = [item for item in found if item[0] <= least + _MESS_STEP]
+    return min(tied, key=lambda item: rank(item)[1:])[2]
 
 
 def decode_text(data: bytes, *, code: bool = False) -> tuple[str, str | None]:

@@ -62,6 +62,7 @@ PAIR_FIELDS = (
     "score",
     "copied_lines",
     "copied_fragments",
+    "summary",
 )
 #: Fields a ``when`` threshold may test (numbers; containments, similarity and the copy
 #: detector's ``score`` in [0, 1], ``longest_fragment`` and ``total_overlap`` in k-grams).

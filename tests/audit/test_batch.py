@@ -437,3 +437,16 @@ def test_hostile_run_ids_are_printed_literally_and_long_ones_are_errors(tmp_path
     long_run = summary["runs"][1]
     assert long_run["report"] is None and "cannot be read" in long_run["error"] and "crashed" not in long_run["error"]
     assert summary["verdicts"]["clean"] == 1 and summary["verdicts"]["error"] == 3
+
+
+def test_copy_clusters_leave_out_the_scaffolds_code_as_the_run_reports_do():
+    from audit.clusters import RunCode, copy_clusters
+    from audit.units import Actor, CodeUnit
+
+    def run(run_id: str, actor: Actor) -> RunCode:
+        return RunCode(run_id=run_id, units=(CodeUnit(path="prompt/starter.py", language="python",
+                                                      text=_OWN_SOLUTION, actor=actor),))
+
+    # a starter file the harness shows every run is not code one run copied from another
+    assert copy_clusters({"a": {}, "b": {}}, [run("a", Actor.SCAFFOLD), run("b", Actor.SCAFFOLD)])["clusters"] == []
+    assert copy_clusters({"a": {}, "b": {}}, [run("a", Actor.AGENT), run("b", Actor.UNKNOWN)])["clusters"]

@@ -112,3 +112,29 @@ def test_a_declared_source_encoding_still_wins(tmp_path):
     code = "# -*- coding: latin-1 -*-\nname = 'Gr\u00f6\u00dfe'\n"
     units = expand_run(load_run(_write(tmp_path / "run", {"solve.py": code.encode("latin-1")})))
     assert [u.text for u in units.code_units] == [code]
+
+
+def test_near_equal_mess_goes_to_the_common_code_page(monkeypatch) -> None:
+    """French read as cp1257 (Baltic) can show a hair less mess than as cp1252 (0.004 against
+    0.006): such differences are noise, and the code page Western text is written in wins."""
+    import charset_normalizer
+
+    import audit.run as run_module
+
+    class Match:
+        def __init__(self, encoding: str, chaos: float, coherence: float, text: str) -> None:
+            self.encoding, self.chaos, self.coherence, self._text = encoding, chaos, coherence, text
+            self.could_be_from_charset = [encoding]
+
+        def __str__(self) -> str:
+            return self._text
+
+    data = "modèle écrit à Genève".encode("cp1252")
+    matches = [Match("cp1257", 0.004, 0.643, data.decode("cp1257")),
+               Match("cp1252", 0.0057, 0.684, data.decode("cp1252"))]
+    monkeypatch.setattr(charset_normalizer, "from_bytes", lambda sample, **options: matches)
+    assert run_module._detect_encoding(data) == "cp1252"
+    # a clearly smaller mess still wins
+    matches[0].chaos = 0.0
+    matches[1].chaos = 0.05
+    assert run_module._detect_encoding(data) == "cp1257"
