@@ -191,7 +191,10 @@ def pair_origin_label(pair: Mapping[str, Any]) -> str:
         if origin.get("step") is not None:
             details.append(f"step {origin['step']}")
         if origin.get("node_id"):
-            details.append(f"id {origin['node_id']}")
+            # AIDE's ids are 32 hex digits: the first 8 tell the nodes of a journal apart (the
+            # JSON report keeps the whole id)
+            node_id = str(origin["node_id"])
+            details.append(f"id {node_id[:8]}…" if len(node_id) > 12 else f"id {node_id}")
         return f"node {origin['node']}" + (f" ({', '.join(details)})" if details else "")
     where = str(origin.get("location") or "")
     line = origin.get("start_line")

@@ -36,7 +36,9 @@ costs a fraction of a second, with every figure still exact.
 
 from __future__ import annotations
 
+import bisect
 import logging
+import re
 from bisect import insort
 from collections import defaultdict
 from dataclasses import dataclass
@@ -677,6 +679,9 @@ def pair_report(
                                             agent_path=agent.path, reference_path=reference.path,
                                             agent_unit=agent_unit, reference_unit=reference_unit)
     copied_lines, copied_fragments = evidence_extent(evidence_spans)
+    if evidence_spans and agent_unit is not None and agent_unit.origin is not None:
+        # code read from a log record (a JSON string is one line of the log): its own lines
+        copied_lines, copied_fragments = _unit_extent(evidence, agent_profile, agent.file.text)
     return PairReport(
         agent_path=agent.path,
         reference_path=reference.path,
@@ -714,16 +719,34 @@ def evidence_extent(fragments: Sequence[Fragment]) -> tuple[int, int]:
     >>> evidence_extent([at(3, 5), at(6, 6), at(10, 12)])
     (7, 2)
     """
+    return _line_extent([(f.agent.start_line, f.agent.end_line) for f in fragments])
+
+
+def _line_extent(ranges: Sequence[tuple[int, int]]) -> tuple[int, int]:
+    """Distinct lines of inclusive line ranges, and the stretches they make joined when adjacent."""
     lines: set[int] = set()
     stretches = 0
     last = None
-    for fragment in sorted(fragments, key=lambda f: (f.agent.start_line, f.agent.end_line)):
-        start, end = fragment.agent.start_line, fragment.agent.end_line
+    for start, end in sorted(ranges):
         lines.update(range(start, end + 1))
         if last is None or start > last + 1:
             stretches += 1
         last = end if last is None else max(last, end)
     return len(lines), stretches
+
+
+def _unit_extent(evidence: Any, profile: Any, text: str) -> tuple[int, int]:
+    """:func:`evidence_extent` counted on the lines of the agent unit's own text (token offsets of
+    the chain's tiles in the detector's profile)."""
+    line_starts = [0] + [match.end() for match in re.finditer("\n", text)]
+    ranges = []
+    for tile in evidence.tiles:
+        if tile.agent_stop <= tile.agent_start:
+            continue
+        start = profile.starts[tile.agent_start]
+        end = max(start, profile.ends[tile.agent_stop - 1] - 1)
+        ranges.append((bisect.bisect_right(line_starts, start), bisect.bisect_right(line_starts, end)))
+    return _line_extent(ranges)
 
 
 def evidence_fragments(

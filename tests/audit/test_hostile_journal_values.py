@@ -63,3 +63,5 @@ def test_a_lone_surrogate_in_a_node_id_still_gives_a_report(tmp_path: Path) -> N
     report = _audit(tmp_path, '"\\ud800x"')
     pairs = [p for p in report["similarity"]["pairs"] if p.get("flagged")]
     assert pairs and pairs[0]["agent_origin"]["node_id"] == "\ufffdx"
+    # the code is one line of the journal (a JSON string) but many lines of its own
+    assert pairs[0]["copied_lines"] >= 10 and "shares 1 line" not in pairs[0]["summary"]

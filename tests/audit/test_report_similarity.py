@@ -141,6 +141,8 @@ def test_real_aide_journal_rows_name_their_node(tmp_path: Path) -> None:
         node = nodes[origin["node"]]
         assert (origin["node_id"], origin["step"]) == (node["id"], node["step"])
         assert origin["location"] == f"nodes[{origin['node']}].code"
+        # tables show the first 8 of the 32 hex digits (the JSON keeps the whole id)
+        assert pair_agent_label(pair).endswith(f"(step {node['step']}, id {node['id'][:8]}…)")
     # The journal is one line of JSON: only the node tells its rows apart.
     labels = [(pair_agent_label(p), p["reference_path"]) for p in report["similarity"]["pairs"]]
     assert len(labels) == len(set(labels))
