@@ -30,7 +30,7 @@ from audit.formatters.common import TOO_SHORT, copied_share_line, grade_status, 
 from audit.formatters.terminal import terminal_safe
 from audit.report import AuditReport
 
-__all__ = ["write_text"]
+__all__ = ["table_order", "write_text"]
 
 _EXCERPT_LINES = 6
 _EXCERPT_WIDTH = 120
@@ -39,6 +39,13 @@ _SKIPPED_SHOWN = 20
 #: Pairs listed in the similarity table (the JSON report has them all).
 _PAIRS_SHOWN = 5
 _PAIR_COLUMNS = ("agent", "reference", "score", "flagged", "similarity", "agent containment", "longest fragment")
+
+
+def table_order(pairs: list) -> list:
+    """Similarity pairs in the order of the text table: flagged first, then by copy score
+    (highest first), so that the rows a reviewer reads first are the likeliest copies; a stable
+    sort keeps the report's order among equal scores."""
+    return sorted(pairs, key=lambda p: (not p.get("flagged"), -float(p.get("score") or 0.0)))
 
 
 def _safe(text: object) -> str:
@@ -172,8 +179,7 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             markup=False,
         )
         if pairs:
-            # Flagged pairs first (a stable sort keeps the report's order within each group).
-            pairs = sorted(pairs, key=lambda p: not p.get("flagged"))
+            pairs = table_order(pairs)
             shown = pairs[:_PAIRS_SHOWN]
             table = Table(show_edge=False, pad_edge=False, box=None)
             for col in _PAIR_COLUMNS:
@@ -194,7 +200,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
                 flagged = sum(1 for p in pairs[len(shown):] if p.get("flagged"))
                 console.print(f" … {len(pairs) - len(shown)} more pair(s), {flagged} of them flagged "
                               "(see the JSON report's similarity.pairs)", markup=False)
-            console.print("score: the copy detector's score in [0, 1); flagged: it reached the plagiarism rule's "
+            console.print("rows: flagged first, then by score; score: the copy detector's score in [0, 1); "
+                          "flagged: it reached the plagiarism rule's "
                           "bound; similarity: Dolos's symmetric similarity; agent containment: the share of the "
                           "agent file's fingerprints found in the notebook", markup=False)
     if report.skipped:

@@ -155,3 +155,14 @@ def test_markdown_lists_each_rule_once(journal_report: dict) -> None:
     references = report["rules"]["plag-kernel-containment"]["references"]
     assert references and text.count(references[0]) == 1
     assert text.count("## Rules") == 1
+
+
+def test_the_text_table_shows_the_likeliest_copies_first() -> None:
+    from audit.formatters.text import table_order
+
+    pairs = [{"reference_path": "a", "score": 0.1, "flagged": False},
+             {"reference_path": "b", "score": 0.4, "flagged": False},
+             {"reference_path": "c", "score": 0.9, "flagged": True},
+             {"reference_path": "d", "score": None, "flagged": False},
+             {"reference_path": "e", "score": 0.4, "flagged": False}]
+    assert [p["reference_path"] for p in table_order(pairs)] == ["c", "b", "e", "a", "d"]
