@@ -203,7 +203,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             console.print("rows: flagged first, then by score; score: the copy detector's score in [0, 1); "
                           "flagged: it reached the plagiarism rule's "
                           "bound; similarity: Dolos's symmetric similarity; agent containment: the share of the "
-                          "agent file's fingerprints found in the notebook", markup=False)
+                          "agent file's fingerprints found in the notebook; longest fragment: Dolos's longest run "
+                          "of shared fingerprints, in k-grams", markup=False)
     if report.skipped:
         console.print()
         console.print(f"Skipped ({len(report.skipped)})", markup=False)
