@@ -432,7 +432,9 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
             except AuditError as exc:
                 raise InputError(str(exc)) from exc
             skipped.extend(report.skipped)
-            listed = report.decodings if corpus is None else decodings_of_pairs(report.pairs, corpus.decodings)
+            kept = list(_kept_rows(report.pairs, top))
+            # the kernels of the rows written, however they were read
+            listed = decodings_of_pairs(kept, report.decodings if corpus is None else corpus.decodings)
             for decoding in listed:
                 if decoding.path not in decodings and fmt != "json":
                     click.echo(f"read reference {_safe(decoding.path)} as {_safe(decoding.encoding)}: "
@@ -440,7 +442,7 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
                 decodings[decoding.path] = decoding
             digest, report_options = report.corpus_digest, report.options
             warned_scores = warned_scores or any(p.score or p.evidence_fragments for p in report.pairs)
-            for pair in _kept_rows(report.pairs, top):
+            for pair in kept:
                 if fmt == "json":
                     text = json.dumps(_compare_record(pair), indent=2, sort_keys=True).replace("\n", "\n    ")
                     spill.add(_compare_order(pair), text)
