@@ -82,9 +82,8 @@ def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[dict[str, Any]], str | None]:
     from dataclasses import replace
 
-    from audit.similarity import SimilarityOptions, compare
-
     from audit.report_similarity import log_origin, unit_of_pair
+    from audit.similarity import SimilarityOptions, compare
 
     owned = _distinct_python(runs)
     if len(owned) > MAX_RUN_CODE_FILES:
