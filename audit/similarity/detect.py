@@ -175,9 +175,10 @@ MAX_SAMPLE_HOLDERS = 512
 MAX_NEAR_DUPLICATES = 32
 #: Most bits a name-like string literal (``'GarageArea'``) carries: a closed-vocabulary token's prior.
 NAME_LITERAL_BITS = math.log2(len(keyword.kwlist) + 1 + 45 + 2)
-#: Most bits each further name of a list of three or more names (``'MSZoning', 'Street', 'Alley'``) carries. A
-#: list of the data's columns is read off the data's header, which every writer of the
-#: competition has: what is left to choose per name is whether to keep or skip the next column.
+#: Most bits each further name of a list of three or more names (``'MSZoning', 'Street',
+#: 'Alley'``) carries. A list of the data's columns is read off the data's header, which every
+#: writer of the competition has: what is left to choose per name is whether to keep or skip
+#: the next column.
 LISTED_NAME_BITS = 1.0
 #: Per-token information is capped (one token can never carry a match on its own).
 MAX_TOKEN_BITS = 40.0
