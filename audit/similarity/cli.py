@@ -38,6 +38,7 @@ def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUni
     """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed); how a
     file that was not plain UTF-8 was read is said on stderr and appended to ``decodings``."""
     from audit.similarity.corpus import MAX_REFERENCE_BYTES, decode_kernel_bytes
+    from grading.untrusted_json import replace_surrogates
 
     if path.is_symlink():
         return Skipped(path=shown, reason="symbolic link (not followed)")
@@ -57,7 +58,8 @@ def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUni
     if decoding.note is not None:
         click.echo(f"read {_safe(shown)} as {_safe(decoding.encoding)}: {_safe(decoding.note)}", err=True)
         if decodings is not None:
-            decodings.append(decoding)
+            # named as the pairs name the file (a name that is not UTF-8 shows U+FFFD there)
+            decodings.append(decoding._replace(path=replace_surrogates(shown)))
     if path.suffix.lower() == ".py":
         return CodeUnit(path=shown, language="python", text=text, source="file")
     from audit.notebooks import NotebookError, read_notebook

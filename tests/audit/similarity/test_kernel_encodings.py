@@ -10,6 +10,7 @@ counted in the recorded note, never dropped silently.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -291,3 +292,18 @@ def test_a_forged_encoding_in_an_index_record_is_refused() -> None:
     for encoding, note in (("\x1b[2J", "x"), ("a" * 100, "x"), ("cp1252", "n" * 10_000)):
         with pytest.raises(CorpusIndexError, match="corrupt record"):
             _decode_record(record(encoding, note), "k.py", 23)
+
+
+def test_decodings_name_a_file_as_the_pairs_do_even_when_its_name_is_not_utf8(tmp_path: Path) -> None:
+    folder = tmp_path / "agent"
+    folder.mkdir()
+    (folder / "other.py").write_text(FRENCH, encoding="utf-8")
+    os.makedirs(os.fsencode(folder), exist_ok=True)
+    with open(os.fsencode(folder) + b"/bad\xff\xfename.py", "wb") as stream:
+        stream.write(FRENCH.encode("cp1252"))
+    result = CliRunner().invoke(similarity, ["pairs", "--format", "json", str(folder)])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    (decoding,) = data["decodings"]
+    assert decoding["encoding"] == "cp1252"
+    assert decoding["path"] in {p["left"] for p in data["pairs"]} | {p["right"] for p in data["pairs"]}
