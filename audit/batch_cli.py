@@ -117,6 +117,7 @@ def _clusters(results) -> dict:
     from audit.run import load_run
 
     from audit.pipeline import artifact_text
+    from audit.report_similarity import record_locations
 
     code = []
     for result in results:
@@ -128,8 +129,7 @@ def _clusters(results) -> dict:
         except AuditError:
             continue  # its report already says what could not be read
         code.append(RunCode(run_id=result.entry.run_id, units=expanded.code_units,
-                            locations={(e.span.path, e.span.start_byte): e.location
-                                       for e in expanded.log_events if e.location},
+                            locations=record_locations(expanded.log_events),
                             host_text=lambda path, run=run: artifact_text(run, path)))
     return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code)
 

@@ -24,7 +24,7 @@ from audit.checks.divergence import divergence_memo
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
 from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
-from audit.report_similarity import copied_share, pair_origins
+from audit.report_similarity import copied_share, pair_origins, record_locations
 from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.parsing import LANGUAGES
@@ -274,8 +274,7 @@ def audit_run(
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
                                                      host_text=lambda path: artifact_text(run, path),
-                                                     locations={(e.span.path, e.span.start_byte): e.location
-                                                                for e in expanded.log_events if e.location})
+                                                     locations=record_locations(expanded.log_events))
     # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
     unread_data = _unread_data_files(run)
     skipped: list[Skipped] = (run_skipped + unread_data + list(sim_skipped) + list(run.notes) + list(expanded.notes)

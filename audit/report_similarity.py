@@ -21,7 +21,7 @@ from audit.units import CodeUnit
 from grading import untrusted_json
 from grading.untrusted_json import replace_surrogates
 
-__all__ = ["pair_origins", "copied_share", "unit_of_pair"]
+__all__ = ["pair_origins", "copied_share", "log_origin", "record_locations", "unit_of_pair"]
 
 _NODE_INDEX = re.compile(r"^(?:nodes)?\[(\d+)\]")
 #: Longest node id kept in a report (AIDE's ids are 32 hex digits).
@@ -112,6 +112,13 @@ def pair_origins(pairs: Iterable[Any], units: Sequence[CodeUnit], locations: Map
         if record is not None:
             out[id(pair)] = record
     return out
+
+
+def record_locations(events: Iterable[Any]) -> dict[tuple[str, int], str]:
+    """The place of each log record in its log (``nodes[3].code``) by the record's path and start
+    offset: the ``locations`` of :func:`pair_origins` and :func:`log_origin`, from the
+    :class:`~audit.units.LogEvent` objects of an expanded run."""
+    return {(e.span.path, e.span.start_byte): e.location for e in events if e.location}
 
 
 def log_origin(unit: CodeUnit, locations: Mapping[tuple[str, int], str],
