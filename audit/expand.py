@@ -60,7 +60,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from audit.driver import DriverReading, read_driver
-from audit.logs import parse_log
+from audit.logs import parse_log, read_hidden_members
 from audit.logs import text as plain_text
 from audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
 from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
@@ -81,6 +81,7 @@ from audit.sandbox_record import READER as SANDBOX_READER
 from audit.sandbox_record import read_sandbox_command
 from audit.textmap import TextMap
 from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
+from grading.untrusted_json import collect_shadowed
 
 __all__ = [
     "BINARY_OUTPUTS_NOT_READ",
@@ -568,14 +569,15 @@ def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tu
 def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Skipped]
                     ) -> tuple[list[CodeUnit], list[LogEvent], NotebookRecord | None]:
     """Code units, output events and the reading record of one notebook (see the module docstring)."""
-    try:  # read_notebook bounds the JSON nesting itself
-        notebook = read_notebook(text, path)
-    except NotebookError as exc:
-        skipped.append(Skipped(path=path, reason=str(exc)))
-        return [], [], None
-    except RecursionError:
-        skipped.append(Skipped(path=path, reason="notebook not read: JSON nested too deep to decode"))
-        return [], [], None
+    with collect_shadowed() as hidden:
+        try:  # read_notebook bounds the JSON nesting itself
+            notebook = read_notebook(text, path)
+        except NotebookError as exc:
+            skipped.append(Skipped(path=path, reason=str(exc)))
+            return [], [], None
+        except RecursionError:
+            skipped.append(Skipped(path=path, reason="notebook not read: JSON nested too deep to decode"))
+            return [], [], None
     remark = surrogate_note(text)
     if remark is not None:
         notes.append(Skipped(path=path, reason=remark))
@@ -583,12 +585,13 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
     unread: list[str] = []
     events: list[LogEvent] = []
     outputs_seen = text_parts = binary = 0
-    try:
-        outputs = read_notebook_outputs(text, path)
-    except Exception as exc:  # noqa: BLE001 - the code was read; the outputs are a gap, not a failure
-        logger.warning("%s: notebook outputs not read", path, exc_info=True)
-        unread.append(f"notebook outputs not read: {type(exc).__name__}: {exc}"[:300])
-        outputs = None
+    with collect_shadowed() as hidden_in_outputs:
+        try:
+            outputs = read_notebook_outputs(text, path)
+        except Exception as exc:  # noqa: BLE001 - the code was read; the outputs are a gap, not a failure
+            logger.warning("%s: notebook outputs not read", path, exc_info=True)
+            unread.append(f"notebook outputs not read: {type(exc).__name__}: {exc}"[:300])
+            outputs = None
     driver = DriverReading(driver=False, reason="not a Python notebook")
     if notebook.language not in LANGUAGES:
         skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
@@ -612,6 +615,12 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
         if limit is not None:
             unread.append(limit)
         units.extend(_log_units(events, text))
+    if hidden or hidden_in_outputs:
+        # A key written twice (a cell's "source"): what Jupyter and nbformat drop is read too.
+        hidden_read, problems = read_hidden_members(path, text, hidden + hidden_in_outputs, len(events))
+        events = events + hidden_read
+        units.extend(_log_units(hidden_read, text))
+        unread.extend(problems)
     skipped.extend(Skipped(path=path, reason=reason) for reason in unread)
     record = NotebookRecord(path=path, nbformat=notebook.nbformat, language=notebook.language,
                             code_cells=len(notebook.cells) if notebook.language in LANGUAGES else 0,

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "loads", "json_depth", "parse_int", "replace_surrogates",
+__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_SHADOWED", "ShadowedMember", "collect_shadowed", "loads",
+           "json_depth", "object_from_pairs", "parse_int", "replace_surrogates", "report_shadowed",
            "count_lone_surrogates"]
 
 #: Deepest nesting of arrays and objects accepted. Real run files (AIDE journals, Inspect logs,
@@ -94,6 +98,95 @@ def parse_int(digits: str) -> int | float:
     return float(digits)
 
 
+@dataclass(frozen=True, slots=True)
+class ShadowedMember:
+    """A member of a JSON object hidden by a later member with the same key.
+
+    ``json.loads`` (like most JSON readers) keeps only the last value of a key written twice
+    in one object (RFC 8259, section 4: names "SHOULD be unique", behaviour otherwise
+    unpredictable), so ``{"code": A, "code": B}`` reads as ``{"code": B}`` and ``A`` is never
+    seen. No serializer writes such an object; a file holding one was edited by hand.
+
+    Attributes
+    ----------
+    key : str
+        The repeated key.
+    value : Any
+        The hidden (earlier) value, as decoded.
+    """
+
+    key: str
+    value: Any
+
+
+#: Hidden members kept per collection; past it only the count grows (a hostile file can repeat a key millions of times).
+MAX_SHADOWED = 1000
+
+_SHADOWED: ContextVar[list[ShadowedMember] | None] = ContextVar("shadowed_json_members", default=None)
+
+
+def object_from_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` building the dict ``json.loads`` builds (the last value of a key wins),
+    reporting the members it hides to the innermost :func:`collect_shadowed` block.
+
+    Examples
+    --------
+    >>> with collect_shadowed() as hidden:
+    ...     value = json.loads('{"code": "A", "code": "B"}', object_pairs_hook=object_from_pairs)
+    >>> value, hidden
+    ({'code': 'B'}, [ShadowedMember(key='code', value='A')])
+    """
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        sink = _SHADOWED.get()
+        if sink is not None:
+            last = {key: index for index, (key, _) in enumerate(pairs)}
+            report_shadowed(ShadowedMember(key, value) for index, (key, value) in enumerate(pairs)
+                            if last[key] != index)
+    return obj
+
+
+def report_shadowed(members: Iterator[ShadowedMember] | tuple[ShadowedMember, ...] | list[ShadowedMember]) -> None:
+    """Add hidden members to the innermost :func:`collect_shadowed` block (none: dropped).
+
+    Readers that cache decoded documents call it to report, on every use, what the decode
+    that filled the cache found.
+    """
+    sink = _SHADOWED.get()
+    if sink is None:
+        return
+    for member in members:
+        if len(sink) >= MAX_SHADOWED:
+            return
+        sink.append(member)
+
+
+@contextmanager
+def collect_shadowed(*, propagate: bool = True) -> Iterator[list[ShadowedMember]]:
+    """Collect the members that decodes with :func:`object_from_pairs` hide, inside the block.
+
+    Parameters
+    ----------
+    propagate : bool
+        Whether an enclosing block receives them too when this one ends (``False`` for a
+        cache that reports them itself on each use).
+
+    Yields
+    ------
+    list of ShadowedMember
+        Filled as decodes in the block (in this thread or task) meet repeated keys, at most
+        :data:`MAX_SHADOWED`.
+    """
+    found: list[ShadowedMember] = []
+    token = _SHADOWED.set(found)
+    try:
+        yield found
+    finally:
+        _SHADOWED.reset(token)
+        if propagate:
+            report_shadowed(found)
+
+
 def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """Decode untrusted JSON text: nesting bounded, lone surrogates replaced by U+FFFD.
 
@@ -114,6 +207,11 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     json.JSONDecodeError
         Invalid JSON, or nesting deeper than ``max_depth`` (the message says which).
 
+    Notes
+    -----
+    Objects are built by :func:`object_from_pairs`: a key written twice keeps its last value,
+    as ``json.loads`` does, and the hidden member goes to the enclosing :func:`collect_shadowed`.
+
     Examples
     --------
     >>> loads('["\\\\udfff", "\\\\ud83d\\\\ude00"]') == ["\\ufffd", "\\U0001F600"]
@@ -127,6 +225,6 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     if "\\u" in text or _SURROGATE_CHAR.search(text):
         text = replace_surrogates(_SURROGATE_ESCAPE.sub(_pair_or_replacement, text))
     try:
-        return json.loads(text, parse_int=parse_int)
+        return json.loads(text, parse_int=parse_int, object_pairs_hook=object_from_pairs)
     except RecursionError:
         raise json.JSONDecodeError(f"nested deeper than the {max_depth} levels accepted", text, 0) from None

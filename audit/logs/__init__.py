@@ -36,7 +36,8 @@ Logs are untrusted: a structured log cut short is read up to the break, a log th
 than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
 :func:`parse_log` says what was not read in :attr:`LogReading.problems`: JSON nested deeper
 than :data:`~audit.logs.common.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
-is then read as plain text), unreadable JSONL lines. Nothing raises. Lone UTF-16 surrogates
+is then read as plain text), unreadable JSONL lines, a key written twice in one JSON object
+(the value JSON readers drop is read too: :mod:`audit.logs.shadowed`). Nothing raises. Lone UTF-16 surrogates
 that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
 :attr:`LogReading.notes` counts.
 
@@ -68,8 +69,10 @@ from audit.logs import (
     steplog,
 )
 from audit.logs import text as plain_text
+from audit.logs.shadowed import hidden_events, hidden_problems
 from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
 from audit.units import LogEvent, LogEventKind
+from grading.untrusted_json import ShadowedMember, collect_shadowed
 
 __all__ = [
     "ADAPTERS",
@@ -80,6 +83,7 @@ __all__ = [
     "LogReading",
     "detect_log_format",
     "parse_log",
+    "read_hidden_members",
     "read_log",
     "read_log_events",
 ]
@@ -123,7 +127,8 @@ class LogReading:
         Parts of the log that were not read, one sentence each naming where (a JSON document
         cut short or nested too deep, a text log that ends inside a code block, whose event is
         marked :data:`~audit.logs.common.CUT_SHORT`, unreadable JSONL lines, a structured
-        reader that failed, the event limit); empty when all was read.
+        reader that failed, the event limit, a key written twice in one JSON object); empty
+        when all was read.
     notes : tuple of str
         What was read with a caveat that is no sign of anything missing (lone surrogate
         escapes decoded as U+FFFD).
@@ -210,16 +215,21 @@ def parse_log(path: str, text: str) -> LogReading:
         return LogReading(path=path, log_format=None, events=())
     notes: list[str] = []
     fallback: str | None = None
-    try:
-        events = _read_capped(_BY_NAME[detected], path, text, notes)
-    except (ValueError, TypeError, KeyError, RecursionError) as exc:
-        logger.info("%s: read as plain text, the %s reader failed: %s", path, detected, exc)
-        message = "nested too deep to decode" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
-        fallback = f"not read as {detected} ({message}); read as plain text instead"
-        detected, notes = plain_text.NAME, []
-        events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
+    with collect_shadowed() as hidden:
+        try:
+            events = _read_capped(_BY_NAME[detected], path, text, notes)
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            logger.info("%s: read as plain text, the %s reader failed: %s", path, detected, exc)
+            message = "nested too deep to decode" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+            fallback = f"not read as {detected} ({message}); read as plain text instead"
+            detected, notes = plain_text.NAME, []
+            events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
     if fallback is not None:
         notes.insert(0, fallback)
+    if hidden:
+        hidden_read, problems = read_hidden_members(path, text, hidden, len(events))
+        events.extend(hidden_read)
+        notes.extend(problems)
     cut = next((event for event in events if is_cut_short(event)), None)
     if cut is not None:
         notes.append(f"the log ends inside the code block opened at line {cut.span.start_line} (cut short): read "
@@ -235,6 +245,32 @@ def parse_log(path: str, text: str) -> LogReading:
             notes.insert(0, f"{nesting}: not read as JSON (its lines were read as plain text)")
     return LogReading(path=path, log_format=detected, events=tuple(events), problems=tuple(notes),
                       notes=tuple(remarks))
+
+
+def read_hidden_members(path: str, text: str, hidden: list[ShadowedMember], first_index: int
+                        ) -> tuple[list[LogEvent], list[str]]:
+    """Read the JSON members a repeated key hid in one file (:mod:`audit.logs.shadowed`).
+
+    Parameters
+    ----------
+    path : str
+        The file's POSIX path relative to the run root.
+    text : str
+        The file's text.
+    hidden : list of ShadowedMember
+        What its decoders reported (:func:`grading.untrusted_json.collect_shadowed`).
+    first_index : int
+        ``index`` of the first event returned.
+
+    Returns
+    -------
+    (list of LogEvent, list of str)
+        The hidden values' events (a container is read as a document of its own with the
+        adapters) and one problem per repeated key: a file read this way is never clean.
+    """
+    events = hidden_events(path, text, hidden, first_index,
+                           lambda where, document: list(parse_log(where, document).events))
+    return events, hidden_problems(text, hidden)
 
 
 def read_log(path: str, text: str) -> tuple[str | None, list[LogEvent]]:

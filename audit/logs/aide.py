@@ -33,13 +33,12 @@ from typing import Any
 from audit.logs.common import (
     EventList,
     SpanMaker,
-    guess_code_language,
     json_members_partial,
     json_value_regions,
     load_json,
     string_content,
 )
-from audit.logs.keys import KEYS, call_actions
+from audit.logs.keys import call_actions, member_events
 from audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "journal_nodes"]
@@ -58,8 +57,6 @@ _FIELDS = (
 #: Node members that label or measure a node (ids, tree links, timings, the metric): no text.
 _NODE_LABELS = frozenset({"id", "parent", "parent_id", "children", "step", "ctime", "exec_time", "is_buggy",
                           "metric", "maximize", "debug_depth", "is_seed_node", "is_valid", "type", "stage"})
-#: Node members that hold the run's output besides the terminal (an exception's name, info, stack).
-_OUTPUT_MEMBERS = ("exc_", "stdout", "stderr", "output", "traceback", "error")
 
 
 def journal_nodes(data: Any) -> list[dict[str, Any]] | None:
@@ -160,63 +157,13 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         for key, value in node.items():
             if not isinstance(key, str) or key in _HANDLED or key in _NODE_LABELS:
                 continue
-            _extra_member(key, value, add)
+            member_events(key, value, add)
     if broke is not None and notes is not None:
         notes.append(f"JSON cut short or damaged at {broke.describe()}; read {len(nodes)} node(s) up to there")
     return events
 
 
 _HANDLED = frozenset(field[0] for field in _FIELDS)
-
-
-def _strings(value: Any, out: list[str], depth: int = 0) -> None:
-    if depth > 16 or len(out) > 10_000:
-        return
-    if isinstance(value, str):
-        if value.strip():
-            out.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, out, depth + 1)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, out, depth + 1)
-
-
-def _extra_member(key: str, value: Any, add) -> None:
-    """Events of a node member outside AIDE's own fields (odd journals keep code elsewhere).
-
-    A member named like code in the shared vocabulary (:mod:`audit.logs.keys`: ``script``,
-    ``source``, ``python`` ..., or any name ending in ``code``) is the agent's code; an
-    exception's members and other output the agent's output; any other text an UNKNOWN message,
-    so that nothing with text is left unread.
-    """
-    lowered = key.lower()
-    if KEYS.get(lowered) in ("code", "script", "command") or lowered.endswith("code"):
-        if isinstance(value, str):
-            language = "bash" if KEYS.get(lowered) == "command" else guess_code_language(value)
-            kind = LogEventKind.COMMAND if language == "bash" and KEYS.get(lowered) == "command" else LogEventKind.CODE
-            add(key, kind, value, language, "assistant", Actor.AGENT)
-            return
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            body = "".join(value)
-            add(key, LogEventKind.CODE, body, guess_code_language(body), "assistant", Actor.AGENT)
-            return
-        hits = call_actions(value, "python")
-        for hit in hits:
-            add(key, hit.kind, hit.text, hit.language, "assistant", Actor.AGENT)
-        if hits:
-            return
-    strings: list[str] = []
-    _strings(value, strings)
-    if not strings:
-        return
-    lines = isinstance(value, list) and all(isinstance(v, str) for v in value)
-    body = "".join(strings) if lines else "\n".join(strings)
-    if lowered.startswith(_OUTPUT_MEMBERS) or lowered.endswith(("_out", "output")):
-        add(key, LogEventKind.OUTPUT, body, None, "tool", Actor.AGENT)
-    else:
-        add(key, LogEventKind.MESSAGE, body, None, "", Actor.UNKNOWN)
 
 
 def _value_span(text: str, region: tuple[int, int] | None) -> tuple[int, int] | None:

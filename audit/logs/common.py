@@ -156,7 +156,9 @@ class SpanMaker:
         return self.span(start, len(self.text) if end == -1 else end)
 
 
-_DECODER = json.JSONDecoder(parse_int=untrusted_json.parse_int)
+#: Every decoder of the readers builds objects with :func:`grading.untrusted_json.object_from_pairs`,
+#: so a key written twice in one object reports the value it hides (see :func:`audit.logs.parse_log`).
+_DECODER = json.JSONDecoder(parse_int=untrusted_json.parse_int, object_pairs_hook=untrusted_json.object_from_pairs)
 _WS = re.compile(r"[ \t\n\r]*")
 
 
@@ -190,7 +192,7 @@ def loads_json(text: str) -> Any:
     {'a': '\ufffd'}
     """
     if "\\u" not in text and text.count("[") + text.count("{") <= MAX_JSON_DEPTH:
-        return json.loads(text, parse_int=untrusted_json.parse_int)
+        return _DECODER.decode(text)
     return untrusted_json.loads(text)
 
 
@@ -300,7 +302,7 @@ def json_member_regions(text: str, start: int) -> dict[str, tuple[int, int]]:
             raise ValueError(f"expected ':' at offset {pos}")
         value_start = _skip_ws(text, pos + 1)
         _, value_end = _DECODER.raw_decode(text, value_start)
-        members.setdefault(key, (value_start, value_end))
+        members[key] = (value_start, value_end)  # the last value of a repeated key, as decoded
         pos = _skip_ws(text, value_end)
         sep = text[pos : pos + 1]
         if sep == "}":
@@ -342,6 +344,17 @@ def _decode_error(text: str, pos: int, exc: Exception) -> JsonBreak:
     return _json_break(text, pos, "nested too deep to decode" if isinstance(exc, RecursionError) else str(exc))
 
 
+def _add_item(container: list | dict, key: str | None, value: Any) -> None:
+    """Append to an array, or set an object's member as ``json.loads`` does (the last value of a
+    repeated key wins; the hidden one is reported to :func:`grading.untrusted_json.collect_shadowed`)."""
+    if isinstance(container, list):
+        container.append(value)
+        return
+    if key in container:
+        untrusted_json.report_shadowed((untrusted_json.ShadowedMember(key, container[key]),))
+    container[key] = value
+
+
 def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBreak | None]:
     """The value at ``pos``: ``(value, end, None)`` when complete, else ``(partial, None, break)``.
 
@@ -378,15 +391,9 @@ def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBrea
         value, end, broke = _salvage(text, cursor, depth + 1)
         if broke is not None:
             if value is not None:
-                if opener == "[":
-                    container.append(value)
-                else:
-                    container.setdefault(key, value)
+                _add_item(container, key, value)
             return container, None, broke
-        if opener == "[":
-            container.append(value)
-        else:
-            container.setdefault(key, value)
+        _add_item(container, key, value)
         cursor = _skip_ws(text, end)
         sep = text[cursor : cursor + 1]
         if sep == closer:  # pragma: no cover - raw_decode would have succeeded
@@ -398,11 +405,22 @@ def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBrea
 
 
 @lru_cache(maxsize=2)
+def _load_json_once(text: str) -> tuple[Any, JsonBreak | None, tuple[untrusted_json.ShadowedMember, ...]]:
+    with untrusted_json.collect_shadowed(propagate=False) as hidden:
+        start = _skip_ws(text, 0)
+        value, end, broke = _salvage(text, start, 0)
+    if broke is None and end is not None and _skip_ws(text, end) != len(text):
+        broke = _json_break(text, _skip_ws(text, end), "Extra data")
+    return value, broke, tuple(hidden)
+
+
 def load_json(text: str) -> tuple[Any, JsonBreak | None]:
     """Parse a JSON document, keeping what parses when it is cut short or damaged.
 
     Several adapters try the same file in turn, so the last two results are cached (the text
-    is the key; the returned value must not be modified; two bound the memory held).
+    is the key; the returned value must not be modified; two bound the memory held). Members
+    hidden by a repeated key are reported to :func:`grading.untrusted_json.collect_shadowed` on
+    every call.
 
     Parameters
     ----------
@@ -423,10 +441,8 @@ def load_json(text: str) -> tuple[Any, JsonBreak | None]:
     >>> load_json('[{"a": 1}, {"b": "x')
     ([{'a': 1}, {}], JsonBreak(offset=17, line=1, column=18, message='Unterminated string starting at'))
     """
-    start = _skip_ws(text, 0)
-    value, end, broke = _salvage(text, start, 0)
-    if broke is None and end is not None and _skip_ws(text, end) != len(text):
-        broke = _json_break(text, _skip_ws(text, end), "Extra data")
+    value, broke, hidden = _load_json_once(text)
+    untrusted_json.report_shadowed(hidden)  # on every call: the cache must not hide them
     return value, broke
 
 
@@ -486,9 +502,9 @@ def json_members_partial(text: str, start: int) -> dict[str, tuple[int, int]]:
         value, value_end, broke = _salvage(text, value_start, 1)
         if broke is not None:
             if value is not None:
-                members.setdefault(key, (value_start, len(text)))
+                members[key] = (value_start, len(text))
             return members
-        members.setdefault(key, (value_start, value_end))
+        members[key] = (value_start, value_end)  # the last value of a repeated key, as decoded
         pos = _skip_ws(text, value_end)
         sep = text[pos : pos + 1]
         if sep != ",":

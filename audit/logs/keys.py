@@ -44,12 +44,14 @@ import re
 import shlex
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
+from typing import Any, Callable
 
 from audit.logs.common import guess_code_language, loads_json
 from audit.units import Actor, LogEventKind
+from grading.untrusted_json import collect_shadowed, object_from_pairs
 
 __all__ = [
+    "member_events",
     "ARGUMENT_KEYS",
     "CODE_KEYS",
     "COMMAND_KEYS",
@@ -242,7 +244,7 @@ _CALL_EXPRESSION = re.compile(
     r"[ \t]*\([ \t]*(?=\{)"
 )
 _CLOSING = re.compile(r"[ \t]*\)")
-_JSON_DECODER = json.JSONDecoder()
+_JSON_DECODER = json.JSONDecoder(object_pairs_hook=object_from_pairs)
 
 
 def call_expressions(text: str, *, limit: int = 10_000) -> list[tuple[int, int, str, Any]]:
@@ -274,17 +276,20 @@ def call_expressions(text: str, *, limit: int = 10_000) -> list[tuple[int, int, 
         return []
     found = []
     for match in _CALL_EXPRESSION.finditer(text):
-        try:
-            arguments, end = _JSON_DECODER.raw_decode(text, match.end())
-        except (ValueError, RecursionError):
-            continue
+        with collect_shadowed() as hidden:
+            try:
+                arguments, end = _JSON_DECODER.raw_decode(text, match.end())
+            except (ValueError, RecursionError):
+                continue
         closing = _CLOSING.match(text, end)
         if closing is None or not isinstance(arguments, dict):
             continue
         found.append((match.start(1), closing.end(), match.group(1), arguments))
+        # An argument written twice ({"code": A, "code": B}): the hidden value is a call too.
+        found.extend((match.start(1), closing.end(), match.group(1), {member.key: member.value}) for member in hidden)
         if len(found) >= limit:
             break
-    return found
+    return found[:limit]
 
 
 def _decoded(value: str) -> Any:
@@ -467,3 +472,67 @@ def actor_for_event(kind: LogEventKind, actor: Actor) -> Actor:
     if kind in _EXECUTION_KINDS and actor in (Actor.OPERATOR, Actor.SCAFFOLD):
         return Actor.AGENT
     return actor
+
+
+#: Member names (lowercased prefixes) that hold a run's printed output besides the terminal
+#: (an exception's name, info, stack).
+_OUTPUT_MEMBERS = ("exc_", "stdout", "stderr", "output", "traceback", "error")
+
+
+def _strings(value: Any, out: list[str], depth: int = 0) -> None:
+    if depth > 16 or len(out) > 10_000:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, out, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _strings(item, out, depth + 1)
+
+
+def member_events(key: str, value: Any, add: Callable[[str, LogEventKind, str, str | None, str, Actor], None]) -> None:
+    """Events of a JSON member read by its name (odd journals keep code in members of their own).
+
+    A member named like code in the shared vocabulary (:mod:`audit.logs.keys`: ``script``,
+    ``source``, ``python`` ..., or any name ending in ``code``) is the agent's code; an
+    exception's members and other output the agent's output; any other text an UNKNOWN message,
+    so that nothing with text is left unread.
+
+    Parameters
+    ----------
+    key : str
+        The member's name.
+    value : Any
+        Its decoded value.
+    add : callable
+        Called once per event as ``add(key, kind, text, language, role, actor)``.
+    """
+    lowered = key.lower()
+    if KEYS.get(lowered) in ("code", "script", "command") or lowered.endswith("code"):
+        if isinstance(value, str):
+            language = "bash" if KEYS.get(lowered) == "command" else guess_code_language(value)
+            kind = LogEventKind.COMMAND if language == "bash" and KEYS.get(lowered) == "command" else LogEventKind.CODE
+            add(key, kind, value, language, "assistant", Actor.AGENT)
+            return
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            body = "".join(value)
+            add(key, LogEventKind.CODE, body, guess_code_language(body), "assistant", Actor.AGENT)
+            return
+        hits = call_actions(value, "python")
+        for hit in hits:
+            add(key, hit.kind, hit.text, hit.language, "assistant", Actor.AGENT)
+        if hits:
+            return
+    strings: list[str] = []
+    _strings(value, strings)
+    if not strings:
+        return
+    lines = isinstance(value, list) and all(isinstance(v, str) for v in value)
+    body = "".join(strings) if lines else "\n".join(strings)
+    if lowered.startswith(_OUTPUT_MEMBERS) or lowered.endswith(("_out", "output")):
+        add(key, LogEventKind.OUTPUT, body, None, "tool", Actor.AGENT)
+    else:
+        add(key, LogEventKind.MESSAGE, body, None, "", Actor.UNKNOWN)

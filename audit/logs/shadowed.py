@@ -1,0 +1,151 @@
+"""JSON members hidden by a repeated key: read as events, reported as a part not read for sure.
+
+``{"code": A, "code": B}`` decodes as ``{"code": B}`` in every reader built on Python's
+``json`` (and in most others), so a file can show the audit one value and hold another. No
+serializer writes a repeated key; an agent that edits its own log can. The decoders of
+:mod:`audit.logs` report each hidden member (:func:`grading.untrusted_json.collect_shadowed`),
+and this module turns them into
+
+- events, so the hidden text is audited like the rest: a string (or a list of lines) by its
+  member name (:func:`audit.logs.keys.member_events`: ``code`` is code), a container read as a
+  document of its own (``{"nodes": [...]}`` again through the log adapters), its events placed
+  at the hidden value's first text in the file;
+- one problem per repeated key, so the run is never clean on a log whose reading depends on
+  which of two values a reader keeps.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Callable, Sequence
+
+from audit.logs.common import SpanMaker
+from audit.logs.keys import member_events
+from audit.model import Span
+from audit.units import Actor, LogEvent, LogEventKind
+from grading.untrusted_json import ShadowedMember
+
+__all__ = ["distinct", "hidden_events", "hidden_problems"]
+
+#: Characters of a hidden string searched for in the file to place its events.
+_PROBE_CHARS = 200
+
+
+def distinct(members: Sequence[ShadowedMember]) -> list[ShadowedMember]:
+    """``members`` without repeats (a text decoded twice, by detection and by the reader, reports
+    its hidden members twice), in first-seen order."""
+    seen: set[tuple[str, str]] = set()
+    kept: list[ShadowedMember] = []
+    for member in members:
+        try:
+            identity = json.dumps(member.value, sort_keys=True, ensure_ascii=False, default=str)
+        except (TypeError, ValueError, RecursionError):
+            identity = repr(type(member.value))
+        if (member.key, identity) in seen:
+            continue
+        seen.add((member.key, identity))
+        kept.append(member)
+    return kept
+
+
+def _first_text(value: Any, depth: int = 0) -> str | None:
+    if isinstance(value, str):
+        return value if value.strip() else None
+    if depth > 32:
+        return None
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    for item in items:
+        found = _first_text(item, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def _offset(text: str, member: ShadowedMember) -> int | None:
+    """Where the hidden value's first text is written in the file, else where its key is."""
+    probe = _first_text(member.value)
+    if probe is not None:
+        for ascii_only in (False, True):
+            encoded = json.dumps(probe[:_PROBE_CHARS], ensure_ascii=ascii_only)[1:-1]
+            found = text.find(encoded) if encoded else -1
+            if found >= 0:
+                return found
+    match = re.search(re.escape(json.dumps(member.key)) + r"\s*:", text)
+    return match.start() if match else None
+
+
+def _located(span_maker: SpanMaker, offset: int | None) -> Span:
+    return span_maker.line_span(offset if offset is not None else 0)
+
+
+def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first_index: int,
+                  read_document: Callable[[str, str], list[LogEvent]]) -> list[LogEvent]:
+    """Events of the hidden members of one file.
+
+    Parameters
+    ----------
+    path : str
+        The file's POSIX path relative to the run root.
+    text : str
+        The file's text (to place the events).
+    members : sequence of ShadowedMember
+        What its decoders hid (:func:`distinct` applied here).
+    first_index : int
+        ``index`` of the first event returned (they follow the file's own events).
+    read_document : callable
+        ``read_document(path, text) -> events``: reads a container value, written out as the
+        JSON document ``{key: value}``, with the log adapters.
+
+    Returns
+    -------
+    list of LogEvent
+        Located at the line of each hidden value's first text; ``location`` starts with
+        ``hidden <key>``. A string named like code is the agent's code (fail closed: a hidden
+        value has no trustworthy author).
+    """
+    spans = SpanMaker(text, path)
+    events: list[LogEvent] = []
+    for member in distinct(members):
+        span = _located(spans, _offset(text, member))
+        where = f"hidden {member.key}"
+        document: list[LogEvent] = []
+        if isinstance(member.value, (dict, list)) and not (
+                isinstance(member.value, list) and all(isinstance(item, str) for item in member.value)):
+            document = read_document(path, json.dumps({member.key: member.value}, ensure_ascii=False))
+        for event in document:
+            events.append(LogEvent(index=first_index + len(events), kind=event.kind, text=event.text, span=span,
+                                   language=event.language, role=event.role,
+                                   location=f"{where}: {event.location}" if event.location else where,
+                                   actor=event.actor))
+        if document:
+            continue
+
+        def add(key: str, kind: LogEventKind, body: str, language: str | None, role: str, actor: Actor) -> None:
+            if body.strip():
+                events.append(LogEvent(index=first_index + len(events), kind=kind, text=body, span=span,
+                                       language=language, role=role, location=where, actor=actor))
+
+        member_events(member.key, member.value, add)
+    return events
+
+
+def hidden_problems(text: str, members: Sequence[ShadowedMember]) -> list[str]:
+    """One sentence per repeated key, naming it, how many values it hid and the first one's line.
+
+    Examples
+    --------
+    >>> hidden_problems('{"code": "a",\\n "code": "b"}', [ShadowedMember("code", "a")])
+    ["key 'code' written more than once in one JSON object (1 hidden value, first at line 1): JSON readers keep only the last value; every value was read, but which one the run used cannot be told"]
+    """
+    by_key: dict[str, list[ShadowedMember]] = {}
+    for member in distinct(members):
+        by_key.setdefault(member.key, []).append(member)
+    sentences = []
+    for key, hidden in by_key.items():
+        offset = _offset(text, hidden[0])
+        where = f", first at line {text.count(chr(10), 0, offset) + 1}" if offset is not None else ""
+        count = f"{len(hidden)} hidden value{'s' if len(hidden) != 1 else ''}"
+        sentences.append(f"key {key[:80]!r} written more than once in one JSON object ({count}{where}): JSON readers "
+                         "keep only the last value; every value was read, but which one the run used cannot be told")
+    return sentences

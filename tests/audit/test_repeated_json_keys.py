@@ -1,0 +1,182 @@
+"""A key written twice in one JSON object never hides what its other value holds.
+
+``json.loads`` keeps the last value of a repeated key, so ``{"code": <copied kernel>, "code":
+"print(1)"}`` would show the audit ``print(1)`` only. Every value is read, and the file is a gap
+(the run is not clean), in journals, notebooks, JSONL logs and tool calls printed in text, in
+documents whole or cut short.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from audit.cli import main
+from audit.logs import parse_log
+from audit.logs.common import load_json, loads_json
+from audit.logs.keys import call_expressions
+from audit.units import LogEventKind
+from grading import untrusted_json
+from grading.untrusted_json import ShadowedMember, collect_shadowed
+
+#: A block with values of its own: copying it is a copy.
+KERNEL = """import numpy as np
+import pandas as pd
+
+def lantern_index(frame, pivot=21.5):
+    span = frame["dwell_minutes"].clip(lower=2)
+    return (frame["lamps"] + 0.25) / np.log1p(span / pivot)
+
+train = pd.read_csv("./input/train.csv")
+train["glow"] = lantern_index(train)
+edges = [0, 4, 9, 33, 70, 999]
+train["glow_band"] = pd.cut(train["glow"], bins=edges, labels=["ember", "dim", "warm", "bright", "flare"])
+boost = {"ember": 0.2, "dim": 0.45, "warm": 1.0, "bright": 2.5, "flare": 6.25}
+train["boost"] = train["glow_band"].map(boost).astype(float) * np.sqrt(train["lamps"] + 11.0)
+"""
+DECOY = "print('hello')"
+
+
+def _pair(key: str, hidden: object, shown: object, *, hidden_first: bool = True) -> str:
+    first, second = (hidden, shown) if hidden_first else (shown, hidden)
+    return f'"{key}": {json.dumps(first)}, "{key}": {json.dumps(second)}'
+
+
+# -- the decoders ---------------------------------------------------------------------------------------------------
+
+
+def test_the_decoder_keeps_the_last_value_and_reports_the_hidden_one() -> None:
+    with collect_shadowed() as hidden:
+        value = untrusted_json.loads('{"a": 1, "b": {"c": "x", "c": "y"}, "a": 2}')
+    assert value == {"a": 2, "b": {"c": "y"}}
+    assert sorted((m.key, m.value) for m in hidden) == [("a", 1), ("c", "x")]
+
+
+def test_without_a_collector_nothing_is_kept_and_nothing_fails() -> None:
+    assert untrusted_json.loads('{"a": 1, "a": 2}') == {"a": 2}
+    assert loads_json('{"a": 1, "a": 2}') == {"a": 2}
+
+
+def test_an_enclosing_collector_hears_of_what_an_inner_one_collected() -> None:
+    with collect_shadowed() as outer:
+        with collect_shadowed() as inner:
+            loads_json('{"k": "v1", "k": "v2"}')
+    assert inner == outer == [ShadowedMember("k", "v1")]
+
+
+def test_the_hidden_members_kept_are_bounded() -> None:
+    text = "{" + ", ".join(f'"k": {i}' for i in range(untrusted_json.MAX_SHADOWED + 500)) + "}"
+    with collect_shadowed() as hidden:
+        assert untrusted_json.loads(text) == {"k": untrusted_json.MAX_SHADOWED + 499}
+    assert len(hidden) == untrusted_json.MAX_SHADOWED
+
+
+def test_a_cached_document_reports_its_hidden_members_on_every_read() -> None:
+    text = '{"nodes": [], "code": "first", "code": "second"}'
+    for _ in range(2):
+        with collect_shadowed() as hidden:
+            value, broke = load_json(text)
+        assert broke is None and value["code"] == "second"
+        assert hidden == [ShadowedMember("code", "first")]
+
+
+def test_a_document_cut_short_keeps_the_last_value_as_a_whole_one_does() -> None:
+    text = '{"nodes": [{"code": "first", "code": "second", "plan": "unfinish'
+    with collect_shadowed() as hidden:
+        value, broke = load_json(text)
+    assert broke is not None and value["nodes"][0]["code"] == "second"
+    assert ShadowedMember("code", "first") in hidden
+
+
+def test_a_tool_call_printed_in_text_gives_one_call_per_value() -> None:
+    calls = call_expressions('functions.execute_code({"code": "A = 1", "code": "B = 2"})')
+    assert [arguments for _, _, _, arguments in calls] == [{"code": "B = 2"}, {"code": "A = 1"}]
+
+
+# -- the log readers ------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hidden_first", [True, False])
+def test_both_values_of_a_journal_code_member_are_read_and_the_log_is_partly_read(hidden_first: bool) -> None:
+    text = '{"nodes": [{"id": "n0", "step": 0, "plan": "p", ' + _pair("code", KERNEL, DECOY, hidden_first=hidden_first) \
+        + "}]}"
+    reading = parse_log("logs/journal.json", text)
+    assert reading.log_format == "aide"
+    codes = [e for e in reading.events if e.kind is LogEventKind.CODE]
+    assert {e.text for e in codes} == {KERNEL, DECOY}
+    assert any("'code' written more than once" in p for p in reading.problems)
+
+
+def test_a_node_list_written_twice_is_read_as_nodes_both_times() -> None:
+    text = ('{"nodes": [{"id": "n0", "step": 0, "plan": "p", "code": ' + json.dumps(KERNEL) + '}], '
+            '"nodes": [{"id": "n1", "step": 0, "plan": "p", "code": ' + json.dumps(DECOY) + "}]}")
+    reading = parse_log("journal.json", text)
+    hidden = [e for e in reading.events if e.kind is LogEventKind.CODE and e.text == KERNEL]
+    assert hidden and hidden[0].location.startswith("hidden nodes") and hidden[0].language == "python"
+    assert any("'nodes' written more than once" in p for p in reading.problems)
+
+
+def test_the_shown_value_keeps_its_exact_span_and_the_hidden_one_its_line() -> None:
+    text = '{"nodes": [\n{"id": "n0", "step": 0,\n "code": ' + json.dumps(KERNEL) + ',\n "code": "x = 2"}\n]}'
+    reading = parse_log("journal.json", text)
+    shown = next(e for e in reading.events if e.text == "x = 2")
+    assert text[shown.span.start_byte:shown.span.end_byte] == "x = 2"
+    hidden = next(e for e in reading.events if e.text == KERNEL)
+    assert hidden.span.start_line == 3
+
+
+def test_a_jsonl_record_with_a_command_written_twice_runs_both_commands(tmp_path: Path) -> None:
+    record = ('{"role": "assistant", "type": "tool_call", "name": "bash", '
+              + _pair("command", "kaggle competitions download -c spaceship-titanic", "ls -la") + "}")
+    reading = parse_log("agent.jsonl", record + '\n{"role": "tool", "content": "ok"}\n')
+    commands = {e.text for e in reading.events if e.kind is LogEventKind.COMMAND}
+    assert "kaggle competitions download -c spaceship-titanic" in commands and "ls -la" in commands
+    assert reading.problems
+
+
+def test_a_journal_without_repeated_keys_reads_as_before() -> None:
+    text = '{"nodes": [{"id": "n0", "step": 0, "plan": "p", "code": ' + json.dumps(KERNEL) + "}]}"
+    reading = parse_log("journal.json", text)
+    assert not reading.problems and not any(e.location.startswith("hidden") for e in reading.events)
+
+
+# -- the audit ------------------------------------------------------------------------------------------------------
+
+
+def _audit(tmp_path: Path, files: dict[str, str]) -> dict:
+    corpus = tmp_path / "kernels"
+    corpus.mkdir()
+    (corpus / "lantern.py").write_text(KERNEL, encoding="utf-8")
+    run = tmp_path / "run"
+    for name, text in files.items():
+        (run / name).parent.mkdir(parents=True, exist_ok=True)
+        (run / name).write_text(text, encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--no-grade", "--format", "json",
+                                       "-o", str(out)])
+    assert result.exit_code in (0, 1, 3), result.output
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+NOTEBOOK = ('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], ' + _pair("source", KERNEL, DECOY)
+            + '}], "metadata": {"kernelspec": {"name": "python3", "language": "python"}}, "nbformat": 4, '
+            '"nbformat_minor": 5}')
+JOURNAL = '{"nodes": [{"id": "n0", "step": 0, "plan": "p", ' + _pair("code", KERNEL, DECOY) + "}]}"
+JOURNAL_NODES = ('{"nodes": [{"id": "n0", "step": 0, "code": ' + json.dumps(KERNEL) + '}], '
+                 '"nodes": [{"id": "n1", "step": 0, "code": ' + json.dumps(DECOY) + "}]}")
+
+
+@pytest.mark.parametrize("files", [
+    {"logs/journal.json": JOURNAL},
+    {"logs/journal.json": JOURNAL_NODES},
+    {"solution.ipynb": NOTEBOOK},
+], ids=["journal-code", "journal-nodes", "notebook-source"])
+def test_a_copy_behind_a_repeated_key_is_flagged_and_the_run_is_not_clean(tmp_path: Path, files: dict) -> None:
+    report = _audit(tmp_path, files)
+    assert report["verdict"]["kind"] != "clean"
+    assert any(f["rule_id"] == "plag-kernel-containment" for f in report["findings"])
+    path = next(iter(files))
+    assert any(s["path"] == path and "written more than once" in s["reason"] for s in report["skipped"])
