@@ -25,13 +25,11 @@ A cluster is a connected component with at least two runs.
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
 
-from audit.rules.spec import DEFAULT_ACTORS
 from audit.units import CodeUnit
 
 __all__ = ["MAX_RUN_CODE_FILES", "RunCode", "copy_clusters"]
@@ -63,20 +61,11 @@ class RunCode:
 
 
 def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
-    picked = []
-    for run in runs:
-        seen: set[str] = set()
-        for unit in run.units:
-            # as in the run reports: the scaffold's and the operator's code (a starter file the
-            # harness shows in its prompt) is not the agent's
-            if unit.language != "python" or unit.actor not in DEFAULT_ACTORS or not unit.text.strip():
-                continue
-            digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
-            if digest in seen:
-                continue
-            seen.add(digest)
-            picked.append((run.run_id, unit))
-    return picked
+    from audit.report_similarity import similarity_agents
+
+    # as in the run reports: the scaffold's and the operator's code (a starter file the harness
+    # shows in its prompt) is not the agent's
+    return [(run.run_id, unit) for run in runs for unit in similarity_agents(run.units)]
 
 
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[dict[str, Any]], str | None]:

@@ -9,7 +9,6 @@ the run and the similarity pairs; decide the verdict.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import logging
 import os
 from collections import Counter
@@ -24,13 +23,12 @@ from audit.checks.divergence import divergence_memo
 from audit.expand import expand_run
 from audit.model import Severity, Skipped
 from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
-from audit.report_similarity import copied_share, pair_origins, record_locations
+from audit.report_similarity import copied_share, pair_origins, record_locations, similarity_agents
 from audit.rules.engine import EvaluationError, evaluate_ruleset
 from audit.rules.loader import Ruleset
 from audit.parsing import LANGUAGES
 from audit.rules.matchers import Subject, tree_shape
 from audit.rules.policy import RulePolicy
-from audit.rules.spec import DEFAULT_ACTORS
 from audit.run import ArtifactKind, Run, RunLayout
 from audit.sandbox_record import is_sandbox_command
 from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
@@ -85,23 +83,6 @@ class AuditOptions:
     baseline: Any = None
     fail_on: Severity = Severity.HIGH
     grade_requested: bool = False
-
-
-def _similarity_units(units: tuple[CodeUnit, ...]) -> list[CodeUnit]:
-    # Code embedded in logs often repeats a code file verbatim (AIDE's best node is
-    # best_solution.py); comparing each distinct text once keeps pairs and timings honest.
-    seen: set[str] = set()
-    picked = []
-    for unit in units:
-        # The operator's harness and the scaffold's own code are not the agent's solution.
-        if unit.language != "python" or unit.actor not in DEFAULT_ACTORS:
-            continue
-        digest = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
-        if digest in seen or not unit.text.strip():
-            continue
-        seen.add(digest)
-        picked.append(unit)
-    return picked
 
 
 #: A source text longer than this is left out of ``similarity.sources`` (the HTML view then lists
@@ -167,7 +148,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     for folder in options.boilerplate_dirs:
         units_bp, _ = load_reference_corpus(folder)
         boilerplate.extend(units_bp)
-    agents = _similarity_units(units)
+    agents = similarity_agents(units)
     similarity_options = options.similarity
     if score_threshold is not None:
         # `flagged` must mean what the similarity rule decides: the rule's own `score` bound.

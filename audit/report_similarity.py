@@ -14,14 +14,17 @@ Two things a reviewer needs that the pair figures do not give:
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from audit.rules.spec import DEFAULT_ACTORS
+from audit.similarity.strings import string_code_units
 from audit.units import CodeUnit
 from grading import untrusted_json
 from grading.untrusted_json import replace_surrogates
 
-__all__ = ["pair_origins", "copied_share", "log_origin", "record_locations", "unit_of_pair"]
+__all__ = ["pair_origins", "copied_share", "log_origin", "record_locations", "similarity_agents", "unit_of_pair"]
 
 _NODE_INDEX = re.compile(r"^(?:nodes)?\[(\d+)\]")
 #: Longest node id kept in a report (AIDE's ids are 32 hex digits).
@@ -39,6 +42,37 @@ def _fragments(pair: Any) -> tuple:
     return tuple(pair.evidence_fragments) or tuple(pair.fragments)
 
 
+def similarity_agents(units: Iterable[CodeUnit]) -> list[CodeUnit]:
+    """The units of one run compared with the corpus (or with other runs).
+
+    Parameters
+    ----------
+    units : iterable of CodeUnit
+        A run's code units.
+
+    Returns
+    -------
+    list of CodeUnit
+        Its Python units of the actors rules judge by default (the operator's harness and the
+        scaffold's own code are not the agent's solution), each text once (AIDE's best node
+        repeats ``best_solution.py``), each followed by the code its string literals hold
+        (:func:`audit.similarity.strings.string_code_units`: a kernel pasted into strings and
+        run with ``exec``).
+    """
+    seen: set[str] = set()
+    picked = []
+    for unit in units:
+        if unit.language != "python" or unit.actor not in DEFAULT_ACTORS:
+            continue
+        for candidate in (unit, *string_code_units(unit)):
+            digest = hashlib.sha256(candidate.text.encode("utf-8", errors="replace")).hexdigest()
+            if digest in seen or not candidate.text.strip():
+                continue
+            seen.add(digest)
+            picked.append(candidate)
+    return picked
+
+
 def unit_of_pair(pair: Any, units_by_path: Mapping[str, Sequence[CodeUnit]]) -> CodeUnit | None:
     """The agent unit a pair was measured on.
 
@@ -51,21 +85,23 @@ def unit_of_pair(pair: Any, units_by_path: Mapping[str, Sequence[CodeUnit]]) -> 
     Returns
     -------
     CodeUnit or None
-        The only unit of the pair's path; for a log with several units, the one whose origin
-        holds the pair's first fragment (``None`` when no fragment tells).
+        The only unit of the pair's path; for a log with several units (or a file with the code
+        of its strings), the narrowest whose origin holds the pair's first fragment, else the
+        whole file (``None`` when nothing tells).
     """
     units = units_by_path.get(pair.agent_path) or ()
     if len(units) == 1:
         return units[0]
+    whole = [unit for unit in units if unit.origin is None]
     fragments = _fragments(pair)
     if not fragments:
-        return None
+        return whole[0] if len(whole) == 1 else None
     start = fragments[0].agent.start_byte
-    for unit in units:
-        origin = unit.origin
-        if origin is not None and origin.start_byte <= start < max(origin.end_byte, origin.start_byte + 1):
-            return unit
-    return None
+    holding = [unit for unit in units if unit.origin is not None
+               and unit.origin.start_byte <= start < max(unit.origin.end_byte, unit.origin.start_byte + 1)]
+    if holding:
+        return min(holding, key=lambda unit: unit.origin.end_byte - unit.origin.start_byte)
+    return whole[0] if len(whole) == 1 else None
 
 
 def _journal_nodes(text: str | None) -> list[Mapping[str, Any]] | None:

@@ -1,0 +1,178 @@
+"""Code an agent keeps in string literals: compared with the corpus as code of its own.
+
+A kernel pasted into a string and run with ``exec`` is still a copy, but to the fingerprints
+it is one string token, and split into one literal per line (a list joined with ``"\\n"``,
+literals written side by side, ``src += "..."`` line after line) no k-gram of the kernel is
+left. :func:`string_code_units` reassembles such text from the syntax tree of a Python unit,
+without running anything:
+
+- one literal, or literals written side by side (implicit concatenation);
+- a list, tuple or set whose elements are all literals (joined by ``"\\n"`` unless the
+  elements end their own lines);
+- a run of statements ``name = "..."`` / ``name += "..."`` on one name in one block.
+
+A reassembled text becomes a unit when it reads as Python code
+(:func:`audit.logs.keys.classify_text`) over at least :data:`MIN_CODE_LINES` lines; the unit
+has the host's path, and its ``origin`` is the literal(s) in the host file.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Iterator
+
+from audit.logs.keys import classify_text
+from audit.model import Span
+from audit.parsing import ParsedFile, parse
+from audit.units import CodeUnit, LogEventKind
+
+__all__ = ["MAX_STRING_UNITS", "MIN_CODE_LINES", "string_code_units"]
+
+#: Non-blank lines a reassembled text needs to be compared as code (a call in a string is not
+#: a pasted kernel; the detector's evidence needs many lines anyway).
+MIN_CODE_LINES = 3
+#: Units taken from one host at most (the largest texts first).
+MAX_STRING_UNITS = 32
+#: Syntax-tree nodes visited per host at most (a hostile file of millions of literals).
+_MAX_NODES = 2_000_000
+#: Characters of one literal decoded at most.
+_MAX_LITERAL_CHARS = 4_000_000
+
+_STRINGS = ("string", "concatenated_string")
+_CONTAINERS = ("list", "tuple", "set")
+
+
+def _literal_value(parsed: ParsedFile, node) -> str | None:
+    """The value a string literal spells (escapes decoded, as Python reads it; f-strings as written)."""
+    if node.end_byte - node.start_byte > _MAX_LITERAL_CHARS:
+        return None
+    text = parsed.node_text(node)
+    if node.type == "concatenated_string":
+        parts = [_literal_value(parsed, child) for child in node.named_children if child.type == "string"]
+        return None if any(part is None for part in parts) else "".join(parts)  # type: ignore[arg-type]
+    prefix = text[: len(text) - len(text.lstrip("rRbBuUfF"))].lower()
+    if "f" in prefix:
+        body = text[len(prefix):]
+        quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+        return body[len(quote): len(body) - len(quote)] if body.endswith(quote) and len(body) >= 2 * len(quote) else None
+    try:
+        # Only literal syntax is read: ast.literal_eval evaluates no name, call or operator.
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="replace")
+    return value if isinstance(value, str) else None
+
+
+def _joined(values: list[str]) -> str:
+    return "".join(values) if any(v.endswith("\n") for v in values) else "\n".join(values)
+
+
+def _assigned_string(parsed: ParsedFile, statement) -> tuple[str, str, str] | None:
+    """``(name, operator, value)`` of ``name = "..."`` or ``name += "..."``, else ``None``."""
+    if statement.type != "expression_statement" or statement.named_child_count != 1:
+        return None
+    node = statement.named_children[0]
+    if node.type not in ("assignment", "augmented_assignment"):
+        return None
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    operator = node.child_by_field_name("operator")
+    if left is None or right is None or left.type != "identifier" or right.type not in _STRINGS:
+        return None
+    op = "=" if node.type == "assignment" else (parsed.node_text(operator) if operator is not None else "")
+    if op not in ("=", "+="):
+        return None
+    value = _literal_value(parsed, right)
+    return None if value is None else (parsed.node_text(left), op, value)
+
+
+def _chains(parsed: ParsedFile, block) -> Iterator[tuple[int, int, str]]:
+    """Runs of ``name = "..."; name += "..."`` on one name in one block: (start, end, text)."""
+    name = None
+    values: list[str] = []
+    start = end = 0
+    for statement in block.named_children:
+        assigned = _assigned_string(parsed, statement)
+        if assigned is not None and assigned[0] == name and assigned[1] == "+=":
+            values.append(assigned[2])
+            end = statement.end_byte
+            continue
+        if name is not None and len(values) > 1:
+            yield start, end, "".join(values)
+        name, values = None, []
+        if assigned is not None:
+            name, values = assigned[0], [assigned[2]]
+            start, end = statement.start_byte, statement.end_byte
+    if name is not None and len(values) > 1:
+        yield start, end, "".join(values)
+
+
+def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str]]:
+    """Reassembled string texts of a tree: (start byte, end byte, text)."""
+    stack = [parsed.root]
+    visited = 0
+    while stack and visited < _MAX_NODES:
+        node = stack.pop()
+        visited += 1
+        kind = node.type
+        if kind in _STRINGS:
+            value = _literal_value(parsed, node)
+            if value is not None:
+                yield node.start_byte, node.end_byte, value
+            continue
+        if kind in _CONTAINERS:
+            elements = [child for child in node.named_children if child.type != "comment"]
+            if len(elements) >= 2 and all(child.type in _STRINGS for child in elements):
+                values = [_literal_value(parsed, child) for child in elements]
+                if all(value is not None for value in values):
+                    yield node.start_byte, node.end_byte, _joined(values)  # type: ignore[arg-type]
+                    continue
+        if kind in ("module", "block"):
+            yield from _chains(parsed, node)
+        stack.extend(reversed(node.children))
+
+
+def _reads_as_code(text: str) -> bool:
+    if sum(1 for line in text.splitlines() if line.strip()) < MIN_CODE_LINES:
+        return False
+    found = classify_text(text)
+    return found is not None and found.kind is LogEventKind.CODE and found.language == "python"
+
+
+def string_code_units(unit: CodeUnit) -> list[CodeUnit]:
+    """Python code held in the string literals of a Python unit, as units of their own.
+
+    Parameters
+    ----------
+    unit : CodeUnit
+        A unit of any language (only ``"python"`` units hold anything here). Never executed.
+
+    Returns
+    -------
+    list of CodeUnit
+        One per reassembled text that reads as code (see the module docstring), the longest
+        first, at most :data:`MAX_STRING_UNITS`, none repeated; ``path``, ``source`` and
+        ``actor`` are the host's, ``origin`` the literal(s) in the host file, ``language``
+        ``"python"``. Empty when the unit holds none.
+
+    Examples
+    --------
+    >>> host = CodeUnit(path="run.py", language="python", text='exec("\\\\n".join([\\n'
+    ...     '  "import pandas as pd",\\n  "df = pd.read_csv(\\'train.csv\\')",\\n  "print(df.shape)",\\n]))\\n')
+    >>> [u.text for u in string_code_units(host)]
+    ["import pandas as pd\\ndf = pd.read_csv('train.csv')\\nprint(df.shape)"]
+    """
+    if unit.language != "python" or ('"' not in unit.text and "'" not in unit.text):
+        return []
+    parsed = parse(unit.text, "python")
+    found: dict[str, tuple[int, int]] = {}
+    for start, end, text in _candidates(parsed):
+        if text not in found and text.strip() and _reads_as_code(text):
+            found[text] = (start, end)
+    units = []
+    for text, (start, end) in sorted(found.items(), key=lambda item: -len(item[0]))[:MAX_STRING_UNITS]:
+        span = Span.from_offsets(parsed.text, unit.path, parsed.char_offset(start), parsed.char_offset(end))
+        units.append(CodeUnit(path=unit.path, language="python", text=text, origin=unit.host_span(span),
+                              source=unit.source, actor=unit.actor))
+    return units

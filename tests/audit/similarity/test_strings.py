@@ -1,0 +1,108 @@
+"""Code kept in string literals is compared as code: one literal, literals side by side, a list of
+lines, ``+=`` chains, bytes and escapes; data and prose in strings are not code."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from audit.cli import main
+from audit.similarity.strings import MAX_STRING_UNITS, string_code_units
+from audit.units import CodeUnit
+
+KERNEL = """import numpy as np
+import pandas as pd
+
+def lantern_index(frame, pivot=21.5):
+    span = frame["dwell_minutes"].clip(lower=2)
+    return (frame["lamps"] + 0.25) / np.log1p(span / pivot)
+
+train = pd.read_csv("./input/train.csv")
+train["glow"] = lantern_index(train)
+edges = [0, 4, 9, 33, 70, 999]
+train["glow_band"] = pd.cut(train["glow"], bins=edges, labels=["ember", "dim", "warm", "bright", "flare"])
+boost = {"ember": 0.2, "dim": 0.45, "warm": 1.0, "bright": 2.5, "flare": 6.25}
+train["boost"] = train["glow_band"].map(boost).astype(float) * np.sqrt(train["lamps"] + 11.0)
+"""
+LINES = KERNEL.splitlines()
+
+
+def _wrappers() -> dict[str, str]:
+    return {
+        "triple-quoted": 'exec("""' + KERNEL + '""")\n',
+        "one-escaped-literal": f"exec({KERNEL!r})\n",
+        "list-joined": "parts = [\n" + "".join(f"    {line!r},\n" for line in LINES) + "]\nexec('\\n'.join(parts))\n",
+        "tuple-of-lines": "parts = (\n" + "".join(f"    {line + chr(10)!r},\n" for line in LINES) + ")\nexec(''.join(parts))\n",
+        "side-by-side": "src = (\n" + "".join(f"    {line + chr(10)!r}\n" for line in LINES) + ")\nexec(src)\n",
+        "plus-equals": "src = ''\n" + "".join(f"src += {line + chr(10)!r}\n" for line in LINES) + "exec(src)\n",
+        "bytes": f"exec({KERNEL.encode()!r}.decode())\n",
+        "compile": f"code = compile({KERNEL!r}, '<k>', 'exec')\nexec(code)\n",
+        "inside-a-function": "def run():\n    src = ''\n" + "".join(f"    src += {line + chr(10)!r}\n" for line in LINES)
+                             + "    exec(src)\n",
+    }
+
+
+def _normal(text: str) -> str:
+    return "\n".join(line for line in text.splitlines() if line.strip())
+
+
+@pytest.mark.parametrize("name", list(_wrappers()))
+def test_code_in_strings_is_reassembled(name: str) -> None:
+    units = string_code_units(CodeUnit(path="run.py", language="python", text=_wrappers()[name]))
+    assert [_normal(u.text) for u in units] == [_normal(KERNEL)]
+    unit = units[0]
+    assert unit.path == "run.py" and unit.language == "python" and unit.origin is not None
+    assert unit.origin.start_line <= 2 and unit.origin.end_line >= len(LINES) - 2 or name in (
+        "one-escaped-literal", "bytes", "compile")
+
+
+@pytest.mark.parametrize("text", [
+    "cols = ['MSZoning', 'Street', 'Alley', 'LotShape', 'LandContour']\n",
+    "msg = 'The model was trained for three epochs.\\nValidation loss went down.\\nDone.'\n",
+    "query = '''SELECT id, label\nFROM train\nWHERE fold = 3\nORDER BY id'''\n",
+    "x = 1\nprint('a = 1')\n",
+    "labels = ('cat', 'dog', 'bird', 'fish')\n",
+    "",
+])
+def test_data_and_prose_in_strings_are_not_code(text: str) -> None:
+    assert string_code_units(CodeUnit(path="run.py", language="python", text=text)) == []
+
+
+def test_other_languages_and_units_without_strings_give_nothing() -> None:
+    assert string_code_units(CodeUnit(path="run.sh", language="bash", text=f"echo {KERNEL!r}")) == []
+    assert string_code_units(CodeUnit(path="run.py", language="python", text="x = 1\n")) == []
+
+
+def test_units_taken_from_one_host_are_bounded_and_distinct() -> None:
+    blocks = [f"s{i} = '''import os\nvalue_{i} = os.getcwd()\nprint(value_{i})\n'''\n" for i in range(80)]
+    text = "".join(blocks) + "again = '''import os\nvalue_0 = os.getcwd()\nprint(value_0)\n'''\n"
+    units = string_code_units(CodeUnit(path="run.py", language="python", text=text))
+    assert len(units) == MAX_STRING_UNITS
+    assert len({u.text for u in units}) == len(units)
+
+
+def test_broken_and_hostile_literals_do_not_stop_the_reading() -> None:
+    text = ("a = 'unterminated\nb = f'{x}' 'y'\nc = ['\\N{NO SUCH NAME}', 'x']\n"
+            + "d = [" + ", ".join("'x'" for _ in range(50_000)) + "]\n")
+    assert string_code_units(CodeUnit(path="run.py", language="python", text=text)) == []
+
+
+@pytest.mark.parametrize("name", ["list-joined", "side-by-side", "plus-equals"])
+def test_a_kernel_split_into_literals_is_flagged_in_the_audit(tmp_path: Path, name: str) -> None:
+    corpus = tmp_path / "kernels"
+    corpus.mkdir()
+    (corpus / "lantern.py").write_text(KERNEL, encoding="utf-8")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "solution.py").write_text(_wrappers()[name], encoding="utf-8")
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--no-grade", "--format", "json",
+                                       "-o", str(out)])
+    assert result.exit_code in (0, 1, 3), result.output
+    report = json.loads(out.read_text(encoding="utf-8"))
+    flagged = [p for p in report["similarity"]["pairs"] if p["flagged"]]
+    assert flagged and flagged[0]["agent_containment"] > 0.9 and flagged[0]["longest_fragment"] > 20
+    assert any(f["rule_id"] == "plag-kernel-containment" for f in report["findings"])
