@@ -69,10 +69,10 @@ from audit.logs import (
     steplog,
 )
 from audit.logs import text as plain_text
-from audit.logs.shadowed import hidden_events, hidden_problems
+from audit.logs.shadowed import read_hidden_members
 from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
 from audit.units import LogEvent, LogEventKind
-from grading.untrusted_json import ShadowedMember, collect_shadowed
+from grading.untrusted_json import collect_shadowed
 
 __all__ = [
     "ADAPTERS",
@@ -245,32 +245,6 @@ def parse_log(path: str, text: str) -> LogReading:
             notes.insert(0, f"{nesting}: not read as JSON (its lines were read as plain text)")
     return LogReading(path=path, log_format=detected, events=tuple(events), problems=tuple(notes),
                       notes=tuple(remarks))
-
-
-def read_hidden_members(path: str, text: str, hidden: list[ShadowedMember], first_index: int
-                        ) -> tuple[list[LogEvent], list[str]]:
-    """Read the JSON members a repeated key hid in one file (:mod:`audit.logs.shadowed`).
-
-    Parameters
-    ----------
-    path : str
-        The file's POSIX path relative to the run root.
-    text : str
-        The file's text.
-    hidden : list of ShadowedMember
-        What its decoders reported (:func:`grading.untrusted_json.collect_shadowed`).
-    first_index : int
-        ``index`` of the first event returned.
-
-    Returns
-    -------
-    (list of LogEvent, list of str)
-        The hidden values' events (a container is read as a document of its own with the
-        adapters) and one problem per repeated key: a file read this way is never clean.
-    """
-    events = hidden_events(path, text, hidden, first_index,
-                           lambda where, document: list(parse_log(where, document).events))
-    return events, hidden_problems(text, hidden)
 
 
 def read_log(path: str, text: str) -> tuple[str | None, list[LogEvent]]:

@@ -70,7 +70,9 @@ from audit.logs.common import (
     surrogate_note,
 )
 from audit.logs.keys import call_actions, call_text, is_generic_tool
+from audit.logs.shadowed import read_hidden_members
 from audit.units import Actor, LogEvent, LogEventKind
+from grading.untrusted_json import collect_shadowed
 
 __all__ = [
     "NAME",
@@ -482,7 +484,8 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
             if nesting is not None:
                 unread.add(member, f"{nesting}; not read")
                 continue
-            sample, broke = load_json(text)
+            with collect_shadowed() as hidden:
+                sample, broke = load_json(text)
             if not isinstance(sample, dict):
                 why = broke.describe() if broke else "wrong type"
                 unread.add(member, f"not a JSON sample object ({why}); not read")
@@ -506,6 +509,15 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
                 break
             if broke is not None:
                 unread.add(member, f"JSON cut short or damaged at {broke.describe()}; read up to there")
+            if hidden:
+                hidden_read, hidden_said = read_hidden_members(virtual, text, hidden, len(events))
+                try:
+                    for event in hidden_read:
+                        events.append(event)
+                except EventLimitReached as exc:
+                    hidden_said.append(f"event limit of {exc.limit} reached in its hidden values")
+                for sentence in hidden_said:
+                    unread.add(member, sentence)
     summary = unread.summary()
     if summary is not None:
         problems.append(summary)

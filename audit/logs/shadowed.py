@@ -6,10 +6,10 @@ serializer writes a repeated key; an agent that edits its own log can. The decod
 :mod:`audit.logs` report each hidden member (:func:`grading.untrusted_json.collect_shadowed`),
 and this module turns them into
 
-- events, so the hidden text is audited like the rest: a string (or a list of lines) by its
-  member name (:func:`audit.logs.keys.member_events`: ``code`` is code), a container read as a
-  document of its own (``{"nodes": [...]}`` again through the log adapters), its events placed
-  at the hidden value's first text in the file;
+- events, so the hidden text is audited like the rest: each string (or list of lines) by the
+  name of the member holding it (:func:`audit.logs.keys.member_events`: ``code`` is code),
+  containers walked (a hidden ``nodes`` list gives each node's code), placed at the hidden
+  value's first text in the file;
 - one problem per repeated key, so the run is never clean on a log whose reading depends on
   which of two values a reader keeps.
 """
@@ -26,7 +26,7 @@ from audit.model import Span
 from audit.units import Actor, LogEvent, LogEventKind
 from grading.untrusted_json import ShadowedMember
 
-__all__ = ["distinct", "hidden_events", "hidden_problems"]
+__all__ = ["distinct", "hidden_events", "hidden_problems", "read_hidden_members"]
 
 #: Characters of a hidden string searched for in the file to place its events.
 _PROBE_CHARS = 200
@@ -79,8 +79,28 @@ def _located(span_maker: SpanMaker, offset: int | None) -> Span:
     return span_maker.line_span(offset if offset is not None else 0)
 
 
-def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first_index: int,
-                  read_document: Callable[[str, str], list[LogEvent]]) -> list[LogEvent]:
+#: Nesting levels of a hidden container walked, and events made from one file's hidden members, at most.
+_MAX_DEPTH = 32
+_MAX_EVENTS = 10_000
+
+
+def _walk(key: str, value: Any, where: str, depth: int,
+          add: Callable[[str, str, LogEventKind, str, str | None, str, Actor], None]) -> None:
+    """Events of a hidden value: text by the name of the member holding it, containers walked."""
+    lines = isinstance(value, list) and all(isinstance(item, str) for item in value)
+    if isinstance(value, str) or lines or depth >= _MAX_DEPTH:
+        member_events(key, value, lambda k, kind, body, language, role, actor: add(
+            where, k, kind, body, language, role, actor))
+        return
+    if isinstance(value, dict):
+        for child_key, child in value.items():
+            _walk(str(child_key), child, f"{where}.{child_key}", depth + 1, add)
+    elif isinstance(value, list):
+        for number, child in enumerate(value):
+            _walk(key, child, f"{where}[{number}]", depth + 1, add)
+
+
+def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first_index: int) -> list[LogEvent]:
     """Events of the hidden members of one file.
 
     Parameters
@@ -93,40 +113,29 @@ def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first
         What its decoders hid (:func:`distinct` applied here).
     first_index : int
         ``index`` of the first event returned (they follow the file's own events).
-    read_document : callable
-        ``read_document(path, text) -> events``: reads a container value, written out as the
-        JSON document ``{key: value}``, with the log adapters.
 
     Returns
     -------
     list of LogEvent
-        Located at the line of each hidden value's first text; ``location`` starts with
-        ``hidden <key>``. A string named like code is the agent's code (fail closed: a hidden
-        value has no trustworthy author).
+        Each text of a hidden value read by the name of the member that holds it
+        (:func:`audit.logs.keys.member_events`: ``code`` is code, ``stdout`` output, other text
+        a message), containers walked (a hidden ``nodes`` list gives each node's code), at most
+        10,000 events; located at the line of the hidden value's first text; ``location`` is
+        ``hidden <key>`` and the path inside the value (``hidden nodes[0].code``). Code is the
+        agent's (fail closed: a hidden value has no trustworthy author).
     """
     spans = SpanMaker(text, path)
     events: list[LogEvent] = []
     for member in distinct(members):
         span = _located(spans, _offset(text, member))
-        where = f"hidden {member.key}"
-        document: list[LogEvent] = []
-        if isinstance(member.value, (dict, list)) and not (
-                isinstance(member.value, list) and all(isinstance(item, str) for item in member.value)):
-            document = read_document(path, json.dumps({member.key: member.value}, ensure_ascii=False))
-        for event in document:
-            events.append(LogEvent(index=first_index + len(events), kind=event.kind, text=event.text, span=span,
-                                   language=event.language, role=event.role,
-                                   location=f"{where}: {event.location}" if event.location else where,
-                                   actor=event.actor))
-        if document:
-            continue
 
-        def add(key: str, kind: LogEventKind, body: str, language: str | None, role: str, actor: Actor) -> None:
-            if body.strip():
+        def add(where: str, key: str, kind: LogEventKind, body: str, language: str | None, role: str,
+                actor: Actor) -> None:
+            if body.strip() and len(events) < _MAX_EVENTS:
                 events.append(LogEvent(index=first_index + len(events), kind=kind, text=body, span=span,
                                        language=language, role=role, location=where, actor=actor))
 
-        member_events(member.key, member.value, add)
+        _walk(member.key, member.value, f"hidden {member.key}", 0, add)
     return events
 
 
@@ -149,3 +158,27 @@ def hidden_problems(text: str, members: Sequence[ShadowedMember]) -> list[str]:
         sentences.append(f"key {key[:80]!r} written more than once in one JSON object ({count}{where}): JSON readers "
                          "keep only the last value; every value was read, but which one the run used cannot be told")
     return sentences
+
+
+def read_hidden_members(path: str, text: str, hidden: list[ShadowedMember], first_index: int
+                        ) -> tuple[list[LogEvent], list[str]]:
+    """Read the JSON members a repeated key hid in one file: :func:`hidden_events` and :func:`hidden_problems`.
+
+    Parameters
+    ----------
+    path : str
+        The file's POSIX path relative to the run root.
+    text : str
+        The file's text.
+    hidden : list of ShadowedMember
+        What its decoders reported (:func:`grading.untrusted_json.collect_shadowed`).
+    first_index : int
+        ``index`` of the first event returned.
+
+    Returns
+    -------
+    (list of LogEvent, list of str)
+        The hidden values' events and one problem per repeated key: a file read this way is
+        never clean.
+    """
+    return hidden_events(path, text, hidden, first_index), hidden_problems(text, hidden)

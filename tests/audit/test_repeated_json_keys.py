@@ -9,12 +9,15 @@ documents whole or cut short.
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from audit.cli import main
+from audit.expand import expand_run
+from audit.run import load_run
 from audit.logs import parse_log
 from audit.logs.common import load_json, loads_json
 from audit.logs.keys import call_expressions
@@ -141,6 +144,18 @@ def test_a_journal_without_repeated_keys_reads_as_before() -> None:
     text = '{"nodes": [{"id": "n0", "step": 0, "plan": "p", "code": ' + json.dumps(KERNEL) + "}]}"
     reading = parse_log("journal.json", text)
     assert not reading.problems and not any(e.location.startswith("hidden") for e in reading.events)
+
+
+def test_a_message_written_twice_in_an_eval_archive_sample_is_read(tmp_path: Path) -> None:
+    sample = ('{"id": "s1", "epoch": 1, "messages": [{"role": "assistant", "content": "running", '
+              '"tool_calls": [{"id": "c1", "function": "python", "arguments": {'
+              + _pair("code", KERNEL, DECOY) + "}}]}]}")
+    with zipfile.ZipFile(tmp_path / "task.eval", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}))
+        archive.writestr("samples/s1_epoch_1.json", sample)
+    units = expand_run(load_run(tmp_path))
+    assert any(u.text == KERNEL for u in units.code_units) and any(u.text == DECOY for u in units.code_units)
+    assert any("written more than once" in s.reason for s in units.skipped)
 
 
 # -- the audit ------------------------------------------------------------------------------------------------------
