@@ -1,17 +1,24 @@
-"""Batch audits: find the runs of an MLE-bench run group (or submission JSONL) and audit them in parallel.
+"""Batch audits: find the runs of a source and audit them in parallel.
 
-Two sources are read, as MLE-bench writes them:
+Four sources are read:
 
 - a **run group** folder ``runs/<run-group>/`` with ``metadata.json`` (``{"run_group", "created_at",
   "runs": {<run-id>: {...}}}``, written by MLE-bench's ``run_agent.py``) and one folder per run,
   named ``<competition-id>_<uuid>``. The order of ``runs`` is the run-group order that MLE-bench's
-  seed aggregation relies on; a folder without ``metadata.json`` whose sub-folders look like runs
-  (``submission/``, ``logs/``, ``code/`` or ``run.log``) is read in name order;
+  seed aggregation relies on;
+- a **folder of runs** without ``metadata.json``, in any layout ``mleaudit audit`` reads: each
+  sub-folder is a run (MLE-bench run folders, AIDE journals, AutoKaggle or MLAgentBench folders),
+  in name order; a folder without sub-folders holds single-file runs, each code, notebook or log
+  file one run (a folder of AIDE solutions, of DSBench dumps);
+- a **glob pattern** (``runs/*/seed-*``): each matching folder, or code, notebook or log file, is a run;
 - a **submission JSONL** as made by MLE-bench's ``experiments/make_submission.py``: one object per
   line with ``competition_id``, ``submission_path``, ``logs_path``, ``code_path`` (each may be
   ``null``); the run folder is the folder those paths share (``<run>/submission/submission.csv``,
-  ``<run>/logs/...``, ``<run>/code/...``).
+  ``<run>/logs/...``, ``<run>/code/...``). A malformed line is listed as a run not audited, with its
+  line number and why.
 
+A run's competition comes from the JSONL line, the run's metadata or its ``<competition-id>_<uuid>``
+folder name; ``competition`` (``--competition``) names it for the runs that have none.
 :func:`audit_batch` audits every run with :func:`audit.pipeline.run_audit` in worker processes.
 A run that cannot be audited (missing folder, unknown competition, unreadable files) becomes a
 :class:`BatchResult` with an ``error``; it never stops the batch.
@@ -20,6 +27,7 @@ A run that cannot be audited (missing folder, unknown competition, unreadable fi
 from __future__ import annotations
 
 import contextlib
+import glob
 import hashlib
 import json
 import logging
@@ -199,6 +207,62 @@ def _group_entry(folder: Path, folder_real: Path, run_id: str, listed_at: str) -
     return BatchEntry(run_id=run_id, run_dir=real, competition_id=competition, listed_at=listed_at)
 
 
+def _single_file_run(path: Path) -> bool:
+    """Whether a file is something ``mleaudit audit`` reads as a run of its own (code, a notebook, a log)."""
+    from audit.run import ArtifactKind, classify_path
+
+    kind, _ = classify_path(path.name)
+    return kind in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG) and not _DOCUMENTATION.match(path.name)
+
+
+#: A source naming no file or folder but holding these is a glob pattern.
+_GLOB_MAGIC = re.compile(r"[*?[]")
+#: Files of a folder of runs that describe the folder, not a run (README.md, LICENSE.txt, CHANGELOG.md).
+_DOCUMENTATION = re.compile(r"(?i)^(readme|license|licence|changelog|notice|authors)(\.[a-z0-9]+)?$")
+
+
+def _runs_of_folder(folder: Path) -> list[BatchEntry]:
+    """The runs of a folder of runs in any layout ``mleaudit audit`` reads: each sub-folder, or, in a
+    folder without sub-folders, each file read as a single-file run (an AIDE solution, a log)."""
+    try:
+        children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+    except OSError as exc:
+        raise BatchSourceError(f"{folder}: cannot list ({exc.strerror or exc})") from exc
+    folders = [p for p in children if p.is_dir() and not p.is_symlink()]
+    runs = folders or [p for p in children if p.is_file() and not p.is_symlink() and _single_file_run(p)]
+    if not runs:
+        raise BatchSourceError(f"{folder}: no metadata.json, no run folders and no code, notebook or log files inside")
+    entries = []
+    for path in runs:
+        # A folder with no file in it is listed, not audited: nothing of a run is there to read.
+        refused = None if path.is_file() or _holds_a_file(path) else f"{path} holds no file; not audited"
+        entries.append(BatchEntry(run_id=path.name, run_dir=path, competition_id=competition_from_run_name(path.name),
+                                  listed_at=str(path), refused=refused))
+    return entries
+
+
+def _holds_a_file(folder: Path, *, limit: int = 10_000) -> bool:
+    """Whether a file lies anywhere under ``folder`` (symbolic links not followed; at most ``limit`` entries looked at)."""
+    seen = 0
+    for _, dirs, files in os.walk(folder):
+        if files:
+            return True
+        seen += len(dirs)
+        if seen > limit:
+            return True  # too many folders to look through: the audit will say what it finds
+    return False
+
+
+def _runs_of_glob(pattern: str) -> list[BatchEntry]:
+    """Each file or folder a glob pattern matches is a run (``runs/*/seed-*``, ``logs/*.jsonl``)."""
+    matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True))
+    runs = [p for p in matches if (p.is_dir() or (p.is_file() and _single_file_run(p))) and not p.is_symlink()]
+    if not runs:
+        raise BatchSourceError(f"{pattern}: matches no run folder and no code, notebook or log file")
+    return [BatchEntry(run_id=p.name, run_dir=p, competition_id=competition_from_run_name(p.name), listed_at=str(p))
+            for p in runs]
+
+
 def _runs_of_group(folder: Path) -> list[BatchEntry]:
     metadata_path = folder / "metadata.json"
     if metadata_path.is_file():
@@ -213,16 +277,10 @@ def _runs_of_group(folder: Path) -> list[BatchEntry]:
         folder_real = Path(os.path.realpath(folder))
         return [_group_entry(folder, folder_real, str(run_id), f"{metadata_path} runs[{i}]")
                 for i, run_id in enumerate(run_ids)]
-    runs = sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and looks_like_run(p))
-    if not runs:
-        raise BatchSourceError(
-            f"{folder}: no metadata.json and no run folders (with submission/, logs/, code/ or run.log) inside; "
-            "to audit a single run use `mleaudit audit RUN_DIR`"
-        )
-    return [
-        BatchEntry(run_id=p.name, run_dir=p, competition_id=competition_from_run_name(p.name), listed_at=str(p))
-        for p in runs
-    ]
+    if looks_like_run(folder):
+        raise BatchSourceError(f"{folder}: this folder is one run (it has submission/, logs/, code/ or run.log); "
+                               "to audit a single run use `mleaudit audit RUN_DIR`")
+    return _runs_of_folder(folder)
 
 
 def _run_folder(path: Path) -> Path:
@@ -277,43 +335,62 @@ def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
                            f"({base_real}); not audited")
             entries.append(BatchEntry(run_id=folder.name or listed.competition_id, run_dir=folder,
                                       competition_id=listed.competition_id, listed_at=where, refused=refusal))
-    if problems:
-        messages = [message for _, message in sorted(problems)]
-        raise BatchSourceError("; ".join(messages[:20]) + (f"; and {len(messages) - 20} more" if len(messages) > 20 else ""))
     if not entries:
+        messages = [message for _, message in sorted(problems)]
+        if messages:
+            raise BatchSourceError("; ".join(messages[:20])
+                                   + (f"; and {len(messages) - 20} more" if len(messages) > 20 else ""))
         raise BatchSourceError(f"{path}: no runs listed")
+    # A bad line is one run that cannot be audited, listed with its reason; the others go on.
+    for line, message in sorted(problems, key=lambda problem: (problem[0] or 0, problem[1])):
+        entries.append(BatchEntry(run_id=f"{path.stem}-line-{line}" if line else f"{path.stem}-unreadable",
+                                  run_dir=path, competition_id=None, listed_at=f"{path}:{line}" if line else str(path),
+                                  refused=f"not audited: {message}"))
     return entries
 
 
-def discover_runs(source: str | os.PathLike[str]) -> list[BatchEntry]:
+def discover_runs(source: str | os.PathLike[str], *, competition: str | None = None) -> list[BatchEntry]:
     """The runs of a batch source, in source order.
 
     Parameters
     ----------
-    source : path
-        An MLE-bench run-group folder (with ``metadata.json``, or holding run folders) or a
-        submission JSONL file (see the module docstring).
+    source : path or glob pattern
+        An MLE-bench run-group folder (with ``metadata.json``, or holding run folders), a
+        submission JSONL file, a folder of runs in any layout ``mleaudit audit`` reads (each
+        sub-folder is a run; in a folder without sub-folders each code, notebook or log file
+        is a single-file run), or a glob pattern whose matches are the runs (see the module
+        docstring).
+    competition : str, optional
+        The competition of every run for which the source names none (no metadata, no JSONL
+        ``competition_id``, no ``<competition-id>_<uuid>`` folder name).
 
     Returns
     -------
     list of BatchEntry
-        Run ids are unique within the list.
+        Run ids are unique within the list. A malformed JSONL line is an entry that is not
+        audited (``refused`` says why), after the runs the file lists.
 
     Raises
     ------
     BatchSourceError
-        The source does not exist, is not a run group or JSONL, or lists malformed runs (every
-        bad line is named, with its line number).
+        The source does not exist, matches nothing, is a single run, or lists no run at all
+        (every bad line is named, with its line number).
     """
     path = Path(source)
     if path.is_dir():
         entries = _runs_of_group(path)
     elif path.is_file():
         if path.suffix.lower() not in (".jsonl", ".json"):
-            raise BatchSourceError(f"{path}: expected a run-group folder or a submission .jsonl file")
+            raise BatchSourceError(f"{path}: expected a run-group folder, a folder of runs or a submission .jsonl "
+                                   "file (to audit a single file use `mleaudit audit FILE`)")
         entries = _runs_of_jsonl(path)
+    elif _GLOB_MAGIC.search(str(source)):
+        entries = _runs_of_glob(str(source))
     else:
         raise BatchSourceError(f"{path}: no such file or folder")
+    if competition is not None:
+        entries = [entry if entry.competition_id is not None or entry.refused is not None
+                   else replace(entry, competition_id=competition) for entry in entries]
     return _unique_ids(entries)
 
 
@@ -388,10 +465,11 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
     if entry.refused is not None:
         return None, entry.refused, 0.0
     try:
-        is_folder = entry.run_dir.is_dir()
+        # a folder, or one file read as a run of its own (a folder of AIDE solutions)
+        is_run = entry.run_dir.is_dir() or (entry.run_dir.is_file() and _single_file_run(entry.run_dir))
     except OSError as exc:  # a name too long, a folder that cannot be searched
         return None, f"run folder {entry.run_dir} cannot be read ({exc.strerror or exc}; listed at {entry.listed_at})", 0.0
-    if not is_folder:
+    if not is_run:
         return None, f"run folder {entry.run_dir} does not exist (listed at {entry.listed_at})", 0.0
     request = AuditRequest(
         run_dir=entry.run_dir,

@@ -1,4 +1,4 @@
-"""``mleaudit audit batch``: audit every run of an MLE-bench run group or submission JSONL.
+"""``mleaudit audit batch``: audit every run of a run group, a folder of runs, a glob pattern or a submission JSONL.
 
 Writes ``DIR/runs/<slug>-<hash>.json`` (one audit report per run, named by
 :func:`audit.batch.report_file_name`), ``DIR/summary.json`` (see :mod:`audit.batch_summary`),
@@ -73,6 +73,11 @@ def _print_summary(summary: dict, stream) -> None:
     for key in totals:
         table.add_row(key, str(totals[key]), str(kept[key]))
     console.print(table)
+    coverage = summary.get("coverage") or {}
+    if coverage:
+        console.print(f"runs: {coverage['runs']}; graded {coverage['graded']}, not graded {coverage['not_graded']} "
+                      f"({coverage['not_graded_with_submission']} with a submission), without a submission "
+                      f"{coverage['without_submission']}, not audited {coverage['not_audited']}")
     verdicts = summary["verdicts"]
     console.print("verdicts: " + ", ".join(f"{kind} {count}" for kind, count in verdicts.items()))
     for kind, row in (summary.get("not_certified") or {}).items():
@@ -155,6 +160,9 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
               help="Folder for runs/<run-id>.json, summary.json, summary.html and results.sarif (created if missing).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
               help="Runs audited at once, each in its own process (default: CPU count).")
+@click.option("-c", "--competition", "competition_id", default=None,
+              help="Competition id of the runs whose source names none (no metadata, no competition_id in the "
+                   "JSONL line, no <competition-id>_<uuid> folder name).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of reference notebooks for every run (default: each competition's kernels folder).")
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
@@ -170,15 +178,20 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @data_dir_option
 @rules_option
 @fail_on_option
-def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus: Path | None, no_similarity: bool,
+def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, competition_id: str | None,
+                        corpus: Path | None, no_similarity: bool,
                         no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
                         competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
-    """Audit every run of a run group (folder with metadata.json) or a submission JSONL.
+    """Audit every run of a run group, a folder of runs, a glob pattern or a submission JSONL.
 
     SOURCE is an MLE-bench run-group folder (runs/<run-group>/ with metadata.json and one
-    <competition-id>_<uuid> folder per run) or a submission JSONL (competition_id,
-    submission_path, logs_path, code_path per line); a run whose folder resolves outside the
-    run group (or the JSONL's folder) is listed as not audited. Each run gets its report in
+    <competition-id>_<uuid> folder per run), a folder of runs in any layout `mleaudit audit`
+    reads (each sub-folder a run; in a folder without sub-folders each code, notebook or log
+    file a single-file run), a quoted glob pattern ('runs/*/seed-*') whose matches are the
+    runs, or a submission JSONL (competition_id, submission_path, logs_path, code_path per
+    line). A run whose folder resolves outside the run group (or the JSONL's folder), and a
+    malformed JSONL line, are listed as not audited with the reason; the batch goes on.
+    --competition names the competition of the runs whose source names none. Each run gets its report in
     OUTPUT_DIR/runs/<run-id>-<hash>.json (summary.json names each run's file);
     OUTPUT_DIR/summary.json holds MLE-bench's totals with and
     without the flagged runs, mean ± SEM over seeds, pass@k, per-rule, per-category and
@@ -198,7 +211,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, corpus
     from audit.batch_summary import summarize_batch
 
     try:
-        entries = discover_runs(source)
+        entries = discover_runs(source, competition=competition_id)
     except BatchSourceError as exc:
         raise InputError(str(exc)) from exc
     _check_report_names(entries)

@@ -3,9 +3,12 @@
 A compliance lead's question after a sweep is "what is the medal table once the runs that broke
 the rules are taken out?". :func:`summarize_batch` answers it from the runs' audit reports:
 
+- ``coverage``: what the totals count: runs graded, not graded (with a submission, or without
+  one) and not audited at all;
 - ``totals``: MLE-bench's aggregate fields (``total_runs``, ``total_runs_with_submissions``,
   ``total_valid_submissions``, ``total_medals``, ``total_gold_medals``, ...) over every run; a
-  run without a grade (not graded, audit failed) counts as MLE-bench's zero report;
+  run without a grade (not graded, audit failed) counts as MLE-bench's zero report, except that
+  a submission it holds counts in ``total_runs_with_submissions``;
 - ``totals_excluding_flagged``: the same after **disqualifying** the runs whose verdict is in
   ``excluded_verdicts`` — by default every run that is not certified: ``flagged`` (rule-breaking
   evidence), ``incomplete`` (something was not checked) and ``error`` (no audit at all); they
@@ -26,7 +29,8 @@ the rules are taken out?". :func:`summarize_batch` answers it from the runs' aud
   unbiased estimator ``1 - C(n-c, k) / C(n, k)`` per competition of *n* runs and *c* medals (Chen
   et al., 2021, "Evaluating Large Language Models Trained on Code"), averaged over the
   competitions with ``n >= k``;
-- ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by;
+- ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by (a run
+  counts into a category for a finding of severity ``low`` or above, not for context at ``info``);
 - ``copy_clusters``: runs and notebooks linked by flagged similarity pairs (:mod:`audit.clusters`).
 """
 
@@ -47,7 +51,8 @@ __all__ = ["BATCH_SUMMARY_VERSION", "NOT_CERTIFIED", "VERDICT_KINDS", "SEED_METR
 
 #: Bumped when a key of the summary changes meaning or disappears. 2.1: ``seeds`` name the runs
 #: they leave out and the entries they pad; their ``metrics`` is ``None`` when no seed is averaged.
-BATCH_SUMMARY_VERSION = "2.1"
+#: 2.2: ``coverage``; a run not graded counts its submission; ``categories`` from findings >= low.
+BATCH_SUMMARY_VERSION = "2.2"
 
 #: Verdicts that are not certified: disqualified in ``totals_excluding_flagged`` by default.
 NOT_CERTIFIED = ("flagged", "incomplete", "error")
@@ -72,13 +77,42 @@ def _zero(competition_id: str | None) -> dict[str, Any]:
     return {"competition_id": competition_id, **{flag: False for flag in _GRADE_FLAGS}}
 
 
+def _has_submission(report: Mapping[str, Any]) -> bool:
+    """Whether the audit found a submission file in the run (graded or not)."""
+    counts = (report.get("run") or {}).get("artifact_counts") or {}
+    return bool(isinstance(counts, Mapping) and counts.get("submission"))
+
+
 def _grade_of(result: BatchResult) -> dict[str, Any]:
     report = result.report or {}
     grade = report.get("grade")
     competition = (report.get("run") or {}).get("competition_id") or result.entry.competition_id
     if not grade:
-        return _zero(competition)
+        # Not graded: no medal and no valid submission can be claimed, but a submission the
+        # run wrote still exists (MLE-bench's submission_exists).
+        return {**_zero(competition), "submission_exists": _has_submission(report)}
     return {"competition_id": grade.get("competition_id", competition), **{flag: bool(grade.get(flag)) for flag in _GRADE_FLAGS}}
+
+
+def _coverage(results: Sequence[BatchResult]) -> dict[str, int]:
+    """What the totals count: runs graded, runs not graded (with and without a submission), runs not audited."""
+    audited = [r.report for r in results if r.report is not None]
+    graded = [report for report in audited if report.get("grade")]
+    ungraded = [report for report in audited if not report.get("grade")]
+    return {
+        "runs": len(results),
+        "graded": len(graded),
+        "not_graded": len(ungraded),
+        "not_graded_with_submission": sum(_has_submission(report) for report in ungraded),
+        "without_submission": sum(not _has_submission(report) for report in ungraded)
+        + sum(not (report.get("grade") or {}).get("submission_exists") for report in graded),
+        "not_audited": len(results) - len(audited),
+    }
+
+
+#: Findings below this severity (info: context) do not count a run into a category.
+CATEGORY_MIN_SEVERITY = "low"
+_SEVERITY_RANK = {"info": 0, "low": 1, "medium": 2, "high": 3, "critical": 4}
 
 
 def _verdict_of(result: BatchResult) -> str:
@@ -421,8 +455,9 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
             rule_findings[rule_id] += 1
             rule_runs[rule_id].add(result.entry.run_id)
             rule_info.setdefault(rule_id, {"category": category, "severity": finding.get("severity")})
-            category_findings[category] += 1
-            category_runs[category].add(result.entry.run_id)
+            if _SEVERITY_RANK.get(str(finding.get("severity")), 0) >= _SEVERITY_RANK[CATEGORY_MIN_SEVERITY]:
+                category_findings[category] += 1
+                category_runs[category].add(result.entry.run_id)
 
     competitions: dict[str, dict[str, Any]] = {}
     for result, grade, kept_grade, verdict in zip(results, grades, kept, verdicts):
@@ -456,6 +491,7 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
     return {
         "schema_version": BATCH_SUMMARY_VERSION,
         "excluded_verdicts": sorted(excluded),
+        "coverage": _coverage(results),
         "totals": grade_totals(grades),
         "totals_excluding_flagged": grade_totals(kept),
         "verdicts": {kind: verdicts.count(kind) for kind in VERDICT_KINDS},

@@ -540,6 +540,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     grade_skipped = None
     answers: dict[str, Any] = {}
     policy = None
+    spec = None
     corpus = request.corpus_dir
     if competition_id is None:
         grade_skipped = "no competition id (pass --competition or add competition_id to the run's metadata)"
@@ -549,8 +550,16 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         from grading import (CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition,
                              resolve_data_dir)
 
+        from grading.errors import CompetitionNotFound
+
         registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
-        spec = registry.get(competition_id)
+        try:
+            spec = registry.get(competition_id)
+        except CompetitionNotFound as exc:
+            # The audit goes on without the grade and the competition's rule settings, and says so.
+            grade_skipped = f"{exc} The run is audited without grading and without the competition's settings."
+            run = _with_competition(run, competition_id)
+    if spec is not None:
         policy = RulePolicy.from_mapping(spec.audit, competition_id=spec.id)
         if corpus is None and spec.kernels_path.is_dir():
             corpus = spec.kernels_path

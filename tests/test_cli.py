@@ -103,12 +103,13 @@ def test_audit_missing_run_dir_is_an_input_error(tmp_path):
     assert "Traceback" not in result.output
 
 
-def test_audit_unknown_competition_is_an_input_error(tmp_path, data_dir):
+def test_audit_unknown_competition_is_audited_without_grading(tmp_path, data_dir):
     result = CliRunner().invoke(
         main, ["audit", str(EXAMPLES / "honest-digits"), "--competition", "no-such-comp", "--data-dir", str(data_dir)]
     )
-    assert result.exit_code == 2
-    assert "no-such-comp" in result.output
+    # Audited all the same; not graded, so incomplete (exit 3), and the reason names the id.
+    assert result.exit_code == 3, result.output
+    assert "No competition 'no-such-comp'" in result.output and "INCOMPLETE" in result.output
 
 
 def test_audit_without_competition_reports_why_it_is_not_graded(tmp_path):

@@ -52,10 +52,53 @@ def test_run_group_order_follows_metadata(tmp_path):
 def test_folder_without_metadata_lists_run_like_subfolders(tmp_path):
     (tmp_path / "r2" / "logs").mkdir(parents=True)
     (tmp_path / "r1" / "code").mkdir(parents=True)
+    (tmp_path / "r2" / "logs" / "agent.log").write_text("$ ls\n")
+    (tmp_path / "r1" / "code" / "train.py").write_text("print(1)\n")
     (tmp_path / "notes").mkdir()
-    assert [e.run_id for e in discover_runs(tmp_path)] == ["r1", "r2"]
-    with pytest.raises(BatchSourceError, match="no metadata.json and no run folders"):
+    entries = discover_runs(tmp_path)
+    assert [(e.run_id, e.refused is None) for e in entries] == [("notes", False), ("r1", True), ("r2", True)]
+    assert "holds no file; not audited" in entries[0].refused
+    with pytest.raises(BatchSourceError, match="no metadata.json, no run folders"):
         discover_runs(tmp_path / "notes")
+    with pytest.raises(BatchSourceError, match="this folder is one run"):
+        discover_runs(tmp_path / "r1")
+
+
+def test_a_folder_of_runs_in_any_layout(tmp_path):
+    (tmp_path / "aide-run" / "logs").mkdir(parents=True)
+    (tmp_path / "aide-run" / "logs" / "journal.json").write_text('{"nodes": []}')
+    (tmp_path / "autokaggle-run").mkdir()
+    (tmp_path / "autokaggle-run" / "run.py").write_text("print(1)\n")
+    (tmp_path / "README.md").write_text("# runs\n")
+    entries = discover_runs(tmp_path, competition="spaceship-titanic")
+    assert [(e.run_id, e.competition_id, e.refused) for e in entries] == [
+        ("aide-run", "spaceship-titanic", None), ("autokaggle-run", "spaceship-titanic", None)]
+
+
+def test_a_folder_of_files_holds_single_file_runs(tmp_path):
+    for name in ("spaceship-titanic.py", "b.ipynb", "c.jsonl", "README.md", "labels.tsv", ".hidden.py"):
+        (tmp_path / name).write_text("print(1)\n")
+    entries = discover_runs(tmp_path)
+    assert [e.run_id for e in entries] == ["b.ipynb", "c.jsonl", "spaceship-titanic.py"]
+    assert all(e.run_dir.is_file() and e.competition_id is None for e in entries)
+
+
+def test_a_glob_pattern_names_the_runs(tmp_path):
+    for seed in ("seed-1", "seed-2"):
+        (tmp_path / "agent" / seed / "code").mkdir(parents=True)
+    (tmp_path / "agent" / "notes.txt").write_text("x")
+    entries = discover_runs(str(tmp_path / "agent" / "seed-*"), competition="c")
+    assert [(e.run_id, e.competition_id) for e in entries] == [("seed-1", "c"), ("seed-2", "c")]
+    with pytest.raises(BatchSourceError, match="matches no run folder"):
+        discover_runs(str(tmp_path / "agent" / "nothing-*"))
+
+
+def test_competition_option_does_not_override_what_the_source_names(tmp_path):
+    group = tmp_path / "group"
+    group.mkdir()
+    names = [f"b-comp_{UUID}", "plain-run"]
+    (group / "metadata.json").write_text(json.dumps({"run_group": "g", "runs": {n: {} for n in names}}))
+    assert [e.competition_id for e in discover_runs(group, competition="other")] == ["b-comp", "other"]
 
 
 def test_submission_jsonl_finds_each_run_folder(tmp_path):
@@ -82,13 +125,19 @@ def test_bad_jsonl_lines_are_named(tmp_path):
                       '{"submission_path": "q/submission/submission.csv"}\n'
                       '{"competition_id": "c", "submission_path": null, "logs_path": null, "code_path": null}\n'
                       '{"competition_id": "d", "submission_path": "r1/submission/s.csv", "code_path": "r2/code/x.py"}\n')
-    with pytest.raises(BatchSourceError) as info:
-        discover_runs(source)
-    message = str(info.value)
-    assert "submission.jsonl:2: not JSON" in message
-    assert "submission.jsonl:3: field 'competition_id'" in message
-    assert "submission.jsonl:4:" in message and "all null" in message
-    assert "submission.jsonl:5: the paths point into different run folders" in message
+    entries = discover_runs(source)
+    # the good line is a run; each bad line is a run not audited, named with its line and why
+    assert [(e.run_id, e.refused is None) for e in entries][0] == ("r", True)
+    refused = {e.listed_at.rsplit(":", 1)[-1]: e.refused for e in entries[1:]}
+    assert set(refused) == {"2", "3", "4", "5"}
+    assert "submission.jsonl:2: not JSON" in refused["2"]
+    assert "submission.jsonl:3: field 'competition_id'" in refused["3"]
+    assert "submission.jsonl:4:" in refused["4"] and "all null" in refused["4"]
+    assert "submission.jsonl:5: the paths point into different run folders" in refused["5"]
+    only_bad = tmp_path / "bad.jsonl"
+    only_bad.write_text("not json\n")
+    with pytest.raises(BatchSourceError, match="bad.jsonl:1: not JSON"):
+        discover_runs(only_bad)
 
 
 def test_missing_source_is_a_clear_error(tmp_path):
@@ -166,6 +215,47 @@ def test_summary_does_not_certify_incomplete_or_failed_audits():
                                         "error": {"runs": 1, "valid_submissions": 1, "medals": 1}}
     by_competition = {row["competition_id"]: row for row in summary["competitions"]}
     assert by_competition["a"]["medals_excluding_flagged"] == 1 and by_competition["a"]["incomplete"] == 1
+
+
+def test_summary_says_what_its_totals_count_and_counts_categories_from_low_findings():
+    info = {"rule_id": "sub-run-submission-unconfirmed", "category": "manual-submission", "severity": "info"}
+    low = {"rule_id": "env-sudo-command", "category": "sandbox-tamper", "severity": "low"}
+    graded = _result("g1", "a", "clean", False, [info, low])
+    ungraded = BatchResult(entry=BatchEntry(run_id="u1", run_dir=Path("u1"), competition_id=None, listed_at="t"),
+                           report={"run": {"competition_id": None, "artifact_counts": {"submission": 1, "code": 2}},
+                                   "grade": None, "verdict": {"kind": "incomplete", "reasons": []}, "findings": [info]},
+                           error=None, seconds=1.0)
+    bare = BatchResult(entry=BatchEntry(run_id="u2", run_dir=Path("u2"), competition_id=None, listed_at="t"),
+                       report={"run": {"competition_id": None, "artifact_counts": {"code": 1}}, "grade": None,
+                               "verdict": {"kind": "incomplete", "reasons": []}, "findings": []},
+                       error=None, seconds=1.0)
+    failed = BatchResult(entry=BatchEntry(run_id="x", run_dir=Path("x"), competition_id="a", listed_at="t"),
+                         report=None, error="boom", seconds=0.0)
+    summary = summarize_batch([graded, ungraded, bare, failed])
+    assert summary["coverage"] == {"runs": 4, "graded": 1, "not_graded": 2, "not_graded_with_submission": 1,
+                                   "without_submission": 1, "not_audited": 1}
+    assert summary["totals"]["total_runs_with_submissions"] == 2  # the graded one and the ungraded one with a file
+    assert summary["totals"]["total_valid_submissions"] == 1
+    assert {row["category"]: row["runs"] for row in summary["categories"]} == {"sandbox-tamper": 1}
+    assert {row["rule_id"]: row["runs"] for row in summary["rules"]}["sub-run-submission-unconfirmed"] == 2
+
+
+def test_batch_of_single_file_runs_with_a_competition_and_an_unknown_one(tmp_path):
+    runs = tmp_path / "solutions"
+    runs.mkdir()
+    (runs / "a.py").write_text("import pandas as pd\nprint(pd.__version__)\n")
+    (runs / "b.py").write_text("print(2)\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(runs), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--competition", "no-such-competition", "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 3, result.output  # audited, but not graded: incomplete
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["coverage"]["runs"] == 2 and summary["coverage"]["not_audited"] == 0
+    assert [run["competition_id"] for run in summary["runs"]] == ["no-such-competition"] * 2
+    report = json.loads(next((out / "runs").glob("a.py*.json")).read_text())
+    assert "No competition 'no-such-competition'" in report["meta"]["grade_skipped"] or any(
+        "No competition 'no-such-competition'" in gap.get("detail", str(gap)) for gap in report["verdict"]["gaps"])
+    assert "graded 0, not graded 2" in result.output
 
 
 def test_audit_batch_command_end_to_end(tmp_path):
@@ -392,7 +482,9 @@ def test_deeply_nested_metadata_and_jsonl_are_named_errors(tmp_path):
     source = tmp_path / "submission.jsonl"
     source.write_text(json.dumps({"competition_id": "c", "submission_path": "r/submission/s.csv"}) + "\n"
                       + '{"competition_id": "c", "x": ' + "{\"a\": " * 1000 + "1" + "}" * 1000 + "}\n")
-    with pytest.raises(BatchSourceError, match=r"submission\.jsonl:2: not JSON \(nested"):
+    assert re.search(r"submission\.jsonl:2: not JSON \(nested", discover_runs(source)[1].refused)
+    source.write_text('{"competition_id": "c", "x": ' + "{\"a\": " * 1000 + "1" + "}" * 1000 + "}\n")
+    with pytest.raises(BatchSourceError, match=r"submission\.jsonl:1: not JSON \(nested"):
         discover_runs(source)
     for target in (group, source):
         result = CliRunner().invoke(main, ["audit", "batch", str(target), "-o", str(tmp_path / "out")])
