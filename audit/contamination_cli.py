@@ -39,10 +39,11 @@ def _entries(source: Path, competition_id: str):
     if source.is_dir() and looks_like_run(source):
         return [BatchEntry(run_id=source.resolve().name, run_dir=source, competition_id=competition_id, listed_at=str(source))]
     try:
-        entries = discover_runs(source)
+        # Runs whose source names no competition are taken as runs of this one.
+        entries = discover_runs(source, competition=competition_id)
     except BatchSourceError as exc:
         raise InputError(str(exc)) from exc
-    return [e for e in entries if e.competition_id in (None, competition_id)]
+    return [e for e in entries if e.competition_id == competition_id or e.refused is not None]
 
 
 def _print(result: dict, stream) -> None:
@@ -72,7 +73,8 @@ def _print(result: dict, stream) -> None:
 @click.command("contamination")
 @click.argument("competition_id")
 @click.option("--runs", "source", type=click.Path(path_type=Path), required=True,
-              help="A run folder, an MLE-bench run-group folder, or a submission JSONL.")
+              help="A run folder, an MLE-bench run-group folder, a folder of runs in any layout, a quoted glob "
+                   "pattern, or a submission JSONL (as for `audit batch`).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder of the competition's public notebooks (.ipynb/.py; optional kernels.txt of owner/slug refs).")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Runs audited at once (default: CPU count).")
