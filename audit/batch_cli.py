@@ -11,13 +11,13 @@ batch leaves no half-written report; running it again writes the same reports.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError, baseline_option, competitions_option, data_dir_option, fail_on_option, rules_option
+from audit.cli_options import (InputError, baseline_option, competitions_option, data_dir_option, fail_on_option,
+                               jobs_option, rules_option)
 from audit.model import Severity
 from audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
 
@@ -158,8 +158,7 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", "output_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for runs/<run-id>.json, summary.json, summary.html and results.sarif (created if missing).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-              help="Runs audited at once, each in its own process (default: CPU count).")
+@jobs_option("audit the runs, one run each at a time")
 @click.option("-c", "--competition", "competition_id", default=None,
               help="Competition id of the runs whose source names none (no metadata, no competition_id in the "
                    "JSONL line, no <competition-id>_<uuid> folder name).")
@@ -178,7 +177,7 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @data_dir_option
 @rules_option
 @fail_on_option
-def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, competition_id: str | None,
+def audit_batch_command(source: Path, output_dir: Path, jobs: int, competition_id: str | None,
                         corpus: Path | None, no_similarity: bool,
                         no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
                         competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
@@ -223,7 +222,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int | None, compet
     except OSError as exc:
         raise InputError(f"cannot create {runs_dir}: {exc.strerror or exc}") from exc
     options = BatchOptions(
-        jobs=jobs or os.cpu_count() or 1,
+        jobs=jobs,
         similarity=not no_similarity,
         grade=not no_grade,
         corpus_dir=corpus,

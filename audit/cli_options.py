@@ -24,6 +24,7 @@ __all__ = [
     "output_option",
     "fail_on_option",
     "baseline_option",
+    "jobs_option",
 ]
 
 rules_option = click.option(
@@ -85,3 +86,26 @@ class DefaultCommandGroup(click.Group):
         if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
             args = [self.default_command, *args]
         return super().parse_args(ctx, args)
+
+
+def _jobs_value(ctx: click.Context, param: click.Parameter, value: int | None) -> int:
+    from audit.cpus import resolve_jobs
+
+    return resolve_jobs(value)
+
+
+def jobs_option(work: str, *, dest: str = "jobs"):
+    """``-j``/``--jobs``: the same meaning on every command (:mod:`audit.cpus`); the value given to
+    the command is the number of worker processes.
+
+    Parameters
+    ----------
+    work : str
+        What the processes do, for the help (``"audit the runs"``).
+    dest : str
+        The command's parameter name.
+    """
+    return click.option("-j", "--jobs", dest, type=click.IntRange(min=0), default=None, callback=_jobs_value,
+                        help=f"Worker processes that {work}; 0: one per CPU (default: one per CPU the machine's "
+                             "load leaves idle).")
+

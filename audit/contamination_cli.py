@@ -7,13 +7,12 @@ notebooks, then classifies each flagged pair with the run's logs (:mod:`audit.co
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError, competitions_option, data_dir_option, rules_option
+from audit.cli_options import InputError, competitions_option, data_dir_option, jobs_option, rules_option
 
 __all__ = ["contamination"]
 
@@ -77,14 +76,14 @@ def _print(result: dict, stream) -> None:
                    "pattern, or a submission JSONL (as for `audit batch`).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder of the competition's public notebooks (.ipynb/.py; optional kernels.txt of owner/slug refs).")
-@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, help="Runs audited at once (default: CPU count).")
+@jobs_option("audit the runs, one run each at a time")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default=None,
               help="Output format (default: text on the terminal, json for -o).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Write the result here.")
 @competitions_option
 @data_dir_option
 @rules_option
-def contamination(competition_id: str, source: Path, corpus: Path, jobs: int | None, fmt: str | None, output: Path | None,
+def contamination(competition_id: str, source: Path, corpus: Path, jobs: int, fmt: str | None, output: Path | None,
                   competitions_dir: Path | None, data_dir: Path | None, rules: Path | None) -> None:
     """Per run, the longest fragments shared with public notebooks, fetched or reproduced from memory.
 
@@ -109,7 +108,7 @@ def contamination(competition_id: str, source: Path, corpus: Path, jobs: int | N
     entries = _entries(source, competition_id)
     if not entries:
         raise InputError(f"{source}: no runs of competition {competition_id}")
-    options = BatchOptions(jobs=jobs or os.cpu_count() or 1, grade=False, corpus_dir=corpus,
+    options = BatchOptions(jobs=jobs, grade=False, corpus_dir=corpus,
                            competitions_root=competitions_dir, data_dir=data_dir, rules_root=rules)
     results = audit_batch(entries, options)
     refs = _kernel_refs(corpus)

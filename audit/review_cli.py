@@ -157,8 +157,8 @@ def review_show(target: Path, competition_id: str | None, baseline: Path, fmt: s
 
 @review.command("decide")
 @click.argument("fingerprint")
-@click.option("--confirm", "decision", flag_value="confirmed", help="The finding is a real violation.")
-@click.option("--dismiss", "decision", flag_value="dismissed", help="The finding is a false alarm.")
+@click.option("--confirm", is_flag=True, help="The finding is a real violation.")
+@click.option("--dismiss", is_flag=True, help="The finding is a false alarm.")
 @click.option("--note", required=True, help="Why (kept next to the finding in later reports).")
 @click.option("--from", "source", type=click.Path(path_type=Path), default=None,
               help="The report or run folder the finding comes from (allows a fingerprint prefix; records rule and location).")
@@ -169,7 +169,7 @@ def review_show(target: Path, competition_id: str | None, baseline: Path, fmt: s
 @competitions_option
 @data_dir_option
 @rules_option
-def review_decide(fingerprint: str, decision: str | None, note: str, source: Path | None, all_runs: bool,
+def review_decide(fingerprint: str, confirm: bool, dismiss: bool, note: str, source: Path | None, all_runs: bool,
                   decided_by: str | None, baseline: Path, competition_id: str | None, competitions_dir: Path | None,
                   data_dir: Path | None, rules: Path | None) -> None:
     """Record a decision on one finding in the baseline file.
@@ -183,8 +183,11 @@ def review_decide(fingerprint: str, decision: str | None, note: str, source: Pat
     """
     from audit.review import BaselineError, new_decision, record_decision, resolve_fingerprint
 
-    if decision is None:
+    if confirm and dismiss:
+        raise InputError("--confirm and --dismiss contradict each other: say one")
+    if not confirm and not dismiss:
         raise InputError("say --confirm or --dismiss")
+    decision = "confirmed" if confirm else "dismissed"
     _open_baseline(baseline, missing_ok=True)  # a malformed baseline fails before any audit
     finding = None
     run_id = None

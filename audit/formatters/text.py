@@ -26,7 +26,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from audit.formatters.common import TOO_SHORT, copied_share_line, grade_status, pair_agent_label, pair_too_short
+from audit.formatters.common import (TOO_SHORT, copied_share_line, grade_status, pair_agent_label, pair_too_short,
+                                     review_line)
 from audit.formatters.terminal import terminal_safe
 from audit.report import AuditReport
 
@@ -139,7 +140,8 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
         console.print(("Grade   " if i == 0 else "        ") + _safe(line), markup=False)
     console.print()
 
-    heading = f"Findings ({len(report.findings)})"
+    dismissed = sum(1 for finding in report.findings if finding.dismissed)
+    heading = f"Findings ({len(report.findings)}" + (f", {dismissed} dismissed by a reviewer" if dismissed else "") + ")"
     if report.findings:
         heading += "   severity · confidence · rule · actor · location"
     console.print(heading, markup=False)
@@ -151,11 +153,16 @@ def write_text(report: AuditReport, stream: TextIO) -> None:
             where = f"{span.path}:{span.start_line}" + (f"-{span.end_line}" if span.end_line != span.start_line else "")
             if ev.label:
                 where += f" ({ev.label})"
+        review = finding.review if isinstance(finding.review, Mapping) else None
+        decision = str(review.get("decision", "")).upper() if review else ""
         console.print(
             f" {finding.severity.label.upper():8} {finding.confidence.label:6} {_safe(finding.rule_id)}  "
-            f"[{_safe(finding.actor)}]  {_safe(where)}", markup=False
+            f"[{_safe(finding.actor)}]  {_safe(where)}" + (f"  [{_safe(decision)}]" if decision else ""), markup=False
         )
         console.print(f"          {_safe(finding.message)}", markup=False)
+        if review:
+            # A dismissed finding no longer counts for the verdict: the reader must see why.
+            console.print(f"          reviewed: {_safe(review_line(review))}", markup=False)
         if ev is not None and ev.excerpt:
             lines = ev.excerpt.splitlines()
             for line in lines[:_EXCERPT_LINES]:

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
+from audit.cpus import idle_cpus, usable_cpus
 from audit.errors import AuditError
 
 if TYPE_CHECKING:  # imported lazily: the all-pairs path needs neither at import time
@@ -981,37 +982,10 @@ def all_pair_metrics_of_texts(
 
 
 def default_jobs() -> int:
-    """The number of CPUs this process may run on (``-j 0`` of ``mleaudit similarity pairs``).
-
-    Returns
-    -------
-    int
-        At least 1.
-    """
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1))
+    """The number of CPUs this process may run on (``-j 0``; :func:`audit.cpus.usable_cpus`)."""
+    return usable_cpus()
 
 
 def idle_jobs() -> int:
-    """Processes for a machine shared with other work: the CPUs this process may run on, less
-    the machine's one-minute load average, rounded (the default of ``mleaudit similarity pairs``).
-
-    A busy machine gets one process, so that the command never crowds out what already runs;
-    an idle one gets every CPU. Whether they are used at all depends on the input's size (see
-    :func:`fingerprint_texts`).
-
-    Returns
-    -------
-    int
-        Between 1 and :func:`default_jobs`; 1 where the platform reports no load average.
-
-    Examples
-    --------
-    >>> 1 <= idle_jobs() <= default_jobs()
-    True
-    """
-    cpus = default_jobs()
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # no load average on this platform
-        return 1
-    return max(1, min(cpus, int(cpus - load + 0.5)))
+    """Processes for a machine shared with other work (no ``-j``; :func:`audit.cpus.idle_cpus`)."""
+    return idle_cpus()

@@ -10,14 +10,13 @@ pairs reach the policy threshold of ``rules/plagiarism/``. Library errors become
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 import tempfile
 from typing import Any, Iterable, Iterator
 
 import click
 
-from audit.cli_options import InputError, rules_option
+from audit.cli_options import InputError, jobs_option, rules_option
 from audit.errors import AuditError
 from audit.model import Skipped
 from audit.units import CodeUnit
@@ -146,10 +145,8 @@ def similarity() -> None:
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format.")
-@click.option("-j", "--jobs", type=click.IntRange(min=0), default=None,
-              help="Processes that tokenize the files and compute the pairs (default: one per CPU the "
-                   "machine's load leaves idle; 0: one per CPU).")
-def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
+@jobs_option("tokenize the files and compute the pairs")
+def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
     """Dolos's figures for every pair of the given .py/.ipynb files and folders.
 
     Columns (as in Dolos's pair output): left, right, similarity, totalOverlap,
@@ -172,7 +169,7 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
 
         mleaudit similarity pairs -j 0 kernels/
     """
-    from audit.similarity.allpairs import all_pair_metrics, default_jobs, fingerprint_texts, idle_jobs
+    from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts
 
     decodings: list = []
     units, skipped = _collect(paths, decodings)
@@ -180,7 +177,6 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
         raise InputError(f"need at least two readable .py/.ipynb files, found {len(units)}"
                          + (f" ({len(skipped)} skipped)" if skipped else ""))
     units.sort(key=lambda u: u.path)
-    jobs = idle_jobs() if jobs is None else (jobs or default_jobs())
     try:
         fingerprints = fingerprint_texts([(unit.text, unit.language) for unit in units], jobs=jobs)
     except (AuditError, KeyError) as exc:
@@ -207,11 +203,6 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int | None) -> None:
     _tsv([PAIR_COLUMNS])
     _tsv([[r["left"], r["right"], TOO_SHORT if is_short else f"{r['similarity']:.6f}",
            *(r[c] for c in PAIR_COLUMNS[3:])] for r, is_short in zip(rows, short)])
-
-
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def _reasons(skipped: list[Skipped] | tuple[Skipped, ...], shown: int = 5) -> str:
@@ -343,8 +334,7 @@ def _json_member(key: str, value: Any, *, last: bool = False) -> str:
 @click.option("--all", "all_pairs", is_flag=True,
               help="List every (agent file, reference) pair; with --index, score every candidate and every "
                    "kernel the evidence bound cannot exclude (slow and large on big corpora; not with --top).")
-@click.option("-j", "--jobs", "compare_jobs", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Processes that score the agent files (0: one per CPU).")
+@jobs_option("score the agent files", dest="compare_jobs")
 @click.option("--format", "fmt", type=click.Choice(["tsv", "json"]), default="tsv", show_default=True,
               help="Output format (json adds the fragments with line spans on both sides).")
 @rules_option
@@ -430,7 +420,7 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
                                                  corpus_skipped=number == 0)
                 else:
                     report = compare(group, corpus.units, options, boilerplate=boilerplate,
-                                     jobs=compare_jobs or _cpus())
+                                     jobs=compare_jobs)
             except AuditError as exc:
                 raise InputError(str(exc)) from exc
             skipped.extend(report.skipped)

@@ -7,22 +7,18 @@ Thin click commands over :mod:`audit.similarity.corpus_index`; every library err
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import click
 
 from audit.cli_options import InputError
+from audit.cli_options import jobs_option as shared_jobs_option
 from audit.errors import AuditError
 
 __all__ = ["corpus"]
 
 #: Skipped files listed after build/add; the rest are counted (``corpus info --skipped`` lists all).
 _SHOW_SKIPPED = 20
-
-
-def _jobs(value: int | None) -> int:
-    return value if value is not None else (os.cpu_count() or 1)
 
 
 def _progress(done: int, total: int) -> None:
@@ -50,13 +46,7 @@ def _echo_summary(summary, index_path: Path, verb: str) -> None:
                    f"{index_path} --skipped)", err=True)
 
 
-jobs_option = click.option(
-    "-j",
-    "--jobs",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Worker processes for reading and fingerprinting (default: all cores).",
-)
+jobs_option = shared_jobs_option("read and fingerprint the kernels")
 
 
 @click.group("corpus")
@@ -93,7 +83,7 @@ def corpus() -> None:
               help="Tokens per k-gram (Dolos kgramLength).")
 @click.option("--window", type=click.IntRange(min=1), default=17, show_default=True,
               help="Winnowing window in k-grams (Dolos kgramsInWindow).")
-def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: tuple[Path, ...], jobs: int | None,
+def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: tuple[Path, ...], jobs: int,
                   storage: str | None, kgram_length: int, window: int) -> None:
     """Create an index of every .py and .ipynb kernel under DIRECTORIES.
 
@@ -116,7 +106,7 @@ def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: 
             boilerplate=list(boilerplate),
             options=SimilarityOptions(kgram_length=kgram_length, kgrams_in_window=window),
             storage=storage,
-            jobs=_jobs(jobs),
+            jobs=jobs,
             progress=_progress,
         )
     except AuditError as exc:
@@ -130,7 +120,7 @@ def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: 
 @click.option("--root", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Corpus root the keys are relative to (default: the build folder that contains the path).")
 @jobs_option
-def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jobs: int | None) -> None:
+def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jobs: int) -> None:
     """Add kernel files or folders to an existing index without rebuilding it.
 
     New files are added, changed files (by sha256) replace their entry, unchanged files are left
@@ -146,7 +136,7 @@ def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jo
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
-            summary = index.add(list(paths), root=root, jobs=_jobs(jobs), progress=_progress)
+            summary = index.add(list(paths), root=root, jobs=jobs, progress=_progress)
     except AuditError as exc:
         raise InputError(str(exc)) from exc
     _echo_summary(summary, index_path, "updated")
@@ -183,7 +173,7 @@ def remove_command(index_path: Path, paths: tuple[str, ...]) -> None:
 @click.argument("index_path", metavar="INDEX", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("directory", type=click.Path(path_type=Path))
 @jobs_option
-def sync_command(index_path: Path, directory: Path, jobs: int | None) -> None:
+def sync_command(index_path: Path, directory: Path, jobs: int) -> None:
     """Make an index hold what a corpus folder holds now.
 
     Kernels indexed under DIRECTORY whose file is gone leave the index, new files are added,
@@ -198,7 +188,7 @@ def sync_command(index_path: Path, directory: Path, jobs: int | None) -> None:
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
-            summary = index.sync(directory, jobs=_jobs(jobs), progress=_progress)
+            summary = index.sync(directory, jobs=jobs, progress=_progress)
     except AuditError as exc:
         raise InputError(str(exc)) from exc
     _echo_summary(summary, index_path, "synced")

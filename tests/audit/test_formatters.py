@@ -693,3 +693,19 @@ def test_a_valid_submission_without_a_score_says_why_in_every_format():
     stream = io.StringIO()
     get_formatter("text")(report, stream)
     assert "valid submission without a score, no medal" in stream.getvalue()
+
+
+def test_the_text_format_shows_each_review_decision_and_its_note():
+    import dataclasses
+
+    report = hostile_report()
+    findings = list(report.findings)
+    findings[1] = dataclasses.replace(findings[1], review=dict(DISMISSED))
+    findings[2] = dataclasses.replace(findings[2], review=dict(CONFIRMED))
+    stream = io.StringIO()
+    get_formatter("text")(dataclasses.replace(report, findings=tuple(findings)), stream)
+    text = stream.getvalue()
+    assert f"Findings ({len(findings)}, 1 dismissed by a reviewer)" in text
+    assert "[DISMISSED]" in text and "[CONFIRMED]" in text
+    assert "reviewed: dismissed by rev on 2026-01-02: allowed by the organisers (all runs)" in text
+    assert "reviewed: confirmed by rev on 2026-01-02: real (run)" in text

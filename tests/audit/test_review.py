@@ -124,6 +124,9 @@ def test_review_commands_reject_bad_input(tmp_path):
     assert missing.exit_code == 2 and "no such run folder or report file" in missing.output
     no_decision = runner.invoke(main, ["review", "decide", FP, "--note", "x", "--baseline", str(tmp_path / "b.json")])
     assert no_decision.exit_code == 2 and "--confirm or --dismiss" in no_decision.output
+    both = runner.invoke(main, ["review", "decide", FP, "--confirm", "--dismiss", "--note", "x",
+                                "--baseline", str(tmp_path / "b.json")])
+    assert both.exit_code == 2 and "contradict" in both.output and not (tmp_path / "b.json").exists()
     broken = tmp_path / "broken.json"
     broken.write_text("[1, 2")
     bad = runner.invoke(main, ["audit", str(EXAMPLES / "honest-digits"), "--no-similarity", "--no-grade", "--baseline", str(broken)])

@@ -127,7 +127,9 @@ def test_deal_keeps_order_and_evens_out_lengths() -> None:
 
 
 def test_idle_jobs_follow_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(allpairs, "default_jobs", lambda: 8)
+    import audit.cpus
+
+    monkeypatch.setattr(audit.cpus, "usable_cpus", lambda: 8)
     for load, expected in [(0.0, 8), (2.6, 5), (7.7, 1), (40.0, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert idle_jobs() == expected
