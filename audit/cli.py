@@ -110,11 +110,11 @@ def main(verbose: int) -> None:
 
 @main.group("audit", cls=DefaultCommandGroup)
 def audit_group() -> None:
-    """Audit agent runs (``mleaudit audit RUN_DIR`` audits one run).
+    """Audit agent runs ('mleaudit audit RUN_DIR' audits one run).
 
-    ``mleaudit audit RUN_DIR`` is short for ``mleaudit audit run RUN_DIR``; its options
+    'mleaudit audit RUN_DIR' is short for 'mleaudit audit run RUN_DIR'; its options
     (--competition, --corpus, -o, --format, --fail-on, ...) are listed by
-    ``mleaudit audit run --help``.
+    'mleaudit audit run --help'.
 
     Example:
 

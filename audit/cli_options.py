@@ -30,7 +30,7 @@ __all__ = [
 rules_option = click.option(
     "--rules",
     type=click.Path(file_okay=False, path_type=Path),
-    envvar="MLEAUDIT_RULES",
+    envvar="MLEAUDIT_RULES", show_envvar=True,
     default=None,
     help="Folder of YAML rules (default: rules/ of this checkout).",
 )
@@ -66,7 +66,7 @@ fail_on_option = click.option(
 baseline_option = click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="MLEAUDIT_BASELINE",
+    envvar="MLEAUDIT_BASELINE", show_envvar=True,
     default=None,
     help="Reviewer decisions (JSON, from `mleaudit review decide`): dismissed findings are marked and stop counting.",
 )

@@ -26,7 +26,7 @@ DEFAULT_BASELINE = Path("mleaudit-baseline.json")
 baseline_file_option = click.option(
     "--baseline",
     type=click.Path(dir_okay=False, path_type=Path),
-    envvar="MLEAUDIT_BASELINE",
+    envvar="MLEAUDIT_BASELINE", show_envvar=True,
     default=DEFAULT_BASELINE,
     show_default=True,
     help="The baseline file of reviewer decisions.",

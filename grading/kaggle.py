@@ -23,6 +23,8 @@ Kaggle public API, ``kaggle.api.kaggle_api_extended.KaggleApi`` (``competition_d
 
 from __future__ import annotations
 
+import importlib.util
+
 import io
 import logging
 import os
@@ -162,6 +164,11 @@ def _load_api_class() -> type:
     return KaggleApi
 
 
+def _kaggle_installed() -> bool:
+    """Whether the ``kaggle`` package can be imported (found, not imported)."""
+    return importlib.util.find_spec("kaggle") is not None
+
+
 def connect_kaggle(environ: Mapping[str, str] | None = None, home: Path | None = None) -> "KaggleClient":
     """Make an authenticated Kaggle client, or fail fast saying what is missing.
 
@@ -177,9 +184,14 @@ def connect_kaggle(environ: Mapping[str, str] | None = None, home: Path | None =
     Raises
     ------
     KaggleUnavailable
-        If no credentials are found (checked before anything is imported or sent), the
-        ``kaggle`` package is not installed, or it refuses the credentials.
+        If the ``kaggle`` package is not installed (checked first, without importing it), no
+        credentials are found (checked before anything is imported or sent), or Kaggle refuses
+        the credentials.
     """
+    # The package is looked for first (without importing it: its import already authenticates),
+    # so that a user missing both learns of the install before the credentials.
+    if not _kaggle_installed():
+        raise KaggleUnavailable(f"The 'kaggle' package is not installed; install it with: {KAGGLE_INSTALL_HINT}")
     source = find_kaggle_credentials(environ, home)
     if source is None:
         raise KaggleUnavailable(

@@ -200,13 +200,13 @@ _rootfs_option = click.option("--rootfs", type=click.Path(exists=True, file_okay
 
 def _competitions_option(func):
     return click.option("--competitions", "competitions_dir", type=click.Path(file_okay=False, path_type=Path),
-                        envvar="MLEAUDIT_COMPETITIONS", default=None,
+                        envvar="MLEAUDIT_COMPETITIONS", show_envvar=True, default=None,
                         help="Folder of competition folders (default: the checkout's competitions/).")(func)  # fmt: skip
 
 
 def _data_dir_option(func):
     return click.option("--data-dir", "data_dir", type=click.Path(file_okay=False, path_type=Path),
-                        envvar="MLEAUDIT_DATA_DIR", default=None,
+                        envvar="MLEAUDIT_DATA_DIR", show_envvar=True, default=None,
                         help="Prepared data: <DIR>/<id>/prepared/{public,private} (default: the user cache dir).")(func)  # fmt: skip
 
 
@@ -392,9 +392,9 @@ def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool
                         rootfs: Path | None, competitions_dir: Path | None, data_dir: Path | None) -> None:
     """Run the agent a YAML spec describes (see sandbox/spec.py for the keys).
 
-    With a ``competition:`` key and no ``data:``, the competition's public data is mounted and
-    the validation endpoint served, as for ``mleaudit run``. Limits the spec leaves out get the
-    defaults of ``mleaudit run``.
+    With a 'competition:' key and no 'data:', the competition's public data is mounted and
+    the validation endpoint served, as for 'mleaudit run'. Limits the spec leaves out get the
+    defaults of 'mleaudit run'.
 
     Example:
 

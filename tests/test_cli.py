@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import click
@@ -187,3 +188,21 @@ def test_a_closed_output_pipe_ends_quietly_with_sigpipe_s_code() -> None:
     result = CliRunner().invoke(group, ["out"])
     assert result.exit_code == EXIT_BROKEN_PIPE == 141
     assert "internal error" not in result.output and "Traceback" not in result.output
+
+
+def _commands(command, path=()):
+    yield path, command
+    if isinstance(command, click.Group):
+        for name, sub in command.commands.items():
+            yield from _commands(sub, (*path, name))
+
+
+def test_help_texts_hold_no_markup_and_show_every_environment_variable():
+    markup = re.compile(r"``|:(func|class|mod|data|meth|attr):`|^\s*\.\. |\*\*\w")
+    for path, command in _commands(main):
+        text = command.get_help(click.Context(command, info_name=" ".join(("mleaudit", *path))))
+        assert not markup.search(text), f"mleaudit {' '.join(path)} --help shows markup"
+        for param in command.params:
+            if isinstance(param, click.Option) and param.envvar:
+                assert param.show_envvar, f"mleaudit {' '.join(path)} {param.opts[0]} hides its environment variable"
+                assert str(param.envvar) in text

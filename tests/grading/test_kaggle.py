@@ -105,6 +105,7 @@ class FakeApi:
 def fake_api(monkeypatch: pytest.MonkeyPatch) -> FakeApi:
     api = FakeApi()
     monkeypatch.setattr(kaggle_module, "_load_api_class", lambda: (lambda: api))
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: True)
     return api
 
 
@@ -132,6 +133,7 @@ def test_no_credentials_fails_before_the_package_is_imported(monkeypatch: pytest
     def must_not_import() -> type:
         raise AssertionError("the kaggle package was imported")
 
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: True)
     monkeypatch.setattr(kaggle_module, "_load_api_class", must_not_import)
     with pytest.raises(KaggleUnavailable, match=r"^No Kaggle credentials: set KAGGLE_USERNAME and KAGGLE_KEY"):
         connect_kaggle({}, tmp_path)
@@ -142,9 +144,15 @@ def test_missing_package_and_refused_credentials(monkeypatch: pytest.MonkeyPatch
         raise ImportError("No module named 'kaggle'")
 
     monkeypatch.setattr(kaggle_module, "_load_api_class", not_installed)
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: True)
     with pytest.raises(KaggleUnavailable) as excinfo:
         connect_kaggle(CREDENTIALS, tmp_path)
     assert str(excinfo.value) == f"The 'kaggle' package is not installed; install it with: {KAGGLE_INSTALL_HINT}"
+    # Not installed and no credentials either: the package is named first.
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: False)
+    with pytest.raises(KaggleUnavailable, match=r"^The 'kaggle' package is not installed"):
+        connect_kaggle({}, tmp_path)
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: True)
 
     class Refusing:
         def authenticate(self) -> None:
@@ -268,7 +276,9 @@ def env(toy: CompetitionRegistry, tmp_path: Path) -> dict[str, str]:
             "XDG_CONFIG_HOME": str(home / ".config")}
 
 
-def test_commands_without_credentials_fail_fast(env: dict[str, str], tmp_path: Path) -> None:
+def test_commands_without_credentials_fail_fast(env: dict[str, str], tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(kaggle_module, "_kaggle_installed", lambda: True)
     for args in (["kernels", "fetch", "toy-auc", "-o", str(tmp_path / "k")], ["prepare", "-c", "toy-auc", "--download"]):
         result = run(args, env)
         assert result.exit_code == 2, result.output
