@@ -206,3 +206,25 @@ def test_help_texts_hold_no_markup_and_show_every_environment_variable():
             if isinstance(param, click.Option) and param.envvar:
                 assert param.show_envvar, f"mleaudit {' '.join(path)} {param.opts[0]} hides its environment variable"
                 assert str(param.envvar) in text
+
+
+#: Options the README names that belong to other tools: pytest's opt-in flags, docker's daemon and build
+#: flags, and the benchmark scripts' flags (each described where the README shows its command line).
+_OTHER_TOOLS_OPTIONS = {"--run-docker", "--run-gpu", "--bridge", "--iptables", "--network", "--build-arg",
+                        "--brute-runs", "--cases", "--check", "--clean-runs", "--dolos-dir", "--files"}
+
+
+def test_the_readme_lists_every_command_and_names_only_options_that_exist():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    options: set[str] = set()
+    for path, command in _commands(main):
+        options.update(o for p in command.params if isinstance(p, click.Option) for o in (*p.opts, *p.secondary_opts))
+        if isinstance(command, click.Group) or not path:
+            continue
+        group, name = " ".join(path[:-1]), path[-1]
+        spelled = f"mleaudit {' '.join(path)}" in readme or f"`{' '.join(path)}" in readme
+        near_group = group and any(re.search(rf"\b{re.escape(name)}\b", readme[m.start():m.start() + 400])
+                                   for m in re.finditer(rf"mleaudit {re.escape(group)}\b", readme))
+        assert spelled or near_group, f"README does not list mleaudit {' '.join(path)}"
+    named = set(re.findall(r"(?<![\w-])(--[a-z][a-z0-9-]+)", readme))
+    assert named - options - _OTHER_TOOLS_OPTIONS == set(), "README names options no command has"
