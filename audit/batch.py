@@ -536,8 +536,10 @@ def audit_batch(
     entries: list[BatchEntry],
     options: BatchOptions = BatchOptions(),
     progress: Callable[[BatchResult], None] | None = None,
+    *,
+    scheduler: str | None = None,
 ) -> list[BatchResult]:
-    """Audit every run of a batch, ``options.jobs`` runs at a time.
+    """Audit every run of a batch, ``options.jobs`` runs at a time, or on a dask cluster.
 
     Parameters
     ----------
@@ -546,12 +548,20 @@ def audit_batch(
     options : BatchOptions
     progress : callable, optional
         Called with each :class:`BatchResult` as soon as its run is done (completion order).
+    scheduler : str, optional
+        A dask.distributed scheduler's address: the runs are audited on its workers
+        (:func:`audit.batch_dask.audit_on_dask`) instead of the local process pool.
 
     Returns
     -------
     list of BatchResult
         One per entry, in the entries' order. Failed audits carry ``error``; nothing is raised
         for a single run.
+
+    Raises
+    ------
+    audit.batch_dask.DaskUnavailable
+        With ``scheduler``: dask.distributed is missing or the scheduler does not answer.
     """
     _prepare_embedded(entries, options)
     results: dict[int, BatchResult] = {}
@@ -563,6 +573,11 @@ def audit_batch(
         if progress is not None:
             progress(result)
 
+    if scheduler is not None:
+        from audit.batch_dask import audit_on_dask
+
+        audit_on_dask(entries, options, scheduler, done)
+        return [results[i] for i in range(len(entries))]
     jobs = options.jobs
     if jobs > 1 and sys.flags.ignore_environment and not sys.flags.safe_path:
         # -E without -P: the workers would ignore PYTHONSAFEPATH and start with the current

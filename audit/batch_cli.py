@@ -159,6 +159,11 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @click.option("-o", "--output-dir", "output_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="Folder for runs/<run-id>.json, summary.json, summary.html and results.sarif (created if missing).")
 @jobs_option("audit the runs, one run each at a time")
+@click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
+              help="Where the runs are audited: a local process pool, or the workers of a dask.distributed "
+                   "cluster (--scheduler; the workers must see the run folders and --corpus).")
+@click.option("--scheduler", default=None, envvar="MLEAUDIT_DASK_SCHEDULER", show_envvar=True,
+              help="The dask scheduler's address for --executor dask (tcp://HOST:8786).")
 @click.option("-c", "--competition", "competition_id", default=None,
               help="Competition id of the runs whose source names none (no metadata, no competition_id in the "
                    "JSONL line, no <competition-id>_<uuid> folder name).")
@@ -177,7 +182,8 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 @data_dir_option
 @rules_option
 @fail_on_option
-def audit_batch_command(source: Path, output_dir: Path, jobs: int, competition_id: str | None,
+def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str, scheduler: str | None,
+                        competition_id: str | None,
                         corpus: Path | None, no_similarity: bool,
                         no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
                         competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
@@ -207,8 +213,14 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, competition_i
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from audit.batch import BatchOptions, BatchSourceError, audit_batch, discover_runs, report_file_name
+    from audit.batch_dask import DaskUnavailable
     from audit.batch_summary import summarize_batch
 
+    if executor == "dask" and not scheduler:
+        raise InputError("--executor dask needs --scheduler ADDRESS (or MLEAUDIT_DASK_SCHEDULER)")
+    if executor == "local" and scheduler and click.get_current_context().get_parameter_source(
+            "scheduler") is click.core.ParameterSource.COMMANDLINE:
+        raise InputError("--scheduler is for --executor dask; the local executor uses no scheduler")
     try:
         entries = discover_runs(source, competition=competition_id)
     except BatchSourceError as exc:
@@ -250,7 +262,11 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, competition_i
                 _write_json(runs_dir / report_file_name(result.entry.run_id), result.report)
             progress.update(task, advance=1, description=_shown(result.entry.run_id))
 
-        results = audit_batch(entries, options, progress=advance)
+        try:
+            results = audit_batch(entries, options, progress=advance,
+                                  scheduler=scheduler if executor == "dask" else None)
+        except DaskUnavailable as exc:
+            raise InputError(str(exc)) from exc
     clusters = _clusters(results) if options.similarity else None
     summary = summarize_batch(results, clusters=clusters, pad_missing=pad_missing)
     summary = {"source": str(source), **summary}

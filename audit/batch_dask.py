@@ -1,0 +1,107 @@
+"""Batch audits past one machine: each run audited on a worker of a dask.distributed cluster.
+
+``mleaudit audit batch SOURCE --executor dask --scheduler tcp://HOST:8786`` sends the same per-run
+function the local process pool runs (:func:`audit.batch._audit_one`) to the cluster's workers, one
+task per run, and receives each result as soon as its run is done (the progress bar moves as
+they come back). The workers need ``mleaudit`` installed and must see the paths the batch names:
+the run folders, the corpus folder (``--corpus``), the competitions and prepared data, the
+rules and the baseline (a shared file system, or the same paths on every machine).
+
+A task whose worker is lost (the machine or process died, the scheduler gave up on it:
+``KilledWorker``, a closed connection) is submitted once more; when the second attempt fails as
+well the run is listed with the reason, and the batch goes on. The scheduler's own
+``distributed.scheduler.allowed-failures`` decides how often it reschedules a task by itself
+before reporting it lost.
+
+dask.distributed is optional: ``pip install 'mleaudit[dask]'``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from audit.errors import AuditError
+
+if TYPE_CHECKING:  # pragma: no cover - types only
+    from audit.batch import BatchEntry, BatchOptions
+
+__all__ = ["DASK_INSTALL_HINT", "DaskUnavailable", "audit_on_dask"]
+
+logger = logging.getLogger(__name__)
+
+DASK_INSTALL_HINT = "pip install 'mleaudit[dask]'"
+#: Seconds to wait for the scheduler to answer before giving up.
+CONNECT_TIMEOUT_S = 30
+
+Outcome = tuple[dict[str, Any] | None, str | None, float]
+
+
+class DaskUnavailable(AuditError):
+    """dask.distributed is not installed, or its scheduler cannot be reached."""
+
+
+def audit_on_dask(entries: Sequence[BatchEntry], options: BatchOptions, scheduler: str,
+                  done: Callable[[int, Outcome], None], *,
+                  task: Callable[[BatchEntry, BatchOptions], Outcome] | None = None) -> None:
+    """Audit every entry on the cluster behind ``scheduler``; ``done`` receives each outcome.
+
+    Parameters
+    ----------
+    entries : sequence of BatchEntry
+        The runs (from :func:`audit.batch.discover_runs`).
+    options : BatchOptions
+        As for the local pool; ``options.jobs`` is not used (the cluster's workers decide).
+    scheduler : str
+        The scheduler's address (``tcp://10.0.0.5:8786``).
+    done : callable
+        Called in this process as ``done(index, (report, error, seconds))`` for each run, in the
+        order the runs finish.
+    task : callable, optional
+        The per-run function (default :func:`audit.batch._audit_one`); it must be importable by
+        name on the workers.
+
+    Raises
+    ------
+    DaskUnavailable
+        dask.distributed is not installed, or the scheduler does not answer within
+        :data:`CONNECT_TIMEOUT_S` seconds.
+    """
+    try:
+        from distributed import Client, as_completed
+    except ImportError:
+        raise DaskUnavailable(f"--executor dask needs dask.distributed; install it with: {DASK_INSTALL_HINT}") from None
+    if task is None:
+        from audit.batch import _audit_one as task
+    try:
+        client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise DaskUnavailable(f"cannot reach the dask scheduler at {scheduler}: {type(exc).__name__}: {exc}") from None
+    batch = uuid.uuid4().hex[:12]
+    try:
+        attempts: dict[Any, tuple[int, int]] = {}
+
+        def submit(index: int, attempt: int) -> Any:
+            future = client.submit(task, entries[index], options, key=f"mleaudit-audit-{batch}-{index}-{attempt}",
+                                   pure=False)
+            attempts[future] = (index, attempt)
+            return future
+
+        pending = as_completed([submit(index, 0) for index in range(len(entries))], loop=client.loop)
+        for future in pending:
+            index, attempt = attempts.pop(future)
+            try:
+                outcome = future.result()
+            except Exception as exc:  # noqa: BLE001 - a lost worker, a task that raised: the run, not the batch
+                if attempt == 0:
+                    logger.warning("run %s: %s on the cluster; submitted once more", entries[index].run_id,
+                                   type(exc).__name__)
+                    pending.add(submit(index, 1))
+                    continue
+                outcome = (None, f"audit failed twice on the dask cluster ({type(exc).__name__}: {exc})", 0.0)
+            finally:
+                future.release()
+            done(index, outcome)
+    finally:
+        client.close()
