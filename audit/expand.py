@@ -81,7 +81,7 @@ from audit.sandbox_record import READER as SANDBOX_READER
 from audit.sandbox_record import read_sandbox_command
 from audit.textmap import TextMap
 from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
-from grading.untrusted_json import collect_shadowed
+from grading.untrusted_json import ShadowedList, collect_shadowed
 
 __all__ = [
     "BINARY_OUTPUTS_NOT_READ",
@@ -617,7 +617,8 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
         units.extend(_log_units(events, text))
     if hidden or hidden_in_outputs:
         # A key written twice (a cell's "source"): what Jupyter and nbformat drop is read too.
-        hidden_read, problems = read_hidden_members(path, text, hidden + hidden_in_outputs, len(events))
+        hidden_read, problems = read_hidden_members(path, text, ShadowedList.joined(hidden, hidden_in_outputs),
+                                                    len(events))
         events = events + hidden_read
         units.extend(_log_units(hidden_read, text))
         unread.extend(problems)

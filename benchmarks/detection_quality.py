@@ -435,7 +435,7 @@ def clean_run_units(data: Path, sources: tuple[str, ...] = CLEAN_RUN_SOURCES) ->
     from dataclasses import replace
 
     from audit.expand import expand_run
-    from audit.pipeline import _similarity_units
+    from audit.report_similarity import similarity_agents
     from audit.run import load_run
 
     runs = data / "runs"
@@ -450,7 +450,7 @@ def clean_run_units(data: Path, sources: tuple[str, ...] = CLEAN_RUN_SOURCES) ->
             specs += [(f"{source}/{p.name}", p) for p in sorted(folder.iterdir()) if p.is_dir()]
     units = []
     for name, path in specs:
-        for unit in _similarity_units(expand_run(load_run(path)).code_units):
+        for unit in similarity_agents(expand_run(load_run(path)).code_units):
             units.append(replace(unit, path=f"{name}::{unit.path}"))
     return units
 

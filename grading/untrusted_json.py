@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_SHADOWED", "ShadowedMember", "collect_shadowed", "loads",
+__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_SHADOWED", "MAX_SHADOWED_CHARS", "ShadowedList", "ShadowedMember", "collect_shadowed", "loads",
            "json_depth", "object_from_pairs", "parse_int", "replace_surrogates", "report_shadowed",
            "count_lone_surrogates"]
 
@@ -119,10 +119,13 @@ class ShadowedMember:
     value: Any
 
 
-#: Hidden members kept per collection; past it only the count grows (a hostile file can repeat a key millions of times).
-MAX_SHADOWED = 1000
+#: Hidden members kept per collection (a hostile file can repeat a key millions of times); past it, or
+#: past :data:`MAX_SHADOWED_CHARS` characters of hidden text, the collection says it overflowed.
+MAX_SHADOWED = 100_000
+#: Characters of hidden strings kept per collection.
+MAX_SHADOWED_CHARS = 64 * 1024 * 1024
 
-_SHADOWED: ContextVar[list[ShadowedMember] | None] = ContextVar("shadowed_json_members", default=None)
+_SHADOWED: ContextVar["ShadowedList | None"] = ContextVar("shadowed_json_members", default=None)
 
 
 def object_from_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -146,23 +149,61 @@ def object_from_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def report_shadowed(members: Iterator[ShadowedMember] | tuple[ShadowedMember, ...] | list[ShadowedMember]) -> None:
+def report_shadowed(members: Iterator[ShadowedMember] | tuple[ShadowedMember, ...] | list[ShadowedMember], *,
+                    overflowed: bool = False) -> None:
     """Add hidden members to the innermost :func:`collect_shadowed` block (none: dropped).
 
     Readers that cache decoded documents call it to report, on every use, what the decode
-    that filled the cache found.
+    that filled the cache found (``overflowed``: it met more than it kept).
     """
     sink = _SHADOWED.get()
     if sink is None:
         return
     for member in members:
-        if len(sink) >= MAX_SHADOWED:
-            return
+        size = _size(member.value)
+        if len(sink) >= MAX_SHADOWED or sink.chars + size > MAX_SHADOWED_CHARS:
+            sink.overflowed = True
+            break
+        sink.chars += size
         sink.append(member)
+    if overflowed:
+        sink.overflowed = True
+
+
+def _size(value: Any, depth: int = 0) -> int:
+    """Characters of the strings in a decoded value (1 per scalar), as far as 32 levels down."""
+    if isinstance(value, str):
+        return len(value) + 1
+    if depth > 32:
+        return 1
+    if isinstance(value, dict):
+        return 1 + sum(len(str(key)) + _size(item, depth + 1) for key, item in value.items())
+    if isinstance(value, list):
+        return 1 + sum(_size(item, depth + 1) for item in value)
+    return 1
+
+
+class ShadowedList(list):
+    """The members a :func:`collect_shadowed` block collected; ``overflowed`` when some were dropped."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.overflowed = False
+        self.chars = 0
+
+    @classmethod
+    def joined(cls, *parts: "ShadowedList") -> "ShadowedList":
+        """One list of the members of ``parts``, overflowed when any of them is."""
+        whole = cls()
+        for part in parts:
+            whole.extend(part)
+            whole.chars += getattr(part, "chars", 0)
+            whole.overflowed = whole.overflowed or getattr(part, "overflowed", False)
+        return whole
 
 
 @contextmanager
-def collect_shadowed(*, propagate: bool = True) -> Iterator[list[ShadowedMember]]:
+def collect_shadowed(*, propagate: bool = True) -> Iterator["ShadowedList"]:
     """Collect the members that decodes with :func:`object_from_pairs` hide, inside the block.
 
     Parameters
@@ -173,18 +214,19 @@ def collect_shadowed(*, propagate: bool = True) -> Iterator[list[ShadowedMember]
 
     Yields
     ------
-    list of ShadowedMember
-        Filled as decodes in the block (in this thread or task) meet repeated keys, at most
-        :data:`MAX_SHADOWED`.
+    ShadowedList
+        A list of :class:`ShadowedMember`, filled as decodes in the block (in this thread or
+        task) meet repeated keys, at most :data:`MAX_SHADOWED` of them and
+        :data:`MAX_SHADOWED_CHARS` characters; ``overflowed`` is set when more were met.
     """
-    found: list[ShadowedMember] = []
+    found = ShadowedList()
     token = _SHADOWED.set(found)
     try:
         yield found
     finally:
         _SHADOWED.reset(token)
         if propagate:
-            report_shadowed(found)
+            report_shadowed(found, overflowed=found.overflowed)
 
 
 def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:

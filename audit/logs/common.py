@@ -405,13 +405,13 @@ def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBrea
 
 
 @lru_cache(maxsize=2)
-def _load_json_once(text: str) -> tuple[Any, JsonBreak | None, tuple[untrusted_json.ShadowedMember, ...]]:
+def _load_json_once(text: str) -> tuple[Any, JsonBreak | None, tuple[untrusted_json.ShadowedMember, ...], bool]:
     with untrusted_json.collect_shadowed(propagate=False) as hidden:
         start = _skip_ws(text, 0)
         value, end, broke = _salvage(text, start, 0)
     if broke is None and end is not None and _skip_ws(text, end) != len(text):
         broke = _json_break(text, _skip_ws(text, end), "Extra data")
-    return value, broke, tuple(hidden)
+    return value, broke, tuple(hidden), hidden.overflowed
 
 
 def load_json(text: str) -> tuple[Any, JsonBreak | None]:
@@ -441,8 +441,8 @@ def load_json(text: str) -> tuple[Any, JsonBreak | None]:
     >>> load_json('[{"a": 1}, {"b": "x')
     ([{'a': 1}, {}], JsonBreak(offset=17, line=1, column=18, message='Unterminated string starting at'))
     """
-    value, broke, hidden = _load_json_once(text)
-    untrusted_json.report_shadowed(hidden)  # on every call: the cache must not hide them
+    value, broke, hidden, overflowed = _load_json_once(text)
+    untrusted_json.report_shadowed(hidden, overflowed=overflowed)  # on every call: the cache must not hide them
     return value, broke
 
 

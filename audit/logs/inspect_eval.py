@@ -72,7 +72,7 @@ from audit.logs.common import (
 from audit.logs.keys import call_actions, call_text, is_generic_tool
 from audit.logs.shadowed import read_hidden_members
 from audit.units import Actor, LogEvent, LogEventKind
-from grading.untrusted_json import collect_shadowed
+from grading.untrusted_json import ShadowedList, collect_shadowed
 
 __all__ = [
     "NAME",
@@ -500,7 +500,9 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
             doc = _Document(virtual, text, events)
             start = len(text) - len(text.lstrip())
             try:
-                _sample_events(doc, sample, (start, len(text)), "")
+                with collect_shadowed() as hidden_inside:  # JSON held in strings (tool-call arguments)
+                    _sample_events(doc, sample, (start, len(text)), "")
+                hidden = ShadowedList.joined(hidden, hidden_inside)
             except EventLimitReached as exc:
                 unread.add(member, f"event limit of {exc.limit} reached at line {exc.event.span.start_line}; the rest "
                                    "of the member was not read")

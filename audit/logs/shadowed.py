@@ -20,11 +20,12 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
-from audit.logs.common import SpanMaker
-from audit.logs.keys import member_events
+from audit.logs import text as plain_text
+from audit.logs.common import SpanMaker, loads_json
+from audit.logs.keys import KEYS, classify_text, member_events
 from audit.model import Span
 from audit.units import Actor, LogEvent, LogEventKind
-from grading.untrusted_json import ShadowedMember
+from grading.untrusted_json import MAX_SHADOWED, MAX_SHADOWED_CHARS, ShadowedMember, collect_shadowed
 
 __all__ = ["distinct", "hidden_events", "hidden_problems", "read_hidden_members"]
 
@@ -88,6 +89,8 @@ def _walk(key: str, value: Any, where: str, depth: int,
           add: Callable[[str, str, LogEventKind, str, str | None, str, Actor], None]) -> None:
     """Events of a hidden value: text by the name of the member holding it, containers walked."""
     lines = isinstance(value, list) and all(isinstance(item, str) for item in value)
+    if isinstance(value, str) and depth < _MAX_DEPTH:
+        _text(key, value, where, depth, add)
     if isinstance(value, str) or lines or depth >= _MAX_DEPTH:
         member_events(key, value, lambda k, kind, body, language, role, actor: add(
             where, k, kind, body, language, role, actor))
@@ -98,6 +101,44 @@ def _walk(key: str, value: Any, where: str, depth: int,
     elif isinstance(value, list):
         for number, child in enumerate(value):
             _walk(key, child, f"{where}[{number}]", depth + 1, add)
+
+
+def _is_code_key(key: str) -> bool:
+    lowered = key.lower()
+    return KEYS.get(lowered) in ("code", "script", "command") or lowered.endswith("code")
+
+
+def _text(key: str, value: str, where: str, depth: int,
+          add: Callable[[str, str, LogEventKind, str, str | None, str, Actor], None]) -> None:
+    """What a hidden string holds besides the text its member's name makes of it.
+
+    Its member's tool is not known (``{"name": "bash", "input": A, "input": B}`` hides A from the
+    call), so a string under any other name is read for what it says: a JSON object or array in
+    it is walked (with the members it hides in turn), a text that reads as a command or as code
+    is one (:func:`audit.logs.keys.classify_text`), and commands typed at a prompt or code in
+    fences inside it are read as in a plain transcript (:mod:`audit.logs.text`).
+    """
+    if _is_code_key(key) or not value.strip():
+        return
+    stripped = value.strip()
+    if stripped[:1] in ("{", "[") and stripped[-1:] in ("}", "]"):
+        with collect_shadowed(propagate=False) as inner:
+            try:
+                decoded = loads_json(stripped)
+            except (ValueError, RecursionError):
+                decoded = None
+        if isinstance(decoded, (dict, list)):
+            _walk(key, decoded, f"{where}(json)", depth + 1, add)
+            for member in distinct(inner):
+                _walk(member.key, member.value, f"{where}(json): hidden {member.key}", depth + 1, add)
+            return
+    found = classify_text(value)
+    if found is not None:
+        add(where, key, found.kind, found.text, found.language, "assistant", Actor.AGENT)
+        return
+    for event in plain_text.read_events("", value):
+        if event.kind in (LogEventKind.CODE, LogEventKind.COMMAND):
+            add(where, key, event.kind, event.text, event.language, "assistant", Actor.AGENT)
 
 
 def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first_index: int) -> list[LogEvent]:
@@ -140,23 +181,30 @@ def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first
 
 
 def hidden_problems(text: str, members: Sequence[ShadowedMember]) -> list[str]:
-    """One sentence per repeated key, naming it, how many values it hid and the first one's line.
+    """One sentence per repeated key, naming it, how many values it hid and the first one's line,
+    and one more when the decoders met more hidden values than they keep.
 
     Examples
     --------
     >>> hidden_problems('{"code": "a",\\n "code": "b"}', [ShadowedMember("code", "a")])
-    ["key 'code' written more than once in one JSON object (1 hidden value, first at line 1): JSON readers keep only the last value; every value was read, but which one the run used cannot be told"]
+    ["key 'code' written more than once in one JSON object (1 distinct hidden value, first at line 1): JSON readers keep only the last value; every value was read, but which one the run used cannot be told"]
     """
     by_key: dict[str, list[ShadowedMember]] = {}
+    # distinct values: a text is decoded more than once (detection, reading, locating), each
+    # decode reporting what it hides
     for member in distinct(members):
         by_key.setdefault(member.key, []).append(member)
     sentences = []
     for key, hidden in by_key.items():
         offset = _offset(text, hidden[0])
         where = f", first at line {text.count(chr(10), 0, offset) + 1}" if offset is not None else ""
-        count = f"{len(hidden)} hidden value{'s' if len(hidden) != 1 else ''}"
+        count = f"{len(hidden)} distinct hidden value{'s' if len(hidden) != 1 else ''}"
         sentences.append(f"key {key[:80]!r} written more than once in one JSON object ({count}{where}): JSON readers "
                          "keep only the last value; every value was read, but which one the run used cannot be told")
+    if getattr(members, "overflowed", False):
+        sentences.append(f"more values hidden by repeated keys than are kept ({len(members)} kept, "
+                         f"{MAX_SHADOWED} values or {MAX_SHADOWED_CHARS // (1024 * 1024)} MiB at most): "
+                         "the others were not read")
     return sentences
 
 

@@ -9,7 +9,9 @@ without running anything:
 - one literal, or literals written side by side (implicit concatenation);
 - a list, tuple or set whose elements are all literals (joined by ``"\\n"`` unless the
   elements end their own lines);
-- a run of statements ``name = "..."`` / ``name += "..."`` on one name in one block.
+- a run of statements ``name = "..."`` / ``name += "..."`` on one name in one block;
+- every literal of the unit in source order, one per line (``lines.append("...")``,
+  ``src = src + "..."``, dict values, lines in tuples).
 
 A reassembled text becomes a unit when it reads as Python code
 (:func:`audit.logs.keys.classify_text`) over at least :data:`MIN_CODE_LINES` lines; the unit
@@ -31,12 +33,9 @@ __all__ = ["MAX_STRING_UNITS", "MIN_CODE_LINES", "string_code_units"]
 #: Non-blank lines a reassembled text needs to be compared as code (a call in a string is not
 #: a pasted kernel; the detector's evidence needs many lines anyway).
 MIN_CODE_LINES = 3
-#: Units taken from one host at most (the largest texts first).
+#: Units taken from one host one by one (the largest texts first); the texts past them are
+#: compared as one more unit, joined, so that decoys cannot push a copy out.
 MAX_STRING_UNITS = 32
-#: Syntax-tree nodes visited per host at most (a hostile file of millions of literals).
-_MAX_NODES = 2_000_000
-#: Characters of one literal decoded at most.
-_MAX_LITERAL_CHARS = 4_000_000
 
 _STRINGS = ("string", "concatenated_string")
 _CONTAINERS = ("list", "tuple", "set")
@@ -44,8 +43,6 @@ _CONTAINERS = ("list", "tuple", "set")
 
 def _literal_value(parsed: ParsedFile, node) -> str | None:
     """The value a string literal spells (escapes decoded, as Python reads it; f-strings as written)."""
-    if node.end_byte - node.start_byte > _MAX_LITERAL_CHARS:
-        return None
     text = parsed.node_text(node)
     if node.type == "concatenated_string":
         parts = [_literal_value(parsed, child) for child in node.named_children if child.type == "string"]
@@ -109,16 +106,22 @@ def _chains(parsed: ParsedFile, block) -> Iterator[tuple[int, int, str]]:
 
 
 def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str]]:
-    """Reassembled string texts of a tree: (start byte, end byte, text)."""
+    """Reassembled string texts of a tree: (start byte, end byte, text).
+
+    The walk visits every node (the run loader bounds a file's size); the last candidate is
+    every literal of the unit in source order, one per line, which reassembles the forms no
+    rule above names (``lines.append("...")``, ``src = src + "..."``, dict values, chains with
+    other statements between their lines).
+    """
     stack = [parsed.root]
-    visited = 0
-    while stack and visited < _MAX_NODES:
+    in_order: list[tuple[int, int, str]] = []
+    while stack:
         node = stack.pop()
-        visited += 1
         kind = node.type
         if kind in _STRINGS:
             value = _literal_value(parsed, node)
             if value is not None:
+                in_order.append((node.start_byte, node.end_byte, value))
                 yield node.start_byte, node.end_byte, value
             continue
         if kind in _CONTAINERS:
@@ -131,13 +134,51 @@ def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str]]:
         if kind in ("module", "block"):
             yield from _chains(parsed, node)
         stack.extend(reversed(node.children))
+    if len(in_order) >= MIN_CODE_LINES:
+        in_order.sort()
+        yield (in_order[0][0], in_order[-1][1],
+               ALL_LITERALS + "".join(v if v.endswith("\n") else v + "\n" for _, _, v in in_order))
+
+
+#: Statements that make a text Python code (a bare name or string is not enough).
+_STATEMENTS = frozenset({"import_statement", "import_from_statement", "function_definition", "class_definition",
+                         "decorated_definition", "for_statement", "while_statement", "if_statement",
+                         "with_statement", "try_statement", "return_statement"})
+_EXPRESSIONS = frozenset({"assignment", "augmented_assignment", "call"})
+
+
+#: Marks the candidate made of every literal (see :func:`_candidates`).
+ALL_LITERALS = "\x00all literals\x00"
+
+
+def _adds_little(text: str, found: dict[str, tuple[int, int]]) -> bool:
+    """Whether the lines of ``text`` are, but for a few, lines of the texts already found (the
+    literals joined in order repeat what a list or a chain already reassembled)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    known = {line.strip() for other in found for line in other.splitlines() if line.strip()}
+    return sum(1 for line in lines if line not in known) <= max(2, len(lines) // 10)
 
 
 def _reads_as_code(text: str) -> bool:
+    """At least :data:`MIN_CODE_LINES` lines that read as Python: by the log readers' classifier,
+    or (a first line that looks like a shell command or a shebang, which is only a comment to
+    Python) by parsing without error into two or more statements."""
     if sum(1 for line in text.splitlines() if line.strip()) < MIN_CODE_LINES:
         return False
     found = classify_text(text)
-    return found is not None and found.kind is LogEventKind.CODE and found.language == "python"
+    if found is not None and found.kind is LogEventKind.CODE and found.language == "python":
+        return True
+    parsed = parse(text, "python")
+    if parsed.has_error:
+        return False
+    statements = 0
+    for node in parsed.root.named_children:
+        if node.type in _STATEMENTS or (node.type == "expression_statement" and node.named_child_count == 1
+                                        and node.named_children[0].type in _EXPRESSIONS):
+            statements += 1
+            if statements >= 2:
+                return True
+    return False
 
 
 def string_code_units(unit: CodeUnit) -> list[CodeUnit]:
@@ -152,7 +193,8 @@ def string_code_units(unit: CodeUnit) -> list[CodeUnit]:
     -------
     list of CodeUnit
         One per reassembled text that reads as code (see the module docstring), the longest
-        first, at most :data:`MAX_STRING_UNITS`, none repeated; ``path``, ``source`` and
+        first, :data:`MAX_STRING_UNITS` of them and then one holding all the others, joined;
+        none repeated; ``path``, ``source`` and
         ``actor`` are the host's, ``origin`` the literal(s) in the host file, ``language``
         ``"python"``. Empty when the unit holds none.
 
@@ -168,10 +210,19 @@ def string_code_units(unit: CodeUnit) -> list[CodeUnit]:
     parsed = parse(unit.text, "python")
     found: dict[str, tuple[int, int]] = {}
     for start, end, text in _candidates(parsed):
+        if text.startswith(ALL_LITERALS):
+            text = text[len(ALL_LITERALS):]
+            if _adds_little(text, found):
+                continue
         if text not in found and text.strip() and _reads_as_code(text):
             found[text] = (start, end)
+    ranked = sorted(found.items(), key=lambda item: (-len(item[0]), item[1]))
+    kept = ranked[:MAX_STRING_UNITS]
+    rest = sorted(ranked[MAX_STRING_UNITS:], key=lambda item: item[1])
+    if rest:
+        kept.append(("\n".join(text for text, _ in rest), (rest[0][1][0], max(end for _, (_, end) in rest))))
     units = []
-    for text, (start, end) in sorted(found.items(), key=lambda item: -len(item[0]))[:MAX_STRING_UNITS]:
+    for text, (start, end) in kept:
         span = Span.from_offsets(parsed.text, unit.path, parsed.char_offset(start), parsed.char_offset(end))
         units.append(CodeUnit(path=unit.path, language="python", text=text, origin=unit.host_span(span),
                               source=unit.source, actor=unit.actor))

@@ -70,11 +70,40 @@ def test_an_enclosing_collector_hears_of_what_an_inner_one_collected() -> None:
     assert inner == outer == [ShadowedMember("k", "v1")]
 
 
-def test_the_hidden_members_kept_are_bounded() -> None:
+def test_the_hidden_members_kept_are_bounded_and_the_overflow_is_said() -> None:
     text = "{" + ", ".join(f'"k": {i}' for i in range(untrusted_json.MAX_SHADOWED + 500)) + "}"
     with collect_shadowed() as hidden:
         assert untrusted_json.loads(text) == {"k": untrusted_json.MAX_SHADOWED + 499}
-    assert len(hidden) == untrusted_json.MAX_SHADOWED
+    assert len(hidden) == untrusted_json.MAX_SHADOWED and hidden.overflowed
+    reading = parse_log("log.json", '{"nodes": [{"code": "x = 1"}], ' + text[1:])
+    assert any("more values hidden by repeated keys than are kept" in p for p in reading.problems)
+
+
+def test_small_hidden_values_never_crowd_out_a_later_one() -> None:
+    filler = ", ".join('"x": 1' for _ in range(5000))
+    text = '{"nodes": [{"id": "n0", ' + filler + ", " + _pair("code", KERNEL, DECOY) + "}]}"
+    reading = parse_log("journal.json", text)
+    assert any(e.text == KERNEL and e.kind is LogEventKind.CODE for e in reading.events)
+    assert not any("more values hidden" in p for p in reading.problems)
+
+
+@pytest.mark.parametrize(("record", "expected"), [
+    # a bash tool's input: the hidden command is a command whatever the member's name
+    ('{"type": "tool_use", "name": "bash", ' + _pair("input", "kaggle competitions download -c x", "ls") + "}",
+     (LogEventKind.COMMAND, "kaggle competitions download -c x")),
+    # arguments held as a JSON string, written twice: the hidden string is decoded and read
+    ('{"role": "assistant", "tool_calls": [{"function": {"name": "python", '
+     + _pair("arguments", json.dumps({"code": KERNEL}), json.dumps({"code": DECOY})) + "}}]}",
+     (LogEventKind.CODE, KERNEL)),
+    # a snippet under a name of no vocabulary
+    ('{"name": "execute", "arguments": {' + _pair("snippet", KERNEL, DECOY) + "}}", (LogEventKind.CODE, KERNEL)),
+    # a prompt typed in printed output
+    ('{"type": "observation", ' + _pair("text", "$ kaggle competitions download -c x\nDownloading", "ok") + "}",
+     (LogEventKind.COMMAND, "kaggle competitions download -c x")),
+], ids=["bash-input", "arguments-string", "snippet", "prompt-in-output"])
+def test_a_hidden_text_is_read_for_what_it_says(record: str, expected: tuple) -> None:
+    reading = parse_log("agent.jsonl", record + "\n")
+    assert any((e.kind, e.text.strip()) == (expected[0], expected[1].strip()) for e in reading.events), reading.events
 
 
 def test_a_cached_document_reports_its_hidden_members_on_every_read() -> None:
@@ -144,6 +173,18 @@ def test_a_journal_without_repeated_keys_reads_as_before() -> None:
     text = '{"nodes": [{"id": "n0", "step": 0, "plan": "p", "code": ' + json.dumps(KERNEL) + "}]}"
     reading = parse_log("journal.json", text)
     assert not reading.problems and not any(e.location.startswith("hidden") for e in reading.events)
+
+
+def test_arguments_written_twice_inside_an_eval_archive_argument_string_are_read(tmp_path: Path) -> None:
+    arguments = '{' + _pair("code", KERNEL, DECOY) + '}'
+    sample = ('{"id": "s1", "epoch": 1, "messages": [{"role": "assistant", "content": "running", '
+              '"tool_calls": [{"id": "c1", "function": "python", "arguments": ' + json.dumps(arguments) + "}]}]}")
+    with zipfile.ZipFile(tmp_path / "task.eval", "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}}))
+        archive.writestr("samples/s1_epoch_1.json", sample)
+    units = expand_run(load_run(tmp_path))
+    assert any(u.text == KERNEL for u in units.code_units)
+    assert any("written more than once" in s.reason for s in units.skipped)
 
 
 def test_a_message_written_twice_in_an_eval_archive_sample_is_read(tmp_path: Path) -> None:
