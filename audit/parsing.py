@@ -19,6 +19,7 @@ from pathlib import PurePosixPath
 import tree_sitter
 
 from audit.model import Span
+from audit.textcache import TextCache
 
 __all__ = ["LANGUAGES", "ParsedFile", "get_language", "get_parser", "language_for_path", "parse", "parser_safe"]
 
@@ -134,8 +135,11 @@ def parser_safe(text: str, language: str) -> str:
     return _HIGH_PLANES.sub("\U00010000", text)
 
 
-@functools.lru_cache(maxsize=512)
-def _parse_cached(digest: str, text: str, language: str) -> ParsedFile:
+#: Parses kept: every unit of an ordinary run (the rules run one after another over all of them).
+_PARSES = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
+
+
+def _parse_uncached(text: str, language: str) -> ParsedFile:
     if not text.isascii() and _SURROGATE.search(text):
         # A lone surrogate (decoded from a JSON ``\\udfff`` escape) has no UTF-8 form; U+FFFD
         # takes its place, one character for one and three bytes for three, so every offset
@@ -166,7 +170,8 @@ def parse(text: str, language: str) -> ParsedFile:
     Returns
     -------
     ParsedFile
-        Always returned, also for broken code (see ``has_error``). Lone surrogates in
+        Always returned, also for broken code (see ``has_error``); cached by content (48 MiB of
+        source at most, least recently used first out: :class:`audit.textcache.TextCache`). Lone surrogates in
         ``text`` (which have no UTF-8 form) are replaced by U+FFFD in ``ParsedFile.text``;
         offsets are unchanged. The parser itself gets :func:`parser_safe` of the text; node
         texts come from the text as given.
@@ -177,4 +182,9 @@ def parse(text: str, language: str) -> ParsedFile:
         If ``language`` is unknown.
     """
     digest = hashlib.sha256(text.encode("utf-8", errors="surrogatepass")).hexdigest()
-    return _parse_cached(digest, text, language)
+    return _PARSES.get_or_compute((digest, language), len(text), lambda: _parse_uncached(text, language))
+
+
+def clear_parse_cache() -> None:
+    """Forget every cached parse (benchmarks that time cold parses)."""
+    _PARSES.clear()

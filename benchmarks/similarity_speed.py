@@ -37,9 +37,7 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 
 def _clear_parse_cache() -> None:
     # parse() caches trees by text digest; timing repeated runs needs real parses.
-    cached = getattr(audit.parsing, "_parse_cached", None)
-    if cached is not None:
-        cached.cache_clear()
+    audit.parsing.clear_parse_cache()
 
 
 def _load(golden: Path) -> dict[str, list[tuple[str, str]]]:

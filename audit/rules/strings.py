@@ -26,7 +26,6 @@ from __future__ import annotations
 import base64
 import binascii
 import codecs
-import functools
 import re
 from dataclasses import dataclass
 from typing import Iterator
@@ -34,6 +33,7 @@ from typing import Iterator
 import tree_sitter
 
 from audit.parsing import parse
+from audit.textcache import TextCache
 
 __all__ = ["FoldedString", "fold_strings", "UNKNOWN", "MAX_VALUE_CHARS", "MAX_FOLD_DEPTH"]
 
@@ -522,7 +522,10 @@ def _walk(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
                 return
 
 
-@functools.lru_cache(maxsize=256)
+#: Folds kept, by the size of their texts (see :mod:`audit.textcache`).
+_FOLDS = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
+
+
 def fold_strings(text: str, language: str) -> tuple[FoldedString, ...]:
     """Fold every maximal string-valued expression of ``text``.
 
@@ -548,6 +551,10 @@ def fold_strings(text: str, language: str) -> tuple[FoldedString, ...]:
     folder_class = _FOLDERS.get(language)
     if folder_class is None or not text:
         return ()
+    return _FOLDS.get_or_compute((text, language), len(text), lambda: _fold_uncached(text, language, folder_class))
+
+
+def _fold_uncached(text: str, language: str, folder_class: type) -> tuple[FoldedString, ...]:
     parsed = parse(text, language)
     folder = folder_class(parsed.data, parsed.root)
     folder.collect()
