@@ -229,4 +229,9 @@ def read_hidden_members(path: str, text: str, hidden: list[ShadowedMember], firs
         The hidden values' events and one problem per repeated key: a file read this way is
         never clean.
     """
-    return hidden_events(path, text, hidden, first_index), hidden_problems(text, hidden)
+    events = hidden_events(path, text, hidden, first_index)
+    problems = hidden_problems(text, hidden)
+    if len(events) >= _MAX_EVENTS:
+        problems.append(f"the hidden values gave {_MAX_EVENTS:,} events, the most read from them: the rest were not "
+                        "read")
+    return events, problems

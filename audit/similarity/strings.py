@@ -105,8 +105,8 @@ def _chains(parsed: ParsedFile, block) -> Iterator[tuple[int, int, str]]:
         yield start, end, "".join(values)
 
 
-def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str]]:
-    """Reassembled string texts of a tree: (start byte, end byte, text).
+def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str, bool]]:
+    """Reassembled string texts of a tree: (start byte, end byte, text, whether it is every literal).
 
     The walk visits every node (the run loader bounds a file's size); the last candidate is
     every literal of the unit in source order, one per line, which reassembles the forms no
@@ -122,22 +122,22 @@ def _candidates(parsed: ParsedFile) -> Iterator[tuple[int, int, str]]:
             value = _literal_value(parsed, node)
             if value is not None:
                 in_order.append((node.start_byte, node.end_byte, value))
-                yield node.start_byte, node.end_byte, value
+                yield node.start_byte, node.end_byte, value, False
             continue
         if kind in _CONTAINERS:
             elements = [child for child in node.named_children if child.type != "comment"]
             if len(elements) >= 2 and all(child.type in _STRINGS for child in elements):
                 values = [_literal_value(parsed, child) for child in elements]
                 if all(value is not None for value in values):
-                    yield node.start_byte, node.end_byte, _joined(values)  # type: ignore[arg-type]
+                    yield node.start_byte, node.end_byte, _joined(values), False  # type: ignore[arg-type]
                     continue
         if kind in ("module", "block"):
-            yield from _chains(parsed, node)
+            yield from ((start, end, text, False) for start, end, text in _chains(parsed, node))
         stack.extend(reversed(node.children))
     if len(in_order) >= MIN_CODE_LINES:
         in_order.sort()
-        yield (in_order[0][0], in_order[-1][1],
-               ALL_LITERALS + "".join(v if v.endswith("\n") else v + "\n" for _, _, v in in_order))
+        yield (in_order[0][0], in_order[-1][1], "".join(v if v.endswith("\n") else v + "\n" for _, _, v in in_order),
+               True)
 
 
 #: Statements that make a text Python code (a bare name or string is not enough).
@@ -145,10 +145,6 @@ _STATEMENTS = frozenset({"import_statement", "import_from_statement", "function_
                          "decorated_definition", "for_statement", "while_statement", "if_statement",
                          "with_statement", "try_statement", "return_statement"})
 _EXPRESSIONS = frozenset({"assignment", "augmented_assignment", "call"})
-
-
-#: Marks the candidate made of every literal (see :func:`_candidates`).
-ALL_LITERALS = "\x00all literals\x00"
 
 
 def _adds_little(text: str, found: dict[str, tuple[int, int]]) -> bool:
@@ -209,11 +205,9 @@ def string_code_units(unit: CodeUnit) -> list[CodeUnit]:
         return []
     parsed = parse(unit.text, "python")
     found: dict[str, tuple[int, int]] = {}
-    for start, end, text in _candidates(parsed):
-        if text.startswith(ALL_LITERALS):
-            text = text[len(ALL_LITERALS):]
-            if _adds_little(text, found):
-                continue
+    for start, end, text, every_literal in _candidates(parsed):
+        if every_literal and _adds_little(text, found):
+            continue
         if text not in found and text.strip() and _reads_as_code(text):
             found[text] = (start, end)
     ranked = sorted(found.items(), key=lambda item: (-len(item[0]), item[1]))

@@ -236,3 +236,12 @@ def test_a_copy_behind_a_repeated_key_is_flagged_and_the_run_is_not_clean(tmp_pa
     assert any(f["rule_id"] == "plag-kernel-containment" for f in report["findings"])
     path = next(iter(files))
     assert any(s["path"] == path and "written more than once" in s["reason"] for s in report["skipped"])
+
+
+def test_hidden_values_past_the_event_limit_are_said_to_be_unread() -> None:
+    from audit.logs import shadowed
+
+    many = json.dumps([{"code": f"x_{i} = {i}"} for i in range(shadowed._MAX_EVENTS + 5)])
+    reading = parse_log("journal.json", '{"nodes": [{"code": "y = 1"}], "steps": ' + many + ', "steps": []}')
+    assert any("the most read from them" in p for p in reading.problems)
+
