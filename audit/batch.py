@@ -291,14 +291,14 @@ def _run_folder(path: Path) -> Path:
     return path.parent
 
 
-def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
+def _runs_of_jsonl(path: Path, competition: str | None = None) -> list[BatchEntry]:
     try:
-        records, problems = read_listed_records(path)
+        records, problems = read_listed_records(path, default_competition=competition)
     except (OSError, UnicodeDecodeError) as exc:
         raise BatchSourceError(f"{path}: cannot read ({exc})") from exc
     base = path.parent
     base_real = Path(os.path.realpath(base))
-    entries = []
+    entries: list[tuple[int, BatchEntry]] = []
     for listed in records:
         paths = []
         refusal = None
@@ -333,20 +333,23 @@ def _runs_of_jsonl(path: Path) -> list[BatchEntry]:
             if refusal is None and confine_path(folder, base_real) is None:
                 refusal = (f"{where}: the run folder {folder} is not inside the folder of the submission list "
                            f"({base_real}); not audited")
-            entries.append(BatchEntry(run_id=folder.name or listed.competition_id, run_dir=folder,
-                                      competition_id=listed.competition_id, listed_at=where, refused=refusal))
+            entries.append((listed.line, BatchEntry(run_id=folder.name or listed.competition_id, run_dir=folder,
+                                                    competition_id=listed.competition_id, listed_at=where,
+                                                    refused=refusal)))
     if not entries:
         messages = [message for _, message in sorted(problems)]
         if messages:
             raise BatchSourceError("; ".join(messages[:20])
                                    + (f"; and {len(messages) - 20} more" if len(messages) > 20 else ""))
         raise BatchSourceError(f"{path}: no runs listed")
-    # A bad line is one run that cannot be audited, listed with its reason; the others go on.
-    for line, message in sorted(problems, key=lambda problem: (problem[0] or 0, problem[1])):
-        entries.append(BatchEntry(run_id=f"{path.stem}-line-{line}" if line else f"{path.stem}-unreadable",
-                                  run_dir=path, competition_id=None, listed_at=f"{path}:{line}" if line else str(path),
-                                  refused=f"not audited: {message}"))
-    return entries
+    # A bad line is one run that cannot be audited, listed in its place with its reason (its
+    # run path is the line, so that no two bad lines look like one run listed twice).
+    for line, message in problems:
+        where = f"{path}:{line}" if line else str(path)
+        entries.append((line or 0, BatchEntry(run_id=f"{path.stem}-line-{line}" if line else f"{path.stem}-unreadable",
+                                              run_dir=Path(where), competition_id=None, listed_at=where,
+                                              refused=message)))
+    return [entry for _, entry in sorted(entries, key=lambda item: item[0])]
 
 
 def discover_runs(source: str | os.PathLike[str], *, competition: str | None = None) -> list[BatchEntry]:
@@ -383,7 +386,7 @@ def discover_runs(source: str | os.PathLike[str], *, competition: str | None = N
         if path.suffix.lower() not in (".jsonl", ".json"):
             raise BatchSourceError(f"{path}: expected a run-group folder, a folder of runs or a submission .jsonl "
                                    "file (to audit a single file use `mleaudit audit FILE`)")
-        entries = _runs_of_jsonl(path)
+        entries = _runs_of_jsonl(path, competition)
     elif _GLOB_MAGIC.search(str(source)):
         entries = _runs_of_glob(str(source))
     else:

@@ -75,9 +75,10 @@ def _print_summary(summary: dict, stream) -> None:
     console.print(table)
     coverage = summary.get("coverage") or {}
     if coverage:
-        console.print(f"runs: {coverage['runs']}; graded {coverage['graded']}, not graded {coverage['not_graded']} "
-                      f"({coverage['not_graded_with_submission']} with a submission), without a submission "
-                      f"{coverage['without_submission']}, not audited {coverage['not_audited']}")
+        without = coverage['not_graded'] - coverage['not_graded_with_submission']
+        console.print(f"runs: {coverage['runs']}; graded {coverage['graded']}; not graded {coverage['not_graded']} "
+                      f"({coverage['not_graded_with_submission']} with a submission, {without} without); "
+                      f"not audited {coverage['not_audited']}")
     verdicts = summary["verdicts"]
     console.print("verdicts: " + ", ".join(f"{kind} {count}" for kind, count in verdicts.items()))
     for kind, row in (summary.get("not_certified") or {}).items():
@@ -97,10 +98,11 @@ def _print_summary(summary: dict, stream) -> None:
         console.print(f"[yellow]{_shown(line)}[/yellow]", markup=True)
     if summary["rules"]:
         rules = Table(title="Rules", title_justify="left")
-        for column in ("rule", "category", "severity", "runs", "findings"):
-            rules.add_column(column, justify="right" if column in ("runs", "findings") else "left")
+        for column in ("rule", "category", "severity", "runs", "findings", "dismissed"):
+            rules.add_column(column, justify="right" if column in ("runs", "findings", "dismissed") else "left")
         for row in summary["rules"]:
-            rules.add_row(*(_shown(row[key]) for key in ("rule_id", "category", "severity", "runs", "findings")))
+            rules.add_row(*(_shown(row.get(key, 0)) for key in ("rule_id", "category", "severity", "runs", "findings",
+                                                                "dismissed")))
         console.print(rules)
     for cluster in (summary.get("copy_clusters") or {}).get("clusters", []):
         console.print(f"copy cluster: runs {', '.join(_shown(r) for r in cluster['runs'])}"
@@ -111,7 +113,8 @@ def _print_summary(summary: dict, stream) -> None:
                           + (f" (score {score:.2f})" if isinstance(score, (int, float)) else ""))
     errors = [run for run in summary["runs"] if run["error"]]
     for run in errors:
-        console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(run['error'])}", markup=True)
+        reason = str(run["error"]).removesuffix("; not audited")
+        console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(reason)}", markup=True)
 
 
 def _clusters(results) -> dict:
@@ -154,10 +157,24 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
         raise InputError(f"cannot write to {output_dir}: {exc.strerror or exc}") from exc
 
 
+def _check_competition(competition_id: str, competitions_dir: Path | None) -> None:
+    """Refuse a --competition the registry does not know: every run would go ungraded."""
+    from grading import CompetitionRegistry, find_competitions_root
+    from grading.errors import CompetitionNotFound, GradingError, competition_not_found
+
+    try:
+        CompetitionRegistry(find_competitions_root(competitions_dir), Path(".")).get(competition_id)
+    except CompetitionNotFound as exc:
+        raise InputError(f"--competition: {competition_not_found(exc)}") from exc
+    except GradingError as exc:
+        raise InputError(f"--competition {competition_id}: {exc}") from exc
+
+
 @click.command("batch")
 @click.argument("source", type=click.Path(path_type=Path))
 @click.option("-o", "--output-dir", "output_dir", type=click.Path(file_okay=False, path_type=Path), required=True,
-              help="Folder for runs/<run-id>.json, summary.json, summary.html and results.sarif (created if missing).")
+              help="Folder for runs/<slug>-<hash>.json (one report per run), summary.json, summary.html and "
+                   "results.sarif (created if missing).")
 @jobs_option("audit the runs, one run each at a time")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the runs are audited: a local process pool, or the workers of a dask.distributed "
@@ -204,7 +221,8 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
     it names every run the seed figures leave out (or, with --pad-missing, every padded
     competition and seed); summary.html shows it with every run's report
     (self-contained) and results.sarif holds every run's findings (SARIF 2.1.0). A run that cannot be audited is listed with its reason; the batch
-    goes on. Exit code 1 when some run has a finding at or above --fail-on.
+    goes on. Exit code 1 when some run has a finding at or above --fail-on, else 3 when some
+    run is incomplete or not audited, else 0; 2 for a source or option that cannot be used.
 
     Example:
 
@@ -218,6 +236,11 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
 
     if executor == "dask" and not scheduler:
         raise InputError("--executor dask needs --scheduler ADDRESS (or MLEAUDIT_DASK_SCHEDULER)")
+    if executor == "dask" and click.get_current_context().get_parameter_source(
+            "jobs") is click.core.ParameterSource.COMMANDLINE:
+        raise InputError("-j sets the local pool's processes; with --executor dask the cluster's workers decide")
+    if competition_id is not None:
+        _check_competition(competition_id, competitions_dir)
     if executor == "local" and scheduler and click.get_current_context().get_parameter_source(
             "scheduler") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("--scheduler is for --executor dask; the local executor uses no scheduler")
@@ -273,7 +296,9 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
     _write_json(output_dir / "summary.json", summary)
     _write_batch_views(output_dir, results, summary)
     _print_summary(summary, sys.stdout)
-    click.echo(f"{len(results)} run(s) audited; reports in {runs_dir}, summary in {output_dir / 'summary.json'}", err=True)
+    audited = sum(1 for result in results if result.report is not None)
+    click.echo(f"{audited} of {len(results)} run(s) audited; reports in {runs_dir}, summary in "
+               f"{output_dir / 'summary.json'}", err=True)
     threshold = Severity.parse(fail_on)
     worst = [Severity.parse(f["severity"]) for r in results if r.report for f in r.report.get("findings", [])
              if (f.get("review") or {}).get("decision") != "dismissed"]

@@ -9,7 +9,9 @@ rules and the baseline (a shared file system, or the same paths on every machine
 
 A task whose worker is lost (the machine or process died, the scheduler gave up on it:
 ``KilledWorker``, a closed connection) is submitted once more; when the second attempt fails as
-well the run is listed with the reason, and the batch goes on. The scheduler's own
+well the run is listed with the reason, and the batch goes on. When the cluster has had no
+worker at all for :data:`NO_WORKER_TIMEOUT_S` seconds, the runs still waiting are listed as not
+audited and the batch ends. The scheduler's own
 ``distributed.scheduler.allowed-failures`` decides how often it reschedules a task by itself
 before reporting it lost.
 
@@ -19,6 +21,7 @@ dask.distributed is optional: ``pip install 'mleaudit[dask]'``.
 from __future__ import annotations
 
 import logging
+import time
 import uuid
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -34,6 +37,10 @@ logger = logging.getLogger(__name__)
 DASK_INSTALL_HINT = "pip install 'mleaudit[dask]'"
 #: Seconds to wait for the scheduler to answer before giving up.
 CONNECT_TIMEOUT_S = 30
+#: Seconds the cluster may have no worker while runs wait before they are listed as not audited.
+NO_WORKER_TIMEOUT_S = 60
+#: Seconds between looks at the cluster while no result comes.
+POLL_S = 0.2
 
 Outcome = tuple[dict[str, Any] | None, str | None, float]
 
@@ -89,19 +96,45 @@ def audit_on_dask(entries: Sequence[BatchEntry], options: BatchOptions, schedule
             return future
 
         pending = as_completed([submit(index, 0) for index in range(len(entries))], loop=client.loop)
-        for future in pending:
-            index, attempt = attempts.pop(future)
-            try:
-                outcome = future.result()
-            except Exception as exc:  # noqa: BLE001 - a lost worker, a task that raised: the run, not the batch
-                if attempt == 0:
-                    logger.warning("run %s: %s on the cluster; submitted once more", entries[index].run_id,
-                                   type(exc).__name__)
-                    pending.add(submit(index, 1))
-                    continue
-                outcome = (None, f"audit failed twice on the dask cluster ({type(exc).__name__}: {exc})", 0.0)
-            finally:
-                future.release()
-            done(index, outcome)
+        idle_since: float | None = None
+        while not pending.is_empty():
+            ready = pending.next_batch(block=False)
+            if not ready:
+                # No result yet: a cluster left without workers would keep the batch waiting forever.
+                if client.scheduler_info().get("workers"):
+                    idle_since = None
+                elif idle_since is None:
+                    idle_since = time.monotonic()
+                elif time.monotonic() - idle_since > NO_WORKER_TIMEOUT_S:
+                    for future, (index, _) in list(attempts.items()):
+                        future.cancel()
+                        done(index, (None, f"not audited: the dask cluster had no worker for {NO_WORKER_TIMEOUT_S} s",
+                                     0.0))
+                    attempts.clear()
+                    return
+                time.sleep(POLL_S)
+                continue
+            for future in ready:
+                index, attempt = attempts.pop(future)
+                try:
+                    outcome = future.result()
+                except Exception as exc:  # noqa: BLE001 - a lost worker, a task that raised: the run, not the batch
+                    if attempt == 0:
+                        logger.info("run %s: %s on the cluster; submitted once more", entries[index].run_id,
+                                    type(exc).__name__)
+                        pending.add(submit(index, 1))
+                        continue
+                    outcome = (None, f"audit failed twice on the dask cluster ({type(exc).__name__}: "
+                                     f"{_first_sentence(exc)})", 0.0)
+                finally:
+                    future.release()
+                done(index, outcome)
     finally:
         client.close()
+
+
+def _first_sentence(exc: BaseException) -> str:
+    """The first sentence of an exception's message (dask's KilledWorker explains itself at length)."""
+    text = " ".join(str(exc).split())
+    end = text.find(". ")
+    return (text[: end + 1] if end >= 0 else text)[:300]

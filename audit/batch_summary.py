@@ -30,7 +30,8 @@ the rules are taken out?". :func:`summarize_batch` answers it from the runs' aud
   et al., 2021, "Evaluating Large Language Models Trained on Code"), averaged over the
   competitions with ``n >= k``;
 - ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by (a run
-  counts into a category for a finding of severity ``low`` or above, not for context at ``info``);
+  counts into a category for a finding of severity ``low`` or above, not for context at ``info``;
+  a finding a reviewer dismissed counts nowhere but in its rule's ``dismissed``);
 - ``copy_clusters``: runs and notebooks linked by flagged similarity pairs (:mod:`audit.clusters`).
 """
 
@@ -51,7 +52,8 @@ __all__ = ["BATCH_SUMMARY_VERSION", "NOT_CERTIFIED", "VERDICT_KINDS", "SEED_METR
 
 #: Bumped when a key of the summary changes meaning or disappears. 2.1: ``seeds`` name the runs
 #: they leave out and the entries they pad; their ``metrics`` is ``None`` when no seed is averaged.
-#: 2.2: ``coverage``; a run not graded counts its submission; ``categories`` from findings >= low.
+#: 2.2: ``coverage``; a run not graded counts its submission; ``categories`` from findings >= low;
+#: dismissed findings only in ``rules[].dismissed``.
 BATCH_SUMMARY_VERSION = "2.2"
 
 #: Verdicts that are not certified: disqualified in ``totals_excluding_flagged`` by default.
@@ -449,12 +451,17 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
     rule_info: dict[str, dict[str, Any]] = {}
     category_findings: Counter[str] = Counter()
     category_runs: dict[str, set[str]] = defaultdict(set)
+    rule_dismissed: Counter[str] = Counter()
     for result in results:
         for finding in (result.report or {}).get("findings", []):
             rule_id, category = finding.get("rule_id"), finding.get("category")
+            rule_info.setdefault(rule_id, {"category": category, "severity": finding.get("severity")})
+            if (finding.get("review") or {}).get("decision") == "dismissed":
+                # A reviewer's false alarm stops counting here as in the run's verdict.
+                rule_dismissed[rule_id] += 1
+                continue
             rule_findings[rule_id] += 1
             rule_runs[rule_id].add(result.entry.run_id)
-            rule_info.setdefault(rule_id, {"category": category, "severity": finding.get("severity")})
             if _SEVERITY_RANK.get(str(finding.get("severity")), 0) >= _SEVERITY_RANK[CATEGORY_MIN_SEVERITY]:
                 category_findings[category] += 1
                 category_runs[category].add(result.entry.run_id)
@@ -506,8 +513,9 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
         "pass_at_k": pass_at_k(grades),
         "pass_at_k_excluding_flagged": pass_at_k(kept),
         "rules": sorted(
-            ({"rule_id": rule, **rule_info[rule], "findings": rule_findings[rule], "runs": len(rule_runs[rule])}
-             for rule in rule_findings),
+            ({"rule_id": rule, **rule_info[rule], "findings": rule_findings[rule], "runs": len(rule_runs[rule]),
+              "dismissed": rule_dismissed[rule]}
+             for rule in rule_info),
             key=lambda row: (-row["runs"], row["rule_id"]),
         ),
         "categories": sorted(

@@ -550,14 +550,15 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         from grading import (CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition,
                              resolve_data_dir)
 
-        from grading.errors import CompetitionNotFound
+        from grading.errors import CompetitionNotFound, competition_not_found
 
         registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
         try:
             spec = registry.get(competition_id)
         except CompetitionNotFound as exc:
             # The audit goes on without the grade and the competition's rule settings, and says so.
-            grade_skipped = f"{exc} The run is audited without grading and without the competition's settings."
+            grade_skipped = (f"{competition_not_found(exc)} The run is audited without grading and without the "
+                             "competition's settings.")
             run = _with_competition(run, competition_id)
     if spec is not None:
         policy = RulePolicy.from_mapping(spec.audit, competition_id=spec.id)

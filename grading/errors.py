@@ -13,6 +13,7 @@ __all__ = [
     "TARGET_VALUE_REASONS",
     "UndefinedScore",
     "CompetitionNotFound",
+    "competition_not_found",
     "DatasetNotPrepared",
     "ConfigError",
     "ChecksumMismatch",
@@ -168,6 +169,22 @@ class UndefinedScore(InvalidSubmission):
 
 class CompetitionNotFound(GradingError):
     """No competition folder has the requested id."""
+
+
+def competition_not_found(exc: CompetitionNotFound) -> str:
+    """The error's first sentence and its suggestion, without the list of every known competition.
+
+    Examples
+    --------
+    >>> competition_not_found(CompetitionNotFound("No competition 'x' in /c. Known competitions: a, b."))
+    "No competition 'x' in /c (`mleaudit competitions list` shows the known ones)."
+    >>> competition_not_found(CompetitionNotFound("No competition 'dem' in /c. Did you mean: demo?"))
+    "No competition 'dem' in /c. Did you mean: demo?"
+    """
+    text = str(exc).split(" Known competitions:")[0].strip()
+    if "Did you mean" in text:
+        return text
+    return f"{text.rstrip('.')} (`mleaudit competitions list` shows the known ones)."
 
 
 class DatasetNotPrepared(GradingError):

@@ -136,7 +136,8 @@ def listed_path(listed: ListedRecord, key: str, base: Path) -> tuple[Path | None
     return resolve_listed_path(value, base), None
 
 
-def read_listed_records(path: str | os.PathLike[str]) -> tuple[list[ListedRecord], list[tuple[int, str]]]:
+def read_listed_records(path: str | os.PathLike[str], *, default_competition: str | None = None
+                        ) -> tuple[list[ListedRecord], list[tuple[int, str]]]:
     """Read the lines of a submission JSONL that are JSON objects with a competition id.
 
     Blank lines and lines starting with ``#`` or ``//`` are skipped.
@@ -145,6 +146,9 @@ def read_listed_records(path: str | os.PathLike[str]) -> tuple[list[ListedRecord
     ----------
     path : path-like
         The JSONL file (UTF-8).
+    default_competition : str, optional
+        The competition of a line without ``competition_id`` (a line with a malformed one is
+        still a problem).
 
     Returns
     -------
@@ -177,6 +181,8 @@ def read_listed_records(path: str | os.PathLike[str]) -> tuple[list[ListedRecord
             problems.append((number, f"{where}: expected a JSON object"))
             continue
         competition = record.get("competition_id")
+        if competition is None and "competition_id" not in record and default_competition:
+            competition = default_competition
         if not isinstance(competition, str) or not competition:
             problems.append((number, f"{where}: field 'competition_id' is missing or not a string"))
             continue

@@ -126,8 +126,10 @@ def test_bad_jsonl_lines_are_named(tmp_path):
                       '{"competition_id": "c", "submission_path": null, "logs_path": null, "code_path": null}\n'
                       '{"competition_id": "d", "submission_path": "r1/submission/s.csv", "code_path": "r2/code/x.py"}\n')
     entries = discover_runs(source)
-    # the good line is a run; each bad line is a run not audited, named with its line and why
+    # the good line is a run; each bad line is a run not audited in its place, named with its line and why
     assert [(e.run_id, e.refused is None) for e in entries][0] == ("r", True)
+    assert [e.listed_at.rsplit(":", 1)[-1] for e in entries] == ["1", "2", "3", "4", "5"]
+    assert len({str(e.run_dir) for e in entries}) == 5  # no two bad lines look like one run listed twice
     refused = {e.listed_at.rsplit(":", 1)[-1]: e.refused for e in entries[1:]}
     assert set(refused) == {"2", "3", "4", "5"}
     assert "submission.jsonl:2: not JSON" in refused["2"]
@@ -138,6 +140,34 @@ def test_bad_jsonl_lines_are_named(tmp_path):
     only_bad.write_text("not json\n")
     with pytest.raises(BatchSourceError, match="bad.jsonl:1: not JSON"):
         discover_runs(only_bad)
+
+
+def test_the_competition_option_names_the_competition_of_jsonl_lines_without_one(tmp_path):
+    source = tmp_path / "submission.jsonl"
+    source.write_text('{"submission_path": "r/submission/submission.csv"}\n'
+                      '{"competition_id": 7, "submission_path": "q/submission/submission.csv"}\n')
+    entries = discover_runs(source, competition="sklearn-digits")
+    assert (entries[0].competition_id, entries[0].refused) == ("sklearn-digits", None)
+    assert "field 'competition_id' is missing or not a string" in entries[1].refused  # malformed stays malformed
+
+
+def test_a_batch_with_an_unknown_competition_option_is_refused_before_any_audit(tmp_path):
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "x.py").write_text("print(1)\n")
+    result = CliRunner().invoke(main, ["audit", "batch", str(tmp_path / "runs"), "-o", str(tmp_path / "out"),
+                                       "-c", "sklearn-digit"])
+    assert result.exit_code == 2 and "Did you mean: sklearn-digits" in result.output
+    assert not (tmp_path / "out").exists()
+
+
+def test_dismissed_findings_count_only_as_dismissed_in_the_summary():
+    finding = {"rule_id": "llm-external-api-call", "category": "llm-api", "severity": "high"}
+    dismissed = {**finding, "review": {"decision": "dismissed", "note": "mock"}}
+    summary = summarize_batch([_result("r1", "a", "clean", False, [dismissed]),
+                               _result("r2", "a", "flagged", False, [finding])])
+    (row,) = summary["rules"]
+    assert (row["findings"], row["runs"], row["dismissed"]) == (1, 1, 1)
+    assert summary["categories"] == [{"category": "llm-api", "findings": 1, "runs": 1}]
 
 
 def test_missing_source_is_a_clear_error(tmp_path):
@@ -195,7 +225,7 @@ def test_summary_disqualifies_flagged_runs():
     assert summary["totals_excluding_flagged"]["total_runs"] == 4
     assert summary["verdicts"] == {"clean": 1, "review": 1, "incomplete": 0, "flagged": 1, "error": 1}
     assert summary["rules"] == [{"rule_id": "llm-external-api-call", "category": "llm-api", "severity": "high",
-                                 "findings": 2, "runs": 1}]
+                                 "findings": 2, "runs": 1, "dismissed": 0}]
     by_competition = {row["competition_id"]: row for row in summary["competitions"]}
     assert by_competition["a"]["medals"] == 2 and by_competition["a"]["medals_excluding_flagged"] == 1
     assert by_competition["b"]["error"] == 1
@@ -240,22 +270,20 @@ def test_summary_says_what_its_totals_count_and_counts_categories_from_low_findi
     assert {row["rule_id"]: row["runs"] for row in summary["rules"]}["sub-run-submission-unconfirmed"] == 2
 
 
-def test_batch_of_single_file_runs_with_a_competition_and_an_unknown_one(tmp_path):
+def test_batch_of_single_file_runs_with_a_competition(tmp_path):
     runs = tmp_path / "solutions"
     runs.mkdir()
     (runs / "a.py").write_text("import pandas as pd\nprint(pd.__version__)\n")
     (runs / "b.py").write_text("print(2)\n")
     out = tmp_path / "out"
     result = CliRunner().invoke(main, ["audit", "batch", str(runs), "-j", "1", "-o", str(out), "--no-similarity",
-                                       "--competition", "no-such-competition", "--data-dir", str(tmp_path / "data")])
-    assert result.exit_code == 3, result.output  # audited, but not graded: incomplete
+                                       "--competition", "sklearn-digits", "--no-grade"])
+    assert result.exit_code == 0, result.output  # grading not asked for: clean runs
     summary = json.loads((out / "summary.json").read_text())
     assert summary["coverage"]["runs"] == 2 and summary["coverage"]["not_audited"] == 0
-    assert [run["competition_id"] for run in summary["runs"]] == ["no-such-competition"] * 2
-    report = json.loads(next((out / "runs").glob("a.py*.json")).read_text())
-    assert "No competition 'no-such-competition'" in report["meta"]["grade_skipped"] or any(
-        "No competition 'no-such-competition'" in gap.get("detail", str(gap)) for gap in report["verdict"]["gaps"])
-    assert "graded 0, not graded 2" in result.output
+    assert [run["competition_id"] for run in summary["runs"]] == ["sklearn-digits"] * 2
+    assert "graded 0; not graded 2 (0 with a submission, 2 without)" in result.output
+    assert "2 of 2 run(s) audited" in result.output
 
 
 def test_audit_batch_command_end_to_end(tmp_path):

@@ -104,3 +104,16 @@ def test_the_command_runs_on_the_cluster_and_refuses_contradictions(tmp_path: Pa
     gone = CliRunner().invoke(main, ["audit", "batch", str(runs), "-o", str(out), "--executor", "dask",
                                      "--scheduler", "tcp://127.0.0.1:9"])
     assert gone.exit_code == 2 and "cannot reach the dask scheduler" in gone.output
+
+
+def test_runs_waiting_on_a_cluster_without_workers_are_listed_not_left_hanging(tmp_path: Path, monkeypatch) -> None:
+    from audit import batch_dask
+
+    monkeypatch.setattr(batch_dask, "NO_WORKER_TIMEOUT_S", 1)
+    entries = discover_runs(_runs(tmp_path, ["honest-digits", "llm-digits"]), competition="sklearn-digits")
+    outcomes: dict[int, tuple] = {}
+    with distributed.LocalCluster(n_workers=0, processes=False, dashboard_address=None) as empty:
+        audit_on_dask(entries, BatchOptions(jobs=1, similarity=False, grade=False), empty.scheduler_address,
+                      lambda index, outcome: outcomes.__setitem__(index, outcome))
+    assert sorted(outcomes) == [0, 1]
+    assert all(report is None and "had no worker for 1 s" in error for report, error, _ in outcomes.values())
