@@ -213,6 +213,9 @@ def cluster_side_label(edge: Mapping[str, Any], side: str) -> str:
     run or notebook when none is known, and its log record when it has one
     (``"run-a/logs/journal.json · node 3 (step 3, id 5e0c)"``)."""
     name = str(edge.get(f"{side}_file") or edge.get(side) or "")
+    run = str(edge.get(side) or "")
+    if edge.get(f"{side}_kind") == "run" and run and name != run and not name.startswith(f"{run}/"):
+        name = f"{run}/{name}"  # a run's file in a run-notebook edge: name the run, as run-run edges do
     origin = pair_origin_label({"agent_origin": edge.get(f"{side}_origin")})
     return f"{name} · {origin}" if origin else name
 

@@ -709,3 +709,14 @@ def test_the_text_format_shows_each_review_decision_and_its_note():
     assert "[DISMISSED]" in text and "[CONFIRMED]" in text
     assert "reviewed: dismissed by rev on 2026-01-02: allowed by the organisers (all runs)" in text
     assert "reviewed: confirmed by rev on 2026-01-02: real (run)" in text
+
+
+def test_a_run_side_of_a_cluster_edge_names_its_run():
+    from audit.formatters.common import cluster_side_label
+
+    edge = {"left": "run-a", "left_kind": "run", "left_file": "code/solution.py",
+            "right": "owner/nb.ipynb", "right_kind": "notebook", "right_file": "owner/nb.ipynb"}
+    assert cluster_side_label(edge, "left") == "run-a/code/solution.py"
+    assert cluster_side_label(edge, "right") == "owner/nb.ipynb"
+    assert cluster_side_label({"left": "run-a", "left_kind": "run", "left_file": "run-a/x.py"}, "left") == "run-a/x.py"
+
