@@ -24,22 +24,9 @@ from audit.logs.keys import call_expressions
 from audit.units import LogEventKind
 from grading import untrusted_json
 from grading.untrusted_json import ShadowedMember, collect_shadowed
+from tests.audit.invented_kernels import LANTERN_KERNEL
 
-#: A block with values of its own: copying it is a copy.
-KERNEL = """import numpy as np
-import pandas as pd
-
-def lantern_index(frame, pivot=21.5):
-    span = frame["dwell_minutes"].clip(lower=2)
-    return (frame["lamps"] + 0.25) / np.log1p(span / pivot)
-
-train = pd.read_csv("./input/train.csv")
-train["glow"] = lantern_index(train)
-edges = [0, 4, 9, 33, 70, 999]
-train["glow_band"] = pd.cut(train["glow"], bins=edges, labels=["ember", "dim", "warm", "bright", "flare"])
-boost = {"ember": 0.2, "dim": 0.45, "warm": 1.0, "bright": 2.5, "flare": 6.25}
-train["boost"] = train["glow_band"].map(boost).astype(float) * np.sqrt(train["lamps"] + 11.0)
-"""
+KERNEL = LANTERN_KERNEL
 DECOY = "print('hello')"
 
 
