@@ -27,7 +27,6 @@ A run that cannot be audited (missing folder, unknown competition, unreadable fi
 from __future__ import annotations
 
 import contextlib
-import glob
 import hashlib
 import json
 import logging
@@ -40,7 +39,7 @@ import unicodedata
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
 from audit.errors import AuditError
 from audit.model import Severity
@@ -52,6 +51,7 @@ __all__ = [
     "BatchOptions",
     "BatchResult",
     "BatchSourceError",
+    "DiscoveredRuns",
     "audit_batch",
     "discover_runs",
     "looks_like_run",
@@ -217,28 +217,59 @@ def _single_file_run(path: Path) -> bool:
 
 #: A source naming no file or folder but holding these is a glob pattern.
 _GLOB_MAGIC = re.compile(r"[*?[]")
-#: Files of a folder of runs that describe the folder, not a run (README.md, LICENSE.txt, CHANGELOG.md).
-_DOCUMENTATION = re.compile(r"(?i)^(readme|license|licence|changelog|notice|authors)(\.[a-z0-9]+)?$")
+#: Files of a folder of runs that describe the folder, not a run (README.md, LICENSE, CHANGELOG.txt).
+_DOCUMENTATION = re.compile(r"(?i)^(readme|license|licence|changelog|notice|authors)(\.(md|txt|rst))?$")
+#: Paths a glob pattern may match at most.
+MAX_GLOB_MATCHES = 100_000
 
 
-def _runs_of_folder(folder: Path) -> list[BatchEntry]:
+class DiscoveredRuns(list):
+    """The runs of a source (a list of :class:`BatchEntry`) and what the source holds that was not
+    taken as a run: ``skipped``, ``(path, reason)`` pairs (hidden entries, symbolic links, files
+    beside run folders, folders a run group's metadata does not list ...), so that nothing the
+    source holds is left out unsaid."""
+
+    def __init__(self, entries: Iterable[BatchEntry] = (), skipped: Iterable[tuple[str, str]] = ()) -> None:
+        super().__init__(entries)
+        self.skipped: list[tuple[str, str]] = list(skipped)
+
+
+def _entry(path: Path) -> BatchEntry:
+    # A folder with no file in it is listed, not audited: nothing of a run is there to read.
+    refused = None if path.is_file() or _holds_a_file(path) else f"{path} holds no file; not audited"
+    return BatchEntry(run_id=path.name, run_dir=path, competition_id=competition_from_run_name(path.name),
+                      listed_at=str(path), refused=refused)
+
+
+def _runs_of_folder(folder: Path) -> DiscoveredRuns:
     """The runs of a folder of runs in any layout ``mleaudit audit`` reads: each sub-folder, or, in a
-    folder without sub-folders, each file read as a single-file run (an AIDE solution, a log)."""
+    folder without sub-folders, each file read as a single-file run (an AIDE solution, a log). What
+    is not taken (hidden entries, symbolic links, files beside run folders, files that are neither
+    code, notebooks nor logs) is listed in ``skipped``."""
     try:
-        children = sorted(p for p in folder.iterdir() if not p.name.startswith("."))
+        children = sorted(folder.iterdir())
     except OSError as exc:
         raise BatchSourceError(f"{folder}: cannot list ({exc.strerror or exc})") from exc
-    folders = [p for p in children if p.is_dir() and not p.is_symlink()]
-    runs = folders or [p for p in children if p.is_file() and not p.is_symlink() and _single_file_run(p)]
+    skipped: list[tuple[str, str]] = []
+    visible = []
+    for child in children:
+        if child.name.startswith("."):
+            skipped.append((str(child), "hidden; not taken as a run"))
+        elif child.is_symlink():
+            skipped.append((str(child), "a symbolic link; not followed"))
+        else:
+            visible.append(child)
+    folders = [p for p in visible if p.is_dir()]
+    if folders:
+        runs = folders
+        skipped += [(str(p), "a file beside the run folders; not taken as a run") for p in visible if not p.is_dir()]
+    else:
+        runs = [p for p in visible if p.is_file() and _single_file_run(p)]
+        skipped += [(str(p), "not code, a notebook or a log (or documentation); not taken as a run")
+                    for p in visible if p not in runs]
     if not runs:
         raise BatchSourceError(f"{folder}: no metadata.json, no run folders and no code, notebook or log files inside")
-    entries = []
-    for path in runs:
-        # A folder with no file in it is listed, not audited: nothing of a run is there to read.
-        refused = None if path.is_file() or _holds_a_file(path) else f"{path} holds no file; not audited"
-        entries.append(BatchEntry(run_id=path.name, run_dir=path, competition_id=competition_from_run_name(path.name),
-                                  listed_at=str(path), refused=refused))
-    return entries
+    return DiscoveredRuns((_entry(path) for path in runs), skipped)
 
 
 def _holds_a_file(folder: Path, *, limit: int = 10_000) -> bool:
@@ -253,19 +284,61 @@ def _holds_a_file(folder: Path, *, limit: int = 10_000) -> bool:
     return False
 
 
-def _runs_of_glob(pattern: str) -> list[BatchEntry]:
-    """Each file or folder a glob pattern matches is a run (``runs/*/seed-*``, ``logs/*.jsonl``)."""
-    matches = sorted(Path(m) for m in glob.glob(pattern, recursive=True))
-    runs = [p for p in matches if (p.is_dir() or (p.is_file() and _single_file_run(p))) and not p.is_symlink()]
+def _glob(pattern: str) -> list[Path]:
+    """The paths a glob pattern matches, ``**`` included, without following symbolic links into folders
+    (:meth:`pathlib.Path.glob`; :func:`glob.glob` follows them, and a link loop never ends)."""
+    parts = Path(pattern).parts
+    fixed = 0
+    while fixed < len(parts) and not _GLOB_MAGIC.search(parts[fixed]):
+        fixed += 1
+    anchor = Path(*parts[:fixed]) if fixed else Path(".")
+    if fixed == len(parts):
+        return [anchor] if os.path.lexists(anchor) else []
+    matches = []
+    for match in anchor.glob(str(Path(*parts[fixed:]))):
+        matches.append(match)
+        if len(matches) > MAX_GLOB_MATCHES:
+            raise BatchSourceError(f"{pattern}: matches more than {MAX_GLOB_MATCHES:,} paths; name the runs more narrowly")
+    return matches
+
+
+def _runs_of_glob(pattern: str) -> DiscoveredRuns:
+    """Each file or folder a glob pattern matches is a run (``runs/*/seed-*``, ``logs/*.jsonl``), once
+    (by real path), and not again inside another matched folder; links and other files are listed."""
+    skipped: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    candidates = []
+    for path in sorted(_glob(pattern)):
+        if path.is_symlink():
+            skipped.append((str(path), "a symbolic link; not followed"))
+            continue
+        real = os.path.realpath(path)
+        if real in seen:
+            continue
+        seen.add(real)
+        if path.is_dir() or _single_file_run(path):
+            candidates.append(path)
+        else:
+            skipped.append((str(path), "not code, a notebook or a log; not taken as a run"))
+    folders = [Path(os.path.realpath(p)) for p in candidates if p.is_dir()]
+    runs = []
+    for path in candidates:
+        real = Path(os.path.realpath(path))
+        outer = next((f for f in folders if f != real and real.is_relative_to(f)), None)
+        if outer is not None:  # a part of a run the pattern also matched (its code/, a file in it)
+            skipped.append((str(path), f"inside the matched run {outer}; audited with it"))
+        else:
+            runs.append(path)
     if not runs:
         raise BatchSourceError(f"{pattern}: matches no run folder and no code, notebook or log file")
-    return [BatchEntry(run_id=p.name, run_dir=p, competition_id=competition_from_run_name(p.name), listed_at=str(p))
-            for p in runs]
+    return DiscoveredRuns((_entry(path) for path in runs), skipped)
 
 
-def _runs_of_group(folder: Path) -> list[BatchEntry]:
+def _runs_of_group(folder: Path) -> DiscoveredRuns:
     metadata_path = folder / "metadata.json"
     if metadata_path.is_file():
+        if metadata_path.is_symlink():
+            raise BatchSourceError(f"{metadata_path}: a symbolic link; the run group's metadata must be a file of its own")
         metadata = _read_metadata(metadata_path)
         runs = metadata.get("runs") if isinstance(metadata, dict) else None
         if isinstance(runs, dict):
@@ -274,18 +347,27 @@ def _runs_of_group(folder: Path) -> list[BatchEntry]:
             run_ids = list(runs)
         else:
             raise BatchSourceError(f"{metadata_path}: field 'runs' must be an object keyed by run id (MLE-bench's run-group metadata)")
+        if not run_ids:
+            raise BatchSourceError(f"{metadata_path}: lists no runs (its 'runs' is empty)")
         folder_real = Path(os.path.realpath(folder))
-        return [_group_entry(folder, folder_real, str(run_id), f"{metadata_path} runs[{i}]")
-                for i, run_id in enumerate(run_ids)]
+        listed = {str(run_id) for run_id in run_ids}
+        # Folders the metadata does not name are not runs of the group: listed, never dropped unsaid.
+        unlisted = [(str(p), "a folder metadata.json does not list; not taken as a run of the group")
+                    for p in sorted(folder.iterdir()) if p.is_dir() and p.name not in listed]
+        return DiscoveredRuns((_group_entry(folder, folder_real, str(run_id), f"{metadata_path} runs[{i}]")
+                               for i, run_id in enumerate(run_ids)), unlisted)
     if looks_like_run(folder):
         raise BatchSourceError(f"{folder}: this folder is one run (it has submission/, logs/, code/ or run.log); "
                                "to audit a single run use `mleaudit audit RUN_DIR`")
     return _runs_of_folder(folder)
 
 
-def _run_folder(path: Path) -> Path:
-    """The run folder of a path inside ``<run>/submission``, ``<run>/logs`` or ``<run>/code``."""
+def _run_folder(path: Path, base: Path) -> Path:
+    """The run folder of a path inside ``<run>/submission``, ``<run>/logs`` or ``<run>/code``, looked
+    for below ``base`` (the submission list's folder) only."""
     for parent in [path, *path.parents]:
+        if parent == base or parent == parent.parent:
+            break
         if parent.name in RUN_PARTS:
             return parent.parent
     return path.parent
@@ -324,12 +406,15 @@ def _runs_of_jsonl(path: Path, competition: str | None = None) -> list[BatchEntr
                 problems.append((listed.line, f"{where}: submission_path, logs_path and code_path are all null; "
                                               "nothing to audit"))
                 continue
-            folders = {_run_folder(p) for p in paths}
+            folders = {_run_folder(p, base_real) for p in paths}
             if refusal is None and len(folders) > 1:
                 listed_folders = ", ".join(sorted(str(f) for f in folders))
                 problems.append((listed.line, f"{where}: the paths point into different run folders ({listed_folders})"))
                 continue
             folder = sorted(folders)[0]
+            if refusal is None and Path(os.path.realpath(folder)) == base_real:
+                refusal = (f"{where}: the paths name no run folder below the submission list's folder (a file beside "
+                           "the list would make its whole folder one run); not audited")
             if refusal is None and confine_path(folder, base_real) is None:
                 refusal = (f"{where}: the run folder {folder} is not inside the folder of the submission list "
                            f"({base_real}); not audited")
@@ -352,7 +437,8 @@ def _runs_of_jsonl(path: Path, competition: str | None = None) -> list[BatchEntr
     return [entry for _, entry in sorted(entries, key=lambda item: item[0])]
 
 
-def discover_runs(source: str | os.PathLike[str], *, competition: str | None = None) -> list[BatchEntry]:
+def discover_runs(source: str | os.PathLike[str], *, competition: str | None = None,
+                  known_competitions: Collection[str] | None = None) -> DiscoveredRuns:
     """The runs of a batch source, in source order.
 
     Parameters
@@ -366,12 +452,16 @@ def discover_runs(source: str | os.PathLike[str], *, competition: str | None = N
     competition : str, optional
         The competition of every run for which the source names none (no metadata, no JSONL
         ``competition_id``, no ``<competition-id>_<uuid>`` folder name).
+    known_competitions : collection of str, optional
+        The registry's ids: a folder name's ``<prefix>_<hex>`` names a competition only when its
+        prefix is one of them (``attempt_20240101`` does not), so ``competition`` applies.
 
     Returns
     -------
-    list of BatchEntry
-        Run ids are unique within the list. A malformed JSONL line is an entry that is not
-        audited (``refused`` says why), after the runs the file lists.
+    DiscoveredRuns
+        The entries (run ids unique within the list; a malformed JSONL line is an entry that is
+        not audited, ``refused`` saying why, in its place) and ``skipped``: what the source
+        holds that is not taken as a run, with the reason.
 
     Raises
     ------
@@ -391,10 +481,15 @@ def discover_runs(source: str | os.PathLike[str], *, competition: str | None = N
         entries = _runs_of_glob(str(source))
     else:
         raise BatchSourceError(f"{path}: no such file or folder")
+    skipped = list(getattr(entries, "skipped", ()))
+    if known_competitions is not None and not path.is_file():
+        # a folder name's prefix that is no competition names none (JSONL ids are the list's own)
+        entries = [replace(entry, competition_id=None) if entry.competition_id not in known_competitions
+                   and entry.competition_id == competition_from_run_name(entry.run_id) else entry for entry in entries]
     if competition is not None:
         entries = [entry if entry.competition_id is not None or entry.refused is not None
                    else replace(entry, competition_id=competition) for entry in entries]
-    return _unique_ids(entries)
+    return DiscoveredRuns(_unique_ids(list(entries)), skipped)
 
 
 def report_file_name(run_id: str) -> str:
@@ -441,7 +536,8 @@ def write_text_atomic(path: Path, text: str) -> None:
     """
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name[:80]}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        # backslashreplace: a run id from a file name that is not UTF-8 holds lone surrogates
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
             stream.flush()
             os.fsync(stream.fileno())

@@ -54,7 +54,9 @@ def _shown(value) -> str:
     """Text from a run (its id, an error naming its files) as rich markup that prints it literally."""
     from rich.markup import escape
 
-    return escape(str(value).translate(_UNPRINTABLE))
+    # a run id from a file name that is not UTF-8 holds lone surrogates: shown as escapes
+    text = str(value).encode("utf-8", "backslashreplace").decode("utf-8")
+    return escape(text.translate(_UNPRINTABLE))
 
 
 def _print_summary(summary: dict, stream) -> None:
@@ -111,6 +113,13 @@ def _print_summary(summary: dict, stream) -> None:
             score = edge.get("score")
             console.print(f"  {_shown(cluster_side_label(edge, 'left'))} — {_shown(cluster_side_label(edge, 'right'))}"
                           + (f" (score {score:.2f})" if isinstance(score, (int, float)) else ""))
+    skipped = summary.get("source_skipped") or []
+    if skipped:
+        console.print(f"[yellow]not taken as runs ({len(skipped)}):[/yellow]", markup=True)
+        for item in skipped[:20]:
+            console.print(f"  {_shown(item['path'])}: {_shown(item['reason'])}")
+        if len(skipped) > 20:
+            console.print(f"  … {len(skipped) - 20} more (summary.json source_skipped)")
     errors = [run for run in summary["runs"] if run["error"]]
     for run in errors:
         reason = str(run["error"]).removesuffix("; not audited")
@@ -157,13 +166,15 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
         raise InputError(f"cannot write to {output_dir}: {exc.strerror or exc}") from exc
 
 
-def _check_competition(competition_id: str, competitions_dir: Path | None) -> None:
-    """Refuse a --competition the registry does not know: every run would go ungraded."""
+def _check_competition(competition_id: str, competitions_dir: Path | None) -> set[str]:
+    """Refuse a --competition the registry does not know (every run would go ungraded); the known ids."""
     from grading import CompetitionRegistry, find_competitions_root
     from grading.errors import CompetitionNotFound, GradingError, competition_not_found
 
     try:
-        CompetitionRegistry(find_competitions_root(competitions_dir), Path(".")).get(competition_id)
+        registry = CompetitionRegistry(find_competitions_root(competitions_dir), Path("."))
+        registry.get(competition_id)
+        return set(registry.ids())
     except CompetitionNotFound as exc:
         raise InputError(f"--competition: {competition_not_found(exc)}") from exc
     except GradingError as exc:
@@ -239,13 +250,12 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
     if executor == "dask" and click.get_current_context().get_parameter_source(
             "jobs") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("-j sets the local pool's processes; with --executor dask the cluster's workers decide")
-    if competition_id is not None:
-        _check_competition(competition_id, competitions_dir)
+    known = _check_competition(competition_id, competitions_dir) if competition_id is not None else None
     if executor == "local" and scheduler and click.get_current_context().get_parameter_source(
             "scheduler") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("--scheduler is for --executor dask; the local executor uses no scheduler")
     try:
-        entries = discover_runs(source, competition=competition_id)
+        entries = discover_runs(source, competition=competition_id, known_competitions=known)
     except BatchSourceError as exc:
         raise InputError(str(exc)) from exc
     _check_report_names(entries)
@@ -292,7 +302,8 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
             raise InputError(str(exc)) from exc
     clusters = _clusters(results) if options.similarity else None
     summary = summarize_batch(results, clusters=clusters, pad_missing=pad_missing)
-    summary = {"source": str(source), **summary}
+    summary = {"source": str(source),
+               "source_skipped": [{"path": path, "reason": reason} for path, reason in entries.skipped], **summary}
     _write_json(output_dir / "summary.json", summary)
     _write_batch_views(output_dir, results, summary)
     _print_summary(summary, sys.stdout)

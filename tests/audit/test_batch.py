@@ -75,6 +75,43 @@ def test_a_folder_of_runs_in_any_layout(tmp_path):
         ("aide-run", "spaceship-titanic", None), ("autokaggle-run", "spaceship-titanic", None)]
 
 
+def test_nothing_a_folder_of_runs_holds_is_left_out_unsaid(tmp_path):
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    (tmp_path / "runs" / "a" / "x.py").write_text("print(1)\n")
+    (tmp_path / "runs" / ".hidden-run").mkdir()
+    (tmp_path / "runs" / "loose.py").write_text("print(2)\n")
+    (tmp_path / "runs" / "linked").symlink_to(tmp_path / "runs" / "a")
+    entries = discover_runs(tmp_path / "runs")
+    assert [e.run_id for e in entries] == ["a"]
+    reasons = {Path(path).name: reason for path, reason in entries.skipped}
+    assert reasons == {".hidden-run": "hidden; not taken as a run", "linked": "a symbolic link; not followed",
+                       "loose.py": "a file beside the run folders; not taken as a run"}
+
+
+def test_a_run_groups_metadata_must_list_runs_and_its_other_folders_are_listed(tmp_path):
+    group = tmp_path / "group"
+    (group / f"b-comp_{UUID}" / "code").mkdir(parents=True)
+    (group / "extra_run").mkdir()
+    (group / "metadata.json").write_text(json.dumps({"run_group": "g", "runs": {}}))
+    with pytest.raises(BatchSourceError, match="lists no runs"):
+        discover_runs(group)
+    (group / "metadata.json").write_text(json.dumps({"run_group": "g", "runs": {f"b-comp_{UUID}": {}}}))
+    entries = discover_runs(group)
+    assert [e.run_id for e in entries] == [f"b-comp_{UUID}"]
+    assert [(Path(p).name, r) for p, r in entries.skipped] == [
+        ("extra_run", "a folder metadata.json does not list; not taken as a run of the group")]
+
+
+def test_a_folder_name_that_names_no_known_competition_leaves_it_to_the_option(tmp_path):
+    (tmp_path / "runs" / "attempt_20240101").mkdir(parents=True)
+    (tmp_path / "runs" / "attempt_20240101" / "x.py").write_text("print(1)\n")
+    (tmp_path / "runs" / f"spaceship-titanic_{UUID}").mkdir()
+    (tmp_path / "runs" / f"spaceship-titanic_{UUID}" / "x.py").write_text("print(1)\n")
+    entries = discover_runs(tmp_path / "runs", competition="sklearn-digits",
+                            known_competitions={"sklearn-digits", "spaceship-titanic"})
+    assert [e.competition_id for e in entries] == ["sklearn-digits", "spaceship-titanic"]
+
+
 def test_a_folder_of_files_holds_single_file_runs(tmp_path):
     for name in ("spaceship-titanic.py", "b.ipynb", "c.jsonl", "README.md", "labels.tsv", ".hidden.py"):
         (tmp_path / name).write_text("print(1)\n")
@@ -86,9 +123,16 @@ def test_a_folder_of_files_holds_single_file_runs(tmp_path):
 def test_a_glob_pattern_names_the_runs(tmp_path):
     for seed in ("seed-1", "seed-2"):
         (tmp_path / "agent" / seed / "code").mkdir(parents=True)
+        (tmp_path / "agent" / seed / "code" / "train.py").write_text("print(1)\n")
     (tmp_path / "agent" / "notes.txt").write_text("x")
+    (tmp_path / "agent" / "seed-3").symlink_to(tmp_path / "agent" / "seed-1")
     entries = discover_runs(str(tmp_path / "agent" / "seed-*"), competition="c")
     assert [(e.run_id, e.competition_id) for e in entries] == [("seed-1", "c"), ("seed-2", "c")]
+    assert [reason for _, reason in entries.skipped] == ["a symbolic link; not followed"]
+    # `**` matches a run and its parts: each run once, its parts listed as audited with it
+    nested = discover_runs(str(tmp_path / "agent" / "**"))
+    assert sorted(e.run_id for e in nested) == ["agent"]
+    assert any("inside the matched run" in reason for _, reason in nested.skipped)
     with pytest.raises(BatchSourceError, match="matches no run folder"):
         discover_runs(str(tmp_path / "agent" / "nothing-*"))
 
@@ -570,3 +614,37 @@ def test_copy_clusters_leave_out_the_scaffolds_code_as_the_run_reports_do():
     # a starter file the harness shows every run is not code one run copied from another
     assert copy_clusters({"a": {}, "b": {}}, [run("a", Actor.SCAFFOLD), run("b", Actor.SCAFFOLD)])["clusters"] == []
     assert copy_clusters({"a": {}, "b": {}}, [run("a", Actor.AGENT), run("b", Actor.UNKNOWN)])["clusters"]
+
+
+def test_a_jsonl_path_beside_the_list_or_under_a_code_named_ancestor(tmp_path):
+    base = tmp_path / "code" / "lists"  # an ancestor named like a run part must not be taken for one
+    (base / "r1").mkdir(parents=True)
+    (base / "r1" / "train.py").write_text("print(1)\n")
+    (base / "solve.py").write_text("print(2)\n")
+    source = base / "s.jsonl"
+    source.write_text(json.dumps({"competition_id": "c", "code_path": "r1/train.py"}) + "\n"
+                      + json.dumps({"competition_id": "c", "code_path": "solve.py"}) + "\n")
+    first, second = discover_runs(source)
+    assert (first.run_dir, first.refused) == (base / "r1", None)
+    assert "name no run folder below the submission list's folder" in second.refused
+
+
+def test_a_glob_through_symbolic_link_loops_ends(tmp_path):
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "train.py").write_text("print(1)\n")
+    for name in ("l1", "l2", "l3"):
+        (tmp_path / "d" / name).symlink_to(".")
+    entries = discover_runs(str(tmp_path / "**" / "train.py"))
+    assert [e.run_id for e in entries] == ["train.py"]
+
+
+def test_run_ids_that_are_not_utf8_do_not_stop_the_batch_views(tmp_path):
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "ok.py").write_text("print(1)\n")
+    (runs / os.fsdecode(b"s\xff.py")).write_text("print(2)\n")
+    out = tmp_path / "out"
+    result = CliRunner().invoke(main, ["audit", "batch", str(runs), "-j", "1", "-o", str(out), "--no-similarity",
+                                       "--no-grade"])
+    assert result.exit_code == 0, result.output
+    assert (out / "summary.html").is_file() and (out / "results.sarif").is_file()
