@@ -295,10 +295,14 @@ def _glob(pattern: str) -> list[Path]:
     if fixed == len(parts):
         return [anchor] if os.path.lexists(anchor) else []
     matches = []
-    for match in anchor.glob(str(Path(*parts[fixed:]))):
-        matches.append(match)
-        if len(matches) > MAX_GLOB_MATCHES:
-            raise BatchSourceError(f"{pattern}: matches more than {MAX_GLOB_MATCHES:,} paths; name the runs more narrowly")
+    try:
+        for match in anchor.glob(str(Path(*parts[fixed:]))):
+            matches.append(match)
+            if len(matches) > MAX_GLOB_MATCHES:
+                raise BatchSourceError(f"{pattern}: matches more than {MAX_GLOB_MATCHES:,} paths; name the runs "
+                                       "more narrowly")
+    except (ValueError, OSError) as exc:  # a pattern pathlib refuses, a folder that cannot be listed
+        raise BatchSourceError(f"{pattern}: not a usable glob pattern ({exc})") from exc
     return matches
 
 
