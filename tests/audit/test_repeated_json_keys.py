@@ -13,9 +13,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from audit.cli import main
 from audit.expand import expand_run
 from audit.run import load_run
 from audit.logs import parse_log
@@ -24,7 +22,7 @@ from audit.logs.keys import call_expressions
 from audit.units import LogEventKind
 from grading import untrusted_json
 from grading.untrusted_json import ShadowedMember, collect_shadowed
-from tests.audit.invented_kernels import LANTERN_KERNEL
+from tests.audit.invented_kernels import LANTERN_KERNEL, audit_against
 
 KERNEL = LANTERN_KERNEL
 DECOY = "print('hello')"
@@ -190,18 +188,7 @@ def test_a_message_written_twice_in_an_eval_archive_sample_is_read(tmp_path: Pat
 
 
 def _audit(tmp_path: Path, files: dict[str, str]) -> dict:
-    corpus = tmp_path / "kernels"
-    corpus.mkdir()
-    (corpus / "lantern.py").write_text(KERNEL, encoding="utf-8")
-    run = tmp_path / "run"
-    for name, text in files.items():
-        (run / name).parent.mkdir(parents=True, exist_ok=True)
-        (run / name).write_text(text, encoding="utf-8")
-    out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--no-grade", "--format", "json",
-                                       "-o", str(out)])
-    assert result.exit_code in (0, 1, 3), result.output
-    return json.loads(out.read_text(encoding="utf-8"))
+    return audit_against(tmp_path, {"lantern.py": KERNEL}, files)
 
 
 NOTEBOOK = ('{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], ' + _pair("source", KERNEL, DECOY)

@@ -3,16 +3,13 @@ lines, ``+=`` chains, bytes and escapes; data and prose in strings are not code.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from audit.cli import main
 from audit.similarity.strings import MAX_STRING_UNITS, string_code_units
 from audit.units import CodeUnit
-from tests.audit.invented_kernels import LANTERN_KERNEL
+from tests.audit.invented_kernels import LANTERN_KERNEL, audit_against
 
 KERNEL = LANTERN_KERNEL
 LINES = KERNEL.splitlines()
@@ -109,17 +106,7 @@ def test_broken_and_hostile_literals_do_not_stop_the_reading() -> None:
 
 @pytest.mark.parametrize("name", ["list-joined", "side-by-side", "plus-equals", "shebang-first", "appended"])
 def test_a_kernel_split_into_literals_is_flagged_in_the_audit(tmp_path: Path, name: str) -> None:
-    corpus = tmp_path / "kernels"
-    corpus.mkdir()
-    (corpus / "lantern.py").write_text(KERNEL, encoding="utf-8")
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "solution.py").write_text(_wrappers()[name], encoding="utf-8")
-    out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--no-grade", "--format", "json",
-                                       "-o", str(out)])
-    assert result.exit_code in (0, 1, 3), result.output
-    report = json.loads(out.read_text(encoding="utf-8"))
+    report = audit_against(tmp_path, {"lantern.py": KERNEL}, {"solution.py": _wrappers()[name]})
     flagged = [p for p in report["similarity"]["pairs"] if p["flagged"]]
     assert flagged and flagged[0]["agent_containment"] > 0.9 and flagged[0]["longest_fragment"] > 20
     assert any(f["rule_id"] == "plag-kernel-containment" for f in report["findings"])
