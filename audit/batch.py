@@ -186,7 +186,7 @@ def _read_metadata(metadata_path: Path) -> Any:
     if len(data) > MAX_METADATA_BYTES:
         raise BatchSourceError(f"{metadata_path}: larger than {MAX_METADATA_BYTES // (1024 * 1024)} MiB; not a run-group metadata file")
     try:
-        return untrusted_json.loads(data)
+        return untrusted_json.loads_unique(data)
     except json.JSONDecodeError as exc:
         raise BatchSourceError(f"{metadata_path}: not a readable JSON file ({exc.msg})") from None
 
@@ -357,7 +357,8 @@ def _runs_of_group(folder: Path) -> DiscoveredRuns:
         listed = {str(run_id) for run_id in run_ids}
         # Folders the metadata does not name are not runs of the group: listed, never dropped unsaid.
         unlisted = [(str(p), "a folder metadata.json does not list; not taken as a run of the group")
-                    for p in sorted(folder.iterdir()) if p.is_dir() and p.name not in listed]
+                    if p.is_dir() and not p.is_symlink() else (str(p), "not a run folder of the group; not taken as a run")
+                    for p in sorted(folder.iterdir()) if p.name not in listed and p.name != "metadata.json"]
         return DiscoveredRuns((_group_entry(folder, folder_real, str(run_id), f"{metadata_path} runs[{i}]")
                                for i, run_id in enumerate(run_ids)), unlisted)
     if looks_like_run(folder):

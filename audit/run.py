@@ -1102,7 +1102,7 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
         if name not in paths:
             continue
         try:
-            data = untrusted_json.loads(read_run_file(root, name))
+            data = untrusted_json.loads_unique(read_run_file(root, name))
         except OSError as exc:
             skipped.append(Skipped(path=name, reason=f"run metadata not read: {exc.strerror or exc}"))
             continue

@@ -173,7 +173,7 @@ def read_listed_records(path: str | os.PathLike[str], *, default_competition: st
             continue
         where = f"{path}:{number}"
         try:
-            record = untrusted_json.loads(text)
+            record = untrusted_json.loads_unique(text)
         except json.JSONDecodeError as exc:
             problems.append((number, f"{where}: not JSON ({exc.msg} at column {exc.colno})"))
             continue

@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 import numpy as np
 
-__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_SHADOWED", "MAX_SHADOWED_CHARS", "ShadowedList", "ShadowedMember", "collect_shadowed", "loads",
+__all__ = ["MAX_INT_DIGITS", "MAX_JSON_DEPTH", "MAX_SHADOWED", "MAX_SHADOWED_CHARS", "ShadowedList", "ShadowedMember", "collect_shadowed", "loads", "loads_unique",
            "json_depth", "object_from_pairs", "parse_int", "replace_surrogates", "report_shadowed",
            "count_lone_surrogates"]
 
@@ -270,3 +270,31 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
         return json.loads(text, parse_int=parse_int, object_pairs_hook=object_from_pairs)
     except RecursionError:
         raise json.JSONDecodeError(f"nested deeper than the {max_depth} levels accepted", text, 0) from None
+
+
+def loads_unique(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """:func:`loads` for records that have no reason to repeat a key (run metadata, sandbox records,
+    run groups, submission lists): an object with a key written twice is refused, since a reader
+    would keep only its last value and what the first one says would go unread.
+
+    Raises
+    ------
+    json.JSONDecodeError
+        As :func:`loads`, and for a repeated key (the message names it).
+
+    Examples
+    --------
+    >>> loads_unique('{"events": [1], "events": []}')
+    Traceback (most recent call last):
+    ...
+    json.decoder.JSONDecodeError: key 'events' written more than once in one object (a reader keeps only the last value): line 1 column 1 (char 0)
+    """
+    with collect_shadowed(propagate=False) as hidden:
+        value = loads(text, max_depth=max_depth)
+    if hidden or hidden.overflowed:
+        key = hidden[0].key[:80] if hidden else "?"
+        document = text if isinstance(text, str) else bytes(text).decode("utf-8", errors="replace")
+        raise json.JSONDecodeError(f"key {key!r} written more than once in one object (a reader keeps only the last "
+                                   "value)", document, 0)
+    return value
+

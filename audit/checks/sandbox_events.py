@@ -98,7 +98,7 @@ def _load_events(ctx: RunContext) -> tuple[str, list[dict[str, Any]], list[tuple
         return None
     text = data_bytes.decode("utf-8", errors="replace")
     try:
-        data = untrusted_json.loads(text)
+        data = untrusted_json.loads_unique(text)
     except json.JSONDecodeError as exc:
         logger.info("not reading sandbox events from %s: %s", path, exc)
         ctx.skip("run.json", f"sandbox events not read: {exc.msg}")

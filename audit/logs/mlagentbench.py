@@ -65,6 +65,7 @@ from audit.logs.common import (
 )
 from audit.logs.text import scan_text
 from audit.units import Actor, LogEvent, LogEventKind
+from grading import untrusted_json
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -206,10 +207,15 @@ def _parse_input(raw: str) -> dict[str, Any]:
         return value
     args: dict[str, Any] = {}
     for match in _QUOTED_ARG.finditer(body):
+        key = match.group(1)
         try:
-            args.setdefault(match.group(1), json.loads(f'"{match.group(2)}"'))
+            value = json.loads(f'"{match.group(2)}"')
         except ValueError:
-            args.setdefault(match.group(1), match.group(2))
+            value = match.group(2)
+        if key in args:
+            # As a JSON reader would: the last value wins, the one it hides is reported (read and a gap).
+            untrusted_json.report_shadowed((untrusted_json.ShadowedMember(key, args[key]),))
+        args[key] = value
     return args
 
 

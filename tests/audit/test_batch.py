@@ -648,3 +648,22 @@ def test_run_ids_that_are_not_utf8_do_not_stop_the_batch_views(tmp_path):
                                        "--no-grade"])
     assert result.exit_code == 0, result.output
     assert (out / "summary.html").is_file() and (out / "results.sarif").is_file()
+
+
+def test_a_run_groups_loose_files_and_repeated_jsonl_keys_are_not_lost(tmp_path):
+    group = tmp_path / "group"
+    (group / "r1" / "code").mkdir(parents=True)
+    (group / "r1" / "code" / "x.py").write_text("print(1)\n")
+    (group / "loose_train.py").write_text("import openai\n")
+    (group / "metadata.json").write_text(json.dumps({"run_group": "g", "runs": {"r1": {}}}))
+    entries = discover_runs(group)
+    assert [e.run_id for e in entries] == ["r1"]
+    assert [(Path(p).name, r) for p, r in entries.skipped] == [
+        ("loose_train.py", "not a run folder of the group; not taken as a run")]
+    source = tmp_path / "s.jsonl"
+    source.write_text('{"competition_id": "c", "submission_path": "evil/submission/submission.csv", '
+                      '"submission_path": "r1/submission/submission.csv"}\n'
+                      + json.dumps({"competition_id": "c", "code_path": "r1/code/x.py"}) + "\n")
+    (tmp_path / "r1" / "code").mkdir(parents=True)
+    first, _ = discover_runs(source)
+    assert "'submission_path' written more than once" in first.refused

@@ -219,3 +219,22 @@ def test_hidden_values_past_the_event_limit_are_said_to_be_unread() -> None:
     reading = parse_log("journal.json", '{"nodes": [{"code": "y = 1"}], "steps": ' + many + ', "steps": []}')
     assert any("the most read from them" in p for p in reading.problems)
 
+
+
+def test_run_metadata_and_sandbox_records_with_a_repeated_key_are_not_read(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    (run / "code").mkdir(parents=True)
+    (run / "code" / "train.py").write_text("print(1)\n")
+    (run / "run.json").write_text('{"run_id": "r", "events": [{"kind": "network-denied", "host": "api.openai.com", '
+                                  '"port": 443, "count": 5}], "events": []}')
+    units = expand_run(load_run(run))
+    assert any(s.path == "run.json" and "'events' written more than once" in s.reason for s in load_run(run).skipped)
+    assert units is not None
+
+
+def test_a_lenient_action_input_with_a_repeated_key_hides_nothing() -> None:
+    from audit.logs.mlagentbench import _parse_input
+
+    with collect_shadowed() as hidden:
+        args = _parse_input('{"command": "print(1)", "command": "import os",}')
+    assert args == {"command": "import os"} and hidden == [ShadowedMember("command", "print(1)")]
