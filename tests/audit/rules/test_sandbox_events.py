@@ -103,10 +103,18 @@ def test_values_from_a_hostile_run_json_are_printable_and_bounded(tmp_path):
     assert match.evidence[0].span.start_line == 1
 
 
-def test_events_are_located_in_the_last_events_array_and_past_non_object_items(tmp_path):
-    text = ('{"events": [{"kind": "limit-hit", "limit": "disk"}],\n "x": {"events": [{"kind": "limit-hit"}]},\n'
+def test_events_are_located_in_the_top_level_events_array_and_past_non_object_items(tmp_path):
+    text = ('{"x": {"events": [{"kind": "limit-hit"}]},\n'
             ' "events": [\n  "note",\n  [{"kind": "limit-hit"}],\n  {"kind": "limit-hit",\n   "limit": "pids"}\n ]\n}')
     (tmp_path / "run.json").write_text(text)
     (match,) = sandbox_events(RunContext(root=tmp_path), kinds=["limit-hit"])
     assert match.values["limit"] == "pids"
-    assert (match.evidence[0].span.start_line, match.evidence[0].span.end_line) == (6, 7)
+    assert (match.evidence[0].span.start_line, match.evidence[0].span.end_line) == (5, 6)
+
+
+def test_an_events_key_written_twice_is_not_read_but_said(tmp_path):
+    # A reader keeps only the last array: the first (a limit hit) would go unseen, so neither is trusted.
+    (tmp_path / "run.json").write_text('{"events": [{"kind": "limit-hit", "limit": "disk"}], "events": []}')
+    ctx = RunContext(root=tmp_path)
+    assert sandbox_events(ctx, kinds=["limit-hit"]) == []
+    assert any("'events' written more than once" in item.reason for item in ctx.skipped)
