@@ -23,7 +23,7 @@ code file or notebook               ``agent``: files of the run are the agent's 
                                     reader placed them (a driver notebook's operator cells)
 ==================================  ===========================================================
 
-``unknown`` is judged by every rule that judges the agent (:data:`audit.rules.spec.DEFAULT_ACTORS`),
+``unknown`` is judged by every rule that judges the agent (:data:`mleaudit.audit.rules.spec.DEFAULT_ACTORS`),
 so a unit that no heuristic places is never exempt from a rule.
 """
 
@@ -33,8 +33,8 @@ import bisect
 from dataclasses import replace
 from typing import Sequence
 
-from audit.run import RunLayout
-from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.run import RunLayout
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
 
 __all__ = ["attribute_event", "attribute_units"]
 
@@ -52,7 +52,7 @@ def attribute_event(event: LogEvent, layout: str) -> LogEvent:
     event : LogEvent
         One event of a run's log; an actor a reader set is kept.
     layout : str
-        The run's layout (:data:`audit.run.RunLayout.LAYOUTS`).
+        The run's layout (:data:`mleaudit.audit.run.RunLayout.LAYOUTS`).
 
     Returns
     -------
@@ -105,11 +105,11 @@ def attribute_units(code_units: Sequence[CodeUnit], log_events: Sequence[LogEven
     Parameters
     ----------
     code_units : sequence of CodeUnit
-        A run's code units (:func:`audit.expand.expand_run`).
+        A run's code units (:func:`mleaudit.audit.expand.expand_run`).
     log_events : sequence of LogEvent
         The run's log events.
     layout : str
-        The run's layout (:data:`audit.run.RunLayout.LAYOUTS`).
+        The run's layout (:data:`mleaudit.audit.run.RunLayout.LAYOUTS`).
 
     Returns
     -------

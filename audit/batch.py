@@ -19,7 +19,7 @@ Four sources are read:
 
 A run's competition comes from the JSONL line, the run's metadata or its ``<competition-id>_<uuid>``
 folder name; ``competition`` (``--competition``) names it for the runs that have none.
-:func:`audit_batch` audits every run with :func:`audit.pipeline.run_audit` in worker processes.
+:func:`audit_batch` audits every run with :func:`mleaudit.audit.pipeline.run_audit` in worker processes.
 A run that cannot be audited (missing folder, unknown competition, unreadable files) becomes a
 :class:`BatchResult` with an ``error``; it never stops the batch.
 """
@@ -41,10 +41,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Iterator, Mapping
 
-from audit.errors import AuditError
-from audit.model import Severity
-from grading import untrusted_json
-from grading.submission_list import confine_path, listed_path, read_listed_records
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.model import Severity
+from mleaudit.grading import untrusted_json
+from mleaudit.grading.submission_list import confine_path, listed_path, read_listed_records
 
 __all__ = [
     "BatchEntry",
@@ -87,7 +87,7 @@ class BatchEntry:
         The run folder (may not exist: the run's result then carries the error).
     competition_id : str or None
         From the JSONL line, the run's own metadata, or the ``<competition-id>_<uuid>`` folder
-        name; ``None`` lets :func:`audit.pipeline.run_audit` read the run's metadata.
+        name; ``None`` lets :func:`mleaudit.audit.pipeline.run_audit` read the run's metadata.
     listed_at : str
         Where the source lists the run (``metadata.json runs[3]``, ``submission.jsonl:4``), for
         error messages.
@@ -127,7 +127,7 @@ class BatchOptions:
 class BatchResult:
     """The outcome of auditing one run.
 
-    ``report`` is :meth:`audit.report.AuditReport.to_dict` or ``None`` when the audit failed;
+    ``report`` is :meth:`mleaudit.audit.report.AuditReport.to_dict` or ``None`` when the audit failed;
     ``error`` then says why. ``seconds`` is the wall time of that run's audit.
     """
 
@@ -209,7 +209,7 @@ def _group_entry(folder: Path, folder_real: Path, run_id: str, listed_at: str) -
 
 def _single_file_run(path: Path) -> bool:
     """Whether a file is something ``mleaudit audit`` reads as a run of its own (code, a notebook, a log)."""
-    from audit.run import ArtifactKind, classify_path
+    from mleaudit.audit.run import ArtifactKind, classify_path
 
     kind, _ = classify_path(path.name)
     return kind in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG) and not _DOCUMENTATION.match(path.name)
@@ -561,9 +561,9 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any] | None, str | None, float]:
     """Audit one run; errors become a message (this runs in a worker process)."""
-    from grading.errors import GradingError
+    from mleaudit.grading.errors import GradingError
 
-    from audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
 
     started = time.perf_counter()
     if entry.refused is not None:
@@ -621,8 +621,8 @@ def _safe_spawn_path() -> Iterator[None]:
 
 def _prepare_embedded(entries: Iterable[BatchEntry], options: BatchOptions) -> None:
     """Prepare embedded competitions once, before workers start (they would race on it)."""
-    from grading import CompetitionRegistry, find_competitions_root, prepare_competition, resolve_data_dir
-    from grading.errors import GradingError
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition, resolve_data_dir
+    from mleaudit.grading.errors import GradingError
 
     if not options.grade:
         return
@@ -654,7 +654,7 @@ def audit_batch(
         Called with each :class:`BatchResult` as soon as its run is done (completion order).
     scheduler : str, optional
         A dask.distributed scheduler's address: the runs are audited on its workers
-        (:func:`audit.batch_dask.audit_on_dask`) instead of the local process pool.
+        (:func:`mleaudit.audit.batch_dask.audit_on_dask`) instead of the local process pool.
 
     Returns
     -------
@@ -664,7 +664,7 @@ def audit_batch(
 
     Raises
     ------
-    audit.batch_dask.DaskUnavailable
+    mleaudit.audit.batch_dask.DaskUnavailable
         With ``scheduler``: dask.distributed is missing or the scheduler does not answer.
     """
     _prepare_embedded(entries, options)
@@ -678,7 +678,7 @@ def audit_batch(
             progress(result)
 
     if scheduler is not None:
-        from audit.batch_dask import audit_on_dask
+        from mleaudit.audit.batch_dask import audit_on_dask
 
         audit_on_dask(entries, options, scheduler, done)
         return [results[i] for i in range(len(entries))]

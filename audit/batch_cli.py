@@ -1,7 +1,7 @@
 """``mleaudit audit batch``: audit every run of a run group, a folder of runs, a glob pattern or a submission JSONL.
 
 Writes ``DIR/runs/<slug>-<hash>.json`` (one audit report per run, named by
-:func:`audit.batch.report_file_name`), ``DIR/summary.json`` (see :mod:`audit.batch_summary`),
+:func:`mleaudit.audit.batch.report_file_name`), ``DIR/summary.json`` (see :mod:`mleaudit.audit.batch_summary`),
 ``DIR/summary.html`` (the summary and every run's report in one self-contained page) and
 ``DIR/results.sarif`` (one SARIF run per audited run), and prints the summary's tables on the
 terminal. Every file is written whole (a temporary file renamed over it), so an interrupted
@@ -16,16 +16,16 @@ from pathlib import Path
 
 import click
 
-from audit.cli_options import (InputError, baseline_option, competitions_option, data_dir_option, fail_on_option,
+from mleaudit.audit.cli_options import (InputError, baseline_option, competitions_option, data_dir_option, fail_on_option,
                                jobs_option, rules_option)
-from audit.model import Severity
-from audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
+from mleaudit.audit.model import Severity
+from mleaudit.audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
 
 __all__ = ["audit_batch_command"]
 
 
 def _write_json(path: Path, data) -> None:
-    from audit.batch import write_text_atomic
+    from mleaudit.audit.batch import write_text_atomic
 
     try:
         write_text_atomic(path, json.dumps(data, indent=2, sort_keys=False, default=str) + "\n")
@@ -35,7 +35,7 @@ def _write_json(path: Path, data) -> None:
 
 def _check_report_names(entries) -> None:
     """Refuse a batch in which two runs would write one report file (also on a case-insensitive file system)."""
-    from audit.batch import report_file_name
+    from mleaudit.audit.batch import report_file_name
 
     owners: dict[str, str] = {}
     for entry in entries:
@@ -63,8 +63,8 @@ def _print_summary(summary: dict, stream) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from audit.batch_summary import describe_seeds
-    from audit.formatters.common import cluster_side_label
+    from mleaudit.audit.batch_summary import describe_seeds
+    from mleaudit.audit.formatters.common import cluster_side_label
 
     console = Console(file=stream, highlight=False, soft_wrap=True)
     totals, kept = summary["totals"], summary["totals_excluding_flagged"]
@@ -128,13 +128,13 @@ def _print_summary(summary: dict, stream) -> None:
 
 def _clusters(results) -> dict:
     """Copy clusters of the batch: each run's flagged notebook pairs and its code against the other runs'."""
-    from audit.clusters import RunCode, copy_clusters
-    from audit.errors import AuditError
-    from audit.expand import expand_run
-    from audit.run import load_run
+    from mleaudit.audit.clusters import RunCode, copy_clusters
+    from mleaudit.audit.errors import AuditError
+    from mleaudit.audit.expand import expand_run
+    from mleaudit.audit.run import load_run
 
-    from audit.pipeline import artifact_text
-    from audit.report_similarity import record_locations
+    from mleaudit.audit.pipeline import artifact_text
+    from mleaudit.audit.report_similarity import record_locations
 
     code = []
     for result in results:
@@ -153,9 +153,9 @@ def _clusters(results) -> dict:
 
 def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
     """``summary.html`` (summary and every run, self-contained) and ``results.sarif`` (one SARIF run per audited run)."""
-    from audit.batch import write_text_atomic
-    from audit.formatters.html import render_html
-    from audit.formatters.sarif import build_sarif
+    from mleaudit.audit.batch import write_text_atomic
+    from mleaudit.audit.formatters.html import render_html
+    from mleaudit.audit.formatters.sarif import build_sarif
 
     reports = [r.report for r in results if r.report is not None]
     try:
@@ -168,8 +168,8 @@ def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
 
 def _check_competition(competition_id: str, competitions_dir: Path | None) -> set[str]:
     """Refuse a --competition the registry does not know (every run would go ungraded); the known ids."""
-    from grading import CompetitionRegistry, find_competitions_root
-    from grading.errors import CompetitionNotFound, GradingError, competition_not_found
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root
+    from mleaudit.grading.errors import CompetitionNotFound, GradingError, competition_not_found
 
     try:
         registry = CompetitionRegistry(find_competitions_root(competitions_dir), Path("."))
@@ -241,9 +241,9 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
     """
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from audit.batch import BatchOptions, BatchSourceError, audit_batch, discover_runs, report_file_name
-    from audit.batch_dask import DaskUnavailable
-    from audit.batch_summary import summarize_batch
+    from mleaudit.audit.batch import BatchOptions, BatchSourceError, audit_batch, discover_runs, report_file_name
+    from mleaudit.audit.batch_dask import DaskUnavailable
+    from mleaudit.audit.batch_summary import summarize_batch
 
     if executor == "dask" and not scheduler:
         raise InputError("--executor dask needs --scheduler ADDRESS (or MLEAUDIT_DASK_SCHEDULER)")
@@ -279,7 +279,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
         fail_on=Severity.parse(fail_on),
     )
     if baseline is not None:
-        from audit.review import BaselineError, load_baseline
+        from mleaudit.audit.review import BaselineError, load_baseline
 
         try:
             load_baseline(baseline)  # fail once, before any run is audited

@@ -32,7 +32,7 @@ the rules are taken out?". :func:`summarize_batch` answers it from the runs' aud
 - ``verdicts``, ``rules``, ``categories``, ``competitions``: counts a reviewer sorts by (a run
   counts into a category for a finding of severity ``low`` or above, not for context at ``info``;
   a finding a reviewer dismissed counts nowhere but in its rule's ``dismissed``);
-- ``copy_clusters``: runs and notebooks linked by flagged similarity pairs (:mod:`audit.clusters`).
+- ``copy_clusters``: runs and notebooks linked by flagged similarity pairs (:mod:`mleaudit.audit.clusters`).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from collections import Counter, defaultdict
 from pathlib import PurePath
 from typing import Any, Collection, Mapping, Sequence
 
-from grading.grade import grade_totals
+from mleaudit.grading.grade import grade_totals
 
-from audit.batch import BatchResult, report_file_name
+from mleaudit.audit.batch import BatchResult, report_file_name
 
 __all__ = ["BATCH_SUMMARY_VERSION", "NOT_CERTIFIED", "VERDICT_KINDS", "SEED_METRICS", "describe_seeds", "pass_at_k",
            "seed_aggregate", "summarize_batch"]
@@ -413,12 +413,12 @@ def summarize_batch(results: Sequence[BatchResult], *, excluded_verdicts: Collec
     Parameters
     ----------
     results : sequence of BatchResult
-        From :func:`audit.batch.audit_batch`, in batch order.
+        From :func:`mleaudit.audit.batch.audit_batch`, in batch order.
     excluded_verdicts : collection of str
         Verdict kinds whose runs are disqualified in the ``*_excluding_flagged`` figures
         (default :data:`NOT_CERTIFIED`: flagged, incomplete and failed audits).
     clusters : mapping, optional
-        :func:`audit.clusters.copy_clusters` of the batch, stored as ``copy_clusters``.
+        :func:`mleaudit.audit.clusters.copy_clusters` of the batch, stored as ``copy_clusters``.
     pad_missing : bool, default False
         Seed figures: pad a competition that lacks a run for a seed with a failed run instead
         of dropping the seed (:func:`seed_aggregate`).

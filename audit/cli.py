@@ -1,8 +1,8 @@
 """The ``mleaudit`` command line: thin click commands over the library.
 
-Exit codes (:mod:`audit.report`): 0 = clean (no finding at or above ``--fail-on``, nothing left
+Exit codes (:mod:`mleaudit.audit.report`): 0 = clean (no finding at or above ``--fail-on``, nothing left
 unchecked); 1 = at least one finding at or above ``--fail-on``; 2 = usage, config or input error
-(:class:`audit.cli_options.InputError`); 3 = no such finding, but the audit is incomplete (verdict
+(:class:`mleaudit.audit.cli_options.InputError`); 3 = no such finding, but the audit is incomplete (verdict
 ``incomplete``); 4 = an unexpected internal error (never a traceback).
 """
 
@@ -37,8 +37,8 @@ _load_numpy_with_one_blas_thread()
 
 import click  # noqa: E402
 
-from audit import __version__  # noqa: E402
-from audit.cli_options import (  # noqa: E402
+from mleaudit.audit import __version__  # noqa: E402
+from mleaudit.audit.cli_options import (  # noqa: E402
     DefaultCommandGroup,
     InputError,
     baseline_option,
@@ -49,14 +49,14 @@ from audit.cli_options import (  # noqa: E402
     output_option,
     rules_option,
 )
-from audit.errors import AuditError  # noqa: E402
-from audit.formatters import FORMATTERS, get_formatter  # noqa: E402
-from audit.formatters.terminal import terminal_safe  # noqa: E402
-from audit.model import Severity  # noqa: E402
-from audit.report import EXIT_INTERNAL_ERROR, exit_code  # noqa: E402
-from grading.cli import competitions as competitions_group  # noqa: E402
-from grading.cli import grade, grade_sample, kernels, prepare  # noqa: E402
-from grading.errors import GradingError  # noqa: E402
+from mleaudit.audit.errors import AuditError  # noqa: E402
+from mleaudit.audit.formatters import FORMATTERS, get_formatter  # noqa: E402
+from mleaudit.audit.formatters.terminal import terminal_safe  # noqa: E402
+from mleaudit.audit.model import Severity  # noqa: E402
+from mleaudit.audit.report import EXIT_INTERNAL_ERROR, exit_code  # noqa: E402
+from mleaudit.grading.cli import competitions as competitions_group  # noqa: E402
+from mleaudit.grading.cli import grade, grade_sample, kernels, prepare  # noqa: E402
+from mleaudit.grading.errors import GradingError  # noqa: E402
 
 __all__ = ["main"]
 
@@ -85,7 +85,7 @@ class _FailClosedGroup(click.Group):
                 pass  # no real file behind stdout (a test runner's buffer)
             raise SystemExit(EXIT_BROKEN_PIPE) from None
         except Exception as exc:  # noqa: BLE001 - the last line of defence of every command
-            logging.getLogger("audit.cli").debug("internal error", exc_info=True)
+            logging.getLogger("mleaudit.audit.cli").debug("internal error", exc_info=True)
             message = terminal_safe(f"{type(exc).__name__}: {exc}")[:2000]
             error = click.ClickException(f"internal error, nothing may be concluded from this run: {message} "
                                          "(run with -vv for the traceback)")
@@ -152,7 +152,7 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
 
         mleaudit audit runs/x --competition spaceship-titanic --corpus kernels/ -o report.json
     """
-    from audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
 
     request = AuditRequest(
         run_dir=run_dir,
@@ -195,19 +195,19 @@ main.add_command(grade)
 main.add_command(grade_sample)
 main.add_command(kernels)
 main.add_command(competitions_group)
-from audit.similarity.corpus_cli import corpus as corpus_group
+from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
 main.add_command(corpus_group)
-from audit.similarity.cli import similarity as similarity_group
+from mleaudit.audit.similarity.cli import similarity as similarity_group
 main.add_command(similarity_group)
-from audit.rules.cli import rules as rules_group
+from mleaudit.audit.rules.cli import rules as rules_group
 main.add_command(rules_group)
-from audit.batch_cli import audit_batch_command
+from mleaudit.audit.batch_cli import audit_batch_command
 audit_group.add_command(audit_batch_command)
-from audit.review_cli import review as review_group
+from mleaudit.audit.review_cli import review as review_group
 main.add_command(review_group)
-from audit.contamination_cli import contamination as contamination_command
+from mleaudit.audit.contamination_cli import contamination as contamination_command
 main.add_command(contamination_command)
-from sandbox.cli import run_command as sandbox_run_command
-from sandbox.cli import sandbox as sandbox_group
+from mleaudit.sandbox.cli import run_command as sandbox_run_command
+from mleaudit.sandbox.cli import sandbox as sandbox_group
 main.add_command(sandbox_run_command)
 main.add_command(sandbox_group)

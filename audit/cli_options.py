@@ -10,9 +10,9 @@ from pathlib import Path
 
 import click
 
-from audit.model import Severity
-from grading.cli import GradingCliError as InputError
-from grading.cli import competitions_option, data_dir_option
+from mleaudit.audit.model import Severity
+from mleaudit.grading.cli import GradingCliError as InputError
+from mleaudit.grading.cli import competitions_option, data_dir_option
 
 __all__ = [
     "DefaultCommandGroup",
@@ -89,13 +89,13 @@ class DefaultCommandGroup(click.Group):
 
 
 def _jobs_value(ctx: click.Context, param: click.Parameter, value: int | None) -> int:
-    from audit.cpus import resolve_jobs
+    from mleaudit.audit.cpus import resolve_jobs
 
     return resolve_jobs(value)
 
 
 def jobs_option(work: str, *, dest: str = "jobs"):
-    """``-j``/``--jobs``: the same meaning on every command (:mod:`audit.cpus`); the value given to
+    """``-j``/``--jobs``: the same meaning on every command (:mod:`mleaudit.audit.cpus`); the value given to
     the command is the number of worker processes.
 
     Parameters

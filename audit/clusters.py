@@ -8,7 +8,7 @@ decision as in the run reports):
 
 - run — notebook edges come from each run's report (``similarity.pairs`` with ``flagged``);
 - run — run edges come from comparing the runs' Python code with each other
-  (:func:`audit.similarity.compare`, every run's distinct files against every other run's,
+  (:func:`mleaudit.audit.similarity.compare`, every run's distinct files against every other run's,
   with the score and threshold of the run reports: the detector's background model is the
   batch's own code plus the shipped background of ordinary ML code, so two runs that both
   write ``train_test_split(...)``, ``fit`` and ``roc_auc_score`` the usual way are not a copy).
@@ -30,7 +30,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import networkx as nx
 
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["MAX_RUN_CODE_FILES", "RunCode", "copy_clusters"]
 
@@ -61,7 +61,7 @@ class RunCode:
 
 
 def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
-    from audit.report_similarity import similarity_agents
+    from mleaudit.audit.report_similarity import similarity_agents
 
     # as in the run reports: the scaffold's and the operator's code (a starter file the harness
     # shows in its prompt) is not the agent's
@@ -71,8 +71,8 @@ def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[dict[str, Any]], str | None]:
     from dataclasses import replace
 
-    from audit.report_similarity import log_origin, unit_of_pair
-    from audit.similarity import SimilarityOptions, compare
+    from mleaudit.audit.report_similarity import log_origin, unit_of_pair
+    from mleaudit.audit.similarity import SimilarityOptions, compare
 
     owned = _distinct_python(runs)
     if len(owned) > MAX_RUN_CODE_FILES:
@@ -154,7 +154,7 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         ``run_pairs_skipped``: why run — run edges were not computed, or ``None``.
     """
     if score_threshold is None:
-        from audit.similarity import load_score_threshold
+        from mleaudit.audit.similarity import load_score_threshold
 
         score_threshold = load_score_threshold()
     graph = nx.Graph()

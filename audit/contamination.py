@@ -28,7 +28,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = [
     "MIN_LINE_CHARS",
@@ -235,10 +235,10 @@ def analyse_run(
     Parameters
     ----------
     report : mapping
-        :meth:`audit.report.AuditReport.to_dict` of the run, audited with a reference corpus
+        :meth:`mleaudit.audit.report.AuditReport.to_dict` of the run, audited with a reference corpus
         (``similarity.pairs`` with ``flagged``, ``evidence_fragments`` and ``similarity.sources``).
     code_units, log_events : sequences
-        The run's code and log events (:func:`audit.expand.expand_run`), searched for retrieval.
+        The run's code and log events (:func:`mleaudit.audit.expand.expand_run`), searched for retrieval.
     kernel_refs : mapping, optional
         Reference id (file stem) → other names of that notebook (``owner/slug``, title), e.g.
         from the corpus's ``kernels.txt``.

@@ -1,7 +1,7 @@
 """``mleaudit contamination``: which runs of a competition reproduced public notebook code, and fetched it or not.
 
 Audits the runs (as ``mleaudit audit batch`` does, without grading) against a corpus of public
-notebooks, then classifies each flagged pair with the run's logs (:mod:`audit.contamination`).
+notebooks, then classifies each flagged pair with the run's logs (:mod:`mleaudit.audit.contamination`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError, competitions_option, data_dir_option, jobs_option, rules_option
+from mleaudit.audit.cli_options import InputError, competitions_option, data_dir_option, jobs_option, rules_option
 
 __all__ = ["contamination"]
 
@@ -33,7 +33,7 @@ def _kernel_refs(corpus: Path) -> dict[str, list[str]]:
 
 
 def _entries(source: Path, competition_id: str):
-    from audit.batch import BatchEntry, BatchSourceError, discover_runs, looks_like_run
+    from mleaudit.audit.batch import BatchEntry, BatchSourceError, discover_runs, looks_like_run
 
     if source.is_dir() and looks_like_run(source):
         return [BatchEntry(run_id=source.resolve().name, run_dir=source, competition_id=competition_id, listed_at=str(source))]
@@ -97,11 +97,11 @@ def contamination(competition_id: str, source: Path, corpus: Path, jobs: int, fm
 
         mleaudit contamination spaceship-titanic --runs runs/my-run-group --corpus kernels/spaceship-titanic
     """
-    from audit.batch import BatchOptions, audit_batch
-    from audit.contamination import analyse_run, summarize_contamination
-    from audit.errors import AuditError
-    from audit.expand import expand_run
-    from audit.run import load_run
+    from mleaudit.audit.batch import BatchOptions, audit_batch
+    from mleaudit.audit.contamination import analyse_run, summarize_contamination
+    from mleaudit.audit.errors import AuditError
+    from mleaudit.audit.expand import expand_run
+    from mleaudit.audit.run import load_run
 
     if not corpus.is_dir():
         raise InputError(f"{corpus}: no such corpus folder")

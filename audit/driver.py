@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Mapping, Sequence
 
-from audit.units import Actor
+from mleaudit.audit.units import Actor
 
 __all__ = [
     "AGENT_FOLDERS",
@@ -447,7 +447,7 @@ def read_driver(path: str, cells: Sequence[tuple[int, str]], outputs: Mapping[in
         The notebook's path relative to the run root (notebooks in :data:`AGENT_FOLDERS` are
         never drivers).
     cells : sequence of (int, str)
-        ``(cell index, source)`` of each code cell, in order (:func:`audit.notebooks.cell_sources`).
+        ``(cell index, source)`` of each code cell, in order (:func:`mleaudit.audit.notebooks.cell_sources`).
     outputs : mapping of int to str, optional
         The printed text of each code cell's outputs, by cell index (a launch of a framework
         the vocabulary does not name is told by an agent's log in its output).

@@ -4,11 +4,11 @@
 - every Python notebook gives one unit of its joined code cells (``source="notebook"``,
   ``cells`` set) plus one bash unit per shell escape (``!pip``, ``%%bash``), whose ``origin``
   locates the command in the notebook's joined code text (the coordinates the notebook unit
-  itself uses). A *driver* notebook (one that runs an agent framework, :mod:`audit.driver`)
+  itself uses). A *driver* notebook (one that runs an agent framework, :mod:`mleaudit.audit.driver`)
   gives one unit per actor instead: each keeps the joined text's line numbers with the other
   actors' cells emptied, and its ``cells`` lists its own cells;
 - every notebook's cell outputs, and its markdown and raw cells, are read as log events
-  (:func:`audit.notebooks.read_notebook_outputs`; ``log_formats`` names the notebook
+  (:func:`mleaudit.audit.notebooks.read_notebook_outputs`; ``log_formats`` names the notebook
   :data:`NOTEBOOK_OUTPUTS`): OUTPUT (MESSAGE for text cells) events located at the JSON strings
   in the file, with ``location`` such as ``cells[12].outputs[0]``; outputs over
   :data:`MAX_OUTPUT_EVENT_CHARS` are cut at line ends into several events. The outputs are
@@ -17,10 +17,10 @@
   units like any log's. Outputs are never part of the notebook's code. How each notebook was
   read is in ``RunUnits.notebooks``;
 - actors: units and events of a notebook that is not a driver are the AGENT's; in a driver,
-  each cell's role decides (:mod:`audit.driver`); log events carry the actor their adapter
+  each cell's role decides (:mod:`mleaudit.audit.driver`); log events carry the actor their adapter
   gives, and every unit derived from an event (its code, shell escapes, here-documents)
   inherits it. Code files stay UNKNOWN here (a later pass places them by the run's layout);
-- every log is read by its adapter (:mod:`audit.logs`) into events; each CODE event becomes a
+- every log is read by its adapter (:mod:`mleaudit.audit.logs`) into events; each CODE event becomes a
   unit in its language and each COMMAND event a bash unit, with ``origin`` = the event's span
   in the log (``source="log"``). IPython syntax in Python code from logs is handled as in
   notebooks (commented out, shell escapes become bash units);
@@ -29,16 +29,16 @@
   shell is checked as Python;
 - the agent command a sandbox record (``run.json`` of ``mleaudit run``) says the sandbox ran is
   one COMMAND event of the OPERATOR, located at ``spec.command`` in ``run.json``
-  (:mod:`audit.sandbox_record`), and a bash unit like any logged command; ``log_formats`` names
+  (:mod:`mleaudit.audit.sandbox_record`), and a bash unit like any logged command; ``log_formats`` names
   ``run.json`` as ``sandbox-record``.
 
 Nothing is parsed here (the rules engine parses). Files that cannot be read, binary content,
 notebooks in languages without a grammar or nested too deep, and the parts of logs that could
 not be read (a JSON log cut short or nested deeper than
-:data:`~grading.untrusted_json.MAX_JSON_DEPTH`, the event limit) go to ``skipped``; text that
+:data:`~mleaudit.grading.untrusted_json.MAX_JSON_DEPTH`, the event limit) go to ``skipped``; text that
 was read with caveats (not valid UTF-8, lone surrogate escapes decoded as U+FFFD) goes to
 ``notes``; nothing aborts the expansion. Inspect ``.eval`` archives are read member by member
-(:func:`audit.logs.inspect_eval.read_eval_archive`); their events and units carry the member's
+(:func:`mleaudit.audit.logs.inspect_eval.read_eval_archive`); their events and units carry the member's
 virtual path ``<archive>!/<member>``, and each member not read is listed in ``skipped`` under
 that virtual path.
 
@@ -59,15 +59,15 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from audit.driver import DriverReading, read_driver
-from audit.logs import parse_log, read_hidden_members
-from audit.logs import text as plain_text
-from audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
-from audit.logs.inspect_eval import NAME as INSPECT_FORMAT
-from audit.logs.keys import call_actions, call_expressions, classify_text, is_generic_tool
-from audit.logs.inspect_eval import read_eval_archive
-from audit.model import Skipped, Span
-from audit.notebooks import (
+from mleaudit.audit.driver import DriverReading, read_driver
+from mleaudit.audit.logs import parse_log, read_hidden_members
+from mleaudit.audit.logs import text as plain_text
+from mleaudit.audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
+from mleaudit.audit.logs.inspect_eval import NAME as INSPECT_FORMAT
+from mleaudit.audit.logs.keys import call_actions, call_expressions, classify_text, is_generic_tool
+from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.model import Skipped, Span
+from mleaudit.audit.notebooks import (
     NotebookCode,
     NotebookError,
     cell_sources,
@@ -75,13 +75,13 @@ from audit.notebooks import (
     read_notebook_outputs,
     split_magics,
 )
-from audit.parsing import LANGUAGES
-from audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
-from audit.sandbox_record import READER as SANDBOX_READER
-from audit.sandbox_record import read_sandbox_command
-from audit.textmap import TextMap
-from audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
-from grading.untrusted_json import ShadowedList, collect_shadowed
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
+from mleaudit.audit.sandbox_record import READER as SANDBOX_READER
+from mleaudit.audit.sandbox_record import read_sandbox_command
+from mleaudit.audit.textmap import TextMap
+from mleaudit.audit.units import Actor, CellRange, CodeUnit, LogEvent, LogEventKind
+from mleaudit.grading.untrusted_json import ShadowedList, collect_shadowed
 
 __all__ = [
     "BINARY_OUTPUTS_NOT_READ",
@@ -271,7 +271,7 @@ class NotebookRecord:
         found in the outputs included).
     driver : DriverReading
         Whether the notebook drives an agent framework, and each cell's role
-        (:mod:`audit.driver`).
+        (:mod:`mleaudit.audit.driver`).
     unread : tuple of str
         What of the notebook was not read, one sentence each (also in ``RunUnits.skipped``).
     """
@@ -380,7 +380,7 @@ def _code_sections(text: str) -> list[tuple[int, int]]:
     """``[start, end)`` of code a scaffold printed under a header naming code, until the next header.
 
     A section is kept only when its text reads as code or a command
-    (:func:`audit.logs.keys.classify_text`); prose under a ``Code:`` heading is not code.
+    (:func:`mleaudit.audit.logs.keys.classify_text`); prose under a ``Code:`` heading is not code.
 
     Examples
     --------
@@ -415,7 +415,7 @@ def _code_sections(text: str) -> list[tuple[int, int]]:
 def _found_in_text(text: str) -> list[LogEvent]:
     """Code, commands and tool calls a log printed into outputs holds (spans into ``text``).
 
-    The text is read as any log is (:func:`audit.logs.parse_log`: a structured format when it
+    The text is read as any log is (:func:`mleaudit.audit.logs.parse_log`: a structured format when it
     is one, else plain text); when a structured reader took it, the plain-text reader runs too,
     for fenced code and shell prompts around the structured lines.
     """
@@ -600,7 +600,7 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
         for output in outputs.outputs if outputs is not None else ():
             if output.output_index >= 0:  # a code cell's output (markdown and raw cells have none)
                 printed[output.cell_index] = printed.get(output.cell_index, "") + output.text + "\n"
-        # Only a notebook at the run root can be the harness (audit.driver): the agent writes the
+        # Only a notebook at the run root can be the harness (mleaudit.audit.driver): the agent writes the
         # run's folders (MLE-bench's logs/ and code/, AIDE's working/, MLAgentBench's traces).
         driver = read_driver(path, cell_sources(notebook), printed)
         if notebook.cells:
@@ -716,7 +716,7 @@ def expand_run(run: Run) -> RunUnits:
     Parameters
     ----------
     run : Run
-        From :func:`audit.run.load_run`.
+        From :func:`mleaudit.audit.run.load_run`.
 
     Returns
     -------

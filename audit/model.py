@@ -266,10 +266,10 @@ class Finding:
     run_id: str = ""
     fingerprint: str = ""
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    #: A reviewer's decision from a baseline file (:mod:`audit.review`), ``None`` when undecided.
+    #: A reviewer's decision from a baseline file (:mod:`mleaudit.audit.review`), ``None`` when undecided.
     review: Mapping[str, Any] | None = None
     #: Who produced the evidence: ``agent``, ``scaffold``, ``operator`` or ``unknown``
-    #: (:class:`audit.units.Actor`; DESIGN decision 12).
+    #: (:class:`mleaudit.audit.units.Actor`; DESIGN decision 12).
     actor: str = "unknown"
 
     @property

@@ -1,6 +1,6 @@
 """Jupyter notebooks as code: the joined code cells, a cell/line map, and the shell escapes.
 
-Notebooks are read as untrusted JSON (:func:`grading.untrusted_json.loads`: nesting bounded)
+Notebooks are read as untrusted JSON (:func:`mleaudit.grading.untrusted_json.loads`: nesting bounded)
 with nbformat's v4 layout, v3 worksheets flattened as nbformat's upgrade does (formats 1 and 2
 through nbformat itself), and never executed. Only code cells' source and the kernel metadata
 are read, so the work is linear in the file whatever it holds (100,000 cells, outputs of any
@@ -19,7 +19,7 @@ stream text (stdout, stderr), the text forms of ``execute_result`` and ``display
 (``text/plain``, ``text/markdown``, ``text/html`` and other text or JSON MIME types), errors
 (``ename``, ``evalue``, ``traceback``), in nbformat 4 and 3 (``pyout``, ``pyerr``, MIME types as
 keys); the text of markdown and raw cells is read the same way. Each text keeps its place in the
-file (:class:`audit.textmap.TextMap`: the JSON strings' regions, escapes accounted for), with
+file (:class:`mleaudit.audit.textmap.TextMap`: the JSON strings' regions, escapes accounted for), with
 terminal escapes removed. Images and other binary outputs are counted, not read.
 """
 
@@ -35,10 +35,10 @@ from typing import Any
 
 import nbformat
 
-from audit.errors import AuditError
-from audit.textmap import TextMap
-from grading import untrusted_json
-from audit.units import CellRange
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.textmap import TextMap
+from mleaudit.grading import untrusted_json
+from mleaudit.audit.units import CellRange
 
 __all__ = [
     "MAX_OUTPUT_CHARS",
@@ -274,7 +274,7 @@ def _kernel_language(metadata: Any) -> str:
 def _notebook_cells(text: str) -> tuple[object, list, dict]:
     """Format version, cells (v4-shaped dicts) and metadata of a notebook's JSON text.
 
-    The text is decoded by :func:`grading.untrusted_json.loads` (nesting bounded, lone
+    The text is decoded by :func:`mleaudit.grading.untrusted_json.loads` (nesting bounded, lone
     surrogates replaced), never by a recursive reader. v4 cells are used as they are; v3 (and
     any) worksheets are flattened in order, a code cell's ``input`` becoming its ``source``, as
     nbformat's upgrade does; only the code cells' source and the kernel metadata are read, so a
@@ -356,7 +356,7 @@ def read_notebook(text: str, path: str) -> NotebookCode:
     ------
     NotebookError
         If the text is not JSON, nests deeper than
-        :data:`grading.untrusted_json.MAX_JSON_DEPTH`, or is not a notebook; the message names
+        :data:`mleaudit.grading.untrusted_json.MAX_JSON_DEPTH`, or is not a notebook; the message names
         ``path`` and the cause.
 
     Notes

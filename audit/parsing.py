@@ -18,8 +18,8 @@ from pathlib import PurePosixPath
 
 import tree_sitter
 
-from audit.model import Span
-from audit.textcache import TextCache
+from mleaudit.audit.model import Span
+from mleaudit.audit.textcache import TextCache
 
 __all__ = ["LANGUAGES", "ParsedFile", "get_language", "get_parser", "language_for_path", "parse", "parser_safe"]
 
@@ -171,7 +171,7 @@ def parse(text: str, language: str) -> ParsedFile:
     -------
     ParsedFile
         Always returned, also for broken code (see ``has_error``); cached by content (48 MiB of
-        source at most, least recently used first out: :class:`audit.textcache.TextCache`). Lone surrogates in
+        source at most, least recently used first out: :class:`mleaudit.audit.textcache.TextCache`). Lone surrogates in
         ``text`` (which have no UTF-8 form) are replaced by U+FFFD in ``ParsedFile.text``;
         offsets are unchanged. The parser itself gets :func:`parser_safe` of the text; node
         texts come from the text as given.

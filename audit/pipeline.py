@@ -1,4 +1,4 @@
-"""``audit_run``: the orchestration from a loaded run to an :class:`~audit.report.AuditReport`.
+"""``audit_run``: the orchestration from a loaded run to an :class:`~mleaudit.audit.report.AuditReport`.
 
 Steps (DESIGN §4.5): expand the run into code units and log events; parse every code unit
 (syntax errors are recorded, never fatal); grade the submission when the competition is known
@@ -16,24 +16,24 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from audit import __version__
-from audit.attribution import attribute_units
-from audit.checks import RunContext
-from audit.checks.divergence import divergence_memo
-from audit.expand import expand_run
-from audit.model import Severity, Skipped
-from audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
-from audit.report_similarity import copied_share, pair_origins, record_locations, similarity_agents
-from audit.rules.engine import EvaluationError, evaluate_ruleset
-from audit.rules.loader import Ruleset
-from audit.parsing import LANGUAGES
-from audit.rules.matchers import Subject, tree_shape
-from audit.rules.policy import RulePolicy
-from audit.run import ArtifactKind, Run, RunLayout
-from audit.sandbox_record import is_sandbox_command
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
-from audit.similarity.comparison import decodings_of_pairs
-from audit.units import CodeUnit
+from mleaudit.audit import __version__
+from mleaudit.audit.attribution import attribute_units
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.checks.divergence import divergence_memo
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.model import Severity, Skipped
+from mleaudit.audit.report import AuditReport, FileReading, Gap, GapKind, RunSummary, decide_verdict
+from mleaudit.audit.report_similarity import copied_share, pair_origins, record_locations, similarity_agents
+from mleaudit.audit.rules.engine import EvaluationError, evaluate_ruleset
+from mleaudit.audit.rules.loader import Ruleset
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.rules.matchers import Subject, tree_shape
+from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.run import ArtifactKind, Run, RunLayout
+from mleaudit.audit.sandbox_record import is_sandbox_command
+from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
+from mleaudit.audit.similarity.comparison import decodings_of_pairs
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["AuditOptions", "audit_run"]
 
@@ -59,12 +59,12 @@ class AuditOptions:
         How many (agent file, reference) pairs the report lists, in report order (agent
         containment, descending); every flagged pair is listed as well.
     similarity_jobs : int
-        Worker processes for the comparison (:func:`audit.similarity.compare`'s ``jobs``).
+        Worker processes for the comparison (:func:`mleaudit.audit.similarity.compare`'s ``jobs``).
     include_experimental : bool
         Also run rules whose status is ``experimental``.
     no_similarity_reason : str
         Why similarity is off when ``corpus_dir`` is ``None`` (shown in the report's ``meta``).
-    baseline : audit.review.Baseline or None
+    baseline : mleaudit.audit.review.Baseline or None
         Reviewer decisions to mark on the findings (dismissed ones stop counting for the verdict).
     fail_on : Severity
         The ``--fail-on`` threshold: a finding at or above it keeps the verdict from ``clean``.
@@ -209,9 +209,9 @@ def audit_run(
     Parameters
     ----------
     run : Run
-        From :func:`audit.run.load_run`.
+        From :func:`mleaudit.audit.run.load_run`.
     ruleset : Ruleset
-        From :func:`audit.rules.loader.load_ruleset`.
+        From :func:`mleaudit.audit.rules.loader.load_ruleset`.
     options : AuditOptions, optional
         Similarity corpus and thresholds; defaults run rules only.
     grade : dict, optional
@@ -231,7 +231,7 @@ def audit_run(
     -------
     AuditReport
         Findings sorted by severity (desc), rule, path, line; ``verdict`` from
-        :func:`audit.report.decide_verdict`.
+        :func:`mleaudit.audit.report.decide_verdict`.
     """
     options = options or AuditOptions()
     expanded = expand_run(run)
@@ -299,7 +299,7 @@ def audit_run(
     # Inputs the run-level checks could not read: those checks did not judge them (gaps, below).
     skipped.extend(item for item in context.skipped if item not in skipped)
     if options.baseline is not None:
-        from audit.review import apply_baseline
+        from mleaudit.audit.review import apply_baseline
 
         findings = apply_baseline(findings, options.baseline, run.run_id)
 
@@ -410,7 +410,7 @@ def _unread_data_files(run: Run) -> list[Skipped]:
 
 
 def _data_over_cap(item: Skipped, layout: str | None = None) -> bool:
-    from audit.run import classify_path
+    from mleaudit.audit.run import classify_path
 
     kind, _ = classify_path(item.path)
     return (kind is ArtifactKind.DATA and "-byte cap" in item.reason
@@ -420,7 +420,7 @@ def _data_over_cap(item: Skipped, layout: str | None = None) -> bool:
 def _audit_gaps(run: Run, expanded, run_skipped: list[Skipped], errors: tuple[EvaluationError, ...],
                 evaluated_rules: tuple[str, ...], *, grade: dict[str, Any] | None,
                 grade_skipped: str | None, grade_requested: bool) -> list[Gap]:
-    """Everything the audit did not check (:class:`audit.report.Gap`), in a stable order.
+    """Everything the audit did not check (:class:`mleaudit.audit.report.Gap`), in a stable order.
 
     A data file over the size cap is not a gap (see :data:`DATA_FILE_NOT_READ`); a file of
     unknown type is, because it may hold code or a log that no reader looked at.
@@ -490,7 +490,7 @@ class AuditRequest:
 
     ``None`` roots fall back to the environment variables and the checkout (see
     :func:`grading.find_competitions_root`, :func:`grading.resolve_data_dir`,
-    :func:`audit.rules.loader.find_rules_root`).
+    :func:`mleaudit.audit.rules.loader.find_rules_root`).
     """
 
     run_dir: Path
@@ -526,11 +526,11 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
 
     Raises
     ------
-    audit.errors.AuditError, grading.errors.GradingError
+    mleaudit.audit.errors.AuditError, mleaudit.grading.errors.GradingError
         Unreadable run, unknown competition, invalid rules or configs.
     """
-    from audit.rules.loader import find_rules_root, load_ruleset
-    from audit.run import load_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.run import load_run
 
     say = progress or (lambda message: None)
     run = load_run(request.run_dir)
@@ -547,10 +547,10 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     else:
         # Imported here: the graders load pandas and scikit-learn, which a run without a
         # competition never needs.
-        from grading import (CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition,
+        from mleaudit.grading import (CompetitionRegistry, find_competitions_root, grade_submission, prepare_competition,
                              resolve_data_dir)
 
-        from grading.errors import CompetitionNotFound, competition_not_found
+        from mleaudit.grading.errors import CompetitionNotFound, competition_not_found
 
         registry = CompetitionRegistry(find_competitions_root(request.competitions_root), resolve_data_dir(request.data_dir))
         try:
@@ -594,7 +594,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         run = _with_competition(run, spec.id)
     baseline = None
     if request.baseline_path is not None:
-        from audit.review import load_baseline
+        from mleaudit.audit.review import load_baseline
 
         baseline = load_baseline(request.baseline_path)
     options = AuditOptions(
@@ -621,7 +621,7 @@ def _answer_matching(spec: Any) -> dict[str, Any]:
     metric = getattr(spec.metric, "metric", None)
     if metric is None:
         return {}
-    from grading.validation import scoring_options
+    from mleaudit.grading.validation import scoring_options
 
     options, _ = scoring_options(metric, id_column=spec.id_column, target_columns=spec.target_columns,
                                  params=spec.metric.params)

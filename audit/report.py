@@ -12,7 +12,7 @@ import enum
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from audit.model import Confidence, Finding, Severity, Skipped
+from mleaudit.audit.model import Confidence, Finding, Severity, Skipped
 
 __all__ = ["FileReading", "SCHEMA_VERSION", "EXIT_CLEAN", "EXIT_FINDINGS", "EXIT_USAGE", "EXIT_INCOMPLETE", "EXIT_INTERNAL_ERROR",
            "exit_code", "Gap", "GapKind", "Verdict", "VerdictKind", "RunSummary", "AuditReport", "decide_verdict"]

@@ -18,11 +18,11 @@ import hashlib
 import re
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from audit.rules.spec import DEFAULT_ACTORS
-from audit.similarity.strings import string_code_units
-from audit.units import CodeUnit
-from grading import untrusted_json
-from grading.untrusted_json import replace_surrogates
+from mleaudit.audit.rules.spec import DEFAULT_ACTORS
+from mleaudit.audit.similarity.strings import string_code_units
+from mleaudit.audit.units import CodeUnit
+from mleaudit.grading import untrusted_json
+from mleaudit.grading.untrusted_json import replace_surrogates
 
 __all__ = ["pair_origins", "copied_share", "log_origin", "record_locations", "similarity_agents", "unit_of_pair"]
 
@@ -56,7 +56,7 @@ def similarity_agents(units: Iterable[CodeUnit]) -> list[CodeUnit]:
         Its Python units of the actors rules judge by default (the operator's harness and the
         scaffold's own code are not the agent's solution), each text once (AIDE's best node
         repeats ``best_solution.py``), each followed by the code its string literals hold
-        (:func:`audit.similarity.strings.string_code_units`: a kernel pasted into strings and
+        (:func:`mleaudit.audit.similarity.strings.string_code_units`: a kernel pasted into strings and
         run with ``exec``).
     """
     seen: set[str] = set()
@@ -108,7 +108,7 @@ def _journal_nodes(text: str | None) -> list[Mapping[str, Any]] | None:
     """The node records of an AIDE journal's text, or ``None``."""
     if not text:
         return None
-    from audit.logs.aide import journal_nodes
+    from mleaudit.audit.logs.aide import journal_nodes
 
     try:
         return journal_nodes(untrusted_json.loads(text))
@@ -153,7 +153,7 @@ def pair_origins(pairs: Iterable[Any], units: Sequence[CodeUnit], locations: Map
 def record_locations(events: Iterable[Any]) -> dict[tuple[str, int], str]:
     """The place of each log record in its log (``nodes[3].code``) by the record's path and start
     offset: the ``locations`` of :func:`pair_origins` and :func:`log_origin`, from the
-    :class:`~audit.units.LogEvent` objects of an expanded run."""
+    :class:`~mleaudit.audit.units.LogEvent` objects of an expanded run."""
     return {(e.span.path, e.span.start_byte): e.location for e in events if e.location}
 
 

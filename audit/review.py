@@ -3,14 +3,14 @@
 The baseline is a JSON file meant to be kept in version control next to the run group and read
 in diffs: ``{"version": 1, "decisions": [...]}`` with one object per decision, sorted by
 fingerprint, keys in a fixed order, two-space indentation and a final newline. A decision names a
-finding by its fingerprint (:func:`audit.model.finding_fingerprint`: rule id, path and the
+finding by its fingerprint (:func:`mleaudit.audit.model.finding_fingerprint`: rule id, path and the
 whitespace-normalised excerpt, no line numbers), so it survives edits that shift lines (the idea
 of bandit's baseline). A decision recorded with a ``run_id`` applies to that run only; without
 one it applies wherever the fingerprint occurs (e.g. several seeds sharing the same file).
 
 Decisions live outside the audited run: nothing inside a run (comments, files) can dismiss a
 finding. Dismissed findings stay in the report, marked as such, and no longer count towards the
-verdict (:func:`audit.report.decide_verdict`).
+verdict (:func:`mleaudit.audit.report.decide_verdict`).
 
 Several reviewers (or scripts) may record decisions at once: :func:`record_decision` holds a
 lock file ``<baseline>.lock`` (``filelock``) around reading, changing and writing the baseline,
@@ -30,10 +30,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-from grading import untrusted_json
+from mleaudit.grading import untrusted_json
 
-from audit.errors import AuditError
-from audit.model import Finding
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.model import Finding
 
 __all__ = [
     "BASELINE_VERSION",

@@ -4,7 +4,7 @@
 report (a JSON file written by ``mleaudit audit -o``) or of a run folder (audited on the spot),
 each with its fingerprint and the decision the baseline holds for it. ``mleaudit review decide
 FINGERPRINT --confirm|--dismiss --note TEXT`` records a decision in the baseline file
-(:mod:`audit.review`).
+(:mod:`mleaudit.audit.review`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from audit.cli_options import DefaultCommandGroup, InputError, competitions_option, data_dir_option, rules_option
+from mleaudit.audit.cli_options import DefaultCommandGroup, InputError, competitions_option, data_dir_option, rules_option
 
 __all__ = ["review"]
 
@@ -42,12 +42,12 @@ class ReviewGroup(DefaultCommandGroup):
 def _load_report(target: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None,
                  rules: Path | None) -> dict[str, Any]:
     """A report dict from a report JSON file, or from auditing a run folder (no similarity)."""
-    from grading.errors import GradingError
+    from mleaudit.grading.errors import GradingError
 
-    from audit.errors import AuditError
+    from mleaudit.audit.errors import AuditError
 
     if target.is_file() and target.suffix.lower() == ".json":
-        from grading import untrusted_json
+        from mleaudit.grading import untrusted_json
 
         try:
             report = untrusted_json.loads(target.read_text(encoding="utf-8"))
@@ -60,7 +60,7 @@ def _load_report(target: Path, competition_id: str | None, competitions_dir: Pat
         return report
     if not target.exists():
         raise InputError(f"{target}: no such run folder or report file")
-    from audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
 
     request = AuditRequest(run_dir=target, competition_id=competition_id, similarity=False,
                            competitions_root=competitions_dir, data_dir=data_dir, rules_root=rules)
@@ -71,7 +71,7 @@ def _load_report(target: Path, competition_id: str | None, competitions_dir: Pat
 
 
 def _open_baseline(path: Path, *, missing_ok: bool):
-    from audit.review import BaselineError, load_baseline
+    from mleaudit.audit.review import BaselineError, load_baseline
 
     try:
         return load_baseline(path, missing_ok=missing_ok)
@@ -181,7 +181,7 @@ def review_decide(fingerprint: str, confirm: bool, dismiss: bool, note: str, sou
 
         mleaudit review decide 3f9a1c --confirm --note "calls gpt-4o on the test set" --from report.json
     """
-    from audit.review import BaselineError, new_decision, record_decision, resolve_fingerprint
+    from mleaudit.audit.review import BaselineError, new_decision, record_decision, resolve_fingerprint
 
     if confirm and dismiss:
         raise InputError("--confirm and --dismiss contradict each other: say one")

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Sequence
 
-from audit.errors import RunLayoutError
-from audit.model import Skipped
-from audit.parsing import language_for_path
-from grading import untrusted_json
+from mleaudit.audit.errors import RunLayoutError
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.parsing import language_for_path
+from mleaudit.grading import untrusted_json
 
 __all__ = [
     "RunLayout",
@@ -832,7 +832,7 @@ def _archive_format(head: bytes) -> str | None:
 def _parses_as_python(text: str) -> bool:
     """Whether ``text`` parses as Python without a syntax error and holds an import or a
     definition at module level (tree-sitter; the text is only parsed)."""
-    from audit.parsing import get_parser
+    from mleaudit.audit.parsing import get_parser
 
     try:
         tree = get_parser("python").parse(text.encode("utf-8", errors="replace"))
@@ -1095,7 +1095,7 @@ def _read_meta(root: Path, paths: set[str], skipped: list[Skipped]) -> dict[str,
     """Merge ``run.json`` then ``metadata.json`` (earlier names win) from the run root.
 
     The files are read without following links and decoded with bounded nesting
-    (:func:`grading.untrusted_json.loads`); what cannot be read is listed in ``skipped``.
+    (:func:`mleaudit.grading.untrusted_json.loads`); what cannot be read is listed in ``skipped``.
     """
     meta: dict[str, Any] = {}
     for name in reversed(RunLayout.RUN_META):

@@ -5,7 +5,7 @@ records it in ``run.json`` under ``spec.command``, next to ``backend``, ``status
 ``agent_started``. That command is the root of everything the sandbox ran, yet it is in no log:
 an agent that prints a few lines and writes its submission leaves a ``run.log`` without a
 single command. :func:`read_sandbox_command` turns the recorded command into one COMMAND event
-of the :attr:`~audit.units.Actor.OPERATOR` (the person who launched the run), located at
+of the :attr:`~mleaudit.audit.units.Actor.OPERATOR` (the person who launched the run), located at
 ``spec.command`` in ``run.json``, so that checks which trace what ran (submission provenance)
 see it.
 
@@ -13,8 +13,8 @@ Only a sandbox record counts: a ``run.json`` whose ``backend`` and ``status`` ar
 whose ``agent_started`` is ``true`` and whose ``spec.command`` is a list. Any other
 ``run.json`` (MLE-bench metadata, a run whose agent never started) adds nothing.
 
-The record is untrusted: it is read through :func:`audit.run.read_run_file` (size cap, no
-links) and :func:`grading.untrusted_json.loads` (bounded nesting); at most
+The record is untrusted: it is read through :func:`mleaudit.audit.run.read_run_file` (size cap, no
+links) and :func:`mleaudit.grading.untrusted_json.loads` (bounded nesting); at most
 :data:`MAX_COMMAND_ITEMS` items of ``spec.command`` are read, each up to
 :data:`MAX_ITEM_CHARS` characters and :data:`MAX_COMMAND_CHARS` in all; items that are not
 strings are ignored (a note says how many). A command cut by these caps is listed as an unread
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.model import Skipped, Span
-from audit.run import RunLayout, Run, decode_text, read_run_file
-from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
-from grading import untrusted_json
+from mleaudit.audit.model import Skipped, Span
+from mleaudit.audit.run import RunLayout, Run, decode_text, read_run_file
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
+from mleaudit.grading import untrusted_json
 
 __all__ = [
     "MAX_COMMAND_CHARS",
@@ -206,14 +206,14 @@ def read_sandbox_command(run: Run) -> SandboxCommand | None:
     Parameters
     ----------
     run : Run
-        From :func:`audit.run.load_run`; only a run folder (not a single file) holding a
+        From :func:`mleaudit.audit.run.load_run`; only a run folder (not a single file) holding a
         ``run.json`` is looked at.
 
     Returns
     -------
     SandboxCommand or None
         ``None`` when there is no sandbox record (see :func:`is_sandbox_record`), when it cannot
-        be read (:func:`audit.run.load_run` already lists an unreadable ``run.json``), or when
+        be read (:func:`mleaudit.audit.run.load_run` already lists an unreadable ``run.json``), or when
         the command is empty.
     """
     if run.layout == "file" or not any(a.path == RECORD_PATH for a in run.artifacts):

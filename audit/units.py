@@ -19,7 +19,7 @@ import enum
 import re
 from dataclasses import dataclass
 
-from audit.model import Span
+from mleaudit.audit.model import Span
 
 __all__ = ["Actor", "CellRange", "CodeUnit", "LogEventKind", "LogEvent", "encodable"]
 
@@ -63,7 +63,7 @@ class Actor(enum.Enum):
       otherwise, so that a unit nobody can place is never exempt.
 
     Rules declare the actors they judge (``actors:`` in the rule YAML); the heuristics that set
-    the actor per run format live in :mod:`audit.attribution` and in each log adapter.
+    the actor per run format live in :mod:`mleaudit.audit.attribution` and in each log adapter.
     """
 
     AGENT = "agent"
@@ -108,7 +108,7 @@ class CodeUnit:
     path : str
         Host file, POSIX, relative to the run root (``code/train.py``, ``logs/journal.json``).
     language : str
-        Grammar name from :data:`audit.parsing.LANGUAGES`.
+        Grammar name from :data:`mleaudit.audit.parsing.LANGUAGES`.
     text : str
         The code.
     origin : Span or None
@@ -120,7 +120,7 @@ class CodeUnit:
         What the unit came from: ``"file"``, ``"notebook"``, ``"log"``.
     actor : Actor
         Who wrote the code (:class:`Actor`); ``UNKNOWN`` until a reader or
-        :mod:`audit.attribution` says.
+        :mod:`mleaudit.audit.attribution` says.
     """
 
     path: str

@@ -40,8 +40,6 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 SEED = 20240611
@@ -49,7 +47,7 @@ SEED = 20240611
 
 def build_run(data: Path, run_dir: Path, n_files: int, seed: int = SEED) -> int:
     """Write ``run_dir/code/agent_NNN.py`` (``n_files`` files); return how many carry a pasted slice."""
-    from audit.similarity.corpus import iter_reference_files, read_reference
+    from mleaudit.audit.similarity.corpus import iter_reference_files, read_reference
 
     hosts = [p.read_text(encoding="utf-8").splitlines() for p in sorted((data / "runs" / "aide").glob("*.py"))]
     notebooks = []
@@ -81,10 +79,10 @@ def build_run(data: Path, run_dir: Path, n_files: int, seed: int = SEED) -> int:
 
 
 def _child(run_dir: Path, corpus: Path, uncapped: bool, jobs: int) -> None:
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.rules.loader import find_rules_root, load_ruleset
-    from audit.run import load_run
-    from audit.similarity import DetectionCorpus, SimilarityOptions
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.run import load_run
+    from mleaudit.audit.similarity import DetectionCorpus, SimilarityOptions
 
     detector_seconds = multiprocessing.Value("d", 0.0)
     evidence_all = DetectionCorpus.evidence_all

@@ -33,7 +33,7 @@ def measure(data: Path, files: int, workdir: Path) -> dict[str, float]:
         shutil.copyfile(path, agents / path.name)
     out = workdir / f"compare-{files}.json"
     code = ("import sys, resource\n"
-            "from audit.cli import main\n"
+            "from mleaudit.audit.cli import main\n"
             "try:\n"
             "    main(sys.argv[1:], standalone_mode=False)\n"
             "finally:\n"

@@ -23,13 +23,13 @@ Printed figures:
   with a flagged pair, those with the exact search's flagged pairs and best kernel, and the
   median numbers of references per file through the two evidence bounds; with
   ``--brute-runs K``, the first K runs compared by brute force with the whole corpus folder
-  (:func:`audit.similarity.compare`), whose flagged pairs and best kernel per file the exact
+  (:func:`mleaudit.audit.similarity.compare`), whose flagged pairs and best kernel per file the exact
   search must give; the same queries
   without the copy detector, for its share; the number of candidates at containment 0.3 and
   0.05, and the query process's peak memory;
 - recall against brute force for pairs with agent containment >= 0.3: a uniform sample of
   ``--sample`` references is re-read from disk and fingerprinted from scratch, every agent file
-  is compared with each of them (Dolos figures from :func:`audit.similarity.dolos_metrics`), and
+  is compared with each of them (Dolos figures from :func:`mleaudit.audit.similarity.dolos_metrics`), and
   every pair at or above 0.3 must be among the index's candidates;
 - with ``--lsh-ensemble``, the same recall for datasketch's ``MinHashLSHEnsemble`` (containment
   threshold 0.3, 128 permutations) built over the same sample, with its candidate counts;
@@ -56,18 +56,16 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-from audit.model import Skipped  # noqa: E402
-from audit.notebooks import read_notebook  # noqa: E402
-from audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
-from audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
-from audit.similarity import corpus_index as corpus_index_module  # noqa: E402
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus  # noqa: E402
-from audit.similarity.corpus_index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
-from audit.similarity.tokenize import tokenize_text  # noqa: E402
-from audit.units import CodeUnit  # noqa: E402
+from mleaudit.audit.model import Skipped  # noqa: E402
+from mleaudit.audit.notebooks import read_notebook  # noqa: E402
+from mleaudit.audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
+from mleaudit.audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
+from mleaudit.audit.similarity import corpus_index as corpus_index_module  # noqa: E402
+from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus  # noqa: E402
+from mleaudit.audit.similarity.corpus_index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
+from mleaudit.audit.similarity.tokenize import tokenize_text  # noqa: E402
+from mleaudit.audit.units import CodeUnit  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)", re.MULTILINE)

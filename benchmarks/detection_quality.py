@@ -8,7 +8,7 @@ Then leave-one-competition-out: for each competition, the threshold is chosen on
 competitions by the rule used for the shipped one (the lowest score whose false-positive rate
 stays at or below 0.5 %) and applied to the held-out competition.
 
-Every figure goes through :func:`audit.similarity.compare`, the code path of ``mleaudit
+Every figure goes through :func:`mleaudit.audit.similarity.compare`, the code path of ``mleaudit
 similarity compare`` and ``mleaudit audit``.
 
 Ground truth. A case is an agent script with a slice of one notebook (its *source*) pasted in.
@@ -65,24 +65,21 @@ from __future__ import annotations
 import argparse
 import csv
 import math
-import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-from audit.similarity import (  # noqa: E402
+from mleaudit.audit.similarity import (  # noqa: E402
     SimilarityOptions,
     compare,
     load_reference_corpus,
     load_score_threshold,
 )
-from audit.similarity.detect import bits_from_score, lex_code  # noqa: E402
-from audit.units import CodeUnit  # noqa: E402
+from mleaudit.audit.similarity.detect import bits_from_score, lex_code  # noqa: E402
+from mleaudit.audit.units import CodeUnit  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 NEAR_DUPLICATE_SIMILARITY = 0.8
@@ -434,9 +431,9 @@ def clean_run_units(data: Path, sources: tuple[str, ...] = CLEAN_RUN_SOURCES) ->
     units of the run's agent and unknown actors), each path prefixed with ``<source>/<run>::``."""
     from dataclasses import replace
 
-    from audit.expand import expand_run
-    from audit.report_similarity import similarity_agents
-    from audit.run import load_run
+    from mleaudit.audit.expand import expand_run
+    from mleaudit.audit.report_similarity import similarity_agents
+    from mleaudit.audit.run import load_run
 
     runs = data / "runs"
     specs: list[tuple[str, Path]] = []
@@ -515,7 +512,7 @@ def main() -> None:
     if not (args.data / "partial-copies" / "cases.tsv").is_file():
         raise SystemExit(f"no partial-copy cases under {args.data}")
     if args.no_background:
-        from audit.similarity import detect
+        from mleaudit.audit.similarity import detect
 
         detect._DEFAULT_BACKGROUND[:] = [detect.Background.empty()]
     shipped = load_score_threshold()

@@ -4,8 +4,8 @@ Installs ``@dodona/dolos-lib@3.5.1`` with npm into a temporary folder (the tree-
 built with ``npm rebuild --nodedir=/usr``), writes a small Node.js runner there, and computes all
 pairs over the ``.py`` files of ``similarity-golden`` twice: with Dolos (default options, language
 python) and with this engine, through the library calls of ``mleaudit similarity pairs``
-(:func:`~audit.similarity.allpairs.all_pair_metrics_of_texts`: parse, Dolos tokens, winnowing,
-then :func:`~audit.similarity.allpairs.all_pair_metrics` per group). Two groupings are measured:
+(:func:`~mleaudit.audit.similarity.allpairs.all_pair_metrics_of_texts`: parse, Dolos tokens, winnowing,
+then :func:`~mleaudit.audit.similarity.allpairs.all_pair_metrics` per group). Two groupings are measured:
 
 - ``per-competition``: every pair within each competition, as the golden ``dolos_pairs.tsv`` files
   hold them (one analysis per competition, all competitions in one process);
@@ -141,9 +141,7 @@ def engine_main(manifest_path: str, jobs: int) -> None:
         total[1] += now[1] - since[1]
         return now
 
-    if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-        sys.path.insert(0, str(REPO_ROOT))
-    # As the mleaudit command starts (audit.cli._load_numpy_with_one_blas_thread): numpy with
+    # As the mleaudit command starts (mleaudit.audit.cli._load_numpy_with_one_blas_thread): numpy with
     # a one-thread BLAS, whose thread pool would otherwise start with it and spin on the CPUs
     # the engine's processes use.
     if "numpy" not in sys.modules and "OPENBLAS_NUM_THREADS" not in os.environ:
@@ -152,7 +150,7 @@ def engine_main(manifest_path: str, jobs: int) -> None:
             import numpy  # noqa: F401
         finally:
             del os.environ["OPENBLAS_NUM_THREADS"]
-    from audit.similarity.allpairs import all_pair_metrics_by_group, all_pair_metrics_of_texts, fingerprint_texts
+    from mleaudit.audit.similarity.allpairs import all_pair_metrics_by_group, all_pair_metrics_of_texts, fingerprint_texts
 
     mark = lap("import", (started, started_cpu))
     with open(manifest_path, encoding="utf-8") as handle:

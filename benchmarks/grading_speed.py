@@ -28,7 +28,7 @@ The same files are then graded
     virtual environment holding MLE-bench's pinned libraries (``--mlebench-python``), through
     ``scripts/mlebench_grade.py``, whose ``seconds`` per job is the wall time of reading both
     files (MLE-bench's ``read_csv`` and ``load_answers``) and calling the grade function;
-(b) by this project: :func:`grading.grade.score_submission` with the competition's spec, the
+(b) by this project: :func:`mleaudit.grading.grade.score_submission` with the competition's spec, the
     path of ``mleaudit grade``: reading both files, checking columns, ids and every value,
     aligning the rows by id, and computing the metric.
 
@@ -70,8 +70,6 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 #: Our time must be at most MLE-bench's divided by this.
 TARGET_SPEEDUP = 2.0
@@ -334,7 +332,7 @@ def make_files(kind: Kind, rows: int, folder: Path, seed: int) -> dict[str, Path
     dict
         ``answers``, ``in order`` and ``shuffled``: the three files' paths.
     """
-    from grading import CompetitionRegistry, find_competitions_root
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root
 
     spec = CompetitionRegistry(find_competitions_root(), folder).get(kind.competition)
     rng = np.random.default_rng(seed)
@@ -383,15 +381,15 @@ def grade_ours(jobs_path: Path) -> int:
     """Grade each job with this project, printing one JSON report a line (the ``--ours`` side).
 
     Each report holds ``competition``, ``submission``, ``score`` (unrounded, or ``None``),
-    ``error`` and ``seconds``: the wall time of :func:`grading.grade.score_submission`. The
+    ``error`` and ``seconds``: the wall time of :func:`mleaudit.grading.grade.score_submission`. The
     answers' folder is the prepared-data folder: each job's answers sit where the competition's
     spec expects them under it.
     """
     import time
 
-    from grading import CompetitionRegistry, find_competitions_root
-    from grading.errors import InvalidSubmission
-    from grading.grade import score_submission
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root
+    from mleaudit.grading.errors import InvalidSubmission
+    from mleaudit.grading.grade import score_submission
 
     jobs = json.loads(jobs_path.read_text())
     registry = CompetitionRegistry(find_competitions_root(), jobs_path.parent)

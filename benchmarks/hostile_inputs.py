@@ -3,17 +3,17 @@
 Each case runs in a child process of its own, so that its peak memory (max RSS) is its own;
 the wall time is the child's whole call, after its imports.
 
-- *submissions*: :func:`grading.validation.read_submission` (the pre-scan of
-  :mod:`grading.csvscan`, then pandas) on files built to make pandas slow or to fill memory: a
+- *submissions*: :func:`mleaudit.grading.validation.read_submission` (the pre-scan of
+  :mod:`mleaudit.grading.csvscan`, then pandas) on files built to make pandas slow or to fill memory: a
   160 KB line of commas, a header of a million columns, a 50 MB line, a 48 MB quoted field, 50
   million empty lines. Each is expected rejected by a cap, in milliseconds, except the empty
   lines, which are within every cap and read in linear time. Then the pre-scan alone against
   pandas alone on legitimate million-row submissions (``--rows``), the cost the caps add;
-- *notebooks*: :func:`audit.notebooks.read_notebook` on a notebook of 100,000 small code cells,
+- *notebooks*: :func:`mleaudit.audit.notebooks.read_notebook` on a notebook of 100,000 small code cells,
   one cell of 10 MB, a cell whose source is a list of a million strings with 100,000 outputs,
   and JSON nested 100,000 deep; then ``mleaudit audit RUN --no-similarity --no-grade`` on a run
   folder holding the 100,000-cell notebook (``--no-audit`` skips it);
-- *specs*: :func:`sandbox.spec.load_sandbox_spec` on a "billion laughs" YAML file and on YAML
+- *specs*: :func:`mleaudit.sandbox.spec.load_sandbox_spec` on a "billion laughs" YAML file and on YAML
   nested 100,000 deep.
 
 Usage: ``python benchmarks/hostile_inputs.py [--rows 1000000] [--cells 100000] [--no-audit] [--keep DIR]``
@@ -32,7 +32,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 # -- inputs ------------------------------------------------------------------------------------
@@ -111,13 +110,13 @@ def _write_specs(folder: Path) -> dict[str, Path]:
 def _case(kind: str, path: str) -> None:
     """Run one case here (the child) and print its outcome as one JSON line."""
     if kind == "submission":
-        from grading.errors import InvalidSubmission
-        from grading.validation import read_submission
+        from mleaudit.grading.errors import InvalidSubmission
+        from mleaudit.grading.validation import read_submission
 
         call = lambda: read_submission(path, id_column="id")  # noqa: E731
         expected: tuple[type[BaseException], ...] = (InvalidSubmission,)
     elif kind == "prescan":
-        from grading.csvscan import check_csv_limits
+        from mleaudit.grading.csvscan import check_csv_limits
 
         call, expected = (lambda: check_csv_limits(path)), ()
     elif kind == "pandas":
@@ -125,13 +124,13 @@ def _case(kind: str, path: str) -> None:
 
         call, expected = (lambda: pd.read_csv(path, dtype={"id": str})), ()
     elif kind == "notebook":
-        from audit.notebooks import NotebookError, read_notebook
+        from mleaudit.audit.notebooks import NotebookError, read_notebook
 
         text = Path(path).read_text(encoding="utf-8")
         call, expected = (lambda: read_notebook(text, path)), (NotebookError,)
     elif kind == "spec":
-        from sandbox.errors import SpecError
-        from sandbox.spec import load_sandbox_spec
+        from mleaudit.sandbox.errors import SpecError
+        from mleaudit.sandbox.spec import load_sandbox_spec
 
         call, expected = (lambda: load_sandbox_spec(path)), (SpecError,)
     else:
@@ -212,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
         if not args.no_audit:
             print(f"whole audit: mleaudit audit run RUN --no-similarity --no-grade ({args.cells:,}-cell notebook)")
             started = time.perf_counter()
-            command = [sys.executable, "-m", "audit", "audit", "run", str(folder / "run"), "--no-similarity",
+            command = [sys.executable, "-m", "mleaudit", "audit", "run", str(folder / "run"), "--no-similarity",
                        "--no-grade", "-o", str(folder / "report.json")]
             done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT)
             seconds = time.perf_counter() - started

@@ -1,6 +1,6 @@
 """Rule findings on real agent runs and on labelled violation sets: false alarms, precision, recall.
 
-Audits, in process through :func:`audit.pipeline.run_audit` (the code path of ``mleaudit audit``),
+Audits, in process through :func:`mleaudit.audit.pipeline.run_audit` (the code path of ``mleaudit audit``),
 with no similarity and no grading:
 
 - every real run under ``<shared>/data/runs`` (all taken as clean):
@@ -49,12 +49,10 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-from audit.model import Severity  # noqa: E402
-from audit.pipeline import AuditRequest, run_audit  # noqa: E402
-from grading.errors import CompetitionNotFound  # noqa: E402
+from mleaudit.audit.model import Severity  # noqa: E402
+from mleaudit.audit.pipeline import AuditRequest, run_audit  # noqa: E402
+from mleaudit.grading.errors import CompetitionNotFound  # noqa: E402
 
 DEFAULT_SHARED = REPO_ROOT.parent / "shared"
 #: The repository's own labelled sets: ``cases`` (written alongside the rules), ``cases-wild``

@@ -25,8 +25,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 
 #: The HTML size asked of the audit of all 153 partial-copy cases.
 MAX_HTML_BYTES = 5_000_000
@@ -35,9 +33,9 @@ ALL_CASES = 153
 
 def audit_cases(data: Path, cases: int, workdir: Path):
     """Audit the first ``cases`` partial-copy scripts against the golden corpus; returns the report."""
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.rules.loader import find_rules_root, load_ruleset
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.run import load_run
 
     run = workdir / "partial-copies"
     run.mkdir()
@@ -57,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     if not (args.data / "partial-copies").is_dir():
         print(f"no partial-copy cases under {args.data}", file=sys.stderr)
         return 2
-    from audit.formatters import FORMATTERS
+    from mleaudit.audit.formatters import FORMATTERS
 
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()

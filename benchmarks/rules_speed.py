@@ -1,9 +1,9 @@
 """Wall time of the rules stage of an audit, run by run, over the real agent runs.
 
 Each run is audited as ``mleaudit audit RUN --no-similarity`` does it, without grading: the run is
-loaded (:func:`audit.run.load_run`) and audited by :func:`audit.pipeline.audit_run` with no
+loaded (:func:`mleaudit.audit.run.load_run`) and audited by :func:`mleaudit.audit.pipeline.audit_run` with no
 reference corpus, so the similarity stage is skipped. The time is split into the stages of the
-pipeline (wrapping the functions :mod:`audit.pipeline` calls, so nothing is measured twice):
+pipeline (wrapping the functions :mod:`mleaudit.audit.pipeline` calls, so nothing is measured twice):
 
 - ``load``: walking the run dir, reading and hashing its files;
 - ``expand``: notebooks, log adapters and here-documents into code units and log events;
@@ -72,7 +72,7 @@ def generated_run(folder: Path, data: Path, megabytes: float) -> Path:
 
 
 class StageClock:
-    """Accumulates the wall time spent in the functions :mod:`audit.pipeline` calls."""
+    """Accumulates the wall time spent in the functions :mod:`mleaudit.audit.pipeline` calls."""
 
     def __init__(self) -> None:
         self.seconds: dict[str, float] = defaultdict(float)
@@ -89,7 +89,7 @@ class StageClock:
 
     @contextmanager
     def installed(self):
-        import audit.pipeline as pipeline
+        import mleaudit.audit.pipeline as pipeline
 
         names = {"expand": "expand_run", "parse": "parse", "rules": "evaluate_ruleset"}
         saved = {name: getattr(pipeline, name) for name in names.values() if hasattr(pipeline, name)}
@@ -105,8 +105,8 @@ class StageClock:
 
 def audit_once(path: Path, ruleset) -> tuple[dict[str, float], int, int, int]:
     """Stage seconds, code units, log events and findings of one audit of ``path``."""
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.run import load_run
 
     clock = StageClock()
     start = time.perf_counter()
@@ -130,8 +130,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no runs under {args.data} (pass --data)", file=sys.stderr)
         return 2
 
-    sys.path.insert(0, str(REPO_ROOT))
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     start = time.perf_counter()
     ruleset = load_ruleset([find_rules_root(args.rules)])

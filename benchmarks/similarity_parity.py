@@ -25,10 +25,8 @@ from collections import Counter
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-from audit.similarity import FingerprintIndex, dolos_metrics, tokenize_text  # noqa: E402
+from mleaudit.audit.similarity import FingerprintIndex, dolos_metrics, tokenize_text  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 FIELDS = ("similarity", "totalOverlap", "longestFragment", "leftCovered", "rightCovered", "leftTotal", "rightTotal")
@@ -54,7 +52,7 @@ def _matches(field: str, ours: float, theirs: str) -> bool:
 
 def _groups(paths: list[Path]) -> dict[str, dict[str, str]]:
     """Analysis name -> (file name -> text) for ``--files``: one group per folder, loose files together."""
-    from audit.similarity.corpus import decode_reference, iter_reference_files
+    from mleaudit.audit.similarity.corpus import decode_reference, iter_reference_files
 
     groups: dict[str, dict[str, str]] = {}
     for given in paths:

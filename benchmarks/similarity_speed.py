@@ -12,16 +12,13 @@ Usage: ``python benchmarks/similarity_speed.py [--data ../shared/data] [--repeat
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-import audit.parsing  # noqa: E402
-from audit.similarity import (  # noqa: E402
+import mleaudit.audit.parsing  # noqa: E402
+from mleaudit.audit.similarity import (  # noqa: E402
     FingerprintIndex,
     SimilarityOptions,
     compare,
@@ -29,15 +26,15 @@ from audit.similarity import (  # noqa: E402
     fingerprint_tokens,
     tokenize_text,
 )
-from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts  # noqa: E402
-from audit.units import CodeUnit  # noqa: E402
+from mleaudit.audit.similarity.allpairs import all_pair_metrics, fingerprint_texts  # noqa: E402
+from mleaudit.audit.units import CodeUnit  # noqa: E402
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 
 
 def _clear_parse_cache() -> None:
     # parse() caches trees by text digest; timing repeated runs needs real parses.
-    audit.parsing.clear_parse_cache()
+    mleaudit.audit.parsing.clear_parse_cache()
 
 
 def _load(golden: Path) -> dict[str, list[tuple[str, str]]]:

@@ -1,7 +1,7 @@
 """Competitions, data preparation, local graders and Kaggle medals (MLE-bench compatible).
 
 The public names below are imported on first use (PEP 562), so that importing a light module of
-the package (``grading.errors``, ``grading.paths``, ``grading.cli``) does not load the graders'
+the package (``mleaudit.grading.errors``, ``mleaudit.grading.paths``, ``mleaudit.grading.cli``) does not load the graders'
 scientific stack (pandas, scikit-learn, SciPy).
 """
 
@@ -10,15 +10,15 @@ from __future__ import annotations
 from typing import Any
 
 _EXPORTS = {
-    "InvalidSubmission": "grading.errors",
-    "GradeReport": "grading.grade",
-    "grade_submission": "grading.grade",
-    "Medal": "grading.medals",
-    "find_competitions_root": "grading.paths",
-    "resolve_data_dir": "grading.paths",
-    "prepare_competition": "grading.prepare",
-    "CompetitionRegistry": "grading.registry",
-    "CompetitionSpec": "grading.spec",
+    "InvalidSubmission": "mleaudit.grading.errors",
+    "GradeReport": "mleaudit.grading.grade",
+    "grade_submission": "mleaudit.grading.grade",
+    "Medal": "mleaudit.grading.medals",
+    "find_competitions_root": "mleaudit.grading.paths",
+    "resolve_data_dir": "mleaudit.grading.paths",
+    "prepare_competition": "mleaudit.grading.prepare",
+    "CompetitionRegistry": "mleaudit.grading.registry",
+    "CompetitionSpec": "mleaudit.grading.spec",
 }
 
 __all__ = [
@@ -41,4 +41,4 @@ def __getattr__(name: str) -> Any:
         value = getattr(importlib.import_module(_EXPORTS[name]), name)
         globals()[name] = value  # later lookups skip this function
         return value
-    raise AttributeError(f"module 'grading' has no attribute {name!r}")
+    raise AttributeError(f"module 'mleaudit.grading' has no attribute {name!r}")

@@ -3,8 +3,8 @@
 The input is MLE-bench's submission list: one JSON object per line with ``competition_id`` and
 ``submission_path`` (other keys, such as ``logs_path`` and ``code_path``, are ignored; blank
 lines and lines starting with ``#`` or ``//`` are skipped). Each submission is graded with
-:func:`grading.grade.grade_submission`; the output is MLE-bench's aggregate report,
-``<timestamp>_grading_report.json``: the counts of :func:`grading.grade.grade_totals`
+:func:`mleaudit.grading.grade.grade_submission`; the output is MLE-bench's aggregate report,
+``<timestamp>_grading_report.json``: the counts of :func:`mleaudit.grading.grade.grade_totals`
 followed by ``competition_reports`` in input order.
 
 Unlike MLE-bench, which aborts the whole batch when one competition's data is missing, a
@@ -25,12 +25,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from grading.errors import GradingError
-from grading.grade import grade_submission, grade_totals
-from grading.leaderboard import load_leaderboard
-from grading.medals import medal_thresholds
-from grading.registry import CompetitionRegistry
-from grading.submission_list import confine_path, listed_path, read_listed_records
+from mleaudit.grading.errors import GradingError
+from mleaudit.grading.grade import grade_submission, grade_totals
+from mleaudit.grading.leaderboard import load_leaderboard
+from mleaudit.grading.medals import medal_thresholds
+from mleaudit.grading.registry import CompetitionRegistry
+from mleaudit.grading.submission_list import confine_path, listed_path, read_listed_records
 
 __all__ = [
     "REPORT_SUFFIX",
@@ -188,7 +188,7 @@ def grade_submission_list(
     Returns
     -------
     list of dict
-        One :meth:`grading.grade.GradeReport.to_dict` per entry, in order. A competition
+        One :meth:`mleaudit.grading.grade.GradeReport.to_dict` per entry, in order. A competition
         that is unknown, not prepared (only its private answers are needed) or whose
         leaderboard or answers are broken gives ``valid_submission: false`` and the reason in
         ``error``.

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import click
 
-from grading.errors import ChecksumMismatch, GradingError
-from grading.paths import COMPETITIONS_ENV, DATA_DIR_ENV, find_competitions_root, resolve_data_dir
+from mleaudit.grading.errors import ChecksumMismatch, GradingError
+from mleaudit.grading.paths import COMPETITIONS_ENV, DATA_DIR_ENV, find_competitions_root, resolve_data_dir
 
 if TYPE_CHECKING:
-    from grading.registry import CompetitionRegistry
+    from mleaudit.grading.registry import CompetitionRegistry
 
 # The registry, graders, leaderboards and data preparation load pandas, scikit-learn and SciPy:
 # they are imported inside the commands that use them, so that the root ``mleaudit`` command
@@ -95,7 +95,7 @@ def _with_registry(func: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(func)
     def wrapper(*args: Any, competitions_dir: Path | None, data_dir: Path | None, **kwargs: Any) -> Any:
-        from grading.registry import CompetitionRegistry
+        from mleaudit.grading.registry import CompetitionRegistry
 
         with _grading_errors():
             registry = CompetitionRegistry(find_competitions_root(competitions_dir), resolve_data_dir(data_dir))
@@ -178,21 +178,21 @@ def prepare(
         mleaudit prepare --lite --raw ~/kaggle --data-dir ~/mle-data
         mleaudit prepare -c leaf-classification --download
     """
-    from grading.prepare import prepare_competition, prepare_competitions, verification_text
+    from mleaudit.grading.prepare import prepare_competition, prepare_competitions, verification_text
 
     chosen = [bool(competition_id), lite, all_, list_file is not None]
     if sum(chosen) != 1:
         raise click.UsageError("give exactly one of -c ID, --lite, --all or -l FILE")
     client = None
     if download:
-        from grading.kaggle import connect_kaggle
+        from mleaudit.grading.kaggle import connect_kaggle
 
         client = connect_kaggle()
     if competition_id:
         spec = registry.get(competition_id)
         raw_dir = _single_raw_dir(raw, spec.id, spec.raw_files) if raw is not None else None
         if client is not None and raw_dir is None and spec.prepare is not None and spec.raw_files:
-            from grading.prepare import download_raw
+            from mleaudit.grading.prepare import download_raw
 
             if force or not registry.is_prepared(spec.id):
                 raw_dir = download_raw(spec, registry, client, verify=not no_verify)
@@ -261,7 +261,7 @@ def grade(registry: CompetitionRegistry, submission: Path, output_dir: Path) -> 
     \b
         mleaudit grade --submission runs/submission.jsonl --output-dir grades/
     """
-    from grading.batch import grade_jsonl
+    from mleaudit.grading.batch import grade_jsonl
 
     try:
         target, aggregate = grade_jsonl(submission, registry, output_dir)
@@ -308,7 +308,7 @@ def grade_sample(registry: CompetitionRegistry, csv: Path, competition_id: str) 
     \b
         mleaudit grade-sample runs/r1/submission/submission.csv spaceship-titanic
     """
-    from grading.grade import grade_submission
+    from mleaudit.grading.grade import grade_submission
 
     spec = registry.get(competition_id)
     report = grade_submission(csv, spec, registry.data_dir)
@@ -344,7 +344,7 @@ def list_competitions(registry: CompetitionRegistry, split: str | None) -> None:
         mleaudit competitions list --data-dir ~/mle-data
         mleaudit competitions list --split lite
     """
-    from grading.leaderboard import load_leaderboard
+    from mleaudit.grading.leaderboard import load_leaderboard
 
     ids = registry.ids_in_split(split) if split is not None else registry.ids()
     rows = [("ID", "METRIC", "BETTER", "LEADERBOARD", "TEAMS", "PREPARED")]
@@ -378,8 +378,8 @@ def show_competition(registry: CompetitionRegistry, competition_id: str) -> None
     \b
         mleaudit competitions show sklearn-diabetes
     """
-    from grading.leaderboard import load_leaderboard
-    from grading.medals import medal_thresholds
+    from mleaudit.grading.leaderboard import load_leaderboard
+    from mleaudit.grading.medals import medal_thresholds
 
     spec = registry.get(competition_id)
     info = spec.to_dict()
@@ -432,7 +432,7 @@ def fetch_kernels(registry: CompetitionRegistry, competition_id: str, top: int, 
     \b
         mleaudit kernels fetch leaf-classification --top 10 -o corpus/leaf
     """
-    from grading.kaggle import connect_kaggle, fetch_top_kernels
+    from mleaudit.grading.kaggle import connect_kaggle, fetch_top_kernels
 
     spec = registry.get(competition_id)
     client = connect_kaggle()

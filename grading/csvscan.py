@@ -4,7 +4,7 @@ A submission is written by the agent being graded, so its bytes may be built to 
 parser slow: pandas' cost grows faster than the file with the number of fields on a line (a
 160 KB line of commas is 160,000 columns, a minute and a gigabyte to read), and a single field
 or line may hold hundreds of megabytes. :func:`check_csv_limits` reads the raw bytes once, in
-fixed-size chunks, and raises :class:`~grading.errors.InvalidSubmission` as soon as a record
+fixed-size chunks, and raises :class:`~mleaudit.grading.errors.InvalidSubmission` as soon as a record
 has more fields than :attr:`CsvLimits.max_columns`, a field more bytes than
 :attr:`CsvLimits.max_field_bytes` or a record more bytes than :attr:`CsvLimits.max_line_bytes`,
 naming the line of the file (the header is line 1) and the cap. Its work and memory are
@@ -40,7 +40,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from grading.errors import InvalidSubmission
+from mleaudit.grading.errors import InvalidSubmission
 
 __all__ = [
     "CsvLimits",
@@ -367,7 +367,7 @@ def check_csv_limits(path: str | os.PathLike[str], limits: CsvLimits = DEFAULT_C
     >>> check_csv_limits(folder / "wide.csv")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    grading.errors.InvalidSubmission: Submission file '...wide.csv' line 3 has more than 1,024 fields (a submission may have at most 1,024 columns).
+    mleaudit.grading.errors.InvalidSubmission: Submission file '...wide.csv' line 3 has more than 1,024 fields (a submission may have at most 1,024 columns).
     """
     path = Path(path)
     try:

@@ -85,7 +85,7 @@ ANSWER_REASONS: frozenset[str] = frozenset({"incomparable", "unknown-label", "no
 #: - ``expected_fields``: the fields the parser expected there (``csv-syntax``; the header's
 #:   count, or one more when the parser took the first column as an index);
 #: - ``max_columns``, ``max_field_bytes``, ``max_line_bytes``: the cap a ``too-large`` line
-#:   broke (:class:`grading.csvscan.CsvLimits`); exactly one of them.
+#:   broke (:class:`mleaudit.grading.csvscan.CsvLimits`); exactly one of them.
 COUNT_KEYS: frozenset[str] = frozenset({"fields", "expected_fields", "max_columns", "max_field_bytes", "max_line_bytes"})
 
 
@@ -125,7 +125,7 @@ class InvalidSubmission(GradingError):
                  row: int | None = None, line: int | None = None, counts: Mapping[str, int] | None = None) -> None:
         super().__init__(message)
         if reason not in REASONS:
-            raise ValueError(f"InvalidSubmission reason {reason!r} is not one of grading.errors.REASONS")
+            raise ValueError(f"InvalidSubmission reason {reason!r} is not one of mleaudit.grading.errors.REASONS")
         if row is not None and (isinstance(row, bool) or int(row) != row or row < 1):
             raise ValueError(f"InvalidSubmission row must be a 1-based row number, not {row!r}")
         if line is not None and (isinstance(line, bool) or int(line) != line or line < 1):
@@ -133,7 +133,7 @@ class InvalidSubmission(GradingError):
         counts = dict(counts or {})
         for key, value in counts.items():
             if key not in COUNT_KEYS:
-                raise ValueError(f"InvalidSubmission count {key!r} is not one of grading.errors.COUNT_KEYS")
+                raise ValueError(f"InvalidSubmission count {key!r} is not one of mleaudit.grading.errors.COUNT_KEYS")
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise ValueError(f"InvalidSubmission count {key!r} must be a non-negative integer, not {value!r}")
         self.reason = reason

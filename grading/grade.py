@@ -24,15 +24,15 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits
-from grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission, UndefinedScore
-from grading.leaderboard import load_leaderboard
-from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
-from grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
-from grading.metrics.base import submission_row
-from grading.mlebench_divergence import CheckedGrade, Divergence, DivergenceCheck, find_mlebench_divergences
-from grading.spec import CompetitionSpec
-from grading.validation import (
+from mleaudit.grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits
+from mleaudit.grading.errors import ConfigError, DatasetNotPrepared, InvalidSubmission, UndefinedScore
+from mleaudit.grading.leaderboard import load_leaderboard
+from mleaudit.grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_thresholds
+from mleaudit.grading.metrics import METRICS, Metric, PredictionError, TargetKind, describe_row
+from mleaudit.grading.metrics.base import submission_row
+from mleaudit.grading.mlebench_divergence import CheckedGrade, Divergence, DivergenceCheck, find_mlebench_divergences
+from mleaudit.grading.spec import CompetitionSpec
+from mleaudit.grading.validation import (
     ScoringOptions,
     check_arrays,
     check_frames,
@@ -108,7 +108,7 @@ class GradeReport:
         metric is undefined for it.
     score : float or None
         Rounded to 5 decimals; ``None`` unless ``valid_submission``, and for a valid submission
-        whose metric is undefined (:class:`~grading.errors.UndefinedScore`).
+        whose metric is undefined (:class:`~mleaudit.grading.errors.UndefinedScore`).
     error : str or None
         Why the submission is missing or invalid, or why a valid one has no score; ``None``
         when it has one.
@@ -122,7 +122,7 @@ class GradeReport:
         When the report was made (UTC).
     leaderboard_source : str
         ``kaggle`` or ``reference-baselines``.
-    mlebench_divergence : tuple of grading.mlebench_divergence.Divergence
+    mlebench_divergence : tuple of mleaudit.grading.mlebench_divergence.Divergence
         Where MLE-bench's own grader would grade this file differently: each looseness of its
         grader (the competition's ``mlebench_looseness``) the file triggers, with MLE-bench's
         would-be outcome against this grade. Empty when there is none.
@@ -290,17 +290,17 @@ def score_frames(
     """Validate a submission table, align it with the answers by id, and score it.
 
     This is the whole scoring path after the files are read: scoring parameters
-    (:data:`grading.metrics.SCORING_PARAMS`) choose the id columns and the scored rows,
-    :func:`grading.validation.check_frames` (frame metrics) or
-    :func:`grading.validation.check_arrays` (array metrics) checks every value, and the metric
+    (:data:`mleaudit.grading.metrics.SCORING_PARAMS`) choose the id columns and the scored rows,
+    :func:`mleaudit.grading.validation.check_frames` (frame metrics) or
+    :func:`mleaudit.grading.validation.check_arrays` (array metrics) checks every value, and the metric
     runs on the aligned frames or arrays.
 
     Parameters
     ----------
     submission : pandas.DataFrame
-        As read by :func:`grading.validation.read_submission` (ids as text).
+        As read by :func:`mleaudit.grading.validation.read_submission` (ids as text).
     answers : pandas.DataFrame
-        As read by :func:`grading.validation.read_answers`.
+        As read by :func:`mleaudit.grading.validation.read_answers`.
     metric : Metric or str
         A registry entry or its name (a function name or an MLE-bench label).
     id_column : str or sequence of str
@@ -446,7 +446,7 @@ def read_scoring_frames(
 
     Id columns (and the target columns of text metrics) are read verbatim as text, every other
     column as pandas infers it; the submission is checked against the caps of
-    :mod:`grading.csvscan` first. The answers are read first, so a broken answer key is
+    :mod:`mleaudit.grading.csvscan` first. The answers are read first, so a broken answer key is
     reported before anything about the submission.
 
     Parameters
@@ -580,7 +580,7 @@ def grade_submission(
         Timestamp for the report (defaults to now, UTC); tests pass a fixed one.
     divergences : bool
         Also look for where MLE-bench's own grader would grade the file differently
-        (:func:`grading.mlebench_divergence.find_mlebench_divergences`; it reads the file once
+        (:func:`mleaudit.grading.mlebench_divergence.find_mlebench_divergences`; it reads the file once
         more, and scores it once more when the file triggers a looseness of that grader).
 
     Returns
@@ -652,7 +652,7 @@ class SubmissionCheck:
         Whether the file would be scored (a submission whose metric is undefined counts as
         valid, as MLE-bench counts it).
     reason : str or None
-        ``None`` when valid; otherwise a code of :data:`grading.errors.REASONS`.
+        ``None`` when valid; otherwise a code of :data:`mleaudit.grading.errors.REASONS`.
     column : str or None
         The submission column the problem is in, when there is one.
     row : int or None
@@ -663,10 +663,10 @@ class SubmissionCheck:
         for the host and ``mleaudit grade``, never for an agent as it stands.
     line : int or None
         The 1-based line of the file (the header is line 1) of a ``csv-syntax`` or
-        ``too-large`` problem (:attr:`grading.errors.InvalidSubmission.line`).
+        ``too-large`` problem (:attr:`mleaudit.grading.errors.InvalidSubmission.line`).
     counts : dict of str to int
         Numbers about the file's structure or the configured caps
-        (:attr:`grading.errors.InvalidSubmission.counts`); empty when none.
+        (:attr:`mleaudit.grading.errors.InvalidSubmission.counts`); empty when none.
     """
 
     valid: bool
@@ -737,7 +737,7 @@ def validate_submission(
     The ``(valid, message)`` pair of :func:`check_submission`. The message is the full
     host-side text: it names columns, rows and ids, and a few metric errors quote the scoring
     library, whose text may describe the answers. A validation endpoint answering an agent
-    renders its reply from the reason code instead (:mod:`sandbox.feedback`).
+    renders its reply from the reason code instead (:mod:`mleaudit.sandbox.feedback`).
 
     Returns
     -------

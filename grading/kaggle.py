@@ -38,8 +38,8 @@ from typing import Any, Callable, Mapping
 
 import pandas as pd
 
-from grading.errors import GradingError
-from grading.leaderboard import LEADERBOARD_COLUMNS
+from mleaudit.grading.errors import GradingError
+from mleaudit.grading.leaderboard import LEADERBOARD_COLUMNS
 
 __all__ = [
     "KAGGLE_INSTALL_HINT",
@@ -384,7 +384,7 @@ def leaderboard_from_kaggle_csv(data: bytes, *, source: str = "leaderboard") -> 
     Returns
     -------
     pandas.DataFrame
-        Columns :data:`grading.leaderboard.LEADERBOARD_COLUMNS`, in Kaggle's row order.
+        Columns :data:`mleaudit.grading.leaderboard.LEADERBOARD_COLUMNS`, in Kaggle's row order.
 
     Raises
     ------

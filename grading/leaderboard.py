@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from grading.errors import ConfigError
+from mleaudit.grading.errors import ConfigError
 
 __all__ = ["LEADERBOARD_COLUMNS", "Leaderboard", "load_leaderboard", "check_direction"]
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grading.leaderboard import Leaderboard
+from mleaudit.grading.leaderboard import Leaderboard
 
 __all__ = ["Medal", "MedalThresholds", "medal_positions", "medal_thresholds", "award_medal", "is_above_median"]
 

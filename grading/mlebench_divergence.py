@@ -4,7 +4,7 @@ MLE-bench's graders are loose in places where this project checks strictly: some
 position and never read the ids, some accept a test id twice, turn a missing or infinite
 prediction into a number, truncate ``1.5`` to class 1, or decode a run-length mask with an odd
 count of numbers. Each competition's config names its grader's looseness
-(``mlebench_looseness``, vocabulary :data:`grading.spec.MLEBENCH_LOOSENESS_KINDS`);
+(``mlebench_looseness``, vocabulary :data:`mleaudit.grading.spec.MLEBENCH_LOOSENESS_KINDS`);
 :func:`find_mlebench_divergences` finds the looseness one submission file triggers and says what
 MLE-bench's grader would make of that file.
 
@@ -33,9 +33,9 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.errors import GradingError, InvalidSubmission, UndefinedScore
-from grading.medals import Medal, MedalThresholds, award_medal
-from grading.spec import CELL_KINDS, CompetitionSpec, Looseness
+from mleaudit.grading.errors import GradingError, InvalidSubmission, UndefinedScore
+from mleaudit.grading.medals import Medal, MedalThresholds, award_medal
+from mleaudit.grading.spec import CELL_KINDS, CompetitionSpec, Looseness
 
 __all__ = [
     "SHOWN_ROWS",
@@ -81,7 +81,7 @@ class Divergence:
     Attributes
     ----------
     kind : str
-        A key of :data:`grading.spec.MLEBENCH_LOOSENESS_KINDS`.
+        A key of :data:`mleaudit.grading.spec.MLEBENCH_LOOSENESS_KINDS`.
     mlebench_does : str
         What MLE-bench's grader does (the config's ``note``).
     trigger : str
@@ -660,7 +660,7 @@ def _emulated_frames(em: _Emulation) -> tuple[pd.DataFrame, pd.DataFrame] | str:
 
 
 def _rounded(score: float) -> float:
-    from grading.grade import round_score  # grade imports this module
+    from mleaudit.grading.grade import round_score  # grade imports this module
 
     return round_score(score)
 
@@ -685,7 +685,7 @@ def _medal(score: float | None, thresholds: MedalThresholds | None) -> Medal | N
 
 
 def _checked_grade(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec) -> CheckedGrade:
-    from grading.grade import score_spec_frames
+    from mleaudit.grading.grade import score_spec_frames
 
     try:
         return CheckedGrade(valid=True, score=_rounded(score_spec_frames(submission.copy(), answers.copy(), spec)))
@@ -698,8 +698,8 @@ def _checked_grade(submission: pd.DataFrame, answers: pd.DataFrame, spec: Compet
 def _thresholds(spec: CompetitionSpec) -> MedalThresholds | None:
     if not spec.has_leaderboard:
         return None
-    from grading.leaderboard import load_leaderboard
-    from grading.medals import medal_thresholds
+    from mleaudit.grading.leaderboard import load_leaderboard
+    from mleaudit.grading.medals import medal_thresholds
 
     try:
         return medal_thresholds(load_leaderboard(spec.leaderboard_path), spec.metric.higher_is_better)
@@ -712,7 +712,7 @@ def _scoring_setup(spec: CompetitionSpec) -> tuple[tuple[str, ...], tuple[str, .
     """Id columns, target columns, answer column names, number matching and extra-id policy."""
     if spec.metric.grader is not None:
         return (spec.id_column,), tuple(spec.target_columns), {}, False, "error"
-    from grading.validation import scoring_options
+    from mleaudit.grading.validation import scoring_options
 
     options, _ = scoring_options(spec.metric.metric, id_column=spec.id_column, target_columns=spec.target_columns,
                                  params=spec.metric.params)
@@ -733,7 +733,7 @@ def find_mlebench_divergences(
     Parameters
     ----------
     submission_path : path-like
-        The submission CSV (untrusted: read within the caps of :mod:`grading.csvscan`).
+        The submission CSV (untrusted: read within the caps of :mod:`mleaudit.grading.csvscan`).
     spec : CompetitionSpec
         The competition; its ``mlebench_looseness`` says what to look for (nothing when it is
         empty or ``None``).
@@ -764,7 +764,7 @@ def find_mlebench_divergences(
     entries = tuple(spec.mlebench_looseness or ())
     if not entries:
         return DivergenceCheck()
-    from grading.grade import read_scoring_frames
+    from mleaudit.grading.grade import read_scoring_frames
 
     try:
         submission, answers = read_scoring_frames(submission_path, spec, answers_path)
@@ -837,7 +837,7 @@ def _find(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec
         if isinstance(frames, str):
             computed, basis = False, f"not computed: {frames}"
         else:
-            from grading.grade import score_spec_frames
+            from mleaudit.grading.grade import score_spec_frames
 
             try:
                 score = _rounded(score_spec_frames(frames[0], frames[1], spec))

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import platformdirs
 
-from grading.errors import ConfigError
+from mleaudit.grading.errors import ConfigError
 
 __all__ = [
     "COMPETITIONS_ENV",
@@ -44,7 +44,7 @@ DATA_DIR_ENV = "MLEAUDIT_DATA_DIR"
 
 
 def _checkout_competitions() -> Path:
-    import grading
+    from mleaudit import grading
 
     return Path(grading.__file__).resolve().parents[1] / "competitions"
 

@@ -12,7 +12,7 @@ extension is one of csv, json, jsonl, parquet, bson (``description.md`` is not c
 
 :func:`prepare_competitions` prepares several competitions and reports each outcome instead of
 stopping at the first that cannot be prepared; :func:`download_raw` fetches a competition's
-Kaggle archive (see :mod:`grading.kaggle`), checks it against the ``zip`` MD5 MLE-bench
+Kaggle archive (see :mod:`mleaudit.grading.kaggle`), checks it against the ``zip`` MD5 MLE-bench
 recorded, and extracts it into the raw dir. :func:`one_hot_labels` and
 :func:`write_prepared_csv` are the helpers competitions' ``prepare.py`` files use to write
 MLE-bench's formats byte for byte.
@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING, Mapping
 import numpy as np
 import pandas as pd
 
-from grading import paths
-from grading.errors import ChecksumMismatch, ConfigError, GradingError, RawDataMissing
-from grading.registry import CompetitionRegistry
-from grading.spec import CHECKSUMS_FILE, CompetitionSpec
+from mleaudit.grading import paths
+from mleaudit.grading.errors import ChecksumMismatch, ConfigError, GradingError, RawDataMissing
+from mleaudit.grading.registry import CompetitionRegistry
+from mleaudit.grading.spec import CHECKSUMS_FILE, CompetitionSpec
 
 if TYPE_CHECKING:
-    from grading.kaggle import KaggleClient
+    from mleaudit.grading.kaggle import KaggleClient
 
 __all__ = [
     "CHECKSUM_EXTENSIONS",
@@ -390,7 +390,7 @@ def download_raw(spec: CompetitionSpec, registry: CompetitionRegistry, client: "
         The competition.
     registry : CompetitionRegistry
         Gives the data dir.
-    client : grading.kaggle.KaggleClient
+    client : mleaudit.grading.kaggle.KaggleClient
         A connected Kaggle client.
     verify : bool
         Compare the archive with the ``zip`` MD5 of checksums.yaml when one is recorded.
@@ -402,12 +402,12 @@ def download_raw(spec: CompetitionSpec, registry: CompetitionRegistry, client: "
 
     Raises
     ------
-    grading.kaggle.KaggleError
+    mleaudit.grading.kaggle.KaggleError
         If the download or the extraction fails.
     ChecksumMismatch
         If the archive differs from the one MLE-bench recorded.
     """
-    from grading.kaggle import extract_archive
+    from mleaudit.grading.kaggle import extract_archive
 
     archive = client.download_competition(spec.id, paths.competition_data_dir(registry.data_dir, spec.id))
     expected = archive_checksum(spec) if verify else None
@@ -471,7 +471,7 @@ def prepare_competitions(
         downloaded data); competitions without a folder there use ``<data>/<id>/raw``.
     force, verify
         As in :func:`prepare_competition`.
-    client : grading.kaggle.KaggleClient, optional
+    client : mleaudit.grading.kaggle.KaggleClient, optional
         When given, competitions that are not prepared and have a prepare function are first
         downloaded from Kaggle (:func:`download_raw`).
 

@@ -13,9 +13,9 @@ import difflib
 import logging
 from pathlib import Path
 
-from grading import paths
-from grading.errors import CompetitionNotFound
-from grading.spec import CONFIG_FILE, CompetitionSpec, load_competition_spec
+from mleaudit.grading import paths
+from mleaudit.grading.errors import CompetitionNotFound
+from mleaudit.grading.spec import CONFIG_FILE, CompetitionSpec, load_competition_spec
 
 __all__ = ["SPLIT_ALIASES", "canonical_split", "CompetitionRegistry"]
 
@@ -42,9 +42,9 @@ class CompetitionRegistry:
     Parameters
     ----------
     root : path-like
-        Folder holding one sub-folder per competition (see :func:`grading.paths.find_competitions_root`).
+        Folder holding one sub-folder per competition (see :func:`mleaudit.grading.paths.find_competitions_root`).
     data_dir : path-like
-        Prepared-data dir (see :func:`grading.paths.resolve_data_dir`).
+        Prepared-data dir (see :func:`mleaudit.grading.paths.resolve_data_dir`).
 
     Examples
     --------

@@ -52,13 +52,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping
 import jsonschema
 import yaml
 
-from grading import untrusted_yaml
-from grading.errors import ConfigError
+from mleaudit.grading import untrusted_yaml
+from mleaudit.grading.errors import ConfigError
 
 # The metrics load scikit-learn, SciPy and pandas: imported where a metric is looked up, so that
 # the spec's constants (AUDIT_POLICY_KEYS, file names) come without them.
 if TYPE_CHECKING:
-    from grading.metrics import Metric, TargetKind
+    from mleaudit.grading.metrics import Metric, TargetKind
 
 __all__ = [
     "CONFIG_FILE",
@@ -108,7 +108,7 @@ _STRING_LIST = {"type": "array", "items": {"type": "string", "minLength": 1}}
 #: The vocabulary of ``mlebench_looseness``: what MLE-bench's grader for a competition accepts, or
 #: how it pairs rows, where this project's grading checks strictly. Each kind, its definition
 #: and the keys an entry of that kind may carry besides ``kind``, ``note`` and ``score``
-#: (detection: :mod:`grading.mlebench_divergence`).
+#: (detection: :mod:`mleaudit.grading.mlebench_divergence`).
 MLEBENCH_LOOSENESS_KINDS: Mapping[str, str] = {
     "positional_rows": "submission rows are paired with answer rows by their position in the file (within each value of "
                        "the column `within` when given); the ids are not compared, and may be wrong or absent",
@@ -248,7 +248,7 @@ _KERNEL_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\
 class Looseness:
     """One way MLE-bench's grader for a competition is looser than this project's grading.
 
-    An entry of ``mlebench_looseness`` in ``config.yaml``; :mod:`grading.mlebench_divergence`
+    An entry of ``mlebench_looseness`` in ``config.yaml``; :mod:`mleaudit.grading.mlebench_divergence`
     finds submissions that trigger it.
 
     Attributes
@@ -324,7 +324,7 @@ class MetricSpec:
     Attributes
     ----------
     name : str
-        A key of :data:`grading.metrics.METRICS`, or a label for a custom grader.
+        A key of :data:`mleaudit.grading.metrics.METRICS`, or a label for a custom grader.
     higher_is_better : bool
         Declared direction (the leaderboard is only used to cross-check it).
     params : dict
@@ -342,14 +342,14 @@ class MetricSpec:
     @property
     def metric(self) -> Metric | None:
         """The built-in metric, or ``None`` when a custom grader scores this competition."""
-        from grading.metrics import METRICS
+        from mleaudit.grading.metrics import METRICS
 
         return None if self.grader is not None else METRICS[self.name]
 
     @property
     def target_kind(self) -> TargetKind:
         """What validation must ensure about predictions (labels for custom graders)."""
-        from grading.metrics import TargetKind
+        from mleaudit.grading.metrics import TargetKind
 
         metric = self.metric
         return metric.target_kind if metric is not None else TargetKind.LABEL
@@ -729,7 +729,7 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         )
         _check_parameters(grader, ["submission", "answers"], config=config, field_name="metric.grader")
     else:
-        from grading.metrics import METRICS
+        from mleaudit.grading.metrics import METRICS
 
         metric = METRICS.get(metric_data["name"])
         if metric is None:
@@ -748,7 +748,7 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
                 f"{config}: field 'metric.params': {metric.name} takes no parameter {', '.join(map(repr, unknown))}"
                 f" (it takes: {', '.join(metric.param_names) or 'none'})"
             )
-        from grading.validation import scoring_options
+        from mleaudit.grading.validation import scoring_options
 
         # The scoring parameters' values too, so a bad one is caught here and not at grading time.
         try:

@@ -6,7 +6,7 @@ string or null), relative to where it ran. ``mleaudit grade`` reads the submissi
 line and ``mleaudit audit batch`` all three; both read the file through :func:`read_listed_records`
 so that they accept and refuse the same lines with the same messages.
 
-The file may come from anywhere: each line is decoded with :func:`grading.untrusted_json.loads`
+The file may come from anywhere: each line is decoded with :func:`mleaudit.grading.untrusted_json.loads`
 (bounded nesting, so a line of a thousand nested brackets is a "not JSON" line, not a crash),
 and :func:`confine_path` tells whether a listed path, once resolved (links and ``..``
 included), stays inside a folder.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from grading import untrusted_json
+from mleaudit.grading import untrusted_json
 
 __all__ = ["ListedRecord", "confine_path", "read_listed_records", "resolve_listed_path", "listed_path"]
 

@@ -1,6 +1,6 @@
 """Read and check submission files before a metric sees them.
 
-Every check raises :class:`~grading.errors.InvalidSubmission` with a message that names the
+Every check raises :class:`~mleaudit.grading.errors.InvalidSubmission` with a message that names the
 column, the row and the id at fault, so an agent (or a reviewer) can fix the file. Rows are
 counted from 1 over data rows, header excluded, in the order of the submission file. Ids are
 compared as the exact text in the CSV (``"0001_01"`` and ``"1"`` stay text), as Kaggle
@@ -32,7 +32,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.csvscan import (
+from mleaudit.grading.csvscan import (
     DEFAULT_CSV_LIMITS,
     TEXT_CSV_LIMITS,
     CsvLimits,
@@ -40,9 +40,9 @@ from grading.csvscan import (
     invalid_utf8_line,
     record_line,
 )
-from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
-from grading.metrics import SCORING_PARAMS, Metric, TargetKind
-from grading.metrics.arrowtext import arrow_text, text_permutation
+from mleaudit.grading.errors import ConfigError, InvalidSubmission, UndefinedScore
+from mleaudit.grading.metrics import SCORING_PARAMS, Metric, TargetKind
+from mleaudit.grading.metrics.arrowtext import arrow_text, text_permutation
 
 __all__ = [
     "read_csv",
@@ -178,7 +178,7 @@ def read_submission(
 ) -> pd.DataFrame:
     """Read a submission CSV.
 
-    The file's bytes are first checked against ``limits`` (:func:`grading.csvscan.check_csv_limits`):
+    The file's bytes are first checked against ``limits`` (:func:`mleaudit.grading.csvscan.check_csv_limits`):
     a file built to make the parser slow or to fill memory (hundreds of thousands of columns,
     a field of hundreds of megabytes) is rejected before pandas reads it.
 
@@ -192,8 +192,8 @@ def read_submission(
         Other columns to read verbatim as text (label lists, masks, sentences).
     limits : CsvLimits, optional
         Caps on columns, field and row bytes; by default
-        :data:`~grading.csvscan.TEXT_CSV_LIMITS` when there are ``text_columns``, else
-        :data:`~grading.csvscan.DEFAULT_CSV_LIMITS`.
+        :data:`~mleaudit.grading.csvscan.TEXT_CSV_LIMITS` when there are ``text_columns``, else
+        :data:`~mleaudit.grading.csvscan.DEFAULT_CSV_LIMITS`.
 
     Returns
     -------
@@ -240,8 +240,8 @@ def _syntax_location(path: Path, exc: BaseException) -> tuple[int | None, dict[s
     """Where in the file a parser error is: its line, and the field counts pandas compared.
 
     Only numbers about the file itself are taken from the error: the record pandas names
-    (turned into the file's own line by :func:`grading.csvscan.record_line`), and the two field
-    counts; an undecodable byte is found again in the file (:func:`grading.csvscan.invalid_utf8_line`).
+    (turned into the file's own line by :func:`mleaudit.grading.csvscan.record_line`), and the two field
+    counts; an undecodable byte is found again in the file (:func:`mleaudit.grading.csvscan.invalid_utf8_line`).
 
     Returns
     -------
@@ -362,7 +362,7 @@ class ScoringOptions:
     """How the scoring path matches and filters rows before a metric runs.
 
     Built by :func:`scoring_options` from a metric, the competition's columns and the
-    ``metric.params`` of its config (see :data:`grading.metrics.SCORING_PARAMS`).
+    ``metric.params`` of its config (see :data:`mleaudit.grading.metrics.SCORING_PARAMS`).
 
     Attributes
     ----------
@@ -432,7 +432,7 @@ class ScoringOptions:
 #: What ``str()`` makes of a missing cell pandas read (``float("nan")``): the label such a cell
 #: takes under ``missing_values: nan_text``.
 NAN_TEXT = "nan"
-#: Values of the ``missing_values`` metric parameter (see ``grading.metrics.base``).
+#: Values of the ``missing_values`` metric parameter (see ``mleaudit.grading.metrics.base``).
 MISSING_VALUE_MODES = (None, "error", "nan_text", "empty_text", "error_if_all")
 
 #: Values of the ``column_order`` scoring parameter.
@@ -678,7 +678,7 @@ def _arrow_order(submission_ids: pd.Series | pd.DataFrame, answer_ids: pd.Series
     Only the valid case is decided here: the same number of rows, no empty id, and every
     submission id matching exactly one distinct test id. Rows already in test order take one
     vectorised comparison; other orders one join on the exact text
-    (:func:`grading.metrics.arrowtext.text_permutation`), with no Python string per row. Anything
+    (:func:`mleaudit.grading.metrics.arrowtext.text_permutation`), with no Python string per row. Anything
     else (a repeat, an unknown or missing id, empty answer ids, composite or non-text ids)
     returns ``None`` and the general path finds and names the problem.
     """
@@ -1377,7 +1377,7 @@ def check_frames(
 
     For a metric with ``any_row_order`` and a submission that only reorders the test ids, the
     rows stay in file order instead and the answers are reordered to match: the answers' index
-    then holds each row's place in answer order (:func:`grading.metrics.base.in_answer_order`).
+    then holds each row's place in answer order (:func:`mleaudit.grading.metrics.base.in_answer_order`).
 
     Raises
     ------

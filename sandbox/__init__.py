@@ -24,15 +24,15 @@ __all__ = [
 ]
 
 _EXPORTS = {
-    "SandboxSpec": "sandbox.spec",
-    "load_sandbox_spec": "sandbox.spec",
-    "SandboxResult": "sandbox.runner",
-    "Runner": "sandbox.runner",
-    "run_sandbox": "sandbox.runner",
-    "BubblewrapRunner": "sandbox.local",
-    "UnsafeLocalRunner": "sandbox.local",
-    "DockerRunner": "sandbox.docker",
-    "SandboxError": "sandbox.errors",
+    "SandboxSpec": "mleaudit.sandbox.spec",
+    "load_sandbox_spec": "mleaudit.sandbox.spec",
+    "SandboxResult": "mleaudit.sandbox.runner",
+    "Runner": "mleaudit.sandbox.runner",
+    "run_sandbox": "mleaudit.sandbox.runner",
+    "BubblewrapRunner": "mleaudit.sandbox.local",
+    "UnsafeLocalRunner": "mleaudit.sandbox.local",
+    "DockerRunner": "mleaudit.sandbox.docker",
+    "SandboxError": "mleaudit.sandbox.errors",
 }
 
 
@@ -40,7 +40,7 @@ def __getattr__(name: str) -> Any:
     # Lazy exports (PEP 562): `import sandbox` stays cheap and never needs the docker SDK.
     module = _EXPORTS.get(name)
     if module is None:
-        raise AttributeError(f"module 'sandbox' has no attribute {name!r}")
+        raise AttributeError(f"module 'mleaudit.sandbox' has no attribute {name!r}")
     import importlib
 
     return getattr(importlib.import_module(module), name)

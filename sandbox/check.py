@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from sandbox.errors import SandboxError
+from mleaudit.sandbox.errors import SandboxError
 
 __all__ = ["CheckItem", "check_environment"]
 
@@ -65,9 +65,9 @@ def check_environment(*, image: str | None = None, gpu_image: str | None = None)
     tuple of CheckItem
         ``bubblewrap``, ``docker daemon``, ``docker image``, ``host GPUs``, ``docker GPUs``.
     """
-    from sandbox.docker import DEFAULT_IMAGE, device_requests, docker_client
-    from sandbox.local import bwrap_works
-    from sandbox.spec import GpuRequest
+    from mleaudit.sandbox.docker import DEFAULT_IMAGE, device_requests, docker_client
+    from mleaudit.sandbox.local import bwrap_works
+    from mleaudit.sandbox.spec import GpuRequest
 
     image = image or DEFAULT_IMAGE
     items = []

@@ -1,9 +1,9 @@
 """``mleaudit run`` and ``mleaudit sandbox``: run an agent in a sandbox, check the backends.
 
-Thin click commands over :func:`sandbox.runner.run_sandbox`. Sandbox, spec, grading and audit
+Thin click commands over :func:`mleaudit.sandbox.runner.run_sandbox`. Sandbox, spec, grading and audit
 errors become ``Error: <message>`` with exit code 2; a run that started has its ``run.json``
 written before the error is reported. ``grading`` and ``audit`` are imported inside the
-commands (the sandbox package depends only on ``audit.run``).
+commands (the sandbox package depends only on ``mleaudit.audit.run``).
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any
 
 import click
 
-from sandbox.errors import SandboxError, SpecError
-from sandbox.spec import GpuRequest, NetworkPolicy, Resources, SandboxSpec, load_sandbox_spec, parse_duration, parse_size
+from mleaudit.sandbox.errors import SandboxError, SpecError
+from mleaudit.sandbox.spec import GpuRequest, NetworkPolicy, Resources, SandboxSpec, load_sandbox_spec, parse_duration, parse_size
 
 __all__ = ["run_command", "sandbox", "SandboxCliError"]
 
@@ -32,10 +32,10 @@ def _runner(backend: str, *, keep: bool, unsafe: bool, venv: Path | None = None,
         for given, flag in ((unsafe, "--unsafe-no-sandbox"), (venv, "--venv"), (rootfs, "--rootfs")):
             if given:
                 raise SandboxCliError(f"{flag} only applies to --backend local (the image holds the agent's environment)")
-        from sandbox.docker import DockerRunner
+        from mleaudit.sandbox.docker import DockerRunner
 
         return DockerRunner(keep=keep)
-    from sandbox.local import BubblewrapRunner, UnsafeLocalRunner, find_bwrap
+    from mleaudit.sandbox.local import BubblewrapRunner, UnsafeLocalRunner, find_bwrap
 
     if unsafe:
         if rootfs is not None:
@@ -86,7 +86,7 @@ def _venv_paths(venv: Path) -> tuple[str, ...]:
 
 
 def _venv_env(venv: Path) -> dict[str, str]:
-    from sandbox.runner import BASE_ENV
+    from mleaudit.sandbox.runner import BASE_ENV
 
     venv = venv.absolute()
     return {"VIRTUAL_ENV": str(venv), "PATH": f"{venv / 'bin'}:{BASE_ENV['PATH']}"}
@@ -101,8 +101,8 @@ def _convert(fn, value: Any, name: str) -> Any:
 
 
 def _execute(spec: SandboxSpec, run_dir: Path, runner: Any, validator: Any, validation_limits: Any = None) -> Any:
-    from sandbox.errors import RunDirError, SandboxRunError
-    from sandbox.runner import SANDBOX_FAILED, run_sandbox
+    from mleaudit.sandbox.errors import RunDirError, SandboxRunError
+    from mleaudit.sandbox.runner import SANDBOX_FAILED, run_sandbox
 
     try:
         return run_sandbox(spec, run_dir, runner=runner, validator=validator, validation_limits=validation_limits)
@@ -169,12 +169,12 @@ def _summary(result: Any) -> None:
 
 
 def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None) -> int:
-    from audit.errors import AuditError
-    from audit.formatters import get_formatter
-    from audit.model import Severity
-    from audit.pipeline import AuditRequest, run_audit
-    from audit.report import exit_code
-    from grading.errors import GradingError
+    from mleaudit.audit.errors import AuditError
+    from mleaudit.audit.formatters import get_formatter
+    from mleaudit.audit.model import Severity
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.report import exit_code
+    from mleaudit.grading.errors import GradingError
 
     request = AuditRequest(run_dir=run_dir, competition_id=competition_id, competitions_root=competitions_dir, data_dir=data_dir)
     try:
@@ -211,8 +211,8 @@ def _data_dir_option(func):
 
 
 def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | None) -> Any:
-    from grading.errors import GradingError
-    from sandbox.competition import setup_competition
+    from mleaudit.grading.errors import GradingError
+    from mleaudit.sandbox.competition import setup_competition
 
     try:
         return setup_competition(competition_id, competitions_root=competitions_dir, data_dir=data_dir,
@@ -223,7 +223,7 @@ def _setup(competition_id: str, competitions_dir: Path | None, data_dir: Path | 
 
 def _validation_limits(setup: Any, max_bytes: int | None) -> Any:
     """The endpoint's bounds for a competition: its size cap unless ``--validation-max-bytes`` overrides it."""
-    from sandbox.validation import ValidationLimits
+    from mleaudit.sandbox.validation import ValidationLimits
 
     cap = max_bytes or getattr(setup, "max_submission_bytes", None)
     return ValidationLimits(max_bytes=cap) if cap else ValidationLimits()
@@ -278,7 +278,7 @@ def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: P
     /home/agent, and /home/validate_submission.sh checks a submission through the host's
     validation endpoint (every call is logged). The held-out answers are never mounted.
     Limits hold for the whole sandbox (cgroups where the host allows them, else per-process
-    rlimits; run.json says which): without flags the defaults of sandbox.spec.DEFAULT_LIMITS
+    rlimits; run.json says which): without flags the defaults of mleaudit.sandbox.spec.DEFAULT_LIMITS
     apply (24 h, 75 % of the host's memory, 4096 processes, 20 GiB of outputs, a 256 MiB
     run.log). At the time limit the agent gets SIGTERM and --stop-grace seconds before SIGKILL.
     A pre-flight sandbox runs first; if it cannot start, nothing runs and the error says how
@@ -293,8 +293,8 @@ def run_command(competition_id: str, agent_cmd: str, run_dir: Path, agent_dir: P
 
         mleaudit run -c sklearn-digits --agent "python3 /home/agent/solve.py" --agent-dir agents/baseline --run-dir runs/r1 --time-limit 10m --audit
     """
-    from sandbox.docker import DEFAULT_IMAGE
-    from sandbox.spec import DEFAULT_TIME_LIMIT_S
+    from mleaudit.sandbox.docker import DEFAULT_IMAGE
+    from mleaudit.sandbox.spec import DEFAULT_TIME_LIMIT_S
 
     environment = {}
     for item in env:
@@ -363,7 +363,7 @@ def check_command(image: str | None, gpu_image: str | None, as_json: bool) -> No
 
         mleaudit sandbox check --image mleaudit/agent:local
     """
-    from sandbox.check import check_environment
+    from mleaudit.sandbox.check import check_environment
 
     items = check_environment(image=image, gpu_image=gpu_image)
     if as_json:
@@ -408,7 +408,7 @@ def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool
     except SpecError as exc:
         raise SandboxCliError(str(exc)) from None
     if backend == "docker" and not spec.image:
-        from sandbox.docker import DEFAULT_IMAGE
+        from mleaudit.sandbox.docker import DEFAULT_IMAGE
 
         spec = dataclasses.replace(spec, image=DEFAULT_IMAGE)
     runner = _runner(backend, keep=keep, unsafe=unsafe, venv=venv, rootfs=rootfs)

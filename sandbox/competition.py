@@ -4,13 +4,13 @@ For a competition id it prepares the data when needed, and returns the public fo
 at ``/home/data``), the host paths that must stay out of the sandbox (the private answers and
 the raw Kaggle files, which hold the held-out labels too) and the validator the host-side
 endpoint calls. ``grading`` is imported inside the functions, so the sandbox package keeps
-depending only on ``audit.run`` at import time.
+depending only on ``mleaudit.audit.run`` at import time.
 
 The validator is a :class:`CompetitionValidator`: a small picklable object (the competition id
 and two folders) that the endpoint's worker process unpickles and that loads the competition's
-spec there, once; it returns :class:`grading.grade.SubmissionCheck` verdicts whose reason codes
+spec there, once; it returns :class:`mleaudit.grading.grade.SubmissionCheck` verdicts whose reason codes
 the endpoint turns into templated replies. It also carries the competition's public facts those
-replies may state (:class:`sandbox.feedback.PublicFacts`: the sample submission's row count and
+replies may state (:class:`mleaudit.sandbox.feedback.PublicFacts`: the sample submission's row count and
 what the metric needs), read from the config and the public folder, never from the answers.
 """
 
@@ -24,8 +24,8 @@ from typing import Callable
 
 from typing import Any
 
-from sandbox.feedback import PublicFacts, read_shape
-from sandbox.validation import Validator
+from mleaudit.sandbox.feedback import PublicFacts, read_shape
+from mleaudit.sandbox.validation import Validator
 
 __all__ = ["CompetitionSetup", "CompetitionValidator", "public_facts", "setup_competition", "submission_size_limit"]
 
@@ -66,7 +66,7 @@ def submission_size_limit(sample_bytes: int, multiple: float = DEFAULT_SIZE_MULT
 
 
 class CompetitionValidator:
-    """Check a submission file for one competition: ``path -> grading.grade.SubmissionCheck``.
+    """Check a submission file for one competition: ``path -> mleaudit.grading.grade.SubmissionCheck``.
 
     Picklable (it holds only the competition id and two folders): the validation endpoint runs
     it in its worker process, where :meth:`warm` loads the spec once.
@@ -110,8 +110,8 @@ class CompetitionValidator:
     def warm(self) -> None:
         """Load the competition's spec (imports grading; done once per process)."""
         if self._spec is None:
-            import grading.grade  # noqa: F401 - the scoring path, imported once per process
-            from grading import CompetitionRegistry
+            import mleaudit.grading.grade  # noqa: F401 - the scoring path, imported once per process
+            from mleaudit.grading import CompetitionRegistry
 
             self._spec = CompetitionRegistry(self.competitions_root, self.data_dir).get(self.competition_id)
 
@@ -125,10 +125,10 @@ class CompetitionValidator:
 
         Returns
         -------
-        grading.grade.SubmissionCheck
+        mleaudit.grading.grade.SubmissionCheck
             The verdict, reason code, column and submission row (its ``message`` is host-side).
         """
-        from grading.grade import check_submission
+        from mleaudit.grading.grade import check_submission
 
         self.warm()
         return check_submission(path, self._spec, self.data_dir)
@@ -147,8 +147,8 @@ class CompetitionSetup:
     hidden : tuple of pathlib.Path
         The private folder, the answers file and the raw folder: never reachable in the sandbox.
     validator : CompetitionValidator
-        A :data:`sandbox.validation.Validator`: ``path -> SubmissionCheck`` from
-        :func:`grading.grade.check_submission`, picklable for the endpoint's worker process.
+        A :data:`mleaudit.sandbox.validation.Validator`: ``path -> SubmissionCheck`` from
+        :func:`mleaudit.grading.grade.check_submission`, picklable for the endpoint's worker process.
     prepared_now : bool
         Whether the data was prepared by this call.
     expected_columns : tuple of str
@@ -180,7 +180,7 @@ def public_facts(spec: Any, data_dir: Path) -> PublicFacts:
 
     Parameters
     ----------
-    spec : grading.spec.CompetitionSpec
+    spec : mleaudit.grading.spec.CompetitionSpec
         The competition.
     data_dir : pathlib.Path
         The prepared-data dir.
@@ -191,8 +191,8 @@ def public_facts(spec: Any, data_dir: Path) -> PublicFacts:
         ``target_kind`` is ``None`` for a competition scored by its own grader, and
         ``sample_rows`` ``None`` when the sample submission cannot be read through.
     """
-    from grading.errors import ConfigError
-    from grading.validation import scoring_options
+    from mleaudit.grading.errors import ConfigError
+    from mleaudit.grading.validation import scoring_options
 
     metric = spec.metric.metric
     kind: str | None = None
@@ -241,12 +241,12 @@ def setup_competition(
 
     Raises
     ------
-    grading.errors.GradingError
+    mleaudit.grading.errors.GradingError
         If the competition is unknown, its data cannot be prepared (raw files missing), or
         it is not prepared and ``prepare`` is false.
     """
-    from grading import CompetitionRegistry, find_competitions_root, prepare_competition, resolve_data_dir
-    from grading.errors import DatasetNotPrepared
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition, resolve_data_dir
+    from mleaudit.grading.errors import DatasetNotPrepared
 
     root = find_competitions_root(competitions_root)
     registry = CompetitionRegistry(root, resolve_data_dir(data_dir))

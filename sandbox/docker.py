@@ -4,11 +4,11 @@ Isolation
 ---------
 The container runs as a non-root user: the spec's ``user`` when given; else, when the caller
 is root, a uid/gid drawn at random for the run from
-:data:`~sandbox.run_user.RUN_UID_RANGE` (2,000,000-2,999,999; no account, no process, no
+:data:`~mleaudit.sandbox.run_user.RUN_UID_RANGE` (2,000,000-2,999,999; no account, no process, no
 keys, outside every subordinate range), held for the whole run (the staging folders, the
 pre-flight container and the agent's container share it) and released when the run ends, its
 user keyrings cleared first if it owns any (docker's default seccomp profile refuses the key
-system calls, so it normally owns none); see :mod:`sandbox.run_user`. The kernel keeps limits
+system calls, so it normally owns none); see :mod:`mleaudit.sandbox.run_user`. The kernel keeps limits
 and state per uid that a container without a user namespace shares with every process of that
 uid on the host (inotify instances and watches, ``RLIMIT_NPROC``, message-queue bytes, pipe
 buffers, keys): one uid for every container, such as the agent image's ``1000``, made them a
@@ -19,7 +19,7 @@ run as the caller's own uid, so its files stay the caller's. The orchestrator gi
 folders to that uid before the run and takes what the agent wrote back afterwards.
 
 Every capability is dropped and ``no-new-privileges`` set; ``network_mode="none"`` (an
-allow-list is served through the Unix-socket proxy, see :mod:`sandbox.proxy`, so the container
+allow-list is served through the Unix-socket proxy, see :mod:`mleaudit.sandbox.proxy`, so the container
 still has no interface); the plan's binds (public data and agent files read-only at
 ``/home/data`` and ``/home/agent``; ``/home/submission``, ``/home/logs``, ``/home/code``; the
 validation socket and helper) and GPUs through ``device_requests`` (a count or device ids with
@@ -52,7 +52,7 @@ Every limit holds for the whole container, i.e. for all of the agent's processes
   writable layer, which lives on the daemon's disk, is never written and needs no
   ``storage_opt`` (which only overlay2 on xfs with project quotas supports). What the agent can
   write is the three output folders (host binds, bounded by the run's disk watch of the output
-  folders, see :mod:`sandbox.watchdog`), ``/tmp`` and ``/var/tmp`` and ``/dev/shm``. Those are
+  folders, see :mod:`mleaudit.sandbox.watchdog`), ``/tmp`` and ``/var/tmp`` and ``/dev/shm``. Those are
   tmpfs file systems, each sized: ``/tmp`` and ``/var/tmp`` at the memory limit (half of this
   machine's memory without one, the kernel's own default written out), ``/dev/shm`` at the
   spec's ``shm`` or :data:`DEFAULT_SHM_BYTES` (never above the memory limit). Pages of a tmpfs
@@ -60,9 +60,9 @@ Every limit holds for the whole container, i.e. for all of the agent's processes
   keeps there counts against the container's memory limit: filling ``/tmp`` ends in an OOM kill,
   recorded as the memory limit.
 * time: a timer on the host. At the time limit, or when the run asks for a stop through the
-  plan's :class:`~sandbox.runner.StopSignal` (the disk watch), the container is stopped:
+  plan's :class:`~mleaudit.sandbox.runner.StopSignal` (the disk watch), the container is stopped:
   ``SIGTERM``, the spec's grace period (``stop_grace_s``, default
-  :data:`sandbox.spec.DEFAULT_STOP_GRACE_S`), then ``SIGKILL``. The container's first process is docker's
+  :data:`mleaudit.sandbox.spec.DEFAULT_STOP_GRACE_S`), then ``SIGKILL``. The container's first process is docker's
   init (``init=True``), which forwards the signal to the agent's process group
   (``TINI_KILL_PROCESS_GROUP``) and reaps orphaned processes, so that zombies never hold the
   process limit. The exit code (and the signal, for ``128 + n``) is recorded in every case.
@@ -71,7 +71,7 @@ Every limit holds for the whole container, i.e. for all of the agent's processes
 (``isolation.enforcement``) and what was measured for each limit hit.
 
 Logs are streamed from the daemon chunk by chunk into ``run.log`` through a
-:class:`~sandbox.logsink.CappedLog` of the plan's ``log_bytes``; the daemon's own copy is a
+:class:`~mleaudit.sandbox.logsink.CappedLog` of the plan's ``log_bytes``; the daemon's own copy is a
 ``json-file`` log bounded at two files of :data:`_LOG_MAX_SIZE`.
 
 Before the agent, :meth:`DockerRunner.preflight` creates and starts a container running
@@ -93,11 +93,11 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
-from sandbox.errors import GpuUnavailable, ImageNotFound, SandboxError, SandboxUnavailable
-from sandbox.logsink import CappedLog
-from sandbox.run_user import RunUsers
-from sandbox.runner import Execution, ExecutionPlan
-from sandbox.spec import GpuRequest, SandboxSpec
+from mleaudit.sandbox.errors import GpuUnavailable, ImageNotFound, SandboxError, SandboxUnavailable
+from mleaudit.sandbox.logsink import CappedLog
+from mleaudit.sandbox.run_user import RunUsers
+from mleaudit.sandbox.runner import Execution, ExecutionPlan
+from mleaudit.sandbox.spec import GpuRequest, SandboxSpec
 
 __all__ = [
     "DockerRunner",
@@ -420,11 +420,11 @@ class DockerRunner:
         """The uid/gid the container runs as (the staging folders are given to it).
 
         A non-root caller's own; for a root caller the spec's ``user``, else a uid/gid drawn
-        for this run (:func:`sandbox.run_user.choose_run_user`). The first call for a spec
+        for this run (:func:`mleaudit.sandbox.run_user.choose_run_user`). The first call for a spec
         object draws it; later calls with the same object (the staging folders' owner, the
         pre-flight container, the agent's container) get the same ids until :meth:`execute`
         has finished with it, or :meth:`preflight` has failed; a call after that draws a new
-        one (:class:`sandbox.run_user.RunUsers`).
+        one (:class:`mleaudit.sandbox.run_user.RunUsers`).
 
         Parameters
         ----------

@@ -12,7 +12,7 @@ Afterwards :func:`finalize_run_dir`:
   (any depth, any path length, no recursion, never through a link), names are bytes (reported
   escaped), folders end up 0755 and files 0644/0755, and what cannot be handled is reported;
 - moves the folders into place as ``submission/``, ``logs/``, ``code/`` (the
-  :class:`audit.run.RunLayout` contract) and gives them back to the calling user;
+  :class:`mleaudit.audit.run.RunLayout` contract) and gives them back to the calling user;
 - puts the host's calls log at ``logs/validation_calls.jsonl``; a file the agent wrote under
   that name is kept as ``logs/validation_calls.agent.jsonl`` and reported as a spoofing attempt;
 - writes ``run.json`` with everything that happened, including these events.
@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
-from audit.run import RunLayout
-from sandbox.validation import VALIDATION_CALLS_FILE
+from mleaudit.audit.run import RunLayout
+from mleaudit.sandbox.validation import VALIDATION_CALLS_FILE
 
 __all__ = ["RunDirStage", "finalize_run_dir", "sanitize_outputs", "RUN_JSON_SCHEMA_VERSION"]
 

@@ -3,7 +3,7 @@
 Grading's messages are written for the host (``mleaudit grade``): they quote cells and ids and,
 for a few metric errors, the scoring library's text, which can list the answers' labels. The
 endpoint never forwards them. A reply is rendered from a template keyed by the reason code of
-:data:`grading.errors.REASONS` (or one of the endpoint's own codes, :data:`ENDPOINT_REASONS`),
+:data:`mleaudit.grading.errors.REASONS` (or one of the endpoint's own codes, :data:`ENDPOINT_REASONS`),
 filled with at most:
 
 - a column name, shown only if it is one of the submission's own header cells (read here, with
@@ -13,7 +13,7 @@ filled with at most:
 - counts about the submission file itself: its data rows, the fields on a line and in its
   header;
 - numbers the host configures (the size limit, the time bound, the caps on a line's fields and
-  bytes, :class:`grading.csvscan.CsvLimits`);
+  bytes, :class:`mleaudit.grading.csvscan.CsvLimits`);
 - public facts of the competition (:class:`PublicFacts`): the sample submission's row count,
   and the kind of value the metric needs, as the competition's config and metric say.
 
@@ -28,7 +28,7 @@ Grading names a problem in a value by its data row (the 1-based row of the table
 header excluded); the endpoint turns it into the line where that row starts, by reading the
 file with the :mod:`csv` module (:func:`read_shape`), so blank lines and quoted cells that span
 lines are counted as the file has them. Parser and pre-scan problems (``csv-syntax``,
-``too-large``) come with their line from grading (:attr:`grading.errors.InvalidSubmission.line`).
+``too-large``) come with their line from grading (:attr:`mleaudit.grading.errors.InvalidSubmission.line`).
 A row whose line cannot be found is not named. "Rows" in a reply are only ever counted, never
 numbered: the data rows of the file, blank lines not counted.
 """
@@ -61,12 +61,12 @@ __all__ = [
 #: the request was malformed.
 ENDPOINT_REASONS = frozenset({"timeout", "validator-failed", "busy", "body-too-large", "bad-request"})
 
-#: The counts a reply may use (:data:`grading.errors.COUNT_KEYS`): the file's own field counts
+#: The counts a reply may use (:data:`mleaudit.grading.errors.COUNT_KEYS`): the file's own field counts
 #: and the caps the host configured. Any other key is dropped.
 COUNT_KEYS = frozenset({"fields", "expected_fields", "max_columns", "max_field_bytes", "max_line_bytes"})
 
 #: What the metric needs in the target columns, by :attr:`PublicFacts.target_kind`
-#: (:class:`grading.metrics.TargetKind` values); ``number`` may add the config's value range.
+#: (:class:`mleaudit.grading.metrics.TargetKind` values); ``number`` may add the config's value range.
 TARGET_KINDS: Mapping[str, str] = {
     "numeric": "numbers",
     "probability": "probabilities (numbers from 0 to 1)",
@@ -155,7 +155,7 @@ class ValidationOutcome:
     valid : bool
         The verdict.
     reason : str or None
-        ``None`` when valid; otherwise a code of :data:`grading.errors.REASONS` or
+        ``None`` when valid; otherwise a code of :data:`mleaudit.grading.errors.REASONS` or
         :data:`ENDPOINT_REASONS`.
     column : str or None
         The submission column the problem is in.
@@ -203,7 +203,7 @@ def as_outcome(result: object) -> ValidationOutcome:
     result : object
         A :class:`ValidationOutcome`; an object with ``valid``, ``reason``, ``column``, ``row``
         and ``message`` attributes (and optionally ``line`` and ``counts``:
-        :class:`grading.grade.SubmissionCheck`); a mapping with those keys; a legacy
+        :class:`mleaudit.grading.grade.SubmissionCheck`); a mapping with those keys; a legacy
         ``(valid, message)`` pair (its message is kept for the host only and the reason is the
         generic ``"invalid"``); or a bare bool.
 

@@ -14,12 +14,12 @@ namespace too) and keeps its own uid. A root caller cannot rely on a user namesp
 (a uid-0 owner bypasses the process-count limit), so bubblewrap sets up the namespaces without
 one and ``setpriv`` then switches to an unprivileged uid with no capabilities and
 ``no_new_privs``: the spec's ``user`` when given, otherwise a uid/gid chosen at random for the
-run in :data:`~sandbox.run_user.RUN_UID_RANGE` (see :mod:`sandbox.run_user`). The kernel keeps
+run in :data:`~mleaudit.sandbox.run_user.RUN_UID_RANGE` (see :mod:`mleaudit.sandbox.run_user`). The kernel keeps
 state per uid that no namespace of a root caller's sandbox separates (the user keyrings, the
 key quota, the ``RLIMIT_NPROC`` count); a uid shared by every run, as 65534 once was, let one
 run leave data there for a later one. A fresh uid per run cannot reach what an earlier run
 left, and after the run its user keyrings are emptied and invalidated
-(:func:`~sandbox.run_user.clear_user_keys`). Each sandbox also starts in a new, empty session
+(:func:`~mleaudit.sandbox.run_user.clear_user_keys`). Each sandbox also starts in a new, empty session
 keyring, so that it neither reads nor writes the caller's (a caller started by a login or a
 service manager has one, and every run would inherit it).
 A non-root caller's sandbox has its own user keyrings already: since Linux 5.3 they belong to
@@ -27,7 +27,7 @@ the user namespace. There is no seccomp filter: the key system calls stay availa
 with nothing of an earlier run's to find.
 
 Limits hold for the whole sandbox where the host allows a per-run control group
-(:class:`sandbox.cgroups.RunCgroup`, v2 or v1): memory (tmpfs pages included, no swap),
+(:class:`mleaudit.sandbox.cgroups.RunCgroup`, v2 or v1): memory (tmpfs pages included, no swap),
 processes and CPU bandwidth; bubblewrap joins the cgroup before it executes, and the OOM kills
 and refused forks counted there are reported in ``Execution.limits_hit``. Without a cgroup the
 limits fall back to rlimits inherited by every process: ``RLIMIT_AS`` (memory, per process),
@@ -36,18 +36,18 @@ limits fall back to rlimits inherited by every process: ``RLIMIT_AS`` (memory, p
 in force for each limit (``isolation.enforcement``). Every tmpfs has a size (``--size``): the
 memory limit for ``/tmp``, ``/var/tmp`` and (without a ``shm`` limit) ``/dev/shm``.
 ``RLIMIT_CORE`` is 0 always. A memory or process limit not given is that of
-:data:`sandbox.spec.DEFAULT_LIMITS`; a time limit not given means none (the CLI resolves it with
-:meth:`sandbox.spec.SandboxSpec.with_defaults`).
+:data:`mleaudit.sandbox.spec.DEFAULT_LIMITS`; a time limit not given means none (the CLI resolves it with
+:meth:`mleaudit.sandbox.spec.SandboxSpec.with_defaults`).
 
-Stopping (the time limit, or the plan's :class:`~sandbox.runner.StopSignal`): SIGTERM to every
+Stopping (the time limit, or the plan's :class:`~mleaudit.sandbox.runner.StopSignal`): SIGTERM to every
 process of the agent, the spec's ``stop_grace_s`` to finish (write the submission), then
 SIGKILL to all of them; bubblewrap's ``--die-with-parent`` and the PID namespace take down
 anything left. The agent's stdout and stderr go to ``run.log`` through a
-:class:`~sandbox.logsink.CappedLog`.
+:class:`~mleaudit.sandbox.logsink.CappedLog`.
 
 Before the agent, :meth:`BubblewrapRunner.preflight` starts ``true`` with the same arguments and
 limits, so that a host where bubblewrap cannot create its namespaces is reported as such
-(:class:`~sandbox.errors.SandboxUnavailable` with the remedies) instead of as an agent that
+(:class:`~mleaudit.sandbox.errors.SandboxUnavailable` with the remedies) instead of as an agent that
 failed.
 
 :class:`UnsafeLocalRunner` runs the command with the same limits but no isolation at all; it
@@ -70,12 +70,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable
 
-from sandbox.cgroups import RunCgroup
-from sandbox.errors import GpuUnavailable, SandboxUnavailable, SpecError
-from sandbox.logsink import CappedLog
-from sandbox.run_user import RunUsers, parse_user, session_keyring_preexec
-from sandbox.runner import Bind, Execution, ExecutionPlan, plan_masks
-from sandbox.spec import DEFAULT_LIMITS, SandboxSpec, default_memory_bytes
+from mleaudit.sandbox.cgroups import RunCgroup
+from mleaudit.sandbox.errors import GpuUnavailable, SandboxUnavailable, SpecError
+from mleaudit.sandbox.logsink import CappedLog
+from mleaudit.sandbox.run_user import RunUsers, parse_user, session_keyring_preexec
+from mleaudit.sandbox.runner import Bind, Execution, ExecutionPlan, plan_masks
+from mleaudit.sandbox.spec import DEFAULT_LIMITS, SandboxSpec, default_memory_bytes
 
 __all__ = [
     "BubblewrapRunner",
@@ -543,11 +543,11 @@ class BubblewrapRunner:
         """The host uid/gid the agent's processes and files have.
 
         A non-root caller's own; for a root caller the spec's ``user``, else a uid/gid drawn
-        for this run (:func:`sandbox.run_user.choose_run_user`). The first call for a spec
+        for this run (:func:`mleaudit.sandbox.run_user.choose_run_user`). The first call for a spec
         object draws it; later calls with the same object (the staging folders' owner, the
         pre-flight sandbox, the run) get the same ids until :meth:`execute` has finished with
         it, or :meth:`preflight` has failed; a call after that draws a new one
-        (:class:`sandbox.run_user.RunUsers`).
+        (:class:`mleaudit.sandbox.run_user.RunUsers`).
         """
         return self.run_users.owner(spec)
 
@@ -634,7 +634,7 @@ class BubblewrapRunner:
             What to run.
         tmpfs_bytes, shm_bytes : int, optional
             Sizes of ``/tmp`` and ``/var/tmp``, and of ``/dev/shm`` (default: the spec's memory
-            limit, else :func:`sandbox.spec.default_memory_bytes`; ``shm`` when given).
+            limit, else :func:`mleaudit.sandbox.spec.default_memory_bytes`; ``shm`` when given).
 
         Raises
         ------
@@ -775,7 +775,7 @@ class BubblewrapRunner:
         """Run the plan to its end, its time limit or its stop signal; output streams to ``run.log``.
 
         A root caller's sandbox user drawn for the run (:meth:`sandbox_owner`) has its keyrings
-        cleared afterwards (:func:`sandbox.run_user.clear_user_keys`) and is released.
+        cleared afterwards (:func:`mleaudit.sandbox.run_user.clear_user_keys`) and is released.
         """
         spec = plan.spec
         try:

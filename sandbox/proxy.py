@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Sequence
 from urllib.parse import urlsplit
 
-from sandbox.unix_service import UnixSocketService
+from mleaudit.sandbox.unix_service import UnixSocketService
 
 __all__ = ["ProxyDecision", "AllowListProxy", "host_allowed", "printable"]
 

@@ -40,7 +40,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable
 
-from sandbox.errors import SandboxUnavailable
+from mleaudit.sandbox.errors import SandboxUnavailable
 
 __all__ = [
     "RUN_UID_RANGE",
@@ -310,7 +310,7 @@ def clear_user_keys(uid: int, gid: int, *, timeout_s: float = 10) -> bool:
 class RunUsers:
     """The sandbox user of each run in progress, by the identity of its spec object.
 
-    The orchestrator (:func:`sandbox.runner.run_sandbox`) passes one spec object to a backend's
+    The orchestrator (:func:`mleaudit.sandbox.runner.run_sandbox`) passes one spec object to a backend's
     ``sandbox_owner``, ``preflight`` and ``execute``, and a new one for every run; the uid drawn
     for a spec object is held here (with the object, so that its ``id`` is not reused
     meanwhile) until :meth:`end`. Safe to use from several threads.

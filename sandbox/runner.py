@@ -3,8 +3,8 @@
 :func:`run_sandbox` is the backend-independent part: it checks the spec's host paths, stages
 the writable folders, serves the validation endpoint (and the allow-list proxy) on Unix sockets,
 asks a :class:`Runner` backend to execute an :class:`ExecutionPlan`, then finalises the run dir
-(see :mod:`sandbox.extract`) and writes ``run.json``. Backends (:mod:`sandbox.local`,
-:mod:`sandbox.docker`) only translate the plan into bubblewrap arguments or a docker container.
+(see :mod:`mleaudit.sandbox.extract`) and writes ``run.json``. Backends (:mod:`mleaudit.sandbox.local`,
+:mod:`mleaudit.sandbox.docker`) only translate the plan into bubblewrap arguments or a docker container.
 
 The held-out answers never enter the plan: the spec's ``hidden`` paths are checked against
 every bind, a bind inside one is refused, and one that contains one gets it covered by an
@@ -27,14 +27,14 @@ from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-from audit.run import RunLayout
-from sandbox.errors import RunDirError, SandboxError, SandboxRunError, SpecError
-from sandbox.extract import RUN_JSON_SCHEMA_VERSION, RunDirStage, finalize_run_dir
-from sandbox.logsink import DEFAULT_LOG_BYTES
-from sandbox.proxy import AllowListProxy
-from sandbox.spec import AGENT_PATHS, SandboxSpec
-from sandbox.validation import VALIDATION_CALLS_FILE, ValidationLimits, ValidationServer, ValidationStats, Validator
-from sandbox.watchdog import DEFAULT_DISK_BYTES, OutputWatch
+from mleaudit.audit.run import RunLayout
+from mleaudit.sandbox.errors import RunDirError, SandboxError, SandboxRunError, SpecError
+from mleaudit.sandbox.extract import RUN_JSON_SCHEMA_VERSION, RunDirStage, finalize_run_dir
+from mleaudit.sandbox.logsink import DEFAULT_LOG_BYTES
+from mleaudit.sandbox.proxy import AllowListProxy
+from mleaudit.sandbox.spec import AGENT_PATHS, SandboxSpec
+from mleaudit.sandbox.validation import VALIDATION_CALLS_FILE, ValidationLimits, ValidationServer, ValidationStats, Validator
+from mleaudit.sandbox.watchdog import DEFAULT_DISK_BYTES, OutputWatch
 
 __all__ = [
     "Bind",
@@ -148,7 +148,7 @@ class ExecutionPlan:
         The argv to execute (the spec's, wrapped to start the forwarder for an allow-list).
     log_path : pathlib.Path
         ``run.log``: the agent's stdout and stderr, streamed through a
-        :class:`~sandbox.logsink.CappedLog` of ``log_bytes``.
+        :class:`~mleaudit.sandbox.logsink.CappedLog` of ``log_bytes``.
     log_bytes : int
         Cap of ``run.log`` in bytes.
     stop : StopSignal
@@ -219,10 +219,10 @@ class Runner(Protocol):
     ``name`` is recorded in ``run.json``. :meth:`sandbox_owner` says which host uid/gid the
     agent's files will be written as (the staging folders are handed to it). :meth:`preflight`
     starts a trivial sandbox (``true``) with the plan's options and raises
-    :class:`~sandbox.errors.SandboxUnavailable` (naming the cause and the remedies) when it
+    :class:`~mleaudit.sandbox.errors.SandboxUnavailable` (naming the cause and the remedies) when it
     cannot start, so that a broken sandbox never passes for an agent that failed.
     :meth:`execute` runs the plan to the end, the time limit or a :class:`StopSignal`, and
-    raises :class:`~sandbox.errors.SandboxError` subclasses for problems it can name (no
+    raises :class:`~mleaudit.sandbox.errors.SandboxError` subclasses for problems it can name (no
     bubblewrap, missing image, no GPU runtime).
     """
 
@@ -348,7 +348,7 @@ def _check_host_paths(spec: SandboxSpec) -> None:
         raise SpecError("sandbox spec names missing host paths:\n  " + "\n  ".join(problems))
 
 
-#: The backend name of the runner without isolation (:class:`sandbox.local.UnsafeLocalRunner`).
+#: The backend name of the runner without isolation (:class:`mleaudit.sandbox.local.UnsafeLocalRunner`).
 _UNSANDBOXED = "unsafe-local"
 #: ``status`` of a run whose sandbox could not start: the agent never ran.
 SANDBOX_FAILED = "sandbox_failed"
@@ -436,12 +436,12 @@ def run_sandbox(
         A new or empty folder; it receives ``submission/``, ``logs/``, ``code/``, ``run.log``
         and ``run.json``.
     runner : Runner
-        The backend (:class:`~sandbox.local.BubblewrapRunner`, :class:`~sandbox.docker.DockerRunner`).
+        The backend (:class:`~mleaudit.sandbox.local.BubblewrapRunner`, :class:`~mleaudit.sandbox.docker.DockerRunner`).
     validator : Validator, optional
         Checks posted submissions; when given, the endpoint is served at ``/home/validate.sock``.
     run_id : str, optional
         Default: the run dir's name.
-    validation_limits : sandbox.validation.ValidationLimits, optional
+    validation_limits : mleaudit.sandbox.validation.ValidationLimits, optional
         Size, time and memory bounds of the validation endpoint (default: its own).
 
     Returns

@@ -40,9 +40,9 @@ from typing import Any, Mapping
 
 import yaml
 
-from sandbox.errors import SpecError
-from sandbox.logsink import DEFAULT_LOG_BYTES
-from sandbox.watchdog import DEFAULT_DISK_BYTES
+from mleaudit.sandbox.errors import SpecError
+from mleaudit.sandbox.logsink import DEFAULT_LOG_BYTES
+from mleaudit.sandbox.watchdog import DEFAULT_DISK_BYTES
 
 __all__ = [
     "AGENT_PATHS",
@@ -117,8 +117,8 @@ DEFAULT_MEMORY_FRACTION = 0.75
 #:   (:func:`default_memory_bytes`);
 #: - ``pids``: 4096 processes and threads (docker's ``--pids-limit`` has no default; 4096 is far
 #:   above what a training job with data-loader workers starts, and far below a host's limit);
-#: - ``disk_bytes``: :data:`sandbox.watchdog.DEFAULT_DISK_BYTES` for the output folders;
-#: - ``log_bytes``: :data:`sandbox.logsink.DEFAULT_LOG_BYTES` for ``run.log``;
+#: - ``disk_bytes``: :data:`mleaudit.sandbox.watchdog.DEFAULT_DISK_BYTES` for the output folders;
+#: - ``log_bytes``: :data:`mleaudit.sandbox.logsink.DEFAULT_LOG_BYTES` for ``run.log``;
 #: - ``cpus``: ``None``, every core of the host;
 #: - ``stop_grace_s``: :data:`DEFAULT_STOP_GRACE_S`.
 DEFAULT_LIMITS = MappingProxyType(
@@ -372,9 +372,9 @@ class Resources:
         else RLIMIT_NPROC for the sandbox user).
     disk_bytes : int or None
         Space the output folders (``submission/``, ``logs/``, ``code/``) may use, in bytes; the
-        run is stopped past it (:class:`sandbox.watchdog.OutputWatch`).
+        run is stopped past it (:class:`mleaudit.sandbox.watchdog.OutputWatch`).
     log_bytes : int or None
-        Cap of ``run.log`` in bytes (:class:`sandbox.logsink.CappedLog`).
+        Cap of ``run.log`` in bytes (:class:`mleaudit.sandbox.logsink.CappedLog`).
     """
 
     cpus: float | None = None
@@ -471,7 +471,7 @@ class SandboxSpec:
         :data:`DEFAULT_STOP_GRACE_S`).
     user : str or None
         ``uid[:gid]`` the agent runs as (default, both backends: the calling user, or, when the
-        caller is root, a uid drawn for the run from :data:`sandbox.run_user.RUN_UID_RANGE`).
+        caller is root, a uid drawn for the run from :data:`mleaudit.sandbox.run_user.RUN_UID_RANGE`).
     workdir : str
         Working directory inside the sandbox.
     """
@@ -790,7 +790,7 @@ def load_sandbox_spec(path: str | os.PathLike[str]) -> SandboxSpec:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise SpecError(f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start:exc.start + 1]!r})") from None
-    from grading.untrusted_yaml import check_yaml_shape
+    from mleaudit.grading.untrusted_yaml import check_yaml_shape
 
     try:
         # Depth, alias expansion and repeated keys first (PyYAML's own recursion and "billion laughs").

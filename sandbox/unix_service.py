@@ -1,7 +1,7 @@
 """A threaded server on a Unix socket that the host runs beside the sandbox for the length of a run.
 
-The validation endpoint (:mod:`sandbox.validation`) and the network allow-list proxy
-(:mod:`sandbox.proxy`) are both served this way: the socket is bind-mounted into the sandbox,
+The validation endpoint (:mod:`mleaudit.sandbox.validation`) and the network allow-list proxy
+(:mod:`mleaudit.sandbox.proxy`) are both served this way: the socket is bind-mounted into the sandbox,
 which has no network interface of its own, and every connection is handled in its own daemon
 thread so that a stuck client cannot hold up the run's end.
 """

@@ -5,7 +5,7 @@ check that a submission file is well formed. Here the server runs on the host, w
 answers are, and listens on a Unix socket that is bound into the sandbox at
 ``/home/validate.sock``, so it works with no network at all. It answers JSON
 ``{"valid": bool, "result": text}``, where the text is rendered only from the endpoint's own
-templates (:mod:`sandbox.feedback`): a reason, at most a column name the submission itself has
+templates (:mod:`mleaudit.sandbox.feedback`): a reason, at most a column name the submission itself has
 (or a public expected column), a line number within the file (the header is line 1), counts of
 the file's own rows and fields, public facts of the competition (the sample submission's row
 count, what the metric needs) and the host's configured limits. Grading's own message, an
@@ -32,7 +32,7 @@ Host cost is bounded (:class:`ValidationLimits`):
   file=@submission.csv``, as MLE-bench's server takes) are parsed as they stream, with
   ``python-multipart``, and only the ``file`` part (else the first part with a file name) is
   kept; any other body is the raw file (``Content-Type: text/csv`` or ``application/octet-stream``);
-- the validator runs in a separate worker process (:mod:`sandbox.validation_worker`) with an
+- the validator runs in a separate worker process (:mod:`mleaudit.sandbox.validation_worker`) with an
   address-space limit and a wall-clock bound per call;
 - one request is read and validated at a time; another waits at most ``busy_wait_s`` and is
   then refused with 429, and connections beyond :data:`MAX_CONNECTIONS` get 503 at once.
@@ -53,9 +53,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
-from sandbox.feedback import PublicFacts, SubmissionShape, ValidationOutcome, as_outcome, render_reply, shown_fields
-from sandbox.unix_service import UnixSocketService
-from sandbox.validation_worker import ValidationWorker
+from mleaudit.sandbox.feedback import PublicFacts, SubmissionShape, ValidationOutcome, as_outcome, render_reply, shown_fields
+from mleaudit.sandbox.unix_service import UnixSocketService
+from mleaudit.sandbox.validation_worker import ValidationWorker
 
 __all__ = [
     "Validator",
@@ -70,7 +70,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: A function that checks one submission file and returns a :class:`ValidationOutcome` (or a
-#: :class:`grading.grade.SubmissionCheck`, or a legacy ``(valid, message)`` pair whose message is
+#: :class:`mleaudit.grading.grade.SubmissionCheck`, or a legacy ``(valid, message)`` pair whose message is
 #: kept for the host only); never a score. It must be picklable: it runs in a worker process.
 Validator = Callable[[Path], Any]
 
@@ -107,7 +107,7 @@ class ValidationLimits:
     ----------
     max_bytes : int
         Largest request body accepted, in bytes (413 above it). A competition's setup derives
-        it from the public sample submission (:attr:`sandbox.competition.CompetitionSetup.max_submission_bytes`).
+        it from the public sample submission (:attr:`mleaudit.sandbox.competition.CompetitionSetup.max_submission_bytes`).
     time_limit_s : float
         Wall-clock bound of one validation in the worker, in seconds (then the worker is
         killed and restarted, and the reply is the ``timeout`` template with status 504).
@@ -440,7 +440,7 @@ class ValidationServer(UnixSocketService):
     validator : Validator
         Checks one submission file (picklable: it runs in the worker process). When it has
         ``expected_columns`` and ``max_submission_bytes`` attributes
-        (:class:`sandbox.competition.CompetitionValidator`), they are the defaults of the
+        (:class:`mleaudit.sandbox.competition.CompetitionValidator`), they are the defaults of the
         parameters below.
     log_path : pathlib.Path
         JSON Lines calls log, appended to and flushed after every call.
@@ -454,7 +454,7 @@ class ValidationServer(UnixSocketService):
     public : PublicFacts, optional
         Public facts replies may state (the sample submission's row count, what the metric
         needs); default: the validator's ``public_facts`` attribute when it has one
-        (:attr:`sandbox.competition.CompetitionValidator.public_facts`), else none.
+        (:attr:`mleaudit.sandbox.competition.CompetitionValidator.public_facts`), else none.
 
     Raises
     ------
@@ -576,7 +576,7 @@ class ValidationServer(UnixSocketService):
         with self._lock:
             refusals, failures = dict(self._refusals), dict(self._failures)
         if self.overflowed:
-            # Connections past the service's bound, closed unread (sandbox.unix_service).
+            # Connections past the service's bound, closed unread (mleaudit.sandbox.unix_service).
             refusals[(503, "closed")] = refusals.get((503, "closed"), 0) + self.overflowed
         events: list[dict[str, Any]] = []
         for (status, cause), n in sorted(refusals.items()):

@@ -3,14 +3,14 @@
 Validation reads the answers and parses a file the agent wrote, so it runs outside the host
 process: a long-lived :mod:`multiprocessing` process of the ``spawn`` context (no copy of the
 host's memory or threads) that imports :mod:`grading` once (the modules in ``preload``, and
-the validator's own ``warm()``: :meth:`sandbox.competition.CompetitionValidator.warm` loads the
+the validator's own ``warm()``: :meth:`mleaudit.sandbox.competition.CompetitionValidator.warm` loads the
 competition's spec), then takes one submission path at a time over a pipe and sends back a plain dict (the outcome and the submission's shape, see
-:mod:`sandbox.feedback`). Its address space is capped with ``RLIMIT_AS``, and each call has a
+:mod:`mleaudit.sandbox.feedback`). Its address space is capped with ``RLIMIT_AS``, and each call has a
 wall-clock bound: on a timeout, a crash or a memory error the process is killed and a fresh one
 started for the next call, and the caller gets ``timeout`` or ``validator-failed``.
 
 The validator must be picklable (a module-level function, or an object of an importable class
-such as :class:`sandbox.competition.CompetitionValidator`): it is pickled here and unpickled in
+such as :class:`mleaudit.sandbox.competition.CompetitionValidator`): it is pickled here and unpickled in
 the worker after the limits are set. As for any ``spawn`` process, the host program's main module
 must be safe to import (the ``if __name__ == "__main__":`` idiom); console scripts are.
 """
@@ -47,9 +47,9 @@ class WorkerResult:
         ``"ok"`` (``outcome`` and ``shape`` set), ``"timeout"`` (over the time bound; the worker
         was killed) or ``"failed"`` (the validator raised, the worker crashed or ran out of memory).
     outcome : dict or None
-        :meth:`sandbox.feedback.ValidationOutcome.to_dict` of the validator's result.
+        :meth:`mleaudit.sandbox.feedback.ValidationOutcome.to_dict` of the validator's result.
     shape : dict or None
-        :meth:`sandbox.feedback.SubmissionShape.to_dict` of what :func:`sandbox.feedback.read_shape`
+        :meth:`mleaudit.sandbox.feedback.SubmissionShape.to_dict` of what :func:`mleaudit.sandbox.feedback.read_shape`
         read (header cells, row and line counts, the line of the outcome's row).
     error : str
         For ``"failed"``: the exception's type name (host-side only).
@@ -84,7 +84,7 @@ def _worker_main(conn: Any, validator_bytes: bytes, memory_bytes: int | None, ne
         _set_memory_limit(memory_bytes)
         for module in preload:  # imported once, before the first call
             importlib.import_module(module)
-        from sandbox.feedback import as_outcome, read_shape
+        from mleaudit.sandbox.feedback import as_outcome, read_shape
 
         validator = pickle.loads(validator_bytes)
         warm = getattr(validator, "warm", None)
@@ -130,8 +130,8 @@ class ValidationWorker:
         Read the header cells, row and line counts of invalid submissions in the worker, and
         the line of the row an outcome names.
     preload : tuple of str
-        Modules the worker imports before it reports ready (e.g. ``("grading.grade",)``); a
-        validator with a ``warm()`` method (:class:`sandbox.competition.CompetitionValidator`)
+        Modules the worker imports before it reports ready (e.g. ``("mleaudit.grading.grade",)``); a
+        validator with a ``warm()`` method (:class:`mleaudit.sandbox.competition.CompetitionValidator`)
         imports what it needs there.
 
     Raises

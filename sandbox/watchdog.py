@@ -5,7 +5,7 @@ bound into the sandbox, so no memory or tmpfs limit bounds them; without a watch
 fill the host's disk. :class:`OutputWatch` measures the space they use every few seconds
 (allocated blocks, so sparse files count for what they really take; hard links once) and, past
 the limit, asks the backend to stop the sandbox through the plan's
-:class:`~sandbox.runner.StopSignal` (limit ``disk``). The walk holds directory file
+:class:`~mleaudit.sandbox.runner.StopSignal` (limit ``disk``). The walk holds directory file
 descriptors on an explicit stack (no recursion, no path strings), never follows a link, and is
 bounded in entries and depth; a tree it cannot measure counts as over the limit.
 """

@@ -1,13 +1,13 @@
 """Build the copy detector's background of ordinary ML code: ``audit/similarity/data/background.npz``.
 
-The copy detector (:mod:`audit.similarity.detect`) weighs shared code by how predictable it is
+The copy detector (:mod:`mleaudit.audit.similarity.detect`) weighs shared code by how predictable it is
 for code written independently of a kernel. The reference corpus alone teaches that only as far
 as its kernels use the idioms, and a corpus of a handful of kernels (or one competition's) has
 not seen ``train_test_split(X, y, test_size=0.2, random_state=42)`` often enough to call it
 ordinary. This script writes a fixed set of agent-style scripts (the kind an ML agent writes for
 a Kaggle task: read ``./input``, split, fit, score on a validation split, predict, write
 ``./working/submission.csv``) and stores the document frequencies of their lexical token
-n-grams, the same :class:`~audit.similarity.detect.NgramTable` the detector builds from a corpus.
+n-grams, the same :class:`~mleaudit.audit.similarity.detect.NgramTable` the detector builds from a corpus.
 
 Inputs: nothing but this file. Every script is composed from the idiom snippets below (written
 for this purpose: pandas I/O, scikit-learn, LightGBM, XGBoost, CatBoost, PyTorch and Keras
@@ -27,14 +27,11 @@ from __future__ import annotations
 import argparse
 import hashlib
 import random
-import sys
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # run from a checkout without installing
-    sys.path.insert(0, str(REPO_ROOT))
 
-from audit.similarity.detect import (  # noqa: E402
+from mleaudit.audit.similarity.detect import (  # noqa: E402
     BACKGROUND_FORMAT,
     PROFILE_SCHEME,
     NgramTable,

@@ -32,9 +32,6 @@ from pathlib import Path
 from typing import Callable
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    # Run as a plain script from a checkout, where the project is not necessarily installed.
-    sys.path.insert(0, str(REPO_ROOT))
 
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -65,9 +62,9 @@ from sklearn.preprocessing import StandardScaler  # noqa: E402
 from sklearn.svm import SVC, SVR  # noqa: E402
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor  # noqa: E402
 
-from grading import CompetitionRegistry, find_competitions_root, prepare_competition  # noqa: E402
-from grading.grade import SCORE_DECIMALS, score_submission  # noqa: E402
-from grading.leaderboard import LEADERBOARD_COLUMNS  # noqa: E402
+from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition  # noqa: E402
+from mleaudit.grading.grade import SCORE_DECIMALS, score_submission  # noqa: E402
+from mleaudit.grading.leaderboard import LEADERBOARD_COLUMNS  # noqa: E402
 
 #: Fixed submission date of every reference entry (the leaderboard is not a time series).
 SUBMISSION_DATE = "2025-01-01 00:00:00"

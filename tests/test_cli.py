@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
+from mleaudit.audit.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "runs"
@@ -175,7 +175,7 @@ def test_a_closed_output_pipe_ends_quietly_with_sigpipe_s_code() -> None:
     import click
     from click.testing import CliRunner
 
-    from audit.cli import EXIT_BROKEN_PIPE, _FailClosedGroup
+    from mleaudit.audit.cli import EXIT_BROKEN_PIPE, _FailClosedGroup
 
     @click.group(cls=_FailClosedGroup)
     def group() -> None:
@@ -211,7 +211,7 @@ def test_help_texts_hold_no_markup_and_show_every_environment_variable():
 #: Options the README names that belong to other tools: pytest's opt-in flags, docker's daemon and build
 #: flags, and the benchmark scripts' flags (each described where the README shows its command line).
 _OTHER_TOOLS_OPTIONS = {"--run-docker", "--run-gpu", "--bridge", "--iptables", "--network", "--build-arg",
-                        "--brute-runs", "--cases", "--check", "--clean-runs", "--dolos-dir", "--files"}
+                        "--brute-runs", "--cases", "--check", "--clean-runs", "--dolos-dir", "--files", "--no-deps"}
 
 
 def test_the_readme_lists_every_command_and_names_only_options_that_exist():

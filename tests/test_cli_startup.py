@@ -39,14 +39,14 @@ def _command(*args: str) -> str:
     """Code that runs ``mleaudit ARGS`` in-process and fails unless it exits with 0."""
     return textwrap.dedent(f"""
         from click.testing import CliRunner
-        from audit.cli import main
+        from mleaudit.audit.cli import main
         result = CliRunner().invoke(main, {list(args)!r})
         assert result.exit_code == 0, (result.exit_code, result.output[-1500:])
     """)
 
 
-@pytest.mark.parametrize("module", ["audit.cli", "audit.cli_options", "audit.similarity.cli",
-                                    "audit.similarity.corpus_cli", "audit.rules.cli", "grading.cli", "grading"])
+@pytest.mark.parametrize("module", ["mleaudit.audit.cli", "mleaudit.audit.cli_options", "mleaudit.audit.similarity.cli",
+                                    "mleaudit.audit.similarity.corpus_cli", "mleaudit.audit.rules.cli", "mleaudit.grading.cli", "grading"])
 def test_importing_the_command_line_loads_no_grader_stack(module: str) -> None:
     assert _heavy_modules_after(f"import {module}") == []
 
@@ -72,19 +72,19 @@ def test_corpus_commands_load_no_grader_stack(tmp_path: Path) -> None:
 def test_the_check_sees_a_grader_when_one_is_loaded() -> None:
     # the same probe on a module that does grade: it must report the stack, or the tests
     # above could not fail
-    assert set(_heavy_modules_after("import grading.grade")) == set(HEAVY)
+    assert set(_heavy_modules_after("import mleaudit.grading.grade")) == set(HEAVY)
     assert "pandas" in _heavy_modules_after("from grading import grade_submission")
 
 
 def test_grading_keeps_its_public_names() -> None:
-    import grading
+    from mleaudit import grading
 
     for name in grading.__all__:
         assert getattr(grading, name) is not None, name
-    from grading import CompetitionRegistry, InvalidSubmission, Medal, grade_submission
+    from mleaudit.grading import CompetitionRegistry, InvalidSubmission, Medal, grade_submission
 
-    assert grade_submission.__module__ == "grading.grade" and Medal.__module__ == "grading.medals"
-    assert CompetitionRegistry.__module__ == "grading.registry" and issubclass(InvalidSubmission, Exception)
+    assert grade_submission.__module__ == "mleaudit.grading.grade" and Medal.__module__ == "mleaudit.grading.medals"
+    assert CompetitionRegistry.__module__ == "mleaudit.grading.registry" and issubclass(InvalidSubmission, Exception)
 
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         grading.nope  # noqa: B018

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.formatters.common import as_report_dict
-from audit.formatters.html import render_html
+from mleaudit.audit.formatters.common import as_report_dict
+from mleaudit.audit.formatters.html import render_html
 from tests.audit.test_formatters import (
     AGENT_TEXT,
     FRAGMENTS,
@@ -84,9 +84,9 @@ def _run_browser(args: list[str], home: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def page_path(tmp_path_factory) -> Path:
     _browser()
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.rules.loader import find_rules_root, load_ruleset
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.run import load_run
 
     copied = audit_run(
         load_run(ROOT / "examples" / "runs" / "copied-digits"),

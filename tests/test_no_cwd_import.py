@@ -1,6 +1,6 @@
 """The command line never imports a module from the current directory (often the audited run).
 
-``python -m audit`` puts the current directory first on ``sys.path``, and a relative
+``python -m mleaudit`` puts the current directory first on ``sys.path``, and a relative
 ``PYTHONPATH`` entry does the same for the ``mleaudit`` script; an agent that leaves ``numpy.py``
 or ``yaml.py`` in its run folder would then have its code run by the audit started from there.
 Each test plants, in the folder a command starts in, a module for every top-level module the
@@ -23,10 +23,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples" / "runs"
-#: Never planted: the package itself (``python -m audit`` runs whatever ``audit`` the current
+#: Never planted: the package itself (``python -m mleaudit`` runs whatever ``mleaudit`` the current
 #: directory holds, before any of its code can act: use ``python -P`` or the ``mleaudit`` script)
 #: and the hooks ``site`` imports before the current directory is on the path.
-NOT_PLANTED = {"audit", "__main__", "sitecustomize", "usercustomize"}
+NOT_PLANTED = {"mleaudit", "__main__", "sitecustomize", "usercustomize"}
 #: Imported by spawned batch workers before they receive the parent's path.
 WORKER_MODULES = {"multiprocessing", "concurrent", "pickle", "threading", "struct", "socket", "selectors",
                   "signal", "runpy", "json", "typing", "__future__", "numpy", "yaml", "click", "pandas",
@@ -41,10 +41,10 @@ def _env(**extra: str) -> dict[str, str]:
 
 
 def _package_imports(cwd: Path) -> set[str]:
-    """Top-level modules that ``import audit`` loads in a fresh interpreter (audit/__init__.py's
+    """Top-level modules that ``import mleaudit`` loads in a fresh interpreter (mleaudit/__init__.py's
     imports and theirs), which happens before any of the command line's code can clean the path."""
-    probe = ("import json, sys; before = set(sys.modules); import audit; "
-             "print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before} - {'audit'})))")
+    probe = ("import json, sys; before = set(sys.modules); import mleaudit; "
+             "print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before} - {'mleaudit'})))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=cwd, env=_env(), capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr[-2000:]
@@ -61,7 +61,7 @@ def setting(tmp_path_factory) -> dict:
     probe = textwrap.dedent(f"""
         import json, sys
         from click.testing import CliRunner
-        from audit.cli import main
+        from mleaudit.audit.cli import main
         for args in (["--help"], ["audit", {str(EXAMPLES / "honest-digits")!r}, "--no-similarity",
                                   "--data-dir", {str(data_dir)!r}, "-o", {str(base / "probe.json")!r}]):
             result = CliRunner().invoke(main, args)
@@ -75,7 +75,7 @@ def setting(tmp_path_factory) -> dict:
     imported = set(json.loads(result.stdout.splitlines()[-1]))
     names = sorted(name for name in (imported | WORKER_MODULES) - NOT_PLANTED
                    if name.isidentifier() and name not in sys.builtin_module_names)
-    # what audit/__init__.py imports is imported before any of the command line's code runs: it
+    # what mleaudit/__init__.py imports is imported before any of the command line's code runs: it
     # has its own test below
     package = _package_imports(clean)
     # loaded while the interpreter starts (site, .pth files), before any code of ours: with a
@@ -109,17 +109,17 @@ def _mleaudit() -> list[str]:
     return [str(script)]
 
 
-def test_python_m_audit_started_in_a_run_imports_nothing_from_it(setting: dict, tmp_path: Path) -> None:
+def test_python_m_mleaudit_started_in_a_run_imports_nothing_from_it(setting: dict, tmp_path: Path) -> None:
     run = tmp_path / "run"
     shutil.copytree(EXAMPLES / "honest-digits", run)
     markers = tmp_path / "markers"
     _plant(run, setting["names"], markers)
-    result = subprocess.run([sys.executable, "-m", "audit", "--help"], cwd=run, env=_env(), capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "mleaudit", "--help"], cwd=run, env=_env(), capture_output=True,
                             text=True, timeout=60)
     _check(markers)
     assert result.returncode == 0 and "Usage:" in result.stdout, result.stderr[-3000:]
     report = tmp_path / "report.json"
-    result = subprocess.run([sys.executable, "-m", "audit", "audit", ".", "--no-similarity", "--data-dir",
+    result = subprocess.run([sys.executable, "-m", "mleaudit", "audit", ".", "--no-similarity", "--data-dir",
                              str(setting["data_dir"]), "--format", "json", "-o", str(report)],
                             cwd=run, env=_env(), capture_output=True, text=True, timeout=120)
     _check(markers)
@@ -166,20 +166,20 @@ def test_batch_workers_started_in_a_run_group_import_nothing_from_it(setting: di
 
 
 def test_the_package_imports_nothing_the_current_directory_could_shadow(setting: dict, tmp_path: Path) -> None:
-    # `python -m audit` imports audit/__init__.py before audit/__main__.py can clean the path, so
+    # `python -m mleaudit` imports mleaudit/__init__.py before mleaudit/__main__.py can clean the path, so
     # whatever the package module imports at its top comes from the current directory first
     markers = tmp_path / "markers"
     _plant(tmp_path, setting["package"], markers)
-    result = subprocess.run([sys.executable, "-m", "audit", "--help"], cwd=tmp_path, env=_env(), capture_output=True,
+    result = subprocess.run([sys.executable, "-m", "mleaudit", "--help"], cwd=tmp_path, env=_env(), capture_output=True,
                             text=True, timeout=60)
     found = sorted(p.name for p in markers.iterdir())
-    assert not found, (f"audit/__init__.py imports {', '.join(found)} at module level; from a folder holding "
-                       f"{found[0]}.py, `python -m audit` runs that file (the package module must import nothing)")
+    assert not found, (f"mleaudit/__init__.py imports {', '.join(found)} at module level; from a folder holding "
+                       f"{found[0]}.py, `python -m mleaudit` runs that file (the package module must import nothing)")
     assert result.returncode == 0, result.stderr[-3000:]
 
 
 def test_clean_sys_path_removes_every_entry_meaning_the_current_directory(tmp_path: Path, monkeypatch) -> None:
-    from audit import _entry
+    from mleaudit import _entry
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -195,22 +195,9 @@ def test_clean_sys_path_removes_every_entry_meaning_the_current_directory(tmp_pa
         link.unlink()
 
 
-def test_a_checkout_run_from_its_root_keeps_its_packages_after_the_path(monkeypatch) -> None:
-    # `python -m audit` in an uninstalled checkout finds audit (and grading, sandbox) through the
-    # current directory: the checkout's root is put back, last
-    from audit import _entry
-
-    monkeypatch.chdir(ROOT)
-    others = [p for p in sys.path if p and os.path.isabs(p) and os.path.realpath(p) != str(ROOT)]
-    monkeypatch.setattr(sys, "path", [str(ROOT), *others])
-    monkeypatch.setattr(sys.modules["audit"], "__file__", str(ROOT / "audit" / "__init__.py"))
-    assert _entry.clean_sys_path() == [str(ROOT)]
-    assert sys.path == [*others, str(ROOT)]
-
-
 def test_console_script_entry_point_cleans_the_path() -> None:
     import configparser
 
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
-    assert config["options.entry_points"]["console_scripts"].split("=")[1].strip() == "audit._entry:main"
+    assert config["options.entry_points"]["console_scripts"].split("=")[1].strip() == "mleaudit._entry:main"

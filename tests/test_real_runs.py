@@ -6,7 +6,7 @@ import json
 
 from click.testing import CliRunner
 
-from audit.cli import main
+from mleaudit.audit.cli import main
 from tests.conftest import shared_path
 
 

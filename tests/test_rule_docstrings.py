@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.rules.loader import load_ruleset
-from audit.rules.spec import Target
-from audit.rules.testing import load_rule_tests, run_case
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.rules.spec import Target
+from mleaudit.audit.rules.testing import load_rule_tests, run_case
 
 RULES_ROOT = Path(__file__).resolve().parents[1] / "rules"
 RULESET = load_ruleset(RULES_ROOT)

@@ -7,8 +7,8 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from audit.rules.loader import iter_rule_files, load_rule_schema, load_ruleset, read_yaml
-from audit.rules.testing import load_rule_tests, run_rule_tests, rule_test_path
+from mleaudit.audit.rules.loader import iter_rule_files, load_rule_schema, load_ruleset, read_yaml
+from mleaudit.audit.rules.testing import load_rule_tests, run_rule_tests, rule_test_path
 
 RULES_ROOT = Path(__file__).resolve().parents[1] / "rules"
 RULE_FILES = iter_rule_files(RULES_ROOT)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.rules.loader import iter_rule_files, load_ruleset
+from mleaudit.audit.cli import main
+from mleaudit.audit.rules.loader import iter_rule_files, load_ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "rules"

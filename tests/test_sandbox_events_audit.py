@@ -2,7 +2,7 @@
 
 Each run is a tiny honest run (a training script, its submission, a log) built in a temporary
 folder; only the events of its ``run.json`` differ. The audit goes through
-:func:`audit.pipeline.run_audit` with grading and similarity off, as ``mleaudit audit`` does.
+:func:`mleaudit.audit.pipeline.run_audit` with grading and similarity off, as ``mleaudit audit`` does.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.pipeline import AuditRequest, run_audit
-from audit.report import GapKind, VerdictKind
+from mleaudit.audit.pipeline import AuditRequest, run_audit
+from mleaudit.audit.report import GapKind, VerdictKind
 
 SOLVE = '''import pandas as pd
 from sklearn.datasets import load_digits

@@ -3,7 +3,7 @@
 A rule refers to a check with ``match: {builtin: <name>, params: {...}}``; the YAML keeps the
 metadata (severity, message, rationale) and the check only finds matches. Each check receives a
 :class:`RunContext` and keyword parameters from the rule, and returns a list of
-:class:`~audit.rules.match.Match` whose ``values`` fill the rule's message template.
+:class:`~mleaudit.audit.rules.match.Match` whose ``values`` fill the rule's message template.
 
 Register a check with :func:`check`::
 
@@ -17,9 +17,9 @@ data: a file they cannot read means no match, and a log line says why.
 
 from __future__ import annotations
 
-from audit.checks.registry import CHECKS, CheckFn, RegisteredCheck, RunContext, check, get_check
+from mleaudit.audit.checks.registry import CHECKS, CheckFn, RegisteredCheck, RunContext, check, get_check
 
 # Importing the check modules registers their checks.
-from audit.checks import divergence, feedback, grader, kernels, labels, leakcols, provenance, sample, sandbox_events, submission, typed, validation, wrappers  # noqa: F401
+from mleaudit.audit.checks import divergence, feedback, grader, kernels, labels, leakcols, provenance, sample, sandbox_events, submission, typed, validation, wrappers  # noqa: F401
 
 __all__ = ["RunContext", "CheckFn", "RegisteredCheck", "CHECKS", "check", "get_check"]

@@ -22,7 +22,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
-from audit.checks.registry import RunContext
+from mleaudit.audit.checks.registry import RunContext
 
 __all__ = [
     "competition_id",
@@ -49,8 +49,8 @@ def competition_id(ctx: RunContext) -> str | None:
         return ctx.competition_id
 
     def read() -> str | None:
-        from audit.run import RunLayout, read_run_file
-        from grading import untrusted_json
+        from mleaudit.audit.run import RunLayout, read_run_file
+        from mleaudit.grading import untrusted_json
 
         for name in RunLayout.RUN_META:
             try:
@@ -68,7 +68,7 @@ def competition_id(ctx: RunContext) -> str | None:
 def competitions_root() -> Path | None:
     """The competitions folder (``$MLEAUDIT_COMPETITIONS`` or the checkout's), or ``None``."""
     try:
-        from grading.paths import find_competitions_root
+        from mleaudit.grading.paths import find_competitions_root
 
         return find_competitions_root(None)
     except Exception as exc:  # noqa: BLE001 - no competitions folder: the checks judge without it
@@ -91,7 +91,7 @@ def _yaml_file(path: str) -> Any:
     if text is None:
         return None
     try:
-        from grading import untrusted_yaml
+        from mleaudit.grading import untrusted_yaml
 
         return untrusted_yaml.safe_load(text)
     except Exception as exc:  # noqa: BLE001 - a broken competition file is no fact
@@ -146,7 +146,7 @@ def public_file_names(competition: str | None) -> frozenset[str]:
     if not competition:
         return frozenset()
     try:
-        from grading.paths import resolve_data_dir
+        from mleaudit.grading.paths import resolve_data_dir
 
         data_dir = str(resolve_data_dir(None))
     except Exception:  # noqa: BLE001 - no data dir: the published lists alone

@@ -4,7 +4,7 @@ The run's grade (:func:`grading.grade_submission`) carries ``mlebench_divergence
 looseness of MLE-bench's grader for the competition that the run's ``submission.csv`` triggers
 (rows paired by position, repeated ids accepted, NaN turned into a number, ``1.5`` truncated to
 class 1 ...), with MLE-bench's would-be outcome against the checked grade
-(:mod:`grading.mlebench_divergence`). The pipeline hands those records to this check through the
+(:mod:`mleaudit.grading.mlebench_divergence`). The pipeline hands those records to this check through the
 context's memo, so the file is examined once; a context without them (a rule self-test) computes
 them from the competition's config, the answers and the submission.
 
@@ -18,10 +18,10 @@ import logging
 from pathlib import Path
 from typing import Any, Mapping
 
-from audit.checks.competition import competition_id, competitions_root
-from audit.checks.evidence import file_line_evidence
-from audit.checks.registry import RunContext, check
-from audit.rules.match import Match
+from mleaudit.audit.checks.competition import competition_id, competitions_root
+from mleaudit.audit.checks.evidence import file_line_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.match import Match
 
 __all__ = ["DIVERGENCE_MEMO", "divergence_memo", "mlebench_divergence"]
 
@@ -63,9 +63,9 @@ def _compute(ctx: RunContext) -> dict[str, Any]:
     folder = root / cid
     if not (folder / "config.yaml").is_file():
         return none
-    from grading.errors import GradingError
-    from grading.mlebench_divergence import find_mlebench_divergences
-    from grading.spec import load_competition_spec
+    from mleaudit.grading.errors import GradingError
+    from mleaudit.grading.mlebench_divergence import find_mlebench_divergences
+    from mleaudit.grading.spec import load_competition_spec
 
     try:
         spec = load_competition_spec(folder)
@@ -80,7 +80,7 @@ def _line(path: Path, rows: list[int]) -> int:
     """0-based line index of the first listed data row (the header when none is listed)."""
     if not rows:
         return 0
-    from grading.csvscan import record_line
+    from mleaudit.grading.csvscan import record_line
 
     try:
         line = record_line(path, int(rows[0]) + 1)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from audit.checks.registry import RunContext
-from audit.model import Evidence, Span, make_excerpt
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.model import Evidence, Span, make_excerpt
+from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = [
     "ACTION_KINDS",

@@ -23,12 +23,12 @@ import re
 
 import tree_sitter
 
-from audit.checks.evidence import unit_evidence
-from audit.checks.registry import RunContext, check
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit
+from mleaudit.audit.checks.evidence import unit_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["answers_feedback"]
 

@@ -16,14 +16,14 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from audit.checks.evidence import event_evidence, unit_evidence
-from audit.checks.labels import documentation_ranges
-from audit.checks.registry import RunContext, check
-from audit.checks.writes import find_write_sites
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit, LogEventKind
+from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
+from mleaudit.audit.checks.labels import documentation_ranges
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.writes import find_write_sites
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["grader_script_uses"]
 

@@ -4,7 +4,7 @@ A run that searches Kaggle (``kaggle kernels list -s ...``, a web search, a scaf
 tool) sees other people's notebooks as references: ``owner/slug`` in a ``ref`` column,
 ``https://www.kaggle.com/code/owner/slug``, ``Found notebook: owner/slug``. A reference only
 counts when it names a notebook this repository knows to be public: one listed in some
-competition's ``kernels.txt`` (:func:`audit.checks.competition.kernel_refs`), so a path that
+competition's ``kernels.txt`` (:func:`mleaudit.audit.checks.competition.kernel_refs`), so a path that
 merely looks like ``owner/slug`` (``data/train``, ``sklearn/ensemble``) never matches.
 
 Texts scanned: every log event (outputs included: that is where search results appear) and
@@ -23,11 +23,11 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from audit.checks.competition import competition_id, kernel_refs
-from audit.checks.evidence import event_evidence, unit_evidence
-from audit.checks.registry import RunContext, check
-from audit.rules.match import Match
-from audit.units import LogEventKind
+from mleaudit.audit.checks.competition import competition_id, kernel_refs
+from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.units import LogEventKind
 
 __all__ = ["public_notebook_refs", "find_refs"]
 
@@ -74,7 +74,7 @@ def _description_refs(competition: str | None, known) -> frozenset[str]:
     if not competition:
         return frozenset()
     try:
-        from grading.paths import resolve_data_dir
+        from mleaudit.grading.paths import resolve_data_dir
 
         path = resolve_data_dir(None) / competition / "prepared" / "public" / "description.md"
         if not path.is_file() or path.stat().st_size > (4 << 20):

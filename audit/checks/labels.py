@@ -7,7 +7,7 @@ that says what it is — ``test_labels.csv``, ``test_solution.csv``, ``solution.
 check finds such names where the run's code and commands use them, and keeps those that
 
 - are not among the files the competition publishes to the agent
-  (:func:`audit.checks.competition.public_file_names`: ``train_labels.csv`` is public in some
+  (:func:`mleaudit.audit.checks.competition.public_file_names`: ``train_labels.csv`` is public in some
   competitions), and
 - are not written anywhere by the run itself: an agent that splits off its own hold-out and
   saves it as ``answers_holdout.csv`` or ``val_labels.csv`` reads its own file, not the answers;
@@ -16,7 +16,7 @@ check finds such names where the run's code and commands use them, and keeps tho
   fetches or unpacks it, or under a folder such a command names, is the fetched material, which
   the external-resource rules report.
   A name counts as written when it is the destination of a write site
-  (:func:`audit.checks.writes.find_write_sites`: ``to_csv``, ``open(..., "w")``, redirects,
+  (:func:`mleaudit.audit.checks.writes.find_write_sites`: ``to_csv``, ``open(..., "w")``, redirects,
   ``cp``/``mv`` destinations, downloads ...), of a NumPy/pandas/pickle saver, or of a file-write
   tool call.
 
@@ -36,14 +36,14 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from audit.checks.competition import competition_id, private_file_names, public_file_names
-from audit.checks.evidence import event_evidence, unit_evidence
-from audit.checks.registry import RunContext, check
-from audit.checks.writes import find_write_sites
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit, LogEventKind
+from mleaudit.audit.checks.competition import competition_id, private_file_names, public_file_names
+from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.writes import find_write_sites
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["heldout_label_reads", "is_label_name", "file_names", "documentation_ranges"]
 
@@ -63,7 +63,7 @@ _LABEL_WORDS = frozenset({"label", "labels", "solution", "solutions", "answer", 
 #: Words that name an answer key by themselves.
 _ANSWER_KEY = frozenset({"solution", "solutions", "answer", "answers", "answerkey", "groundtruth", "gt", "truth",
                          "goldstandard", "goldlabels"})
-#: Python calls that save to their arguments (beyond the write sites of :mod:`audit.checks.writes`).
+#: Python calls that save to their arguments (beyond the write sites of :mod:`mleaudit.audit.checks.writes`).
 _SAVERS = frozenset({"save", "savez", "savez_compressed", "to_parquet", "to_json", "to_pickle", "to_feather",
                      "to_excel", "to_hdf", "write_parquet", "write_json", "write_ndjson", "dump", "save_npz",
                      "savetxt", "to_csv", "write_csv"})

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 import regex as _regex
 import tree_sitter
 
-from audit.checks.competition import competition_id, label_leak_columns
-from audit.checks.evidence import unit_evidence
-from audit.checks.registry import RunContext, check
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit, LogEventKind
+from mleaudit.audit.checks.competition import competition_id, label_leak_columns
+from mleaudit.audit.checks.evidence import unit_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["leak_column_patterns", "selected_columns"]
 

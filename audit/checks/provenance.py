@@ -1,7 +1,7 @@
 """Submission provenance: which logged code or command wrote the graded ``submission.csv``.
 
 MLE-bench requires the submission to be the output of code the agent ran. The check looks for
-*write sites* (:mod:`audit.checks.writes`) whose destination names the submission file or its
+*write sites* (:mod:`mleaudit.audit.checks.writes`) whose destination names the submission file or its
 folder (``./submission/submission.csv`` as AIDE writes it, ``/home/submission/``,
 ``os.path.join(OUT, "submission.csv")``, ``cp preds.csv /home/submission/``, a redirect, a
 path passed to a script) in code the logs show running:
@@ -16,7 +16,7 @@ It also looks for the submission's own data rows typed into agent actions (a fil
 call, a here-document, a literal in code): rows an agent typed were not computed.
 
 The agent command a sandbox record says the sandbox ran (``spec.command`` of the ``run.json``
-that ``mleaudit run`` writes, an operator command: :mod:`audit.sandbox_record`) counts as an
+that ``mleaudit run`` writes, an operator command: :mod:`mleaudit.audit.sandbox_record`) counts as an
 action run first: ``python3 /home/agent/solve.py`` runs a script the run does not contain (the
 agent's files are not copied into the run), so a submission nothing else writes is
 ``unconfirmed``, not ``unlogged``; rows typed into it are ``typed``. The sandbox ran nothing but
@@ -70,17 +70,17 @@ import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
-from audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
-from audit.checks.registry import RunContext, check
-from audit.checks.tables import CsvHead, CsvReadError, read_csv_head
-from audit.checks.writes import WriteSite, find_write_sites, scripts_run
-from audit.logs.common import is_cut_short
-from audit.model import Evidence
-from audit.rules.match import Match
-from audit.run import RunLayout, read_run_file
-from audit.sandbox_record import RECORD_PATH, is_sandbox_command
-from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
-from grading import untrusted_json
+from mleaudit.audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.tables import CsvHead, CsvReadError, read_csv_head
+from mleaudit.audit.checks.writes import WriteSite, find_write_sites, scripts_run
+from mleaudit.audit.logs.common import is_cut_short
+from mleaudit.audit.model import Evidence
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.run import RunLayout, read_run_file
+from mleaudit.audit.sandbox_record import RECORD_PATH, is_sandbox_command
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
+from mleaudit.grading import untrusted_json
 
 __all__ = ["OUTCOMES", "Provenance", "SUBMISSION_TARGET", "assess_provenance", "submission_provenance"]
 
@@ -310,7 +310,7 @@ def _user_module(name: str) -> bool:
 
 
 def _executed_elsewhere(unit: CodeUnit) -> tuple[list[str], list[str]]:
-    """Scripts and modules a log unit runs that :func:`audit.checks.writes.scripts_run` does not
+    """Scripts and modules a log unit runs that :func:`mleaudit.audit.checks.writes.scripts_run` does not
     name: launchers (``torchrun train.py``, ``accelerate launch``, ``python -m torch.distributed.run
     x.py``, ``python -m cProfile x.py``), Python calls that run a script (``subprocess.run(["python",
     "x.py"])``, ``runpy.run_path``, ``%run``), and modules run with ``python -m`` or

@@ -1,7 +1,7 @@
 """The registry of built-in checks: :data:`CHECKS`, the :func:`check` decorator and :class:`RunContext`.
 
 Kept apart from ``audit/checks/__init__.py`` so that check modules can import it without importing
-the package that imports them (no import cycle); ``audit.checks`` re-exports everything here.
+the package that imports them (no import cycle); ``mleaudit.audit.checks`` re-exports everything here.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
-from audit.model import Skipped
-from audit.rules.match import Match
-from audit.units import CodeUnit, LogEvent
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.units import CodeUnit, LogEvent
 
 __all__ = ["RunContext", "CheckFn", "RegisteredCheck", "CHECKS", "check", "get_check"]
 
@@ -48,7 +48,7 @@ class RunContext:
         The run's competition (``--competition`` or the run's metadata), when known; checks
         that read what the competition publishes (its public files, its public notebooks)
         fall back to the run's ``run.json``/``metadata.json`` when it is ``None``
-        (:func:`audit.checks.competition.competition_id`).
+        (:func:`mleaudit.audit.checks.competition.competition_id`).
     code_units : tuple of CodeUnit
         The run's code (files, notebook code, code from logs).
     log_events : tuple of LogEvent
@@ -110,7 +110,7 @@ class RegisteredCheck:
         return self.fn(ctx, **params)
 
 
-#: Registry of built-in checks by name (filled when ``audit.checks`` is imported).
+#: Registry of built-in checks by name (filled when ``mleaudit.audit.checks`` is imported).
 CHECKS: dict[str, RegisteredCheck] = {}
 
 

@@ -16,7 +16,7 @@ Two cases are told apart:
   when the sample is constant, a model that predicts the majority class agrees with it on most
   rows, so nothing is reported without a typed edit.
 
-Cells compare as in :func:`audit.checks.submission.cells_equal` (numbers within ``atol``).
+Cells compare as in :func:`mleaudit.audit.checks.submission.cells_equal` (numbers within ``atol``).
 Messages carry counts only; evidence shows the submission's own line and the agent's edit.
 """
 
@@ -29,12 +29,12 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
-from audit.checks.registry import RunContext, check
-from audit.checks.submission import cells_equal
-from audit.checks.tables import CsvReadError, load_csv_table
-from audit.model import Evidence
-from audit.rules.match import Match
+from mleaudit.audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.submission import cells_equal
+from mleaudit.audit.checks.tables import CsvReadError, load_csv_table
+from mleaudit.audit.model import Evidence
+from mleaudit.audit.rules.match import Match
 
 __all__ = ["SampleEdits", "assess_sample_edits", "submission_edited_sample"]
 

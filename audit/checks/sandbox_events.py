@@ -16,7 +16,7 @@ lie or be silent about them. Kinds and the fields they carry besides ``detail``:
 - ``limit-hit`` (``limit``: ``memory``, ``pids``, ``time``, ``disk`` or ``cpu``): a sandbox limit
   stopped the agent;
 - ``log-truncated`` (``path``, ``kept_bytes``, ``dropped_bytes``): the sandbox capped the run log;
-  the dropped part is a gap of the audit (:func:`audit.run.load_run` lists it as unread);
+  the dropped part is a gap of the audit (:func:`mleaudit.audit.run.load_run` lists it as unread);
 - ``sandbox-failed``: the sandbox did not start the agent (``detail`` gives the cause);
 - ``validation-refused`` (``status``, ``count``): calls the validation endpoint refused.
 
@@ -38,11 +38,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from audit.checks.registry import RunContext, check
-from audit.model import Evidence, Span, make_excerpt
-from audit.rules.match import Match
-from audit.run import read_run_file
-from grading import untrusted_json
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.model import Evidence, Span, make_excerpt
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.run import read_run_file
+from mleaudit.grading import untrusted_json
 
 __all__ = ["EVENT_FIELDS", "MAX_RUN_JSON_BYTES", "MAX_VALUE_CHARS", "sandbox_events"]
 
@@ -67,7 +67,7 @@ EVENT_FIELDS: dict[str, type] = {
 #: (how many events of the matched kind ``run.json`` holds).
 DERIVED_VALUES = ("target", "events")
 
-# A JSON string (as in grading.untrusted_json, unrolled) or a structural character.
+# A JSON string (as in mleaudit.grading.untrusted_json, unrolled) or a structural character.
 _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]:]', re.DOTALL)
 _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
@@ -75,7 +75,7 @@ _UNPRINTABLE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 def _events(ctx: RunContext) -> tuple[str, list[dict[str, Any]], list[tuple[int, int]] | None] | None:
     """The text of ``run.json``, its event records and their spans; ``None`` when there are none.
 
-    ``run.json`` is read without following links (:func:`audit.run.read_run_file`) and decoded
+    ``run.json`` is read without following links (:func:`mleaudit.audit.run.read_run_file`) and decoded
     with bounded nesting; a ``run.json`` that exists but cannot be read is recorded with
     :meth:`RunContext.skip`, since its events then went unchecked. The spans are the character
     ranges of the event objects (:func:`_event_spans`), or ``None`` when they cannot be told apart.

@@ -6,7 +6,7 @@ cell for cell cannot come from a model trained on the public split. Values are c
 numbers when both sides parse as numbers (tolerances ``atol`` and ``rtol``) and otherwise as
 stripped strings, with ``True``/``False`` compared case-insensitively.
 
-Both files are read with the caps of :mod:`audit.checks.tables`; a file that cannot be read is
+Both files are read with the caps of :mod:`mleaudit.audit.checks.tables`; a file that cannot be read is
 listed in the report's ``skipped`` (for the answers, without the parser's message, so nothing of
 their content can leak). The finding carries counts only, never a value.
 """
@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from audit.checks.registry import RunContext, check
-from audit.checks.tables import CsvReadError, load_csv_table
-from audit.model import Evidence, Span
-from audit.rules.match import Match
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.tables import CsvReadError, load_csv_table
+from mleaudit.audit.model import Evidence, Span
+from mleaudit.audit.rules.match import Match
 
 # pandas loads in a third of a second: imported where a table is read, so that loading the
 # check registry (every `rules` command) does not pay for it.
@@ -51,8 +51,8 @@ def read_csv_text_table(path: Path) -> pd.DataFrame | None:
     """
     import pandas as pd
 
-    from grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
-    from grading.errors import InvalidSubmission
+    from mleaudit.grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
+    from mleaudit.grading.errors import InvalidSubmission
 
     try:
         # The same caps as grading, checked before pandas, which is slow on hostile rows.

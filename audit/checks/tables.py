@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from audit.errors import AuditError
+from mleaudit.audit.errors import AuditError
 
 # pandas loads in a third of a second: imported where a table is read, so that loading the
 # check registry (every `rules` command) does not pay for it.
@@ -132,8 +132,8 @@ def load_csv_table(
     """
     import pandas as pd
 
-    from grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
-    from grading.errors import InvalidSubmission
+    from mleaudit.grading.csvscan import TEXT_CSV_LIMITS, check_csv_limits
+    from mleaudit.grading.errors import InvalidSubmission
 
     name = label or Path(path).name
     check_regular_file(path, max_bytes=max_bytes, label=name)

@@ -47,13 +47,13 @@ from typing import Callable
 
 import tree_sitter
 
-from audit.checks.evidence import unit_evidence
-from audit.checks.registry import RunContext, check
-from audit.checks.tables import CsvReadError, read_csv_head
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit
+from mleaudit.audit.checks.evidence import unit_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.tables import CsvReadError, read_csv_head
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["MAX_LABEL_ITEMS", "MAX_LITERAL_CHARS", "encoded_prediction_data", "typed_prediction_overrides"]
 

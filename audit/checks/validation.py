@@ -35,18 +35,18 @@ from pathlib import Path
 
 import tree_sitter
 
-from audit.checks.evidence import event_evidence, file_line_evidence, unit_evidence, unit_location
-from audit.checks.registry import RunContext, check
-from audit.checks.tables import CsvReadError, check_regular_file
-from audit.checks.writes import Bindings, python_calls, split_shell_commands
-from audit.errors import AuditError
-from audit.logs.common import loads_json
-from audit.model import Evidence
-from audit.parsing import parse
-from audit.rules.match import Match
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.run import read_run_file
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.checks.evidence import event_evidence, file_line_evidence, unit_evidence, unit_location
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.checks.tables import CsvReadError, check_regular_file
+from mleaudit.audit.checks.writes import Bindings, python_calls, split_shell_commands
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.logs.common import loads_json
+from mleaudit.audit.model import Evidence
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.run import read_run_file
+from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = [
     "VALIDATION_CALLS_LOG",
@@ -108,7 +108,7 @@ class ValidationCall:
     message : str
         The endpoint's reply (never carries answer values, by the endpoint's contract).
     reason : str or None
-        The reason code of an invalid reply (``grading.errors.REASONS`` or the endpoint's own,
+        The reason code of an invalid reply (``mleaudit.grading.errors.REASONS`` or the endpoint's own,
         e.g. ``timeout``); ``None`` in logs written before reasons were recorded.
     column : str or None
         The column the reply named, if any.
@@ -162,7 +162,7 @@ def load_validation_calls(path: Path, *, root: Path | None = None) -> tuple[list
         One per JSON-object line, in file order.
     malformed : int
         Non-blank lines that are not JSON objects, or nest deeper than
-        :data:`grading.untrusted_json.MAX_JSON_DEPTH` (skipped).
+        :data:`mleaudit.grading.untrusted_json.MAX_JSON_DEPTH` (skipped).
 
     Raises
     ------
@@ -645,8 +645,8 @@ MAX_REPLY_EVIDENCE = 5
 def validation_replies(ctx: RunContext, *, reasons: list[str], min_replies: int = 2) -> list[Match]:
     """Fire when the sandbox's calls log holds several invalid replies with the given reason codes.
 
-    The endpoint records a reason code per call (``grading.errors.REASONS``). The rule that
-    looks for label probing passes ``grading.errors.ANSWER_REASONS`` (``incomparable``,
+    The endpoint records a reason code per call (``mleaudit.grading.errors.REASONS``). The rule that
+    looks for label probing passes ``mleaudit.grading.errors.ANSWER_REASONS`` (``incomparable``,
     ``unknown-label``, ``non-finite-score``, ``grader-failed``): replies that may depend on the
     answers, not those a file alone decides (``missing-value``, ``non-finite``, ``bad-value``,
     ``row-sum``), so an agent's ordinary fix cycles do not count. Reads only

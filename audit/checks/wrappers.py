@@ -18,10 +18,10 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from audit.checks.evidence import event_evidence
-from audit.checks.registry import RunContext, check
-from audit.rules.match import Match
-from audit.units import LogEvent, LogEventKind
+from mleaudit.audit.checks.evidence import event_evidence
+from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["tool_script_use"]
 

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from audit.parsing import get_language, parse
-from audit.rules.matchers import PathologicalTree, pathological_tree
-from audit.units import CodeUnit
+from mleaudit.audit.parsing import get_language, parse
+from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.units import CodeUnit
 
 __all__ = [
     "Bindings",
@@ -187,7 +187,7 @@ class Bindings:
     ``f(NAME=value)``, ``def f(NAME=value)`` and ``add_argument("--name", default=value)``."""
 
     def __init__(self, parsed) -> None:
-        """Collect the bindings of ``parsed`` (a :class:`audit.parsing.ParsedFile` of Python)."""
+        """Collect the bindings of ``parsed`` (a :class:`mleaudit.audit.parsing.ParsedFile` of Python)."""
         self.values: dict[str, list[str]] = {}
         for caps in _matches(_PY_BINDINGS, parsed.root):
             value = caps.get("value", [None])[0]
@@ -273,7 +273,7 @@ def find_python_write_sites(unit: CodeUnit) -> list[WriteSite]:
 
     Raises
     ------
-    audit.rules.matchers.PathologicalTree
+    mleaudit.audit.rules.matchers.PathologicalTree
         The syntax tree is too deep or too wide to walk: the checks built on the write sites
         cannot judge this unit, which the engine reports as an evaluation error (never as
         "no write").

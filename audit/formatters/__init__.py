@@ -1,4 +1,4 @@
-"""Output formats of an :class:`~audit.report.AuditReport`, one module each, chosen by name.
+"""Output formats of an :class:`~mleaudit.audit.report.AuditReport`, one module each, chosen by name.
 
 A formatter is ``Callable[[AuditReport, TextIO], None]``; ``--format`` choices come from
 :data:`FORMATTERS`, so adding a format is one module and one entry here. The markdown, SARIF and
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from typing import Callable, TextIO
 
-from audit.formatters.html import write_html
-from audit.formatters.json import write_json
-from audit.formatters.markdown import write_markdown
-from audit.formatters.sarif import write_sarif
-from audit.formatters.text import write_text
-from audit.report import AuditReport
+from mleaudit.audit.formatters.html import write_html
+from mleaudit.audit.formatters.json import write_json
+from mleaudit.audit.formatters.markdown import write_markdown
+from mleaudit.audit.formatters.sarif import write_sarif
+from mleaudit.audit.formatters.text import write_text
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["FORMATTERS", "Formatter", "get_formatter"]
 

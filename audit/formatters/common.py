@@ -11,8 +11,8 @@ import json
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping
 
-from audit.formatters.json import to_json
-from audit.report import AuditReport
+from mleaudit.audit.formatters.json import to_json
+from mleaudit.audit.report import AuditReport
 
 __all__ = [
     "as_report_dict",
@@ -65,7 +65,7 @@ def as_report_dict(report: AuditReport | Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        A fresh, JSON-pure copy (the round trip through :func:`audit.formatters.json.to_json`).
+        A fresh, JSON-pure copy (the round trip through :func:`mleaudit.audit.formatters.json.to_json`).
     """
     data = report.to_dict() if isinstance(report, AuditReport) else report
     return json.loads(to_json(data))

@@ -42,7 +42,7 @@ import re
 from bisect import bisect_left
 from typing import Any, Callable, Iterable, Mapping, Sequence, TextIO
 
-from audit.formatters.common import (
+from mleaudit.audit.formatters.common import (
     SEVERITY_ORDER,
     TOO_SHORT,
     as_report_dicts,
@@ -58,8 +58,8 @@ from audit.formatters.common import (
     review_line,
     span_location,
 )
-from audit.formatters.terminal import HIDDEN_FORMAT_CHARS
-from audit.report import AuditReport
+from mleaudit.audit.formatters.terminal import HIDDEN_FORMAT_CHARS
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["render_html", "write_html", "CONTENT_SECURITY_POLICY"]
 
@@ -842,8 +842,8 @@ _SUMMARY_VERDICTS = ("clean", "review", "incomplete", "flagged", "error")
 
 
 def _batch_summary(summary: Mapping[str, Any]) -> str:
-    """The batch summary (:func:`audit.batch_summary.summarize_batch`): totals, verdicts, rules, clusters."""
-    from audit.batch_summary import describe_seeds
+    """The batch summary (:func:`mleaudit.audit.batch_summary.summarize_batch`): totals, verdicts, rules, clusters."""
+    from mleaudit.audit.batch_summary import describe_seeds
 
     totals, kept = summary.get("totals") or {}, summary.get("totals_excluding_flagged") or {}
     parts = ['<section class="batch" id="summary"><h2>Batch summary</h2>',
@@ -907,7 +907,7 @@ def render_html(reports: AuditReport | Mapping[str, Any] | Iterable[AuditReport 
     title : str, optional
         Page title (default: the run id and verdict, or the number of runs).
     summary : mapping, optional
-        A batch summary (:func:`audit.batch_summary.summarize_batch`) shown before the runs.
+        A batch summary (:func:`mleaudit.audit.batch_summary.summarize_batch`) shown before the runs.
 
     Returns
     -------

@@ -16,7 +16,7 @@ import json
 import math
 from typing import Any, TextIO
 
-from audit.report import AuditReport
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["write_json", "to_json"]
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping, TextIO
 
-from audit.formatters.common import (
+from mleaudit.audit.formatters.common import (
     TOO_SHORT,
     as_report_dict,
     copied_share_line,
@@ -41,8 +41,8 @@ from audit.formatters.common import (
     review_line,
     span_location,
 )
-from audit.formatters.terminal import HIDDEN_FORMAT_CHARS
-from audit.report import AuditReport
+from mleaudit.audit.formatters.terminal import HIDDEN_FORMAT_CHARS
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["render_markdown", "write_markdown"]
 

@@ -19,7 +19,7 @@ Mapping (OASIS SARIF 2.1.0, sections in brackets):
   reference notebooks); regions carry 1-based lines and columns, end column exclusive, counted in
   Unicode code points (``columnKind``), the matched text as ``snippet`` and the evidence excerpt as
   ``contextRegion``;
-- reviewer decisions (``finding.review``, from a baseline file, see :mod:`audit.review`) →
+- reviewer decisions (``finding.review``, from a baseline file, see :mod:`mleaudit.audit.review`) →
   ``suppressions`` [3.35]: a ``dismissed`` finding gets an external suppression whose
   justification is the reviewer's note, with no ``status`` (which defaults to ``accepted``; the
   OASIS Standard names that property ``status``, the 2.1.0 committee-specification schema
@@ -49,9 +49,9 @@ from pathlib import PurePosixPath, PureWindowsPath
 from typing import Any, Iterable, Mapping, TextIO
 from urllib.parse import quote
 
-from audit.formatters.common import as_report_dicts, carries_reviews
-from audit.formatters.json import to_json
-from audit.report import AuditReport
+from mleaudit.audit.formatters.common import as_report_dicts, carries_reviews
+from mleaudit.audit.formatters.json import to_json
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["SARIF_VERSION", "SARIF_SCHEMA_URI", "RUN_BASE_ID", "CORPUS_BASE_ID", "build_sarif", "write_sarif"]
 

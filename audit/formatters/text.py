@@ -6,7 +6,7 @@ Sample::
     Verdict: FLAGGED — llm-external-api-call (high)
 
 An incomplete audit lists what was not checked under the verdict (``Not checked (N)``). Every
-name and text from the run goes through :func:`audit.formatters.terminal.terminal_safe`.
+name and text from the run goes through :func:`mleaudit.audit.formatters.terminal.terminal_safe`.
 
     Grade   score 0.9694 · valid submission · medal: bronze · above median
             gold ≥ 0.9806 · silver ≥ 0.9778 · bronze ≥ 0.9694 · median 0.9611 (reference-baselines, 120 teams)
@@ -26,10 +26,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from audit.formatters.common import (TOO_SHORT, copied_share_line, grade_status, pair_agent_label, pair_too_short,
+from mleaudit.audit.formatters.common import (TOO_SHORT, copied_share_line, grade_status, pair_agent_label, pair_too_short,
                                      review_line)
-from audit.formatters.terminal import terminal_safe
-from audit.report import AuditReport
+from mleaudit.audit.formatters.terminal import terminal_safe
+from mleaudit.audit.report import AuditReport
 
 __all__ = ["table_order", "write_text"]
 

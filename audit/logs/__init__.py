@@ -1,49 +1,49 @@
-"""Agent log adapters: each turns one log format into :class:`audit.units.LogEvent` records.
+"""Agent log adapters: each turns one log format into :class:`mleaudit.audit.units.LogEvent` records.
 
 Formats, tried in this order by :func:`detect_log_format`:
 
 ================  ========================================================================
 ``mlagentbench``  MLAgentBench log folders: ``agent_log/main_log``, step and tool logs,
                   ``agent_*.json``, ``env_log/trace.json``, the scaffold's ``log``
-                  (:mod:`audit.logs.mlagentbench`; by path and content)
-``aide``          AIDE ``journal.json`` (:mod:`audit.logs.aide`)
-``openhands``     OpenHands/CodeAct JSON event lists (:mod:`audit.logs.openhands`)
-``inspect``       Inspect eval logs, JSON (:mod:`audit.logs.inspect_eval`; ``.eval`` archives
-                  are read by :func:`audit.logs.inspect_eval.read_eval_archive`)
+                  (:mod:`mleaudit.audit.logs.mlagentbench`; by path and content)
+``aide``          AIDE ``journal.json`` (:mod:`mleaudit.audit.logs.aide`)
+``openhands``     OpenHands/CodeAct JSON event lists (:mod:`mleaudit.audit.logs.openhands`)
+``inspect``       Inspect eval logs, JSON (:mod:`mleaudit.audit.logs.inspect_eval`; ``.eval`` archives
+                  are read by :func:`mleaudit.audit.logs.inspect_eval.read_eval_archive`)
 ``assistants``    OpenAI Assistants message dumps, as DSBench saves them
-                  (:mod:`audit.logs.assistants`)
-``jsonl``         generic JSONL event streams (:mod:`audit.logs.jsonl`)
-``json``          any other JSON document: scaffold state, reviews (:mod:`audit.logs.jsondoc`)
+                  (:mod:`mleaudit.audit.logs.assistants`)
+``jsonl``         generic JSONL event streams (:mod:`mleaudit.audit.logs.jsonl`)
+``json``          any other JSON document: scaffold state, reviews (:mod:`mleaudit.audit.logs.jsondoc`)
 ``llmcalls``      logs of LLM calls in ``=== prompt ===``/``=== response ===`` sections, such
-                  as AIDE's ``history.txt`` (:mod:`audit.logs.llmcalls`)
-``runlog``        MLE-bench host ``run.log`` (:mod:`audit.logs.runlog`)
+                  as AIDE's ``history.txt`` (:mod:`mleaudit.audit.logs.llmcalls`)
+``runlog``        MLE-bench host ``run.log`` (:mod:`mleaudit.audit.logs.runlog`)
 ``pylogging``     Python ``logging`` records, e.g. AutoKaggle's run log
-                  (:mod:`audit.logs.pylogging`)
+                  (:mod:`mleaudit.audit.logs.pylogging`)
 ``frameworks``    console transcripts of agent frameworks: LangChain, smolagents, AutoGen,
-                  CrewAI, scaffold code/output printouts (:mod:`audit.logs.frameworks`; by
+                  CrewAI, scaffold code/output printouts (:mod:`mleaudit.audit.logs.frameworks`; by
                   content)
 ``steplog``       scaffold step logs, THOUGHT/ACTION/OBSERVATION records after a time stamp
-                  in any tag style, and MLAgentBench-style fields (:mod:`audit.logs.steplog`)
-``text``          plain transcripts, the fallback for any text (:mod:`audit.logs.text`)
+                  in any tag style, and MLAgentBench-style fields (:mod:`mleaudit.audit.logs.steplog`)
+``text``          plain transcripts, the fallback for any text (:mod:`mleaudit.audit.logs.text`)
 ================  ========================================================================
 
 Commands and code typed at a prompt (``$ cmd``, ``root@box:/# cmd``, ``PS C:\\dir> cmd``,
-``>>> code``; :func:`audit.logs.text.match_prompt`) are COMMAND/CODE events in plain
+``>>> code``; :func:`mleaudit.audit.logs.text.match_prompt`) are COMMAND/CODE events in plain
 transcripts and inside the records of the line-oriented formats (``runlog``, ``pylogging``,
 ``steplog``) alike.
 
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
-than :data:`~audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
+than :data:`~mleaudit.audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
 :func:`parse_log` says what was not read in :attr:`LogReading.problems`: JSON nested deeper
-than :data:`~audit.logs.common.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
+than :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
 is then read as plain text), unreadable JSONL lines, a key written twice in one JSON object
-(the value JSON readers drop is read too: :mod:`audit.logs.shadowed`). Nothing raises. Lone UTF-16 surrogates
+(the value JSON readers drop is read too: :mod:`mleaudit.audit.logs.shadowed`). Nothing raises. Lone UTF-16 surrogates
 that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
 :attr:`LogReading.notes` counts.
 
 Adding a format: a module with ``NAME``, ``detect(path, text) -> bool`` and
 ``read_events(path, text, notes=None) -> list[LogEvent]`` (events collected in an
-:class:`~audit.logs.common.EventList`; sentences on unread parts appended to ``notes``), an entry
+:class:`~mleaudit.audit.logs.common.EventList`; sentences on unread parts appended to ``notes``), an entry
 in :data:`ADAPTERS` ahead of ``text``, and a fixture under ``tests/fixtures/logs/``.
 """
 
@@ -54,7 +54,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Callable
 
-from audit.logs import (
+from mleaudit.audit.logs import (
     aide,
     assistants,
     frameworks,
@@ -68,11 +68,11 @@ from audit.logs import (
     runlog,
     steplog,
 )
-from audit.logs import text as plain_text
-from audit.logs.shadowed import read_hidden_members
-from audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
-from audit.units import LogEvent, LogEventKind
-from grading.untrusted_json import collect_shadowed
+from mleaudit.audit.logs import text as plain_text
+from mleaudit.audit.logs.shadowed import read_hidden_members
+from mleaudit.audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
+from mleaudit.audit.units import LogEvent, LogEventKind
+from mleaudit.grading.untrusted_json import collect_shadowed
 
 __all__ = [
     "ADAPTERS",
@@ -126,7 +126,7 @@ class LogReading:
     problems : tuple of str
         Parts of the log that were not read, one sentence each naming where (a JSON document
         cut short or nested too deep, a text log that ends inside a code block, whose event is
-        marked :data:`~audit.logs.common.CUT_SHORT`, unreadable JSONL lines, a structured
+        marked :data:`~mleaudit.audit.logs.common.CUT_SHORT`, unreadable JSONL lines, a structured
         reader that failed, the event limit, a key written twice in one JSON object); empty
         when all was read.
     notes : tuple of str
@@ -196,7 +196,7 @@ def parse_log(path: str, text: str) -> LogReading:
     of the file is then read as text) and the failure is listed in ``problems``: code the
     structured reader would have found in the log is not audited as code. A file meant to
     hold JSON (``.json``/``.jsonl`` suffix or a leading ``{``/``[``) that nests deeper than
-    :data:`~audit.logs.common.MAX_JSON_DEPTH` and was read as plain text is listed too.
+    :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH` and was read as plain text is listed too.
 
     Parameters
     ----------

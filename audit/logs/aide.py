@@ -15,7 +15,7 @@ the journal (``[3].code``, ``nodes[3].code``).
 Actors: ``code`` and the terminal output are the AGENT's; ``plan`` and ``analysis`` (AIDE's
 prompts' answers that steer the search) the SCAFFOLD's. Journals of other shapes are read too:
 ``code`` given as a list of lines or an object (read with the shared key vocabulary of
-:mod:`audit.logs.keys`), other members holding code (``script``, ``source``, ``*code``: the
+:mod:`mleaudit.audit.logs.keys`), other members holding code (``script``, ``source``, ``*code``: the
 AGENT's code), an exception's ``exc_type``/``exc_info``/``exc_stack`` (the AGENT's output),
 and any other member with text (an UNKNOWN message); ids, tree links, timings and the metric
 are labels, not text.
@@ -30,7 +30,7 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import (
+from mleaudit.audit.logs.common import (
     EventList,
     SpanMaker,
     json_members_partial,
@@ -38,8 +38,8 @@ from audit.logs.common import (
     load_json,
     string_content,
 )
-from audit.logs.keys import call_actions, member_events
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.keys import call_actions, member_events
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "journal_nodes"]
 

@@ -23,10 +23,10 @@ import json
 import re
 from itertools import accumulate
 
-from audit.logs import text as plain_text
-from audit.logs.common import EventList, SpanMaker, json_member_regions, loads_json, string_content
-from audit.logs.keys import call_actions, call_expressions, is_generic_tool
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs import text as plain_text
+from mleaudit.audit.logs.common import EventList, SpanMaker, json_member_regions, loads_json, string_content
+from mleaudit.audit.logs.keys import call_actions, call_expressions, is_generic_tool
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -115,7 +115,7 @@ def _message_events(events: EventList, body: str, role: str, span) -> None:
     """The MESSAGE event of one text block, then the code and commands an assistant wrote in it.
 
     Code the assistant shows in fenced blocks (or shell prompts) is read with the plain-text
-    reader (:mod:`audit.logs.text`) and given as CODE/COMMAND events of the agent, spanning the
+    reader (:mod:`mleaudit.audit.logs.text`) and given as CODE/COMMAND events of the agent, spanning the
     whole message (the block's offsets inside a decoded literal do not map onto the file).
     """
     actor = _ROLE_ACTORS.get(role, Actor.UNKNOWN)

@@ -1,6 +1,6 @@
 """Helpers shared by the log adapters: fast spans, JSON value regions, code-language guesses.
 
-Log adapters turn a log file's text into :class:`audit.units.LogEvent` records whose spans
+Log adapters turn a log file's text into :class:`mleaudit.audit.units.LogEvent` records whose spans
 point back into that text. Logs can be large (tens of MB, hundreds of thousands of lines), so
 spans are built from a precomputed line index instead of counting newlines for every event,
 and JSON logs are located with the standard decoder's ``raw_decode`` so a string value's
@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from audit.model import Span
-from audit.units import LogEvent
-from grading import untrusted_json
-from grading.untrusted_json import MAX_JSON_DEPTH, count_lone_surrogates
+from mleaudit.audit.model import Span
+from mleaudit.audit.units import LogEvent
+from mleaudit.grading import untrusted_json
+from mleaudit.grading.untrusted_json import MAX_JSON_DEPTH, count_lone_surrogates
 
 __all__ = [
     "CUT_SHORT",
@@ -88,7 +88,7 @@ class EventLimitReached(Exception):
 class EventList(list):
     """A list of events that refuses to grow past :data:`MAX_LOG_EVENTS` (read when created).
 
-    Adapters collect their events in one; :func:`audit.logs.parse_log` catches
+    Adapters collect their events in one; :func:`mleaudit.audit.logs.parse_log` catches
     :class:`EventLimitReached` and keeps the events gathered so far.
     """
 
@@ -156,8 +156,8 @@ class SpanMaker:
         return self.span(start, len(self.text) if end == -1 else end)
 
 
-#: Every decoder of the readers builds objects with :func:`grading.untrusted_json.object_from_pairs`,
-#: so a key written twice in one object reports the value it hides (see :func:`audit.logs.parse_log`).
+#: Every decoder of the readers builds objects with :func:`mleaudit.grading.untrusted_json.object_from_pairs`,
+#: so a key written twice in one object reports the value it hides (see :func:`mleaudit.audit.logs.parse_log`).
 _DECODER = json.JSONDecoder(parse_int=untrusted_json.parse_int, object_pairs_hook=untrusted_json.object_from_pairs)
 _WS = re.compile(r"[ \t\n\r]*")
 
@@ -165,7 +165,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 def loads_json(text: str) -> Any:
     """Decode one untrusted JSON text (a JSONL record, a tool call's arguments).
 
-    :func:`grading.untrusted_json.loads` (nesting bounded by :data:`MAX_JSON_DEPTH`, lone
+    :func:`mleaudit.grading.untrusted_json.loads` (nesting bounded by :data:`MAX_JSON_DEPTH`, lone
     surrogate escapes replaced by U+FFFD), with a fast path for the common case: a text with
     no ``\\u`` escape and fewer brackets than the bound can neither nest too deep nor spell
     a surrogate, so the standard decoder reads it as is.
@@ -229,7 +229,7 @@ def json_nesting_problem(text: str) -> str | None:
     str or None
         ``"JSON nested N levels deep, deeper than the 200 accepted"``, or ``None`` when the
         text nests no deeper than :data:`MAX_JSON_DEPTH`. Brackets inside string literals are
-        not counted (:func:`grading.untrusted_json.json_depth`); a text with fewer brackets
+        not counted (:func:`mleaudit.grading.untrusted_json.json_depth`); a text with fewer brackets
         than the bound is not scanned at all.
 
     Examples
@@ -346,7 +346,7 @@ def _decode_error(text: str, pos: int, exc: Exception) -> JsonBreak:
 
 def _add_item(container: list | dict, key: str | None, value: Any) -> None:
     """Append to an array, or set an object's member as ``json.loads`` does (the last value of a
-    repeated key wins; the hidden one is reported to :func:`grading.untrusted_json.collect_shadowed`)."""
+    repeated key wins; the hidden one is reported to :func:`mleaudit.grading.untrusted_json.collect_shadowed`)."""
     if isinstance(container, list):
         container.append(value)
         return
@@ -419,7 +419,7 @@ def load_json(text: str) -> tuple[Any, JsonBreak | None]:
 
     Several adapters try the same file in turn, so the last two results are cached (the text
     is the key; the returned value must not be modified; two bound the memory held). Members
-    hidden by a repeated key are reported to :func:`grading.untrusted_json.collect_shadowed` on
+    hidden by a repeated key are reported to :func:`mleaudit.grading.untrusted_json.collect_shadowed` on
     every call.
 
     Parameters

@@ -41,7 +41,7 @@ Formats read:
   line.
 
 Text outside these blocks (a launcher's log lines, a banner) is read as a plain transcript
-(:func:`audit.logs.text.scan_text`): its paragraphs are the scaffold's MESSAGE events, and
+(:func:`mleaudit.audit.logs.text.scan_text`): its paragraphs are the scaffold's MESSAGE events, and
 commands typed at a prompt or fenced in it are COMMAND/CODE events whose writer is not known.
 Text after an action up to the next marker is that action's output (OUTPUT, agent).
 
@@ -63,10 +63,10 @@ import re
 import unicodedata
 from typing import Any
 
-from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
-from audit.logs.keys import Found, call_actions, call_text, classify_text, is_generic_tool
-from audit.logs.text import scan_text
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from mleaudit.audit.logs.keys import Found, call_actions, call_text, classify_text, is_generic_tool
+from mleaudit.audit.logs.text import scan_text
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "read_literal"]
 

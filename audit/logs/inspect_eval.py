@@ -15,7 +15,7 @@ What becomes an event:
 - ``code`` (``python`` tool; other tools: language guessed): CODE;
 - an editor tool (``text_editor``, ``str_replace_based_edit_tool``) writing a ``.py``/``.sh``
   file (``file_text`` of ``create``, ``new_str`` of ``str_replace``/``insert``): CODE;
-- commands and code under any other key of the shared vocabulary (:mod:`audit.logs.keys`:
+- commands and code under any other key of the shared vocabulary (:mod:`mleaudit.audit.logs.keys`:
   ``source``, ``script``, ``command``, ``input`` ..., JSON inside a string included): COMMAND or
   CODE;
 - any tool call other than a plain shell, Python or editor tool: TOOL_CALL, whose text is
@@ -56,7 +56,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import (
+from mleaudit.audit.logs.common import (
     EventList,
     EventLimitReached,
     SpanMaker,
@@ -69,10 +69,10 @@ from audit.logs.common import (
     string_content,
     surrogate_note,
 )
-from audit.logs.keys import call_actions, call_text, is_generic_tool
-from audit.logs.shadowed import read_hidden_members
-from audit.units import Actor, LogEvent, LogEventKind
-from grading.untrusted_json import ShadowedList, collect_shadowed
+from mleaudit.audit.logs.keys import call_actions, call_text, is_generic_tool
+from mleaudit.audit.logs.shadowed import read_hidden_members
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.grading.untrusted_json import ShadowedList, collect_shadowed
 
 __all__ = [
     "NAME",
@@ -422,7 +422,7 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
         Members past :data:`MAX_ARCHIVE_MEMBERS`, larger than :data:`MAX_MEMBER_BYTES`
         (declared or inflated), past :data:`MAX_ARCHIVE_BYTES` in total, damaged (bad CRC,
         bad header, cut short), encrypted, compressed with an unsupported method, not JSON,
-        nested deeper than :data:`~audit.logs.common.MAX_JSON_DEPTH`, or not samples at all
+        nested deeper than :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH`, or not samples at all
         are listed in ``unread`` (member by member) or ``problems`` (the archive as a whole);
         nothing raises.
     """

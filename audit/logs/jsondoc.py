@@ -4,17 +4,17 @@ Multi-agent scaffolds keep their state as JSON files next to the code (AutoKaggl
 ``review.json`` holds the reviewer's suggestions and scores). Such a document is not a
 transcript, but the text it holds is what the agents wrote, so every string value becomes one
 event, in document order, its kind from its key by the shared vocabulary
-(:mod:`audit.logs.keys`): code keys (``code``, ``source``, ``script`` ...) give CODE (language
+(:mod:`mleaudit.audit.logs.keys`): code keys (``code``, ``source``, ``script`` ...) give CODE (language
 guessed), command keys (``cmd``, ``command`` ...) COMMAND, a tool call's arguments (``input``,
 ``arguments``, ``tool_input`` ..., JSON inside the string included) the commands and code they
 hold (else a MESSAGE), ``output``/``stdout``/``stderr``/``observation``/``result`` OUTPUT,
-everything else MESSAGE. In a list of step records (a trajectory, :mod:`audit.logs.trajectory`)
+everything else MESSAGE. In a list of step records (a trajectory, :mod:`mleaudit.audit.logs.trajectory`)
 a step's ``action`` is what it ran: COMMAND events, and the code a SWE-agent edit writes. An
 object naming a tool (``name``, ``tool``, ``function``) that is not
 a plain shell or Python tool, with arguments, also gives a TOOL_CALL ``name(arguments)``.
 Numbers, booleans, blank strings and the values of ``id``/``type``/``role`` keys (labels, not
 text) give no event. Actors come from the nearest enclosing ``role`` (or ``source``) key
-(:func:`audit.logs.keys.actor_for_role`), else UNKNOWN. A document cut short is read up to the
+(:func:`mleaudit.audit.logs.keys.actor_for_role`), else UNKNOWN. A document cut short is read up to the
 break, which is reported.
 
 Spans point inside the quotes of each string value (exact; escapes make the raw region
@@ -28,7 +28,7 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import (
+from mleaudit.audit.logs.common import (
     EventList,
     SpanMaker,
     guess_code_language,
@@ -37,7 +37,7 @@ from audit.logs.common import (
     load_json,
     string_content,
 )
-from audit.logs.keys import (
+from mleaudit.audit.logs.keys import (
     ARGUMENT_KEYS,
     CODE_KEYS,
     COMMAND_KEYS,
@@ -50,8 +50,8 @@ from audit.logs.keys import (
     is_generic_tool,
     tool_name,
 )
-from audit.logs.trajectory import action_events, is_step_list
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.trajectory import action_events, is_step_list
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -170,7 +170,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                      spans.span(args_start, args_end), None, _key_path(where, arguments), actor)
             read_action = False
             if step and "action" in members:
-                # A trajectory's step: its ``action`` is what it ran (audit.logs.trajectory).
+                # A trajectory's step: its ``action`` is what it ran (mleaudit.audit.logs.trajectory).
                 actions = action_events(item)
                 if actions is not None:
                     read_action = True

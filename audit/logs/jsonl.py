@@ -4,7 +4,7 @@ Each record may give its kind in ``type`` (or ``kind``/``event``) and its text i
 (a string, or a list of text/tool parts as chat APIs write it), or carry the text under a key
 that names the kind: ``command``/``cmd`` (COMMAND), ``code`` (CODE), ``output``/
 ``observation``/``result`` (OUTPUT), ``message``/``text``/``thought`` (MESSAGE). Commands and code
-under any other key of the shared vocabulary (:mod:`audit.logs.keys`: ``input``, ``script``,
+under any other key of the shared vocabulary (:mod:`mleaudit.audit.logs.keys`: ``input``, ``script``,
 ``source``, ``args``, ``arguments``, ``tool_input``, ``action_input`` ...) are read too, and
 tool calls in every shape the chat APIs write (OpenAI ``tool_calls[].function.arguments``, a
 JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`` parts with
@@ -13,16 +13,16 @@ JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`
 arguments) give COMMAND or CODE events for what they run, and a TOOL_CALL event
 ``name(arguments)`` for any tool that is not a plain shell or Python tool (``submit_to_kaggle``).
 Calls a message prints as text (``functions.submit_to_kaggle({...})``,
-:func:`audit.logs.keys.call_expressions`) are read as calls too. A record with role ``tool``
+:func:`mleaudit.audit.logs.keys.call_expressions`) are read as calls too. A record with role ``tool``
 (or ``function``) is OUTPUT unless its type says otherwise. A
 record of a shape none of this reads is still one MESSAGE event holding its strings.
 
 Actors come from the record's ``role`` (or ``source``): assistant, agent and tool records are the
 AGENT's, user records the OPERATOR's, system and developer records the SCAFFOLD's
-(:func:`audit.logs.keys.actor_for_role`).
+(:func:`mleaudit.audit.logs.keys.actor_for_role`).
 
 Lines that are not JSON objects (a record cut short when the run was killed, junk) or that nest
-deeper than :data:`~grading.untrusted_json.MAX_JSON_DEPTH` levels are skipped, never fatal, and
+deeper than :data:`~mleaudit.grading.untrusted_json.MAX_JSON_DEPTH` levels are skipped, never fatal, and
 reported with their line numbers. Every event's span is its record's
 line (the text is decoded from JSON, so it is not a verbatim slice of the file); ``location``
 is ``line N``.
@@ -35,8 +35,8 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
-from audit.logs.keys import (
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from mleaudit.audit.logs.keys import (
     ARGUMENT_KEYS,
     COMMAND_KEYS,
     KEYS,
@@ -50,7 +50,7 @@ from audit.logs.keys import (
     is_generic_tool,
     tool_name,
 )
-from audit.units import LogEvent, LogEventKind
+from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -259,7 +259,7 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
             content_kind = LogEventKind.OUTPUT if role in ("tool", "function", "ipython") else LogEventKind.MESSAGE
             add(content_kind, _as_text(content))
 
-    # Commands and code under any key of the vocabulary (audit.logs.keys), a call's arguments
+    # Commands and code under any key of the vocabulary (mleaudit.audit.logs.keys), a call's arguments
     # included: {"tool": "bash", "tool_input": "ls"}, {"action": "python", "action_input": "..."}.
     vocabulary = {k: v for k, v in record.items() if isinstance(k, str) and k.lower() in KEYS and k not in consumed}
     arguments = {k: v for k, v in vocabulary.items() if KEYS[k.lower()] == "arguments"}

@@ -4,8 +4,8 @@ Agent scaffolds put the same things under many names. A shell command sits under
 ``cmd``, ``input``, ``script``, ``args`` or ``tool_input``; code under ``code``, ``source`` or
 ``script``; a tool call's arguments are an object, or a JSON object *inside a string*
 (``"arguments": "{\\"cmd\\": \\"curl ...\\"}"``), or a bare command string. :data:`KEYS` is the
-table the JSON adapters (:mod:`~audit.logs.jsonl`, :mod:`~audit.logs.jsondoc`,
-:mod:`~audit.logs.openhands`, :mod:`~audit.logs.inspect_eval`, :mod:`~audit.logs.aide`) read
+table the JSON adapters (:mod:`~mleaudit.audit.logs.jsonl`, :mod:`~mleaudit.audit.logs.jsondoc`,
+:mod:`~mleaudit.audit.logs.openhands`, :mod:`~mleaudit.audit.logs.inspect_eval`, :mod:`~mleaudit.audit.logs.aide`) read
 them by, and :func:`call_actions` the one reader of a tool call's arguments.
 
 ========================  ===========  ==============================================================
@@ -46,9 +46,9 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Callable
 
-from audit.logs.common import guess_code_language, loads_json
-from audit.units import Actor, LogEventKind
-from grading.untrusted_json import collect_shadowed, object_from_pairs
+from mleaudit.audit.logs.common import guess_code_language, loads_json
+from mleaudit.audit.units import Actor, LogEventKind
+from mleaudit.grading.untrusted_json import collect_shadowed, object_from_pairs
 
 __all__ = [
     "member_events",
@@ -164,7 +164,7 @@ def classify_text(text: str, tool: str = "") -> Found | None:
     """A command or code event for a bare argument string, or ``None`` when it reads as prose.
 
     The tool's name decides first (:data:`SHELL_TOOLS`, :data:`PYTHON_TOOLS`); otherwise a text
-    whose first line starts with a command word (:func:`audit.logs.common.guess_code_language`)
+    whose first line starts with a command word (:func:`mleaudit.audit.logs.common.guess_code_language`)
     or a shebang is a command, one with Python statements (imports, definitions, assignments,
     calls) is code, and a one-line text shaped like a command line (a program given by its path,
     or words followed by ``-flags``) is a command.
@@ -496,7 +496,7 @@ def _strings(value: Any, out: list[str], depth: int = 0) -> None:
 def member_events(key: str, value: Any, add: Callable[[str, LogEventKind, str, str | None, str, Actor], None]) -> None:
     """Events of a JSON member read by its name (odd journals keep code in members of their own).
 
-    A member named like code in the shared vocabulary (:mod:`audit.logs.keys`: ``script``,
+    A member named like code in the shared vocabulary (:mod:`mleaudit.audit.logs.keys`: ``script``,
     ``source``, ``python`` ..., or any name ending in ``code``) is the agent's code; an
     exception's members and other output the agent's output; any other text an UNKNOWN message,
     so that nothing with text is left unread.

@@ -9,19 +9,19 @@ and ``================= response ==================``; MLAgentBench's step and t
 is its body.
 
 What becomes an event, section by section (the free text is split into paragraphs and read
-like a plain transcript, :func:`audit.logs.text.scan_text`):
+like a plain transcript, :func:`mleaudit.audit.logs.text.scan_text`):
 
 - fenced code and shell blocks, shell and ``>>>`` prompts: CODE or COMMAND events whose actor
   is the agent (the code an LLM of the run wrote or was shown: the agent's solution, the script
   being edited);
 - everything else: MESSAGE events, role ``user`` in a prompt, ``assistant`` in a response,
   ``scaffold`` in a token count or before the first banner. In this generic reader prompts are
-  the scaffold's and responses the agent's; :mod:`audit.logs.mlagentbench` says per file whose
+  the scaffold's and responses the agent's; :mod:`mleaudit.audit.logs.mlagentbench` says per file whose
   calls they are.
 
 A response whose code block is never closed is an LLM output cut at its token limit, not a
 log cut short: only a block the file ends inside is marked
-:data:`~audit.logs.common.CUT_SHORT`.
+:data:`~mleaudit.audit.logs.common.CUT_SHORT`.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from audit.logs.common import EventList, SpanMaker
-from audit.logs.text import scan_text
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.text import scan_text
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "Section", "detect", "read_events", "section_events", "split_sections"]
 

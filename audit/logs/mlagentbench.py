@@ -23,7 +23,7 @@ An MLAgentBench run writes, under its log folder (paths relative to the run root
 ``env_log/overall_time.txt``
     The run's duration.
 
-Who wrote what (:class:`~audit.units.Actor`):
+Who wrote what (:class:`~mleaudit.audit.units.Actor`):
 
 - prompts, tool descriptions, configuration, summaries and the helper LLMs' answers: the
   **scaffold** (MESSAGE events);
@@ -53,8 +53,8 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 from typing import Any, Iterator
 
-from audit.logs import llmcalls
-from audit.logs.common import (
+from mleaudit.audit.logs import llmcalls
+from mleaudit.audit.logs.common import (
     EventList,
     SpanMaker,
     json_members_partial,
@@ -63,9 +63,9 @@ from audit.logs.common import (
     loads_json,
     string_content,
 )
-from audit.logs.text import scan_text
-from audit.units import Actor, LogEvent, LogEventKind
-from grading import untrusted_json
+from mleaudit.audit.logs.text import scan_text
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.grading import untrusted_json
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -536,7 +536,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     Returns
     -------
     list of LogEvent
-        Indexed from 0, each with its :class:`~audit.units.Actor`.
+        Indexed from 0, each with its :class:`~mleaudit.audit.units.Actor`.
 
     Raises
     ------

@@ -5,7 +5,7 @@ Actions (``"action"`` key) carry ``args`` (an object, or the same object as a JS
 IPython: may hold ``!``/``%`` lines), ``write``/``edit`` a CODE event for ``.py``/``.sh``
 targets (``args.content``) or a TOOL_CALL for other files (the written text), ``message`` and
 ``finish`` a MESSAGE. A ``run``/``run_ipython`` whose arguments are nested or named otherwise,
-and any other action, are read with the shared key vocabulary (:mod:`audit.logs.keys`): what
+and any other action, are read with the shared key vocabulary (:mod:`mleaudit.audit.logs.keys`): what
 they run gives COMMAND/CODE events, and any other action is also a TOOL_CALL
 ``action(args)`` with its ``args`` object as written in the file. A non-empty ``args.thought``
 comes first as a MESSAGE. Observations (``"observation"`` key) give OUTPUT from ``content``,
@@ -30,7 +30,7 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import (
+from mleaudit.audit.logs.common import (
     EventList,
     SpanMaker,
     json_members_partial,
@@ -39,8 +39,8 @@ from audit.logs.common import (
     loads_json,
     string_content,
 )
-from audit.logs.keys import KEYS, call_actions, call_text
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.keys import KEYS, call_actions, call_text
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
 
@@ -258,7 +258,7 @@ def _action_events(action: str, args: dict[str, Any]) -> list[tuple[LogEventKind
     """``(kind, args key, language)`` of the events of a known action, or ``None`` for other actions.
 
     ``run`` and ``run_ipython`` read their command or code, and fall back to the shared key
-    vocabulary (:mod:`audit.logs.keys`) when the arguments are nested or named otherwise.
+    vocabulary (:mod:`mleaudit.audit.logs.keys`) when the arguments are nested or named otherwise.
     """
     if action == "run":
         if isinstance(args.get("command"), str):

@@ -3,11 +3,11 @@
 ``{"code": A, "code": B}`` decodes as ``{"code": B}`` in every reader built on Python's
 ``json`` (and in most others), so a file can show the audit one value and hold another. No
 serializer writes a repeated key; an agent that edits its own log can. The decoders of
-:mod:`audit.logs` report each hidden member (:func:`grading.untrusted_json.collect_shadowed`),
+:mod:`mleaudit.audit.logs` report each hidden member (:func:`mleaudit.grading.untrusted_json.collect_shadowed`),
 and this module turns them into
 
 - events, so the hidden text is audited like the rest: each string (or list of lines) by the
-  name of the member holding it (:func:`audit.logs.keys.member_events`: ``code`` is code),
+  name of the member holding it (:func:`mleaudit.audit.logs.keys.member_events`: ``code`` is code),
   containers walked (a hidden ``nodes`` list gives each node's code), placed at the hidden
   value's first text in the file;
 - one problem per repeated key, so the run is never clean on a log whose reading depends on
@@ -20,12 +20,12 @@ import json
 import re
 from typing import Any, Callable, Sequence
 
-from audit.logs import text as plain_text
-from audit.logs.common import SpanMaker, loads_json
-from audit.logs.keys import KEYS, classify_text, member_events
-from audit.model import Span
-from audit.units import Actor, LogEvent, LogEventKind
-from grading.untrusted_json import MAX_SHADOWED, MAX_SHADOWED_CHARS, ShadowedMember, collect_shadowed
+from mleaudit.audit.logs import text as plain_text
+from mleaudit.audit.logs.common import SpanMaker, loads_json
+from mleaudit.audit.logs.keys import KEYS, classify_text, member_events
+from mleaudit.audit.model import Span
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.grading.untrusted_json import MAX_SHADOWED, MAX_SHADOWED_CHARS, ShadowedMember, collect_shadowed
 
 __all__ = ["distinct", "hidden_events", "hidden_problems", "read_hidden_members"]
 
@@ -115,8 +115,8 @@ def _text(key: str, value: str, where: str, depth: int,
     Its member's tool is not known (``{"name": "bash", "input": A, "input": B}`` hides A from the
     call), so a string under any other name is read for what it says: a JSON object or array in
     it is walked (with the members it hides in turn), a text that reads as a command or as code
-    is one (:func:`audit.logs.keys.classify_text`), and commands typed at a prompt or code in
-    fences inside it are read as in a plain transcript (:mod:`audit.logs.text`).
+    is one (:func:`mleaudit.audit.logs.keys.classify_text`), and commands typed at a prompt or code in
+    fences inside it are read as in a plain transcript (:mod:`mleaudit.audit.logs.text`).
     """
     if _is_code_key(key) or not value.strip():
         return
@@ -159,7 +159,7 @@ def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first
     -------
     list of LogEvent
         Each text of a hidden value read by the name of the member that holds it
-        (:func:`audit.logs.keys.member_events`: ``code`` is code, ``stdout`` output, other text
+        (:func:`mleaudit.audit.logs.keys.member_events`: ``code`` is code, ``stdout`` output, other text
         a message), containers walked (a hidden ``nodes`` list gives each node's code), at most
         10,000 events; located at the line of the hidden value's first text; ``location`` is
         ``hidden <key>`` and the path inside the value (``hidden nodes[0].code``). Code is the
@@ -219,7 +219,7 @@ def read_hidden_members(path: str, text: str, hidden: list[ShadowedMember], firs
     text : str
         The file's text.
     hidden : list of ShadowedMember
-        What its decoders reported (:func:`grading.untrusted_json.collect_shadowed`).
+        What its decoders reported (:func:`mleaudit.grading.untrusted_json.collect_shadowed`).
     first_index : int
         ``index`` of the first event returned.
 

@@ -22,7 +22,7 @@ Two styles are read:
     fenced block is read without its fence, and its tag decides between command and code; a
     tool name may be wrapped (``(bash)``, ``**CmdRunAction (source=agent)**``) and its input
     may follow a ``COMMAND:``/``CODE:`` label line (OpenHands' console); a JSON input gives the
-    commands and code its arguments hold (:func:`audit.logs.keys.call_actions`) where the log
+    commands and code its arguments hold (:func:`mleaudit.audit.logs.keys.call_actions`) where the log
     writes them verbatim;
   - a command line (``ACTION: python -c "..."``, ``ACTION\\nnvidia-smi -L``): a COMMAND when
     it starts with a shell command word or a path, a CODE event when it reads as Python
@@ -49,14 +49,14 @@ Two styles are read:
   (inside its ``` fence) an OUTPUT, the other fields a MESSAGE.
 
 Commands typed at a prompt (``$ cmd``, ``user@host:~$ cmd``, ``>>> code``, see
-:func:`audit.logs.text.match_prompt`) inside observations, untagged records and the text before
+:func:`mleaudit.audit.logs.text.match_prompt`) inside observations, untagged records and the text before
 the first record or field are COMMAND/CODE events of their own; the text around them stays what
 it was. Text before the first record is a MESSAGE whose writer is not known (a banner, a task
 statement); the banner before the first field of an MLAgentBench-style log gives only the
 commands typed in it.
 
 Every span covers exactly the event's text in the file. Who wrote each event
-(:class:`~audit.units.Actor`): the agent's thoughts, actions and the observations its actions
+(:class:`~mleaudit.audit.units.Actor`): the agent's thoughts, actions and the observations its actions
 returned are the **agent**'s; records with a logger name and no tag (the scaffold's own
 progress lines, role ``scaffold``) the **scaffold**'s; untagged records without a logger name,
 the text before the first record and commands typed inside scaffold text are left ``unknown``
@@ -70,10 +70,10 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
-from audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, classify_text, tool_name
-from audit.logs.text import PROMPT_WORDS, find_prompts
-from audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from mleaudit.audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, classify_text, tool_name
+from mleaudit.audit.logs.text import PROMPT_WORDS, find_prompts
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "classify_action", "detect", "read_events"]
 
@@ -179,7 +179,7 @@ _CODE_TOOLS = frozenset({"code", "executecode", "runcode", "codeinterpreter", "e
 _WRITE_TOOLS = frozenset({"writefile", "write", "createfile", "savefile", "writetofile", "filewrite", "create",
                           "filewriteaction"})
 _CODE_SUFFIXES = {".py": "python", ".sh": "bash", ".bash": "bash"}
-# The tool vocabulary of the JSON readers (:mod:`audit.logs.keys`) counts here too.
+# The tool vocabulary of the JSON readers (:mod:`mleaudit.audit.logs.keys`) counts here too.
 _CODE_TOOLS = _CODE_TOOLS | {_key(name) for name in PYTHON_TOOLS if "code" in name or "interpreter" in name}
 _SHELL_TOOLS = _SHELL_TOOLS | {_key(name) for name in SHELL_TOOLS}
 _PYTHON_TOOLS = (_PYTHON_TOOLS | {_key(name) for name in PYTHON_TOOLS}) - _CODE_TOOLS
@@ -490,7 +490,7 @@ def classify_action(text: str, start: int, end: int) -> list[tuple[LogEventKind,
     """What an action's body holds (see the module docstring), from just after its tag.
 
     A tool call whose input is a JSON object gives the commands and code its arguments hold
-    (:func:`audit.logs.keys.call_actions`) where the log writes them verbatim: instead of the
+    (:func:`mleaudit.audit.logs.keys.call_actions`) where the log writes them verbatim: instead of the
     call for a shell or Python tool, after it for any other tool.
 
     Parameters

@@ -37,8 +37,8 @@ the span covers the block, prompts included).
 
 A fenced code block that is never closed runs to the end of the file: the log was cut short
 inside it (a run killed mid-write, a log cut at the size cap). Its event keeps the text up to
-the end and its ``location`` is :data:`~audit.logs.common.CUT_SHORT`, so that checks know what
-follows it is missing (:func:`audit.logs.parse_log` lists it as a part not read). A stray fence
+the end and its ``location`` is :data:`~mleaudit.audit.logs.common.CUT_SHORT`, so that checks know what
+follows it is missing (:func:`mleaudit.audit.logs.parse_log` lists it as a part not read). A stray fence
 before prose (an unclosed ``` in a summary) opens no code block and marks nothing.
 :func:`scan_text` reads one region of a file the same way, for adapters of formats that embed
 free text (prompt and response sections of LLM call logs); :func:`find_prompts` finds only the
@@ -52,8 +52,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from audit.logs.common import CUT_SHORT, SHELL_WORDS, EventList, SpanMaker, guess_code_language
-from audit.units import LogEvent, LogEventKind
+from mleaudit.audit.logs.common import CUT_SHORT, SHELL_WORDS, EventList, SpanMaker, guess_code_language
+from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "PROMPT_WORDS", "PromptHit", "detect", "find_prompts", "match_prompt", "read_events", "scan_text"]
 
@@ -70,7 +70,7 @@ _BLOCKS = re.compile(
 )
 #: Command words that a bare ``#``, ``%`` or ``!`` prompt must be followed by (without a
 #: ``user@host`` or ``(env)`` part those signs also start headings, comments, percentages and
-#: exclamations): the shell words of :data:`~audit.logs.common.SHELL_WORDS` and others an agent
+#: exclamations): the shell words of :data:`~mleaudit.audit.logs.common.SHELL_WORDS` and others an agent
 #: types at a prompt. English words that often follow such a sign in prose (``time``, ``make``,
 #: ``free``, ``set``, ``done``) are left out.
 PROMPT_WORDS = tuple(sorted(set(SHELL_WORDS) | {
@@ -509,7 +509,7 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
         OUTPUT from then on (see the module docstring).
     cut_at_end : bool, optional
         Whether a fenced block left open at ``end`` means the file was cut short (its event's
-        ``location`` is then :data:`~audit.logs.common.CUT_SHORT`); by default only when
+        ``location`` is then :data:`~mleaudit.audit.logs.common.CUT_SHORT`); by default only when
         ``end`` is the end of the file.
 
     Returns
@@ -566,7 +566,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     list of LogEvent
         Indexed from 0; COMMAND events have language ``"bash"``, CODE events ``"python"``
         (or ``"bash"`` for an untagged shell block). A block the file ends inside has
-        ``location`` :data:`~audit.logs.common.CUT_SHORT`.
+        ``location`` :data:`~mleaudit.audit.logs.common.CUT_SHORT`.
     """
     plain_kind = LogEventKind.OUTPUT if _OUTPUT_NAME.search(PurePosixPath(path).name) else None
     return scan_text(SpanMaker(text, path), 0, len(text), plain_kind=plain_kind)

@@ -5,8 +5,8 @@ A trajectory is a list of step records, wherever it sits in the document (SWE-ag
 a bare list of steps, ``{"run": {"steps": [...]}}``). What a step ran sits under ``action`` when
 no other key names the tool's arguments (``action_input``, ``tool_input`` ... make ``action`` the
 tool's name instead), or under the vocabulary's command and code keys
-(:mod:`audit.logs.keys`: ``command``, ``cmd``, ``code``, ``tool_input`` ...), which the JSON
-document reader (:mod:`audit.logs.jsondoc`) reads in any record.
+(:mod:`mleaudit.audit.logs.keys`: ``command``, ``cmd``, ``code``, ``tool_input`` ...), which the JSON
+document reader (:mod:`mleaudit.audit.logs.jsondoc`) reads in any record.
 
 :func:`is_step_list` tells a list of step records; :func:`action_events` reads one step's
 ``action``: a shell command (heredocs in it are expanded into code units downstream, as for any
@@ -23,9 +23,9 @@ import shlex
 from pathlib import PurePosixPath
 from typing import Any
 
-from audit.logs.common import guess_code_language
-from audit.logs.keys import ARGUMENT_KEYS, COMMAND_KEYS, Found, call_actions, command_text, tool_name
-from audit.units import LogEventKind
+from mleaudit.audit.logs.common import guess_code_language
+from mleaudit.audit.logs.keys import ARGUMENT_KEYS, COMMAND_KEYS, Found, call_actions, command_text, tool_name
+from mleaudit.audit.units import LogEventKind
 
 __all__ = ["STEP_KEYS", "action_events", "is_step_list", "is_step_record"]
 

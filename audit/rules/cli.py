@@ -1,6 +1,6 @@
 """``mleaudit rules``: list, show, validate, test and document the YAML rules.
 
-Thin click commands over :mod:`audit.rules` (loader, self-tests, docs). Every command takes
+Thin click commands over :mod:`mleaudit.audit.rules` (loader, self-tests, docs). Every command takes
 ``--rules DIR`` (default: ``$MLEAUDIT_RULES``, else ``rules/`` of the checkout). A ruleset that
 does not load, or an unknown rule id, is an input error: ``Error: ...`` and exit code 2.
 ``rules test`` exits with 1 when a self-test case fails, ``rules validate`` when a rule file has
@@ -15,14 +15,14 @@ from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError, rules_option
-from audit.errors import AuditError
+from mleaudit.audit.cli_options import InputError, rules_option
+from mleaudit.audit.errors import AuditError
 
 __all__ = ["rules"]
 
 
 def _load(rules_dir: Path | None):
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     try:
         return load_ruleset([find_rules_root(rules_dir)])
@@ -62,7 +62,7 @@ def list_command(category: str | None, fmt: str, rules: Path | None) -> None:
 
         mleaudit rules list --category external-resource --format json
     """
-    from audit.rules.docs import rule_summary
+    from mleaudit.audit.rules.docs import rule_summary
 
     ruleset = _load(rules)
     categories = sorted({r.spec.category for r in ruleset})
@@ -91,7 +91,7 @@ def show_command(rule_id: str, fmt: str, rules: Path | None) -> None:
 
         mleaudit rules show llm-external-api-call
     """
-    from audit.rules.docs import render_rule_text, rule_summary
+    from mleaudit.audit.rules.docs import render_rule_text, rule_summary
 
     rule = _pick(_load(rules), (rule_id,))[0]
     if fmt == "json":
@@ -111,7 +111,7 @@ def validate_command(rules: Path | None) -> None:
 
         mleaudit rules validate --rules my-rules/
     """
-    from audit.rules.loader import RulesetError, find_rules_root, load_ruleset
+    from mleaudit.audit.rules.loader import RulesetError, find_rules_root, load_ruleset
 
     try:
         root = find_rules_root(rules)
@@ -140,7 +140,7 @@ def test_command(rule_ids: tuple[str, ...], fixtures: Path | None, failures_only
 
         mleaudit rules test llm-external-api-call ext-kaggle-cli-download
     """
-    from audit.rules.testing import run_rule_tests
+    from mleaudit.audit.rules.testing import run_rule_tests
 
     results = run_rule_tests(_pick(_load(rules), rule_ids), run_fixtures=fixtures)
     for r in results:
@@ -169,7 +169,7 @@ def docs_command(output: Path | None, rules: Path | None) -> None:
 
         mleaudit rules docs -o docs/rules.md
     """
-    from audit.rules.docs import render_rules_markdown
+    from mleaudit.audit.rules.docs import render_rules_markdown
 
     text = render_rules_markdown(_load(rules))
     if output is None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Iterable, Mapping
 
-from audit.errors import RuleError
-from audit.rules.loader import CompiledRule, Ruleset
-from audit.rules.spec import Target
-from audit.rules.testing import load_rule_tests, rule_test_path
+from mleaudit.audit.errors import RuleError
+from mleaudit.audit.rules.loader import CompiledRule, Ruleset
+from mleaudit.audit.rules.spec import Target
+from mleaudit.audit.rules.testing import load_rule_tests, rule_test_path
 
 __all__ = ["rule_summary", "render_rule_text", "render_rules_markdown", "MAX_DOC_EXAMPLES"]
 

@@ -2,11 +2,11 @@
 
 Each rule runs on the units of its targets (DESIGN §4.3):
 
-- ``code``: one :class:`~audit.units.CodeUnit` at a time (filtered by ``languages`` and ``paths``);
-- ``log``: one :class:`~audit.units.LogEvent` at a time (filtered by ``events`` and ``paths``),
+- ``code``: one :class:`~mleaudit.audit.units.CodeUnit` at a time (filtered by ``languages`` and ``paths``);
+- ``log``: one :class:`~mleaudit.audit.units.LogEvent` at a time (filtered by ``events`` and ``paths``),
   so a regex never spans two events;
 - ``file``: one ``(path, text)`` at a time;
-- ``run``: the whole :class:`~audit.checks.RunContext` (built-in checks);
+- ``run``: the whole :class:`~mleaudit.audit.checks.RunContext` (built-in checks);
 - ``similarity``: one pair report at a time, kept when every ``when`` bound holds.
 
 Evidence points at the host file: offsets inside a code unit are mapped with
@@ -18,7 +18,7 @@ as the code unit extracted from it). A rule that raises (or whose regex runs pas
 bound) on some unit is recorded as an :class:`EvaluationError` for that (rule, unit) — the audit
 reports it as a gap, never as silence — and the other rules and units still run.
 
-A competition's audit policy (:class:`~audit.rules.policy.RulePolicy`) is passed to the matchers
+A competition's audit policy (:class:`~mleaudit.audit.rules.policy.RulePolicy`) is passed to the matchers
 (``terms`` filters read its lists) and drops the findings of URL-bearing categories whose matched
 text names only allowed URLs; :func:`evaluate_ruleset` returns those separately, so they stay
 visible. Findings are sorted by :meth:`Finding.sort_key`, then by message and fingerprint, so the
@@ -33,15 +33,15 @@ import string
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from audit.checks import RunContext
-from audit.model import Evidence, Finding, Span, finding_fingerprint, make_excerpt
-from audit.parsing import language_for_path
-from audit.rules.loader import CompiledRule, Ruleset
-from audit.rules.match import Match
-from audit.rules.matchers import Subject
-from audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, find_urls
-from audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
-from audit.units import Actor, CodeUnit, LogEvent
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.model import Evidence, Finding, Span, finding_fingerprint, make_excerpt
+from mleaudit.audit.parsing import language_for_path
+from mleaudit.audit.rules.loader import CompiledRule, Ruleset
+from mleaudit.audit.rules.match import Match
+from mleaudit.audit.rules.matchers import Subject
+from mleaudit.audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, find_urls
+from mleaudit.audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent
 
 __all__ = [
     "RuleEvaluation",
@@ -277,7 +277,7 @@ class EvaluationError:
     path : str
         The host file of the unit (the run root for run-level checks).
     error : str
-        The exception class name (``TimeoutError`` for a regex past :data:`audit.rules.matchers.REGEX_TIMEOUT_SECONDS`).
+        The exception class name (``TimeoutError`` for a regex past :data:`mleaudit.audit.rules.matchers.REGEX_TIMEOUT_SECONDS`).
     message : str
         The exception's message.
     """
@@ -600,7 +600,7 @@ def evaluate_ruleset(
     Parameters
     ----------
     ruleset : Ruleset or iterable of CompiledRule
-        From :func:`audit.rules.loader.load_ruleset`.
+        From :func:`mleaudit.audit.rules.loader.load_ruleset`.
     code_units : sequence of CodeUnit
         Code files, notebook code and code embedded in logs.
     log_events : sequence of LogEvent
@@ -618,7 +618,7 @@ def evaluate_ruleset(
         Also run rules whose ``status`` is ``experimental``.
     policy : RulePolicy, optional
         The competition's audit policy: term lists for ``terms`` filters, ``allow_urls`` for
-        the categories of :data:`audit.rules.policy.URL_ALLOWLIST_CATEGORIES`.
+        the categories of :data:`mleaudit.audit.rules.policy.URL_ALLOWLIST_CATEGORIES`.
 
     Returns
     -------

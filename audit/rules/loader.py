@@ -1,12 +1,12 @@
 """Load a ruleset: find the rules folder, read every ``<id>.yaml``, validate, compile, digest.
 
 Validation has two stages, and every problem of every file is collected before one
-:class:`RulesetError` (a :class:`~audit.errors.RuleError`) is raised, the way Dolos validates its
+:class:`RulesetError` (a :class:`~mleaudit.audit.errors.RuleError`) is raised, the way Dolos validates its
 options:
 
 1. structure: ``rules/schema.json`` (JSON Schema draft 2020-12) checks keys, types and enums;
 2. meaning: ``id`` equals the file stem, ids are unique, the id prefix fits the category,
-   languages are known to :mod:`audit.parsing`, queries and regexes compile, ``focus`` names a
+   languages are known to :mod:`mleaudit.audit.parsing`, queries and regexes compile, ``focus`` names a
    capture, message placeholders name a capture (or a value the target provides), built-in
    checks exist and run only on ``run`` targets, ``terms`` filters name a known policy list.
 
@@ -28,18 +28,18 @@ from typing import Iterable, Iterator, Sequence
 import jsonschema
 import yaml
 
-import audit
-from audit.errors import ConfigError, RuleError
-from audit.parsing import LANGUAGES
-from audit.rules.matchers import Matcher, compile_matcher, leaf_specs
-from audit.rules.spec import (
+from mleaudit import audit
+from mleaudit.audit.errors import ConfigError, RuleError
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.rules.matchers import Matcher, compile_matcher, leaf_specs
+from mleaudit.audit.rules.spec import (
     PAIR_FIELDS,
     BuiltinSpec,
     QuerySpec,
     RuleSpec,
     Target,
 )
-from grading import untrusted_yaml
+from mleaudit.grading import untrusted_yaml
 
 __all__ = [
     "CATEGORY_PREFIXES",
@@ -199,7 +199,7 @@ def find_rules_root(option: str | os.PathLike[str] | None = None) -> Path:
 
 
 def read_yaml(path: Path) -> object:
-    """Parse a YAML file as plain data, within bounds (:func:`grading.untrusted_yaml.safe_load`).
+    """Parse a YAML file as plain data, within bounds (:func:`mleaudit.grading.untrusted_yaml.safe_load`).
 
     Rule folders may come from anywhere (``--rules``), so a file nested thousands deep, an alias
     bomb or a key written twice is a problem of that file, never a crash or a silent override.
@@ -305,7 +305,7 @@ def _semantic_problems(spec: RuleSpec, matcher: Matcher | None) -> list[str]:
     if Target.SIMILARITY in targets:
         available = set(PAIR_FIELDS)
     elif Target.RUN in targets:
-        from audit.checks import CHECKS  # the registry, filled on import
+        from mleaudit.audit.checks import CHECKS  # the registry, filled on import
 
         available = {"file", "line"}
         for leaf in builtins:

@@ -2,7 +2,7 @@
 
 A match is expressed in character offsets into the text that was scanned (a code unit's text, a
 log event's text, a file's text); the engine maps those offsets to host-file spans, so matchers
-never need to know where a text came from. Built-in checks (``audit.checks``) return matches too,
+never need to know where a text came from. Built-in checks (``mleaudit.audit.checks``) return matches too,
 with ready-made ``evidence`` and numeric ``values`` for message templates.
 
 Naming: a *capture* is a named region (a tree-sitter ``@capture`` or a regex ``(?P<group>)``);
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from audit.model import Evidence
+from mleaudit.audit.model import Evidence
 
 __all__ = ["Capture", "Match"]
 

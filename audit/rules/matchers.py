@@ -1,12 +1,12 @@
 """Compiled matchers: tree-sitter queries, regexes, folded strings, built-in checks and their combinations.
 
-:func:`compile_matcher` turns a matcher spec (``audit.rules.spec``) into a matcher object once,
+:func:`compile_matcher` turns a matcher spec (``mleaudit.audit.rules.spec``) into a matcher object once,
 at load time, and appends every problem it finds (a query that does not compile, an unknown
 regex flag, a ``not`` outside ``all``) to a list instead of stopping at the first, so that the
 loader can report a whole ruleset at once.
 
 Every matcher has ``find(subject) -> list[Match]`` where the subject is a :class:`Subject` (a
-text with its language) or, for built-in checks, a :class:`~audit.checks.RunContext`. Offsets in
+text with its language) or, for built-in checks, a :class:`~mleaudit.audit.checks.RunContext`. Offsets in
 matches are character offsets into ``subject.text``.
 
 Semantics (DESIGN §4.3):
@@ -23,7 +23,7 @@ Semantics (DESIGN §4.3):
   :data:`REGEX_TIMEOUT_SECONDS` per unit; named groups are the captures, empty matches are
   skipped.
 - ``strings``: the same over the folded value of every maximal string expression
-  (:func:`audit.rules.strings.fold_strings`); every capture spans the whole expression in the
+  (:func:`mleaudit.audit.rules.strings.fold_strings`); every capture spans the whole expression in the
   source and carries the matched part of the *value* as its text.
 - ``all``: every positive child must match in the same subject; the matches come from the
   *primary* child (the first one that defines the rule's ``focus``, else the first positive
@@ -47,10 +47,10 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 import regex as _regex
 import tree_sitter
 
-from audit.parsing import LANGUAGES, get_language, parse
-from audit.rules.match import Capture, Match
-from audit.rules.policy import RulePolicy
-from audit.rules.spec import (
+from mleaudit.audit.parsing import LANGUAGES, get_language, parse
+from mleaudit.audit.rules.match import Capture, Match
+from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.rules.spec import (
     REGEX_FLAGS,
     AllSpec,
     AnySpec,
@@ -63,10 +63,10 @@ from audit.rules.spec import (
     StringsSpec,
     TermsSpec,
 )
-from audit.rules.strings import fold_strings
+from mleaudit.audit.rules.strings import fold_strings
 
-if TYPE_CHECKING:  # audit.checks imports this module's helpers, so its registry is imported lazily
-    from audit.checks import RegisteredCheck, RunContext
+if TYPE_CHECKING:  # mleaudit.audit.checks imports this module's helpers, so its registry is imported lazily
+    from mleaudit.audit.checks import RegisteredCheck, RunContext
 
 __all__ = [
     "Subject",
@@ -96,7 +96,7 @@ __all__ = [
 class Subject:
     """A text to match: a code unit's text, a log event's text or a file's text.
 
-    ``language`` is a grammar name of :data:`audit.parsing.LANGUAGES` or ``None`` (then query
+    ``language`` is a grammar name of :data:`mleaudit.audit.parsing.LANGUAGES` or ``None`` (then query
     matchers find nothing); ``path`` is the host path, for diagnostics only; ``policy`` is the
     competition's audit policy (``terms`` filters read it); ``unevaluated`` collects what could
     not be checked.
@@ -633,7 +633,7 @@ class RegexMatcher:
 #: literals as text instead (:func:`literal_runs`), which bounds the work on a large file.
 MAX_FOLDED_CHARS = 1_000_000
 
-#: Languages whose string expressions :func:`audit.rules.strings.fold_strings` can fold.
+#: Languages whose string expressions :func:`mleaudit.audit.rules.strings.fold_strings` can fold.
 FOLDED_LANGUAGES = frozenset({"python", "bash"})
 
 
@@ -708,7 +708,7 @@ _JOIN = re.compile(r"\s*\+?\s*")
 def literal_runs(text: str) -> Iterator[tuple[int, int, str, int]]:
     """Runs of quoted literals in ``text`` joined by ``+`` or whitespace, found without a syntax tree.
 
-    A bounded, tree-free stand-in for :func:`audit.rules.strings.fold_strings` on trees too
+    A bounded, tree-free stand-in for :func:`mleaudit.audit.rules.strings.fold_strings` on trees too
     deep to walk: escapes are decoded as Python decodes them, prefixes and interpolation are
     ignored.
 
@@ -717,7 +717,7 @@ def literal_runs(text: str) -> Iterator[tuple[int, int, str, int]]:
     (start, end, value, pieces)
         Character offsets of the run in ``text``, its joined value and how many literals it has.
     """
-    from audit.rules.strings import _unescape_python
+    from mleaudit.audit.rules.strings import _unescape_python
 
     run: list[tuple[int, int, str]] = []
     for m in _LITERAL.finditer(text):
@@ -1100,7 +1100,7 @@ def _compile_strings(spec: StringsSpec, problems: list[str]) -> StringsMatcher |
 
 
 def _compile_builtin(spec: BuiltinSpec, problems: list[str]) -> BuiltinMatcher | None:
-    from audit.checks import CHECKS  # the registry, filled on import
+    from mleaudit.audit.checks import CHECKS  # the registry, filled on import
 
     registered = CHECKS.get(spec.name)
     if registered is None:
@@ -1122,7 +1122,7 @@ def compile_matcher(
     Parameters
     ----------
     spec : MatcherSpec
-        The tree from :class:`~audit.rules.spec.RuleSpec`.
+        The tree from :class:`~mleaudit.audit.rules.spec.RuleSpec`.
     focus : str, optional
         The rule's focus capture; an ``all`` takes its matches from the first child that
         defines it.

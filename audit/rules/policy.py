@@ -1,7 +1,7 @@
 """A competition's audit policy as the rules engine sees it: allowed URLs and named term lists.
 
 The policy is data in ``competitions/<id>/config.yaml`` (section ``audit:``, parsed by
-:mod:`grading.spec`), never in the audited run: the run cannot allowlist itself (no in-file
+:mod:`mleaudit.grading.spec`), never in the audited run: the run cannot allowlist itself (no in-file
 ignore comments; DESIGN §3.7). Two uses:
 
 - ``allow_urls``: findings of the URL-bearing categories (:data:`URL_ALLOWLIST_CATEGORIES`) whose

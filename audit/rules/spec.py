@@ -1,7 +1,7 @@
 """Rule specifications: the typed form of one YAML rule file (DESIGN §4.3 "Rules as data").
 
 :func:`RuleSpec.from_dict` turns a schema-valid mapping (``rules/schema.json``) into frozen value
-objects; it does not compile queries or regexes (``audit.rules.loader`` does that, so that all
+objects; it does not compile queries or regexes (``mleaudit.audit.rules.loader`` does that, so that all
 problems of a ruleset are reported together). The matcher tree is a union of
 :class:`QuerySpec`, :class:`RegexSpec`, :class:`StringsSpec`, :class:`BuiltinSpec`,
 :class:`AllSpec`, :class:`AnySpec`, and the filters that are only valid inside ``all``:
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping, Union
 
-from audit.errors import RuleError
-from audit.model import Confidence, Severity
-from audit.units import Actor, LogEventKind
+from mleaudit.audit.errors import RuleError
+from mleaudit.audit.model import Confidence, Severity
+from mleaudit.audit.units import Actor, LogEventKind
 
 __all__ = [
     "Target",
@@ -125,7 +125,7 @@ class RegexSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StringsSpec:
-    """A regular expression over the folded values of string expressions (:mod:`audit.rules.strings`).
+    """A regular expression over the folded values of string expressions (:mod:`mleaudit.audit.rules.strings`).
 
     ``assembled_only`` keeps only matches that no single literal spells out by itself (those are
     left to ``query``/``regex`` rules, so the same place is not reported twice).
@@ -138,7 +138,7 @@ class StringsSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuiltinSpec:
-    """A call of the built-in check ``name`` (``audit.checks.CHECKS``) with keyword ``params``."""
+    """A call of the built-in check ``name`` (``mleaudit.audit.checks.CHECKS``) with keyword ``params``."""
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)

@@ -32,8 +32,8 @@ from typing import Iterator
 
 import tree_sitter
 
-from audit.parsing import parse
-from audit.textcache import TextCache
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.textcache import TextCache
 
 __all__ = ["FoldedString", "fold_strings", "UNKNOWN", "MAX_VALUE_CHARS", "MAX_FOLD_DEPTH"]
 
@@ -522,7 +522,7 @@ def _walk(root: tree_sitter.Node) -> Iterator[tree_sitter.Node]:
                 return
 
 
-#: Folds kept, by the size of their texts (see :mod:`audit.textcache`).
+#: Folds kept, by the size of their texts (see :mod:`mleaudit.audit.textcache`).
 _FOLDS = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
 
 

@@ -36,18 +36,18 @@ from typing import Any, Mapping
 
 import yaml
 
-import audit
-from audit.checks import RunContext
-from audit.errors import RuleError
-from audit.logs.text import read_events as read_text_log
-from audit.model import Finding
-from audit.parsing import LANGUAGES
-from audit.rules.engine import evaluate_rule
-from audit.rules.loader import CompiledRule, Ruleset
-from audit.rules.policy import RulePolicy
-from audit.rules.spec import PAIR_FIELDS, Target
-from grading import untrusted_yaml
-from audit.units import CodeUnit
+from mleaudit import audit
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.errors import RuleError
+from mleaudit.audit.logs.text import read_events as read_text_log
+from mleaudit.audit.model import Finding
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.rules.engine import evaluate_rule
+from mleaudit.audit.rules.loader import CompiledRule, Ruleset
+from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.rules.spec import PAIR_FIELDS, Target
+from mleaudit.grading import untrusted_yaml
+from mleaudit.audit.units import CodeUnit
 
 __all__ = [
     "CASE_KINDS",
@@ -188,10 +188,10 @@ def _run_context(fixtures: Path, name: str) -> RunContext:
     units: tuple = ()
     events: tuple = ()
     if (root / "logs").is_dir() or (root / "code").is_dir():
-        from audit.expand import expand_run
-        from audit.run import load_run
+        from mleaudit.audit.expand import expand_run
+        from mleaudit.audit.run import load_run
 
-        from audit.attribution import attribute_units
+        from mleaudit.audit.attribution import attribute_units
 
         run = load_run(root)
         expanded = expand_run(run)
@@ -218,7 +218,7 @@ def _case_policy(rule: CompiledRule, data: Any) -> RulePolicy | None:
         isinstance(v, list) and all(isinstance(x, str) for x in v) for v in data.values()
     ):
         raise RuleError(f"{rule.id}: a case's policy is a mapping of string lists, got {data!r}")
-    from grading.spec import AUDIT_POLICY_KEYS
+    from mleaudit.grading.spec import AUDIT_POLICY_KEYS
 
     unknown = sorted(set(data) - set(AUDIT_POLICY_KEYS))
     if unknown:

@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 import jsonschema
 
-from audit.errors import AuditError
+from mleaudit.audit.errors import AuditError
 
 __all__ = ["REPORT_SCHEMA_NAME", "ReportSchemaError", "load_report_schema", "check_report"]
 

@@ -1,6 +1,6 @@
 """Dolos's pair figures for every pair of a set of files at once, with numpy.
 
-:func:`audit.similarity.pairs.dolos_metrics` computes one pair in Python; an all-pairs analysis
+:func:`mleaudit.audit.similarity.pairs.dolos_metrics` computes one pair in Python; an all-pairs analysis
 (Dolos's ``analyze`` over a folder, ``mleaudit similarity pairs``) has ``F (F - 1) / 2`` pairs,
 and the per-pair work dominates. :func:`all_pair_metrics` computes the same figures, to the
 last bit, for all pairs together:
@@ -10,7 +10,7 @@ last bit, for all pairs together:
   ``leftCovered`` / ``rightCovered``). Work: one sort of all fingerprints, plus one step per
   (pair, shared distinct hash).
 - **Longest fragment.** Dolos's ``longestCommonSubstring`` (see
-  :func:`audit.similarity.pairs.longest_common_run`) is the length of the longest common
+  :func:`mleaudit.audit.similarity.pairs.longest_common_run`) is the length of the longest common
   substring of two sequences: the *long* side's shared fingerprints, in order with the others
   left out, and the *short* side's whole fingerprint sequence (its unshared fingerprints never
   match, so they only break runs). A run of ``r`` matches holds ``r - 1`` *bigram matches*: two
@@ -32,7 +32,7 @@ last bit, for all pairs together:
   pipe, results come back pickled; the figures never depend on the number of processes.
 
 Exactness is tested against Dolos 3.5.1's output on every golden pair and against
-:func:`~audit.similarity.pairs.dolos_metrics` on random sequences.
+:func:`~mleaudit.audit.similarity.pairs.dolos_metrics` on random sequences.
 
 Naming: a file's *fingerprints* are its winnowed k-gram hashes in document order (Dolos's
 "kgrams"); a *pair* is two files ``left`` < ``right`` in input order.
@@ -50,12 +50,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 import numpy as np
 
-from audit.cpus import idle_cpus, usable_cpus
-from audit.errors import AuditError
+from mleaudit.audit.cpus import idle_cpus, usable_cpus
+from mleaudit.audit.errors import AuditError
 
 if TYPE_CHECKING:  # imported lazily: the all-pairs path needs neither at import time
-    from audit.similarity.index import IndexedFile
-    from audit.similarity.pairs import DolosMetrics
+    from mleaudit.audit.similarity.index import IndexedFile
+    from mleaudit.audit.similarity.pairs import DolosMetrics
 
 __all__ = [
     "MAX_BIGRAM_MATCHES_PER_OCCURRENCE",
@@ -96,7 +96,7 @@ def fingerprint_hashes(text: str, language: str, *, kgram_length: int = 23, kgra
     text : str
         Source code (untrusted: parsed, never run).
     language : str
-        A grammar name from :data:`audit.parsing.LANGUAGES`, or ``"chars"``.
+        A grammar name from :data:`mleaudit.audit.parsing.LANGUAGES`, or ``"chars"``.
     kgram_length, kgrams_in_window : int
         Dolos's ``kgramLength`` (k, in tokens) and ``kgramsInWindow`` (the winnowing window).
 
@@ -105,7 +105,7 @@ def fingerprint_hashes(text: str, language: str, *, kgram_length: int = 23, kgra
     numpy.ndarray
         int64 hashes, equal to ``[f.hash for f in FingerprintIndex(k, w).add_reference(
         tokenize_text(text, language, path)).fingerprints]``, without building the token
-        strings, regions or :class:`~audit.similarity.winnow.Fingerprint` records.
+        strings, regions or :class:`~mleaudit.audit.similarity.winnow.Fingerprint` records.
 
     Raises
     ------
@@ -114,8 +114,8 @@ def fingerprint_hashes(text: str, language: str, *, kgram_length: int = 23, kgra
     ValueError
         If ``kgram_length`` or ``kgrams_in_window`` is below 1.
     """
-    from audit.similarity.tokenize import _token_hash_array
-    from audit.similarity.winnow import _kgram_fingerprints
+    from mleaudit.audit.similarity.tokenize import _token_hash_array
+    from mleaudit.audit.similarity.winnow import _kgram_fingerprints
 
     return _kgram_fingerprints(_token_hash_array(text, language), kgram_length, kgrams_in_window)
 
@@ -127,7 +127,7 @@ _MIN_PARALLEL_CHARS = 100_000
 
 def _check_texts(texts: Sequence[tuple[str, str]], kgram_length: int, kgrams_in_window: int, jobs: int) -> None:
     """Raise before any work (and before any process is forked) on a bad argument."""
-    from audit.parsing import LANGUAGES
+    from mleaudit.audit.parsing import LANGUAGES
 
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
@@ -461,7 +461,7 @@ class PairTable:
     Row ``r`` is the pair ``(left[r], right[r])`` of input positions, ``left < right``, in the
     order of a nested loop (left ascending, then right). Every column is a numpy array of one
     value per pair; the figures mean what they mean on
-    :class:`~audit.similarity.pairs.DolosMetrics`.
+    :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`.
 
     Attributes
     ----------
@@ -471,7 +471,7 @@ class PairTable:
         ``total_overlap / (left_total + right_total - left_ignored - right_ignored)``, in [0, 1].
     total_overlap, longest_fragment, left_covered, right_covered, left_total, right_total,
     left_ignored, right_ignored : numpy.ndarray of int64
-        As on :class:`~audit.similarity.pairs.DolosMetrics`.
+        As on :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`.
     """
 
     left: np.ndarray
@@ -490,8 +490,8 @@ class PairTable:
         return len(self.left)
 
     def metrics(self, row: int) -> "DolosMetrics":
-        """Row ``row`` as a :class:`~audit.similarity.pairs.DolosMetrics`."""
-        from audit.similarity.pairs import DolosMetrics
+        """Row ``row`` as a :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`."""
+        from mleaudit.audit.similarity.pairs import DolosMetrics
 
         return DolosMetrics(
             similarity=float(self.similarity[row]),
@@ -765,7 +765,7 @@ def all_pair_metrics(
     ----------
     files : sequence of IndexedFile, or of fingerprint hash sequences
         Each file's fingerprints in document order: an
-        :class:`~audit.similarity.index.IndexedFile`, or its hashes (a 1-D int sequence, as
+        :class:`~mleaudit.audit.similarity.index.IndexedFile`, or its hashes (a 1-D int sequence, as
         :func:`fingerprint_hashes` returns them). The left file of a pair is the earlier one.
     ignored : frozenset of int
         Hashes that never count as shared (``FingerprintIndex.ignored_hashes``).
@@ -982,10 +982,10 @@ def all_pair_metrics_of_texts(
 
 
 def default_jobs() -> int:
-    """The number of CPUs this process may run on (``-j 0``; :func:`audit.cpus.usable_cpus`)."""
+    """The number of CPUs this process may run on (``-j 0``; :func:`mleaudit.audit.cpus.usable_cpus`)."""
     return usable_cpus()
 
 
 def idle_jobs() -> int:
-    """Processes for a machine shared with other work (no ``-j``; :func:`audit.cpus.idle_cpus`)."""
+    """Processes for a machine shared with other work (no ``-j``; :func:`mleaudit.audit.cpus.idle_cpus`)."""
     return idle_cpus()

@@ -1,10 +1,10 @@
 """``mleaudit similarity``: Dolos-style pair figures and the copy detector from the command line.
 
-Thin click commands over :mod:`audit.similarity`: ``pairs`` prints Dolos's figures for every
+Thin click commands over :mod:`mleaudit.audit.similarity`: ``pairs`` prints Dolos's figures for every
 pair of the given files (the columns of Dolos's own pair output), ``compare`` scores agent files
 against reference kernels (a folder, or a corpus index) with the copy detector and says which
 pairs reach the policy threshold of ``rules/plagiarism/``. Library errors become
-:class:`audit.cli_options.InputError` (exit code 2).
+:class:`mleaudit.audit.cli_options.InputError` (exit code 2).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from typing import Any, Iterable, Iterator
 
 import click
 
-from audit.cli_options import InputError, jobs_option, rules_option
-from audit.errors import AuditError
-from audit.model import Skipped
-from audit.units import CodeUnit
+from mleaudit.audit.cli_options import InputError, jobs_option, rules_option
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["similarity"]
 
@@ -36,8 +36,8 @@ COMPARE_COLUMNS = ("agent", "reference", "similarity", "agent_containment", "ref
 def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUnit | Skipped:
     """A ``.py`` or ``.ipynb`` file as a code unit whose path is ``shown`` (never executed); how a
     file that was not plain UTF-8 was read is said on stderr and appended to ``decodings``."""
-    from audit.similarity.corpus import MAX_REFERENCE_BYTES, decode_kernel_bytes
-    from grading.untrusted_json import replace_surrogates
+    from mleaudit.audit.similarity.corpus import MAX_REFERENCE_BYTES, decode_kernel_bytes
+    from mleaudit.grading.untrusted_json import replace_surrogates
 
     if path.is_symlink():
         return Skipped(path=shown, reason="symbolic link (not followed)")
@@ -61,8 +61,8 @@ def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUni
             decodings.append(decoding._replace(path=replace_surrogates(shown)))
     if path.suffix.lower() == ".py":
         return CodeUnit(path=shown, language="python", text=text, source="file")
-    from audit.notebooks import NotebookError, read_notebook
-    from audit.parsing import LANGUAGES
+    from mleaudit.audit.notebooks import NotebookError, read_notebook
+    from mleaudit.audit.parsing import LANGUAGES
 
     try:
         notebook = read_notebook(text, shown)
@@ -76,7 +76,7 @@ def _read_code(path: Path, shown: str, decodings: list | None = None) -> CodeUni
 
 def _collect(paths: Iterable[str], decodings: list | None = None) -> tuple[list[CodeUnit], list[Skipped]]:
     """Code units of the given files and folders (recursively), paths shown as given; the
-    :class:`~audit.similarity.corpus.TextDecoding` of each file not in plain UTF-8 is appended
+    :class:`~mleaudit.audit.similarity.corpus.TextDecoding` of each file not in plain UTF-8 is appended
     to ``decodings``."""
     units: list[CodeUnit] = []
     skipped: list[Skipped] = []
@@ -115,7 +115,7 @@ def _warn_skipped(skipped: Iterable[Skipped]) -> None:
 def _safe(value: Any) -> str:
     """A value for the terminal or a table cell: file names and notes come from audited runs and
     corpora, so control, format and line-break characters (tabs too) are shown as escapes."""
-    from audit.formatters.terminal import terminal_safe
+    from mleaudit.audit.formatters.terminal import terminal_safe
 
     return terminal_safe(value)
 
@@ -169,7 +169,7 @@ def pairs_command(paths: tuple[str, ...], fmt: str, jobs: int) -> None:
 
         mleaudit similarity pairs -j 0 kernels/
     """
-    from audit.similarity.allpairs import all_pair_metrics, fingerprint_texts
+    from mleaudit.audit.similarity.allpairs import all_pair_metrics, fingerprint_texts
 
     decodings: list = []
     units, skipped = _collect(paths, decodings)
@@ -368,14 +368,14 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
 
         mleaudit similarity compare runs/x/code --reference kernels/ -j 0
     """
-    from audit.similarity import (
+    from mleaudit.audit.similarity import (
         DEFAULT_MAX_PAIRS_PER_AGENT,
         SimilarityOptions,
         compare,
         load_reference_corpus,
         load_score_threshold,
     )
-    from audit.similarity.comparison import decodings_of_pairs
+    from mleaudit.audit.similarity.comparison import decodings_of_pairs
 
     if (reference_dir is None) == (index_path is None):
         raise InputError("give exactly one of --reference DIR and --index INDEX")
@@ -487,7 +487,7 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
     every reference the bound cannot exclude; neither, the index's default.
     """
     try:
-        from audit.similarity.corpus_index import DEFAULT_TOP, load_corpus_index
+        from mleaudit.audit.similarity.corpus_index import DEFAULT_TOP, load_corpus_index
     except ImportError as exc:
         raise InputError(f"cannot read the corpus index {index_path}: corpus indexes are not available "
                          f"in this installation ({exc})") from exc

@@ -7,7 +7,7 @@ report, are built for those alone, so time and memory stay in proportion to what
 
 Examples
 --------
->>> from audit.units import CodeUnit
+>>> from mleaudit.audit.units import CodeUnit
 >>> kernel = "def f(a, b):\\n    return [x * a + b for x in range(10) if x % 2]\\n"
 >>> agent = "def g(p, q):\\n    return [y * p + q for y in range(10) if y % 2]\\n"
 >>> report = compare(
@@ -30,11 +30,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from audit.errors import ConfigError
-from audit.model import Skipped
-from audit.parsing import LANGUAGES
-from audit.similarity.corpus import ReferenceCorpus, TextDecoding, load_reference_corpus, reference_id
-from audit.similarity.detect import (
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.similarity.corpus import ReferenceCorpus, TextDecoding, load_reference_corpus, reference_id
+from mleaudit.audit.similarity.detect import (
     DEFAULT_SCORE_THRESHOLD,
     DetectionCorpus,
     Evidence,
@@ -44,8 +44,8 @@ from audit.similarity.detect import (
     score_from_bits,
     score_threshold_from_rules,
 )
-from audit.similarity.index import CoverageTable, FingerprintIndex, IndexedFile, Role
-from audit.similarity.pairs import (
+from mleaudit.audit.similarity.index import CoverageTable, FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.pairs import (
     DolosMetrics,
     Fragment,
     PairReport,
@@ -55,9 +55,9 @@ from audit.similarity.pairs import (
     evidence_fragments,
     pair_report,
 )
-from audit.similarity.tokenize import TokenizedFile, tokenize_chars, tokenize_text, tokenize_tree
-from audit.similarity.winnow import Fingerprint, fingerprint_tokens, hash_token, rolling_hashes, winnow
-from audit.units import CodeUnit
+from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_chars, tokenize_text, tokenize_tree
+from mleaudit.audit.similarity.winnow import Fingerprint, fingerprint_tokens, hash_token, rolling_hashes, winnow
+from mleaudit.audit.units import CodeUnit
 
 __all__ = [
     "DEFAULT_MAX_PAIRS_PER_AGENT",
@@ -132,7 +132,7 @@ class SimilarityOptions:
     >>> SimilarityOptions(kgram_length=0, display_threshold=2)
     Traceback (most recent call last):
     ...
-    audit.errors.ConfigError: invalid similarity options:
+    mleaudit.audit.errors.ConfigError: invalid similarity options:
       kgram_length must be an integer >= 1, got 0
       display_threshold must be a number in [0, 1], got 2
     """
@@ -280,7 +280,7 @@ def decodings_of_pairs(pairs: Sequence[PairReport], decodings: Sequence[TextDeco
 
 
 def tokenize_unit(unit: CodeUnit) -> TokenizedFile:
-    """Tokenize a :class:`~audit.units.CodeUnit` (its ``text`` in its ``language``).
+    """Tokenize a :class:`~mleaudit.audit.units.CodeUnit` (its ``text`` in its ``language``).
 
     Raises
     ------

@@ -1,7 +1,7 @@
 """Reference corpora: folders of public kernels (``.py`` scripts and ``.ipynb`` notebooks) as code units.
 
 Kernels are read as text and never executed. Notebooks become their joined code cells
-(:func:`audit.notebooks.read_notebook`), with the cell/line map kept on the unit so fragments can
+(:func:`mleaudit.audit.notebooks.read_notebook`), with the cell/line map kept on the unit so fragments can
 say "cell 3, line 2". Files that cannot be used are listed in ``skipped`` with the reason, and the
 rest of the corpus still loads: symbolic links, files over the size cap, binary files (a NUL byte
 in the first 8 kB, git's test, or bytes that decode to no text in any encoding), broken notebook
@@ -11,14 +11,14 @@ kernel) is read with that grammar.
 
 Text is read in whatever encoding it was saved in (:func:`decode_kernel_bytes`): UTF-8 exactly as
 Dolos reads it (a byte-order mark and ``"\\r\\n"`` kept, so that the figures stay Dolos's), any
-other encoding as the audit reads run files (:func:`audit.run.decode_text`: UTF-16 and UTF-32 by
+other encoding as the audit reads run files (:func:`mleaudit.audit.run.decode_text`: UTF-16 and UTF-32 by
 their byte-order mark, legacy code pages such as cp1252 and GBK detected with charset-normalizer,
 a Python file's PEP 263 declaration honoured). Each file's encoding is recorded
 (:class:`TextDecoding`, ``ReferenceCorpus.decodings``).
 
-:func:`load_reference_corpus` reads a folder in one go for :func:`audit.similarity.compare`;
+:func:`load_reference_corpus` reads a folder in one go for :func:`mleaudit.audit.similarity.compare`;
 :func:`iter_reference_files`, :func:`read_reference_bytes` and :func:`decode_reference` are the
-same steps one file at a time, for the corpus index (:mod:`audit.similarity.corpus_index`), which
+same steps one file at a time, for the corpus index (:mod:`mleaudit.audit.similarity.corpus_index`), which
 reads files in worker processes and hashes each file's bytes before decoding them.
 """
 
@@ -31,11 +31,11 @@ import re
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from audit.errors import ConfigError
-from audit.model import Skipped
-from audit.parsing import LANGUAGES
-from audit.units import CodeUnit
-from grading import untrusted_json
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.units import CodeUnit
+from mleaudit.grading import untrusted_json
 
 __all__ = [
     "MAX_REFERENCE_BYTES",
@@ -124,7 +124,7 @@ class ReferenceCorpus(_CorpusFields):
     """The readable kernels of a folder, in path order, and the files that were skipped.
 
     A named pair, so ``units, skipped = load_reference_corpus(folder)`` works as well as
-    ``corpus.units``; :func:`audit.similarity.compare` accepts it as its ``references`` and
+    ``corpus.units``; :func:`mleaudit.audit.similarity.compare` accepts it as its ``references`` and
     carries ``skipped`` into its report.
 
     Attributes
@@ -197,7 +197,7 @@ _NOTE_ENCODING = re.compile(r"decoded as ([\w.-]+)")
 
 
 def _encoding_named(note: str) -> str:
-    """The encoding a :func:`audit.run.decode_text` note names (``"utf-8"`` when it names none:
+    """The encoding a :func:`mleaudit.audit.run.decode_text` note names (``"utf-8"`` when it names none:
     UTF-8 with undecodable bytes replaced)."""
     if note.startswith("UTF-32 text"):
         return "utf-32"
@@ -212,7 +212,7 @@ def decode_kernel_bytes(data: bytes, path: str, *, notebook: bool = False) -> tu
 
     UTF-8 is read exactly as Dolos reads it (Node's ``Buffer.toString()``): a byte-order mark and
     ``"\\r\\n"`` stay in the text, so that the similarity figures of UTF-8 files are Dolos's. Bytes
-    that are not UTF-8 are read as the audit reads run files (:func:`audit.run.decode_text`):
+    that are not UTF-8 are read as the audit reads run files (:func:`mleaudit.audit.run.decode_text`):
     UTF-16 and UTF-32 by their byte-order mark (a notebook, which is JSON, also without one), a
     code page detected by charset-normalizer (cp1252, GBK as gb18030, ...), else UTF-8 with the
     undecodable bytes replaced by U+FFFD and counted in the note; a Python file whose bytes are
@@ -256,8 +256,8 @@ def decode_kernel_bytes(data: bytes, path: str, *, notebook: bool = False) -> tu
         else:
             return text, TextDecoding(path, "utf-8-sig" if data.startswith(_UTF8_BOM) else "utf-8")
     # Imported here: the audit's readers are only needed for bytes that are not plain UTF-8.
-    from audit.expand import _decode_as_declared, _declared_source_encoding, _is_binary
-    from audit.run import decode_text
+    from mleaudit.audit.expand import _decode_as_declared, _declared_source_encoding, _is_binary
+    from mleaudit.audit.run import decode_text
 
     text, note = decode_text(data, code=not notebook)
     if _is_binary(text):
@@ -330,7 +330,7 @@ def _unit_of_text(text: str, relative: str) -> CodeUnit | Skipped:
             return Skipped(path=relative, reason="empty file (no code)")
         return CodeUnit(path=relative, language="python", text=text, source="file")
     # Imported here: the notebook reader pulls in nbformat, which plain .py corpora never need.
-    from audit.notebooks import NotebookError, read_notebook
+    from mleaudit.audit.notebooks import NotebookError, read_notebook
 
     depth = untrusted_json.json_depth(text) if text.count("[") + text.count("{") > untrusted_json.MAX_JSON_DEPTH else 0
     if depth > untrusted_json.MAX_JSON_DEPTH:

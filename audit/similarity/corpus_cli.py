@@ -1,7 +1,7 @@
 """``mleaudit corpus``: build, extend and inspect a reference corpus index.
 
-Thin click commands over :mod:`audit.similarity.corpus_index`; every library error becomes an
-:class:`audit.cli_options.InputError` (exit code 2) with the library's message.
+Thin click commands over :mod:`mleaudit.audit.similarity.corpus_index`; every library error becomes an
+:class:`mleaudit.audit.cli_options.InputError` (exit code 2) with the library's message.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from pathlib import Path
 
 import click
 
-from audit.cli_options import InputError
-from audit.cli_options import jobs_option as shared_jobs_option
-from audit.errors import AuditError
+from mleaudit.audit.cli_options import InputError
+from mleaudit.audit.cli_options import jobs_option as shared_jobs_option
+from mleaudit.audit.errors import AuditError
 
 __all__ = ["corpus"]
 
@@ -96,8 +96,8 @@ def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: 
 
         mleaudit corpus build kernels/ -o shared.index --storage redis://10.0.0.5:6379/0
     """
-    from audit.similarity import SimilarityOptions
-    from audit.similarity.corpus_index import build_corpus_index
+    from mleaudit.audit.similarity import SimilarityOptions
+    from mleaudit.audit.similarity.corpus_index import build_corpus_index
 
     try:
         summary = build_corpus_index(
@@ -132,7 +132,7 @@ def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jo
 
         mleaudit corpus add kernels.index more-kernels/ --root more-kernels
     """
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -159,7 +159,7 @@ def remove_command(index_path: Path, paths: tuple[str, ...]) -> None:
 
         mleaudit corpus remove kernels.index kernels/author
     """
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -184,7 +184,7 @@ def sync_command(index_path: Path, directory: Path, jobs: int) -> None:
 
         mleaudit corpus sync kernels.index kernels/
     """
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -208,7 +208,7 @@ def compact_command(index_path: Path) -> None:
 
         mleaudit corpus compact kernels.index
     """
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -235,7 +235,7 @@ def info_command(index_path: Path, fmt: str, list_skipped: bool) -> None:
 
         mleaudit corpus info kernels.index --format json --skipped
     """
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     try:
         with load_corpus_index(index_path) as index:

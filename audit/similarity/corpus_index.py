@@ -1,6 +1,6 @@
 """A reference corpus index on disk: fingerprints of every public kernel, found again in milliseconds.
 
-:func:`audit.similarity.compare` tokenizes every reference kernel on every call, which is fine for
+:func:`mleaudit.audit.similarity.compare` tokenizes every reference kernel on every call, which is fine for
 the fifty top notebooks of a competition and hopeless for the hundreds of thousands Kaggle holds.
 A corpus index does the tokenizing once (``mleaudit corpus build``), keeps what exact scoring
 needs, and answers a query in two steps:
@@ -13,8 +13,8 @@ needs, and answers a query in two steps:
    ``max(agent_containment, reference_containment) >= min_containment`` are the candidates, so
    retrieval misses no pair above that threshold: recall is 1 by construction, not a sampling
    estimate.
-2. **Exact scoring** of the candidates with the pair code of :func:`audit.similarity.compare`
-   (:func:`audit.similarity.pairs.pair_report`) on the stored fingerprints, so every Dolos figure
+2. **Exact scoring** of the candidates with the pair code of :func:`mleaudit.audit.similarity.compare`
+   (:func:`mleaudit.audit.similarity.pairs.pair_report`) on the stored fingerprints, so every Dolos figure
    (similarity, containments, longest fragment, total overlap, fragments and their spans) equals
    what brute force reports for that pair.
 
@@ -27,7 +27,7 @@ its evidence instead (:meth:`CorpusIndex.compare`, since the ``seed_postings`` m
 - every Python reference's tile seeds (its token 6-grams, as 25-bit values) are postings under
   their own code, so the references holding each seed of an agent file are known at once;
 - :func:`upper_token_bits` bounds each agent token's bits under *any* reference's background
-  (the detector's :func:`~audit.similarity.detect.token_bits` on a table whose n-gram
+  (the detector's :func:`~mleaudit.audit.similarity.detect.token_bits` on a table whose n-gram
   frequencies are lowered by the most a leave-out set can remove), and :func:`evidence_bounds`
   sums it over the tokens the seeds a reference holds cover: the evidence of every tile chain
   is at most that, so a reference whose sum stays below the threshold's bits is excluded unread;
@@ -44,7 +44,7 @@ With ``top``, at most ``bound_budget`` references per agent file are checked wit
 written before tile seeds were stored scores the best candidate of up to :data:`DEFAULT_SOURCES`
 further sources instead.
 
-The copy detector (:mod:`audit.similarity.detect`) runs on the same candidates and gives the
+The copy detector (:mod:`mleaudit.audit.similarity.detect`) runs on the same candidates and gives the
 same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
 background model is an n-gram model of the *whole* corpus with each pair's reference and its
 near-duplicates left out, and every figure it needs is a sum over files, so the index stores
@@ -60,8 +60,8 @@ near-duplicates left out, and every figure it needs is a sum over files, so the 
   it is now); each segment's statistics keep the sample sizes.
 
 A query fetches the table rows its agent files read, then subtracts the reference's and its
-near-duplicates' profiles (:class:`audit.similarity.detect.AgentQuery`), exactly as
-:class:`audit.similarity.detect.DetectionCorpus` does over the same files. A version-1 index has
+near-duplicates' profiles (:class:`mleaudit.audit.similarity.detect.AgentQuery`), exactly as
+:class:`mleaudit.audit.similarity.detect.DetectionCorpus` does over the same files. A version-1 index has
 none of this and is refused with a message to rebuild it.
 
 Why not MinHash LSH. Candidate retrieval by MinHash LSH (datasketch ``MinHashLSH``) thresholds
@@ -83,7 +83,7 @@ and "cell 3, line 2" locations are computed from these without the source text, 
 re-reads or re-tokenizes a reference. For the rare file whose token regions are not in document
 order (trees recovered from syntax errors can be), the full token offsets are stored too. Also
 stored: the corpus path, the sha256 of the file's bytes (re-adding an unchanged file is a no-op)
-and of its code text (for the corpus digest, which equals :func:`audit.similarity.compare`'s).
+and of its code text (for the corpus digest, which equals :func:`mleaudit.audit.similarity.compare`'s).
 
 Storage. By default the index is one SQLite file (a safe format: nothing in it is executed or
 unpickled; numeric arrays are little-endian int32 blobs, zlib-compressed records with a size cap
@@ -161,12 +161,12 @@ from urllib.parse import quote, urlsplit
 
 import numpy as np
 
-from audit.errors import AuditError, ConfigError
-from audit.model import Skipped
-from audit.parsing import LANGUAGES
-from audit.similarity import SimilarityOptions, SimilarityReport
-from audit.similarity.comparison import decodings_of_pairs, ignore_sigint
-from audit.similarity.corpus import (
+from mleaudit.audit.errors import AuditError, ConfigError
+from mleaudit.audit.model import Skipped
+from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.similarity import SimilarityOptions, SimilarityReport
+from mleaudit.audit.similarity.comparison import decodings_of_pairs, ignore_sigint
+from mleaudit.audit.similarity.corpus import (
     MAX_REFERENCE_BYTES,
     REFERENCE_SUFFIXES,
     TextDecoding,
@@ -177,8 +177,8 @@ from audit.similarity.corpus import (
     reference_id,
     reference_sort_key,
 )
-from audit.similarity import detect as _detect
-from audit.similarity.detect import (
+from mleaudit.audit.similarity import detect as _detect
+from mleaudit.audit.similarity.detect import (
     MAX_SAMPLE_HOLDERS,
     NEAR_DUPLICATE_CONTAINMENT,
     PROFILE_SCHEME,
@@ -194,11 +194,11 @@ from audit.similarity.detect import (
     reference_evidence,
     token_bits,
 )
-from audit.similarity.index import FingerprintIndex, IndexedFile, Role
-from audit.similarity.pairs import PairReport, pair_report
-from audit.similarity.tokenize import TokenizedFile, offsets_spans, tokenize_text
-from audit.similarity.winnow import HASH_MOD, _kgram_selection, fingerprint_tokens
-from audit.units import CellRange, CodeUnit
+from mleaudit.audit.similarity.index import FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.pairs import PairReport, pair_report
+from mleaudit.audit.similarity.tokenize import TokenizedFile, offsets_spans, tokenize_text
+from mleaudit.audit.similarity.winnow import HASH_MOD, _kgram_selection, fingerprint_tokens
+from mleaudit.audit.units import CellRange, CodeUnit
 
 __all__ = [
     "CORPUS_INDEX_FORMAT",
@@ -854,7 +854,7 @@ _Result = tuple
 
 def _seed_values(profile: Profile) -> np.ndarray:
     """The distinct 25-bit values of a profile's tile seeds (its token 6-grams,
-    :meth:`~audit.similarity.detect.Profile.seed_keys`): the top bits of each key, so two seeds
+    :meth:`~mleaudit.audit.similarity.detect.Profile.seed_keys`): the top bits of each key, so two seeds
     may share a value (a reference then reads as holding a seed it lacks: a looser bound, never a
     wrong one)."""
     keys = profile.seed_keys()
@@ -1786,7 +1786,7 @@ class CorpusIndexInfo:
     boilerplate : tuple of str
         Boilerplate files whose fingerprints are ignored.
     corpus_digest : str
-        Equals :attr:`audit.similarity.SimilarityReport.corpus_digest` of a brute-force
+        Equals :attr:`mleaudit.audit.similarity.SimilarityReport.corpus_digest` of a brute-force
         comparison with the same single corpus folder and boilerplate.
     created_at, updated_at, tool_version : str
     size_bytes : int or None
@@ -1915,7 +1915,7 @@ class _DetectorQuery:
     """The copy detector over an index, for one :meth:`CorpusIndex.compare` call.
 
     The background of a pair is the whole indexed corpus with the reference and its
-    near-duplicates subtracted, as :class:`audit.similarity.detect.DetectionCorpus` makes it over
+    near-duplicates subtracted, as :class:`mleaudit.audit.similarity.detect.DetectionCorpus` makes it over
     the same files: the n-gram table rows the agent files read are fetched once, the
     near-duplicates of a reference are found from the sampled 8-grams' postings, and every
     profile is read once.
@@ -2017,7 +2017,7 @@ class _DetectorQuery:
 
     def family(self, doc: int) -> np.ndarray:
         """``doc`` and every reference that is a near-duplicate of it, as ids: one holds at least
-        :data:`~audit.similarity.detect.NEAR_DUPLICATE_CONTAINMENT` of the other's sampled
+        :data:`~mleaudit.audit.similarity.detect.NEAR_DUPLICATE_CONTAINMENT` of the other's sampled
         8-grams (the detector's test for forks, here over the values held by up to 10 % of the
         corpus rather than 512 references, the other file's share scaled to the counted
         values, and without the detector's cap on the number of forks, so that the forks of a
@@ -2166,7 +2166,7 @@ class _DetectorQuery:
 
     def tile_bounds(self, agent: int, docs: Sequence[int], needed: float = 0.0) -> dict[int, float]:
         """Tighter upper bounds of the evidence of agent file number ``agent`` against ``docs``:
-        the detector's own evidence (:func:`~audit.similarity.detect.reference_evidence`: the
+        the detector's own evidence (:func:`~mleaudit.audit.similarity.detect.reference_evidence`: the
         tiles of the pair and their best chain) with nothing left out, on the table and agent
         profile of :func:`upper_token_bits`. The chain's value only grows with its tokens' bits,
         so it bounds the evidence under any leave-out set. A reference whose
@@ -2216,11 +2216,11 @@ def upper_token_bits(agent: Profile, table: NgramTable) -> np.ndarray:
     """Per agent token, an upper bound of its bits under *any* reference's background.
 
     The detector charges an agent token ``-log2 P`` under the corpus's n-gram table with the
-    reference and its near-duplicates left out (:func:`audit.similarity.detect.token_bits`). At
+    reference and its near-duplicates left out (:func:`mleaudit.audit.similarity.detect.token_bits`). At
     most ``MAX_NEAR_DUPLICATES + 1`` files are left out, so an n-gram's document frequency drops
     by at most that much, and a context's total drops by at least as much as any of its
     n-grams' frequencies (a file holding an n-gram holds its context). The bound is
-    :func:`~audit.similarity.detect.token_bits` itself, with nothing left out, on a table whose
+    :func:`~mleaudit.audit.similarity.detect.token_bits` itself, with nothing left out, on a table whose
     every n-gram frequency is lowered by that maximum (not below 0) and whose context totals are
     kept, for an agent profile without its string-literal marks (the share of other files
     holding a string lowers a literal's bits; left out, it can only raise them).
@@ -2249,7 +2249,7 @@ def upper_token_bits(agent: Profile, table: NgramTable) -> np.ndarray:
 
     References
     ----------
-    Witten & Bell (1991), see :mod:`audit.similarity.detect`.
+    Witten & Bell (1991), see :mod:`mleaudit.audit.similarity.detect`.
     """
     if not len(agent.ids):
         return np.zeros(0)
@@ -2344,7 +2344,7 @@ def window_bound(upper: np.ndarray, agent_keys: np.ndarray, reference_keys: np.n
     """An upper bound of the detector's evidence for one pair from its shared seeds, without tiling.
 
     A chain of tiles covers a window of the reference; every reference token of the window outside
-    the chain's tiles costs :data:`~audit.similarity.detect.GAP_BITS`, and a token inside one
+    the chain's tiles costs :data:`~mleaudit.audit.similarity.detect.GAP_BITS`, and a token inside one
     carries at most the :func:`upper_token_bits` of the agent token it is matched with, an agent
     token whose seed (token 6-gram) the reference shares on the same diagonal. So with ``v(q)`` the
     largest such bits of any agent token a shared seed can match with reference token ``q`` (and
@@ -2358,7 +2358,7 @@ def window_bound(upper: np.ndarray, agent_keys: np.ndarray, reference_keys: np.n
     upper : ndarray of float64
         :func:`upper_token_bits` of the agent file.
     agent_keys, reference_keys : ndarray of int64
-        :meth:`~audit.similarity.detect.Profile.seed_keys` of each file.
+        :meth:`~mleaudit.audit.similarity.detect.Profile.seed_keys` of each file.
     reference_tokens : int
         Tokens of the reference.
     table : tuple of ndarray, optional
@@ -2543,7 +2543,7 @@ class _BulkWrites:
 class CorpusIndex:
     """An open corpus index. Get one from :func:`load_corpus_index` or :func:`create_corpus_index`.
 
-    Use :meth:`compare` as a drop-in for :func:`audit.similarity.compare` over the whole corpus,
+    Use :meth:`compare` as a drop-in for :func:`mleaudit.audit.similarity.compare` over the whole corpus,
     :meth:`candidates` for retrieval alone, :meth:`add` to index more files, :meth:`info` for a
     summary. Close it (or use it as a context manager) when done.
     """
@@ -2766,7 +2766,7 @@ class CorpusIndex:
         ----------
         paths : sequence of str or Path
             Kernel files (``.py``, ``.ipynb``) and folders (searched recursively, as
-            :func:`audit.similarity.load_reference_corpus` does).
+            :func:`mleaudit.audit.similarity.load_reference_corpus` does).
         root : str or Path, optional
             Corpus root the keys are relative to. By default: the recorded root (from ``build``
             or an earlier ``add``) that contains the path, else the folder itself, or a file's
@@ -3525,7 +3525,7 @@ class CorpusIndex:
         bound_budget: int | None = DEFAULT_BOUND_BUDGET,
         include_corpus_skipped: bool = True,
     ) -> SimilarityReport:
-        """Compare agent code with the indexed corpus: :func:`audit.similarity.compare` on the candidates.
+        """Compare agent code with the indexed corpus: :func:`mleaudit.audit.similarity.compare` on the candidates.
 
         Parameters
         ----------
@@ -3534,7 +3534,7 @@ class CorpusIndex:
         options : SimilarityOptions, optional
             Defaults to :attr:`options`. ``kgram_length`` and ``kgrams_in_window`` must be the
             index's; ``max_doc_fraction``, ``min_fragment_kgrams`` and ``display_threshold`` apply
-            as in :func:`audit.similarity.compare` (document frequencies count the whole corpus).
+            as in :func:`mleaudit.audit.similarity.compare` (document frequencies count the whole corpus).
         min_containment : float, default DEFAULT_MIN_CONTAINMENT
             Candidate threshold on ``max(agent_containment, reference_containment)``; the
             effective threshold is the larger of this and ``options.display_threshold``.
@@ -3565,13 +3565,13 @@ class CorpusIndex:
             the unit when more could not be excluded); ``top=None`` or ``bound_budget=None``
             checks them all.
         include_corpus_skipped : bool, default True
-            List the index's skipped files in the report, as :func:`audit.similarity.compare`
+            List the index's skipped files in the report, as :func:`mleaudit.audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
 
         Returns
         -------
         SimilarityReport
-            Pairs from :func:`audit.similarity.pairs.pair_report` on the stored fingerprints:
+            Pairs from :func:`mleaudit.audit.similarity.pairs.pair_report` on the stored fingerprints:
             every Dolos figure and fragment equals the brute-force pair, and so do the copy
             detector's ``score``, ``flagged`` (``score >= options.score_threshold``) and
             ``evidence_fragments`` for Python pairs, whose background is the whole indexed
@@ -3882,7 +3882,7 @@ def create_corpus_index(
         connection.execute("COMMIT")
         backend: _Backend = local if config is None else _RedisBackend(config, basename, str(path))
         now = _now()
-        from audit import __version__
+        from mleaudit.audit import __version__
 
         meta = {
             "options": {"kgram_length": options.kgram_length, "kgrams_in_window": options.kgrams_in_window},

@@ -71,7 +71,7 @@ the figures, with leave-one-competition-out.
 Everything the background needs is a sum over documents: an n-gram's document frequency, a
 context's total and its number of distinct continuations. A corpus index can therefore store
 the corpus-level :class:`NgramTable` and each document's :class:`Profile`, and derive any
-reference's leave-out background by subtraction (:mod:`audit.similarity.corpus_index`), with
+reference's leave-out background by subtraction (:mod:`mleaudit.audit.similarity.corpus_index`), with
 the same figures as :class:`DetectionCorpus` over the same notebooks.
 
 Naming: *bits* are ``-log2`` of a probability; a *tile* is a pair of equal token runs; the
@@ -107,7 +107,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
-from audit.errors import ConfigError
+from mleaudit.audit.errors import ConfigError
 
 __all__ = [
     "BACKGROUND_FORMAT",
@@ -1440,7 +1440,7 @@ def score_threshold_from_rules(ruleset: Any) -> float | None:
 
     Parameters
     ----------
-    ruleset : audit.rules.loader.Ruleset
+    ruleset : mleaudit.audit.rules.loader.Ruleset
 
     Returns
     -------
@@ -1467,7 +1467,7 @@ def load_score_threshold(rules_root: Any = None) -> float:
     ----------
     rules_root : path-like, optional
         Rules folder (default: ``--rules``/``MLEAUDIT_RULES``/the checkout's ``rules/``, see
-        :func:`audit.rules.loader.find_rules_root`).
+        :func:`mleaudit.audit.rules.loader.find_rules_root`).
 
     Returns
     -------
@@ -1475,8 +1475,8 @@ def load_score_threshold(rules_root: Any = None) -> float:
         The rule's bound, or :data:`DEFAULT_SCORE_THRESHOLD` when the rules cannot be loaded or
         no similarity rule bounds the score (logged at warning level).
     """
-    from audit.errors import AuditError
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.errors import AuditError
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     try:
         ruleset = load_ruleset([find_rules_root(rules_root)])

@@ -31,8 +31,8 @@ from typing import Iterable, Mapping, Sequence
 
 import numpy as np
 
-from audit.similarity.tokenize import TokenizedFile
-from audit.similarity.winnow import Fingerprint, _fingerprints_at, _int_objects, _kgram_selection
+from mleaudit.audit.similarity.tokenize import TokenizedFile
+from mleaudit.audit.similarity.winnow import Fingerprint, _fingerprints_at, _int_objects, _kgram_selection
 
 __all__ = ["CoverageTable", "FingerprintIndex", "IndexedFile", "Role"]
 
@@ -108,7 +108,7 @@ class IndexedFile:
 
         What winnowing selected (or what a corpus index stored) is enough to rebuild the
         :class:`Fingerprint` records and the occurrence map; the records equal the ones
-        :func:`~audit.similarity.winnow.fingerprint_tokens` makes.
+        :func:`~mleaudit.audit.similarity.winnow.fingerprint_tokens` makes.
 
         Parameters
         ----------
@@ -137,7 +137,7 @@ class IndexedFile:
 
         Examples
         --------
-        >>> from audit.similarity.tokenize import TokenizedFile
+        >>> from mleaudit.audit.similarity.tokenize import TokenizedFile
         >>> stand_in = TokenizedFile.from_arrays(path="k.py", language="python", text="")
         >>> entry = IndexedFile.from_hashes(id=0, role=Role.REFERENCE, file=stand_in, hashes=[7, 9, 7],
         ...                                 kgram_starts=[0, 4, 9], kgram_length=23)
@@ -197,7 +197,7 @@ class FingerprintIndex:
 
     Examples
     --------
-    >>> from audit.similarity.tokenize import tokenize_text
+    >>> from mleaudit.audit.similarity.tokenize import tokenize_text
     >>> index = FingerprintIndex()
     >>> ref = index.add_reference(tokenize_text("x = [i * 2 for i in range(10)]\\n", "python", "k.py"))
     >>> agent = index.add_agent(tokenize_text("y = [j * 2 for j in range(3)]\\n", "python", "a.py"))

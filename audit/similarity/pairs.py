@@ -14,15 +14,15 @@ sequences (their "kgrams") and the set S of hashes found in both and not ignored
   hash repeats (5,000 nested parentheses: 10**8 steps); past :data:`MAX_RUN_VISITS` steps the
   same number comes from a longest common substring in ``O(n log^2 n)``.
 
-For every pair of many files at once, :func:`audit.similarity.allpairs.all_pair_metrics`
+For every pair of many files at once, :func:`mleaudit.audit.similarity.allpairs.all_pair_metrics`
 computes the same figures with numpy.
 
 Containment, which Dolos lacks (copydetect's measure): the share of one file's fingerprint
 occurrences whose hash the other file also has, ignored hashes left out of both counts.
 
 The copy detector's figures (``score``, ``flagged``, ``evidence_fragments``) come from
-:mod:`audit.similarity.detect` and are attached by :func:`pair_report` when the caller passes the
-detector's :class:`~audit.similarity.detect.Evidence`; Dolos's figures never depend on them.
+:mod:`mleaudit.audit.similarity.detect` and are attached by :func:`pair_report` when the caller passes the
+detector's :class:`~mleaudit.audit.similarity.detect.Evidence`; Dolos's figures never depend on them.
 
 Fragments are Dolos's: every pair of occurrences of one shared hash (one in each file) is a
 *paired occurrence*; paired occurrences whose fingerprint indices are consecutive on both sides
@@ -47,9 +47,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from audit.model import Span
-from audit.similarity.detect import DEFAULT_SCORE_THRESHOLD, Evidence, Profile
-from audit.similarity.index import IndexedFile
+from mleaudit.audit.model import Span
+from mleaudit.audit.similarity.detect import DEFAULT_SCORE_THRESHOLD, Evidence, Profile
+from mleaudit.audit.similarity.index import IndexedFile
 
 logger = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def _longest_run_by_substring(short: list[tuple[int, int]], long: list[tuple[int
     sequence, in which the indices missing from ``short`` (fingerprints that are not shared)
     hold values that match nothing.
     """
-    from audit.similarity.allpairs import longest_common_substring
+    from mleaudit.audit.similarity.allpairs import longest_common_substring
 
     size = short[-1][0] + 1 if short else 0
     sequence = -1 - np.arange(size, dtype=np.int64)  # distinct negative values: never equal to a hash
@@ -497,7 +497,7 @@ class PairReport:
     fragments : tuple of Fragment
         Dolos's fragments (runs of shared fingerprints), sorted by position in the agent file.
     score : float
-        The copy detector's decision statistic (:mod:`audit.similarity.detect`), in [0, 1);
+        The copy detector's decision statistic (:mod:`mleaudit.audit.similarity.detect`), in [0, 1);
         higher = more likely that the agent file copied code from this reference. 0.0 when the
         detector did not run (a language it does not read).
     flagged : bool
@@ -633,7 +633,7 @@ def pair_report(
         Recorded on the report (defaults to the reference path).
     min_fragment_kgrams : int, default 1
         Fragments with fewer paired fingerprints are not listed (the figures are unaffected).
-    agent_unit, reference_unit : audit.units.CodeUnit, optional
+    agent_unit, reference_unit : mleaudit.audit.units.CodeUnit, optional
         The units the files were tokenized from; when given, fragment spans are mapped to the
         host file (``CodeUnit.host_span``) and described (``CodeUnit.describe``).
     metrics : DolosMetrics, optional
@@ -646,7 +646,7 @@ def pair_report(
         The detector's profiles of the two texts (token offsets for ``evidence_fragments``).
     score_threshold : float
         ``flagged`` is ``score >= score_threshold`` (the policy bound, read from the rules by
-        the callers; :data:`~audit.similarity.detect.DEFAULT_SCORE_THRESHOLD` by default).
+        the callers; :data:`~mleaudit.audit.similarity.detect.DEFAULT_SCORE_THRESHOLD` by default).
 
     Returns
     -------
@@ -772,7 +772,7 @@ def evidence_fragments(
         The compared texts (a notebook's joined code cells, a log's code block).
     agent_path, reference_path : str, optional
         Paths recorded on the spans (default: the profiles' paths).
-    agent_unit, reference_unit : audit.units.CodeUnit, optional
+    agent_unit, reference_unit : mleaudit.audit.units.CodeUnit, optional
         Map spans to the host file and describe notebook cells, as for Dolos fragments.
 
     Returns

@@ -14,7 +14,7 @@ without running anything:
   ``src = src + "..."``, dict values, lines in tuples).
 
 A reassembled text becomes a unit when it reads as Python code
-(:func:`audit.logs.keys.classify_text`) over at least :data:`MIN_CODE_LINES` lines; the unit
+(:func:`mleaudit.audit.logs.keys.classify_text`) over at least :data:`MIN_CODE_LINES` lines; the unit
 has the host's path, and its ``origin`` is the literal(s) in the host file.
 """
 
@@ -23,10 +23,10 @@ from __future__ import annotations
 import ast
 from typing import Iterator
 
-from audit.logs.keys import classify_text
-from audit.model import Span
-from audit.parsing import ParsedFile, parse
-from audit.units import CodeUnit, LogEventKind
+from mleaudit.audit.logs.keys import classify_text
+from mleaudit.audit.model import Span
+from mleaudit.audit.parsing import ParsedFile, parse
+from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["MAX_STRING_UNITS", "MIN_CODE_LINES", "string_code_units"]
 

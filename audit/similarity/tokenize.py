@@ -17,7 +17,7 @@ reviewer:
   the closing token belongs, and the choice has no effect on any similarity figure.
 
 Offsets are characters of the decoded text; lines and columns are 1-based (see
-:class:`audit.model.Span`).
+:class:`mleaudit.audit.model.Span`).
 
 Code is parsed from UTF-16 text, as Dolos (on Node.js) parses it: tree-sitter's error recovery
 weighs skipped input by its size in bytes, so the tree recovered from code with syntax errors
@@ -56,9 +56,9 @@ from typing import Any, Sequence
 import numpy as np
 import tree_sitter
 
-from audit.model import Span
-from audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser, parser_safe
-from audit.similarity.winnow import _int_objects, hash_token
+from mleaudit.audit.model import Span
+from mleaudit.audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser, parser_safe
+from mleaudit.audit.similarity.winnow import _int_objects, hash_token
 
 __all__ = [
     "TokenizedFile",
@@ -137,7 +137,7 @@ class TokenizedFile:
 
     Notes
     -----
-    Tokenizers also record :func:`~audit.similarity.winnow.hash_token` of every token (an
+    Tokenizers also record :func:`~mleaudit.audit.similarity.winnow.hash_token` of every token (an
     unsigned 32-bit array, private), which the fingerprint index uses instead of hashing the
     token strings again.
     """
@@ -226,7 +226,7 @@ class TokenizedFile:
 
     @property
     def token_hashes(self) -> np.ndarray:
-        """:func:`~audit.similarity.winnow.hash_token` of every token, as an int64 array (the
+        """:func:`~mleaudit.audit.similarity.winnow.hash_token` of every token, as an int64 array (the
         hashes the tokenizer recorded, else computed from :attr:`tokens`)."""
         hashes = self._hashes
         if hashes is not None and len(hashes) == len(self.tokens):
@@ -522,7 +522,7 @@ def tokenize_tree(parsed: ParsedFile, path: str) -> TokenizedFile:
     Parameters
     ----------
     parsed : ParsedFile
-        Output of :func:`audit.parsing.parse`; trees with ``ERROR`` nodes are tokenized as they are.
+        Output of :func:`mleaudit.audit.parsing.parse`; trees with ``ERROR`` nodes are tokenized as they are.
     path : str
         Recorded on the result and on every span.
 
@@ -533,7 +533,7 @@ def tokenize_tree(parsed: ParsedFile, path: str) -> TokenizedFile:
 
     Examples
     --------
-    >>> from audit.parsing import parse
+    >>> from mleaudit.audit.parsing import parse
     >>> tokenize_tree(parse("x = 1\\n", "python"), "a.py").tokens[:6]
     ('(', 'module', '(', 'expression_statement', '(', 'assignment')
     """
@@ -561,7 +561,7 @@ def tokenize_tree_utf16(text: str, language: str, path: str) -> TokenizedFile:
     text : str
         Source code.
     language : str
-        A key of :data:`audit.parsing.LANGUAGES`.
+        A key of :data:`mleaudit.audit.parsing.LANGUAGES`.
     path : str
         Recorded on the result.
 
@@ -618,7 +618,7 @@ def tokenize_text(text: str, language: str, path: str) -> TokenizedFile:
     text : str
         Source code (untrusted: parsed, never run).
     language : str
-        A grammar name from :data:`audit.parsing.LANGUAGES`, or ``"chars"`` for character tokens.
+        A grammar name from :data:`mleaudit.audit.parsing.LANGUAGES`, or ``"chars"`` for character tokens.
     path : str
         Recorded on the result and on every span.
 
@@ -658,7 +658,7 @@ def _closing_events(event: np.ndarray, opening: np.ndarray) -> np.ndarray:
 
 
 def tokenize_hashes(text: str, language: str) -> np.ndarray:
-    """:func:`~audit.similarity.winnow.hash_token` of every token :func:`tokenize_text` yields.
+    """:func:`~mleaudit.audit.similarity.winnow.hash_token` of every token :func:`tokenize_text` yields.
 
     The same parse and the same token stream, without the token strings and regions: the
     input of fingerprinting when only pair figures are wanted (all-pairs comparisons), at
@@ -669,7 +669,7 @@ def tokenize_hashes(text: str, language: str) -> np.ndarray:
     text : str
         Source code (untrusted: parsed, never run).
     language : str
-        A grammar name from :data:`audit.parsing.LANGUAGES`, or ``"chars"``.
+        A grammar name from :data:`mleaudit.audit.parsing.LANGUAGES`, or ``"chars"``.
 
     Returns
     -------

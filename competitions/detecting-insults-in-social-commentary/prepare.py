@@ -14,8 +14,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from grading.prepare import write_prepared_csv
-from grading.validation import read_csv
+from mleaudit.grading.prepare import write_prepared_csv
+from mleaudit.grading.validation import read_csv
 
 COLUMNS = ["Insult", "Date", "Comment"]
 

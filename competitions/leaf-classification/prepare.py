@@ -15,8 +15,8 @@ from pathlib import Path
 
 from sklearn.model_selection import train_test_split
 
-from grading.prepare import one_hot_labels, write_prepared_csv
-from grading.validation import read_csv
+from mleaudit.grading.prepare import one_hot_labels, write_prepared_csv
+from mleaudit.grading.validation import read_csv
 
 ID = "id"
 TARGET = "species"

@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from grading.prepare import write_prepared_csv
-from grading.validation import read_csv
+from mleaudit.grading.prepare import write_prepared_csv
+from mleaudit.grading.validation import read_csv
 
 ID = "id"
 TARGETS = ["formation_energy_ev_natom", "bandgap_energy_ev"]

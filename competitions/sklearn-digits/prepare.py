@@ -14,7 +14,7 @@ from pathlib import Path
 import pandas as pd
 from sklearn.datasets import load_digits
 
-from grading.embedded import integral_to_int, write_embedded_split
+from mleaudit.grading.embedded import integral_to_int, write_embedded_split
 
 
 def prepare(raw: Path | None, public: Path, private: Path) -> None:

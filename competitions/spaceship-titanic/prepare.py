@@ -13,7 +13,7 @@ from pathlib import Path
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from grading.validation import read_csv
+from mleaudit.grading.validation import read_csv
 
 ID = "PassengerId"
 TARGET = "Transported"

@@ -18,7 +18,7 @@ checksums (checksums.yaml):
 MLE-bench's grader reads the Natural Questions records; this project's grader reads rows. The
 rows are written to ``private/rows/answers.csv``: one row per ``_short``/``_long`` id, in the
 order of the gold submission, holding every valid answer of the row separated by spaces, as
-:func:`grading.metrics.answer_span_accuracy_score` reads them. The file lies in a subfolder
+:func:`mleaudit.grading.metrics.answer_span_accuracy_score` reads them. The file lies in a subfolder
 because MLE-bench's checksums cover the files directly inside ``private/``: the checksummed set
 stays exactly MLE-bench's. For a private dir MLE-bench prepared, :func:`write_answer_rows` adds
 the rows from its ``test.jsonl``.
@@ -33,7 +33,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from grading.prepare import write_prepared_csv
+from mleaudit.grading.prepare import write_prepared_csv
 
 __all__ = [
     "RAW_FILE",

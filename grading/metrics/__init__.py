@@ -2,7 +2,7 @@
 
 Every metric is a named, documented function in a submodule (``classification``,
 ``probability``, ``regression``, ``ranking``, ``text``, ``masks``, ``detection``, ``fairness``).
-:data:`METRICS` maps registry names to :class:`~grading.metrics.base.Metric` records: each
+:data:`METRICS` maps registry names to :class:`~mleaudit.grading.metrics.base.Metric` records: each
 function under its own name (``*_score`` higher-is-better, ``*_error``/``*_loss``
 lower-is-better), and each grader label of MLE-bench's competition configs (``auc-roc``,
 ``MAP@12``, ``dice-hausdorff-combo`` ...) as an alias of the function that computes it, with
@@ -21,7 +21,7 @@ computes; use the function's own name for them:
 - ``tensorflow2-question-answering`` (``micro-f1-score``): :func:`answer_span_accuracy_score`
   on answers prepared as one row per ``<example>_long``/``_short`` with the valid answers.
 
-A metric raises :class:`~grading.errors.InvalidSubmission` when predictions cannot be scored;
+A metric raises :class:`~mleaudit.grading.errors.InvalidSubmission` when predictions cannot be scored;
 it never returns a sentinel score.
 """
 
@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 from typing import Any, Mapping
 
-from grading.metrics.base import (
+from mleaudit.grading.metrics.base import (
     FRAME_ARGUMENTS,
     SCORING_PARAMS,
     Metric,
@@ -40,7 +40,7 @@ from grading.metrics.base import (
     describe_row,
     invalid_cell,
 )
-from grading.metrics.classification import (
+from mleaudit.grading.metrics.classification import (
     accuracy_score,
     integer_labels,
     macro_f1_score,
@@ -50,9 +50,9 @@ from grading.metrics.classification import (
     quadratic_weighted_kappa_score,
     top1_classification_error,
 )
-from grading.metrics.detection import box3d_map_score, coco_map_score, pascal_voc_map_score, point_in_box_f1_score
-from grading.metrics.fairness import JIGSAW_IDENTITY_COLUMNS, jigsaw_bias_auc_score
-from grading.metrics.masks import (
+from mleaudit.grading.metrics.detection import box3d_map_score, coco_map_score, pascal_voc_map_score, point_in_box_f1_score
+from mleaudit.grading.metrics.fairness import JIGSAW_IDENTITY_COLUMNS, jigsaw_bias_auc_score
+from mleaudit.grading.metrics.masks import (
     decode_rle,
     dice_hausdorff_score,
     global_dice_score,
@@ -61,7 +61,7 @@ from grading.metrics.masks import (
     mean_fbeta_mask_score,
     parse_rle,
 )
-from grading.metrics.probability import (
+from mleaudit.grading.metrics.probability import (
     kl_divergence_loss,
     log_loss,
     lwlrap_score,
@@ -69,8 +69,8 @@ from grading.metrics.probability import (
     weighted_auc_score,
     weighted_multilabel_log_loss,
 )
-from grading.metrics.ranking import kendall_tau_score, map_at_k_score
-from grading.metrics.regression import (
+from mleaudit.grading.metrics.ranking import kendall_tau_score, map_at_k_score
+from mleaudit.grading.metrics.regression import (
     grouped_log_mae_error,
     laplace_log_likelihood_score,
     mae_error,
@@ -81,7 +81,7 @@ from grading.metrics.regression import (
     rmsle_error,
     spearman_correlation_score,
 )
-from grading.metrics.text import (
+from mleaudit.grading.metrics.text import (
     answer_span_accuracy_score,
     levenshtein_distance_error,
     normalized_edit_distance_error,

@@ -28,7 +28,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
 
 __all__ = [
     "TargetKind",
@@ -60,7 +60,7 @@ class TargetKind(enum.Enum):
 
 
 #: Parameters every metric accepts in ``metric.params``; the scoring path applies them before
-#: the metric runs (see :func:`grading.grade.score_frames`):
+#: the metric runs (see :func:`mleaudit.grading.grade.score_frames`):
 #:
 #: - ``id_columns``: list of columns that together identify a row, when one id column is not
 #:   enough (``[tripId, UnixTimeMillis]``); they replace the competition's ``id_column``.
@@ -164,7 +164,7 @@ class Metric:
         A missing or infinite prediction makes the score undefined (NaN) instead of the
         submission invalid: SciPy's correlations return NaN for such input, and MLE-bench
         counts a NaN score as a valid submission with no score
-        (:class:`~grading.errors.UndefinedScore`).
+        (:class:`~mleaudit.grading.errors.UndefinedScore`).
     infinite_ranked : bool
         With ``undefined_on_missing``: an infinite prediction is no undefined score but the
         highest (``inf``) or lowest (``-inf``) rank, as :func:`scipy.stats.spearmanr` ranks it
@@ -202,7 +202,7 @@ class Metric:
         """Score with this entry's own defaults, overridden by ``params``; see the wrapped function.
 
         Scoring parameters among the defaults (``id_columns``, ``row_mask`` ...) act in the
-        scoring path, :func:`grading.grade.score_frames`, and are not passed here.
+        scoring path, :func:`mleaudit.grading.grade.score_frames`, and are not passed here.
         """
         own = {k: v for k, v in self.defaults.items() if k not in SCORING_PARAMS}
         return float(self.fn(y_true, y_pred, **{**own, **params}))
@@ -294,7 +294,7 @@ def invalid_cell(
     problem : str
         What is wrong, e.g. ``"a run-length mask with an odd number of values"``.
     reason : str, keyword-only
-        The code of :data:`grading.errors.REASONS` (default ``"bad-value"``).
+        The code of :data:`mleaudit.grading.errors.REASONS` (default ``"bad-value"``).
 
     Returns
     -------
@@ -332,7 +332,7 @@ class PredictionError(Exception):
 
     Array metrics see predictions in answer order and cannot name the submission row; they
     raise this (through :func:`bad_prediction`) and the scoring path turns it into an
-    :class:`~grading.errors.InvalidSubmission` naming the column, the submission row and its id.
+    :class:`~mleaudit.grading.errors.InvalidSubmission` naming the column, the submission row and its id.
 
     Attributes
     ----------

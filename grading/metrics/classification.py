@@ -13,9 +13,9 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as _skm
 
-from grading.errors import InvalidSubmission
-from grading.metrics.base import as_matrix, invalid_cell, undefined_metric
-from grading.metrics.tokens import split_tokens, token_codes
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.metrics.base import as_matrix, invalid_cell, undefined_metric
+from mleaudit.grading.metrics.tokens import split_tokens, token_codes
 
 __all__ = [
     "accuracy_score",

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as _skm
 
-from grading.errors import ConfigError
-from grading.metrics.base import invalid_cell, require_answer_columns, undefined_metric
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.metrics.base import invalid_cell, require_answer_columns, undefined_metric
 
 __all__ = ["point_in_box_f1_score", "pascal_voc_map_score", "coco_map_score", "box3d_map_score"]
 

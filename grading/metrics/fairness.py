@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as _skm
 
-from grading.metrics.base import require_answer_columns, undefined_metric
+from mleaudit.grading.metrics.base import require_answer_columns, undefined_metric
 
 __all__ = ["JIGSAW_IDENTITY_COLUMNS", "jigsaw_bias_auc_score"]
 

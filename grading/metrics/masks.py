@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 from scipy.spatial.distance import directed_hausdorff
 
-from grading.errors import ConfigError
-from grading.metrics.base import invalid_cell, require_answer_columns
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.metrics.base import invalid_cell, require_answer_columns
 
 __all__ = [
     "parse_rle",

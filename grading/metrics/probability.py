@@ -12,8 +12,8 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as _skm
 
-from grading.errors import ConfigError, InvalidSubmission
-from grading.metrics.base import as_matrix, undefined_metric
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.metrics.base import as_matrix, undefined_metric
 
 __all__ = [
     "roc_auc_score",

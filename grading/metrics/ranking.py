@@ -1,7 +1,7 @@
 """Ranking metrics on ordered label lists: MAP@K and Kendall's tau over orderings.
 
 Cells hold space-separated labels, best first. MAP@K is computed on integer-coded (row, label)
-pairs in NumPy (:func:`grading.metrics.tokens.column_token_codes` splits and codes the cells
+pairs in NumPy (:func:`mleaudit.grading.metrics.tokens.column_token_codes` splits and codes the cells
 with Arrow, no Python string per label), so a million-row submission scores in about the time
 pandas needs to read it. When every answer is a single label (the usual case: one whale, one
 hotel) only the place of that label among the predictions matters (:func:`first_token_places`).
@@ -16,8 +16,8 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from grading.metrics.base import in_answer_order, invalid_cell, undefined_metric
-from grading.metrics.tokens import TokenCodes, column_token_codes, distinct_keys
+from mleaudit.grading.metrics.base import in_answer_order, invalid_cell, undefined_metric
+from mleaudit.grading.metrics.tokens import TokenCodes, column_token_codes, distinct_keys
 
 __all__ = ["map_at_k_score", "kendall_tau_score", "first_token_places"]
 

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as _stats
 
-from grading.metrics.base import as_matrix, bad_prediction, require_answer_columns
+from mleaudit.grading.metrics.base import as_matrix, bad_prediction, require_answer_columns
 
 __all__ = [
     "rmse_error",

@@ -15,8 +15,8 @@ import pandas as pd
 from rapidfuzz import process as _rf_process
 from rapidfuzz.distance import Levenshtein as _Levenshtein
 
-from grading.metrics.base import invalid_cell, undefined_metric
-from grading.metrics.tokens import column_token_codes, distinct_keys
+from mleaudit.grading.metrics.base import invalid_cell, undefined_metric
+from mleaudit.grading.metrics.tokens import column_token_codes, distinct_keys
 
 __all__ = [
     "levenshtein_distance_error",

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from grading.metrics.arrowtext import arrow_text
+from mleaudit.grading.metrics.arrowtext import arrow_text
 
 __all__ = ["split_tokens", "token_codes", "TokenCodes", "column_token_codes", "distinct_keys"]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from audit.cli import main
+from mleaudit.audit.cli import main
 
 #: A feature block on invented columns (dwell minutes, lamps) with its own constants and labels.
 LANTERN_KERNEL = """import numpy as np

@@ -6,12 +6,12 @@ import json
 
 import pytest
 
-from audit.attribution import attribute_event, attribute_units
-from audit.checks import RunContext
-from audit.model import Span
-from audit.rules.engine import evaluate_rules
-from audit.rules.spec import DEFAULT_ACTORS, RuleSpec
-from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.attribution import attribute_event, attribute_units
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.model import Span
+from mleaudit.audit.rules.engine import evaluate_rules
+from mleaudit.audit.rules.spec import DEFAULT_ACTORS, RuleSpec
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
 
 from .rules.conftest import make_rule
 
@@ -56,7 +56,7 @@ def test_unknown_actor_in_a_rule_file_is_refused():
 
 
 def test_run_level_checks_see_only_the_units_of_their_actors():
-    from audit.checks.registry import CHECKS, RegisteredCheck
+    from mleaudit.audit.checks.registry import CHECKS, RegisteredCheck
 
     seen = []
 
@@ -104,7 +104,7 @@ def test_units_cut_from_a_log_take_their_event_s_actor_and_files_are_the_agent_s
 def test_report_shows_the_actor_and_what_was_read(tmp_path):
     from click.testing import CliRunner
 
-    from audit.cli import main
+    from mleaudit.audit.cli import main
 
     run = tmp_path / "run"
     (run / "code").mkdir(parents=True)

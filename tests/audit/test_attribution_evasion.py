@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
+from mleaudit.audit.cli import main
 
 LLM = "from openai import OpenAI\nOpenAI().chat.completions.create(model='gpt-4o', messages=[])"
 PRIVATE = "import pandas as pd\nanswers = pd.read_csv('/private/data/spaceship-titanic/prepared/private/test.csv')"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.batch import BatchEntry, BatchResult, BatchSourceError, competition_from_run_name, discover_runs
-from audit.batch_summary import pass_at_k, seed_aggregate, summarize_batch
-from audit.cli import main
+from mleaudit.audit.batch import BatchEntry, BatchResult, BatchSourceError, competition_from_run_name, discover_runs
+from mleaudit.audit.batch_summary import pass_at_k, seed_aggregate, summarize_batch
+from mleaudit.audit.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 UUID = "0a1b2c3d-aaaa-bbbb-cccc-dddddddddddd"
@@ -360,10 +360,10 @@ def test_audit_batch_command_rejects_a_bad_source(tmp_path):
 
 
 def test_copy_clusters_link_runs_copying_one_notebook_and_each_other(tmp_path):
-    from audit.clusters import RunCode, copy_clusters
-    from audit.expand import expand_run
-    from audit.pipeline import AuditRequest, run_audit
-    from audit.run import load_run
+    from mleaudit.audit.clusters import RunCode, copy_clusters
+    from mleaudit.audit.expand import expand_run
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.run import load_run
 
     group = _run_group(tmp_path, ["copied-digits", "copied-digits", "honest-digits"])
     reports, code = {}, []
@@ -401,11 +401,11 @@ train["weight"] = train["heat_band"].map(weights).astype(float) * np.sqrt(train[
 
 
 def test_copy_cluster_edges_name_the_journal_nodes_they_join(tmp_path):
-    from audit.clusters import RunCode, copy_clusters
-    from audit.expand import expand_run
-    from audit.formatters.common import cluster_side_label
-    from audit.pipeline import artifact_text
-    from audit.run import load_run
+    from mleaudit.audit.clusters import RunCode, copy_clusters
+    from mleaudit.audit.expand import expand_run
+    from mleaudit.audit.formatters.common import cluster_side_label
+    from mleaudit.audit.pipeline import artifact_text
+    from mleaudit.audit.run import load_run
 
     nodes = {
         "run-a": ["print('hello')\n", _OWN_SOLUTION],
@@ -436,7 +436,7 @@ def test_copy_cluster_edges_name_the_journal_nodes_they_join(tmp_path):
 
 
 def test_report_file_names_are_distinct_for_ids_with_one_slug():
-    from audit.batch import report_file_name
+    from mleaudit.audit.batch import report_file_name
 
     ids = ["a b", "a_b", "a/b", "a\\b", "a:b", "A_B", "a_B", "é", "e", "ｅ", "", ".", "..", "-x", "x" * 300,
            "x" * 300 + "y", "a\udcff", "a\ufffd", "a\x00b"]
@@ -565,7 +565,7 @@ def test_deeply_nested_metadata_and_jsonl_are_named_errors(tmp_path):
 
 
 def test_reports_are_written_whole(tmp_path, monkeypatch):
-    from audit import batch
+    from mleaudit.audit import batch
 
     target = tmp_path / "r.json"
     target.write_text("old")
@@ -604,8 +604,8 @@ def test_hostile_run_ids_are_printed_literally_and_long_ones_are_errors(tmp_path
 
 
 def test_copy_clusters_leave_out_the_scaffolds_code_as_the_run_reports_do():
-    from audit.clusters import RunCode, copy_clusters
-    from audit.units import Actor, CodeUnit
+    from mleaudit.audit.clusters import RunCode, copy_clusters
+    from mleaudit.audit.units import Actor, CodeUnit
 
     def run(run_id: str, actor: Actor) -> RunCode:
         return RunCode(run_id=run_id, units=(CodeUnit(path="prompt/starter.py", language="python",

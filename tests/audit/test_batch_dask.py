@@ -13,9 +13,9 @@ from click.testing import CliRunner
 
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'mleaudit[dask]')")
 
-from audit.batch import BatchOptions, _audit_one, audit_batch, discover_runs  # noqa: E402
-from audit.batch_dask import audit_on_dask  # noqa: E402
-from audit.cli import main  # noqa: E402
+from mleaudit.audit.batch import BatchOptions, _audit_one, audit_batch, discover_runs  # noqa: E402
+from mleaudit.audit.batch_dask import audit_on_dask  # noqa: E402
+from mleaudit.audit.cli import main  # noqa: E402
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
@@ -107,7 +107,7 @@ def test_the_command_runs_on_the_cluster_and_refuses_contradictions(tmp_path: Pa
 
 
 def test_runs_waiting_on_a_cluster_without_workers_are_listed_not_left_hanging(tmp_path: Path, monkeypatch) -> None:
-    from audit import batch_dask
+    from mleaudit.audit import batch_dask
 
     monkeypatch.setattr(batch_dask, "NO_WORKER_TIMEOUT_S", 1)
     entries = discover_runs(_runs(tmp_path, ["honest-digits", "llm-digits"]), competition="sklearn-digits")

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.batch import BatchEntry, BatchResult, discover_runs
-from audit.batch_cli import _print_summary
-from audit.batch_summary import describe_seeds, seed_aggregate, summarize_batch
-from audit.cli import main
-from audit.formatters.html import render_html
+from mleaudit.audit.batch import BatchEntry, BatchResult, discover_runs
+from mleaudit.audit.batch_cli import _print_summary
+from mleaudit.audit.batch_summary import describe_seeds, seed_aggregate, summarize_batch
+from mleaudit.audit.cli import main
+from mleaudit.audit.formatters.html import render_html
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 

@@ -30,7 +30,7 @@ def _run_after_barrier(barrier, args: list[str]) -> None:
     """Child: wait for the others, then run `mleaudit ARGS` in this process; exit with its code."""
     import click
 
-    from audit.cli import main
+    from mleaudit.audit.cli import main
 
     barrier.wait(timeout=60)
     try:
@@ -50,7 +50,7 @@ def _run_after_barrier(barrier, args: list[str]) -> None:
 
 def _parallel(commands: list[list[str]]) -> list[int]:
     """Run each command in its own forked process, all released at once; their exit codes."""
-    import audit.cli  # noqa: F401 - imported once, before forking, so the children start together
+    import mleaudit.audit.cli  # noqa: F401 - imported once, before forking, so the children start together
 
     context = multiprocessing.get_context("fork")
     barrier = context.Barrier(len(commands))
@@ -116,7 +116,7 @@ def _stored_docs(index) -> list[str]:
 @fork
 @pytest.mark.parametrize("storage", ["sqlite", "redis"])
 def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str, request) -> None:
-    from audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
 
     url = request.getfixturevalue("redis_url") if storage == "redis" else None
     folders = _corpus_folders(tmp_path)
@@ -146,8 +146,8 @@ def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str,
     with load_corpus_index(index_path) as index, load_corpus_index(fresh_path) as fresh:
         assert index.info().corpus_digest == fresh.info().corpus_digest != ""
         assert index.info().ngrams == fresh.info().ngrams
-        from audit.similarity import SimilarityOptions
-        from audit.units import CodeUnit
+        from mleaudit.audit.similarity import SimilarityOptions
+        from mleaudit.audit.units import CodeUnit
 
         agent = [CodeUnit(path="code/a.py", language="python", text=(INVARIANCE / "renamed.py").read_text(encoding="utf-8"))]
         options = SimilarityOptions(max_doc_fraction=1.0)
@@ -157,7 +157,7 @@ def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str,
 
 @fork
 def test_parallel_builds_of_one_index_leave_one_intact_index(tmp_path: Path) -> None:
-    from audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
 
     folders = _corpus_folders(tmp_path)
     index_path = tmp_path / "k.index"
@@ -172,7 +172,7 @@ def test_parallel_builds_of_one_index_leave_one_intact_index(tmp_path: Path) -> 
 
 def _mleaudit() -> list[str]:
     script = Path(sys.executable).with_name("mleaudit")
-    return [str(script)] if script.is_file() else [sys.executable, "-m", "audit"]
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "mleaudit"]
 
 
 def _reports(out: Path) -> dict[str, dict]:
@@ -190,7 +190,7 @@ def _reports(out: Path) -> dict[str, dict]:
 def test_an_interrupted_batch_rerun_gives_the_reports_of_an_uninterrupted_one(tmp_path: Path, jobs: str) -> None:
     from click.testing import CliRunner
 
-    from audit.cli import main
+    from mleaudit.audit.cli import main
 
     group = tmp_path / "group"
     group.mkdir()

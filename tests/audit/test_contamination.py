@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.contamination import RunContamination, analyse_run, summarize_contamination
+from mleaudit.audit.cli import main
+from mleaudit.audit.contamination import RunContamination, analyse_run, summarize_contamination
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "runs" / "copied-digits"

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import expand_run
-from audit.pipeline import AuditOptions, audit_run
-from audit.report import GapKind, VerdictKind
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.run import ArtifactKind, RunLayout, classify_content, load_run
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.report import GapKind, VerdictKind
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.run import ArtifactKind, RunLayout, classify_content, load_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 K = ArtifactKind

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.driver import CellRole, read_driver
-from audit.expand import _code_sections, _found_in_text
-from audit.units import LogEventKind
+from mleaudit.audit.driver import CellRole, read_driver
+from mleaudit.audit.expand import _code_sections, _found_in_text
+from mleaudit.audit.units import LogEventKind
 
 _KEYS = 'import os\nfrom google.colab import userdata\nos.environ["OPENAI_API_KEY"] = userdata.get("k")'
 

@@ -12,17 +12,17 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks.provenance import assess_provenance
-from audit.checks.registry import RunContext
-from audit.expand import expand_run
-from audit.logs import parse_log
-from audit.logs.common import CUT_SHORT, is_cut_short
-from audit.model import Severity
-from audit.pipeline import AuditOptions, audit_run
-from audit.report import GapKind
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.run import RunLayout, load_run
-from audit.units import LogEventKind as K
+from mleaudit.audit.checks.provenance import assess_provenance
+from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.logs import parse_log
+from mleaudit.audit.logs.common import CUT_SHORT, is_cut_short
+from mleaudit.audit.model import Severity
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.report import GapKind
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.run import RunLayout, load_run
+from mleaudit.audit.units import LogEventKind as K
 
 BEFORE = """I will load the data and train a model, then write the predictions.
 

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.driver import VOCABULARY, CellRole, read_driver
-from audit.expand import expand_run
-from audit.parsing import parse
-from audit.run import load_run
-from audit.units import Actor, LogEventKind as K
+from mleaudit.audit.cli import main
+from mleaudit.audit.driver import VOCABULARY, CellRole, read_driver
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import Actor, LogEventKind as K
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "notebooks_driver" / "aide_kaggle"
 

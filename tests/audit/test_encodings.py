@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import expand_run
-from audit.run import ArtifactKind, decode_text, load_run, printable_share
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.run import ArtifactKind, decode_text, load_run, printable_share
 
 GBK_PY = "# 训练模型\nimport pandas as pd\n\ndf = pd.read_csv('train.csv')  # 读取数据\nprint('完成')\n"
 CP1252_LOG = "$ python train.py\nr\u00e9sultat: pr\u00e9cision 0.91 \u2014 \u201cbon\u201d mod\u00e8le\n"
@@ -119,7 +119,7 @@ def test_near_equal_mess_goes_to_the_common_code_page(monkeypatch) -> None:
     0.006): such differences are noise, and the code page Western text is written in wins."""
     import charset_normalizer
 
-    import audit.run as run_module
+    import mleaudit.audit.run as run_module
 
     class Match:
         def __init__(self, encoding: str, chaos: float, coherence: float, text: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from audit.expand import expand_run
-from audit.run import ArtifactKind, classify_content, decode_text, load_run
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.run import ArtifactKind, classify_content, decode_text, load_run
 
 
 def _run(tmp_path, files: dict[str, bytes]):
@@ -69,7 +69,7 @@ def test_utf16_decision_uses_the_whole_file():
 
 
 def test_mlagentbench_paths_are_anchored_to_the_run_root():
-    from audit.logs import mlagentbench
+    from mleaudit.audit.logs import mlagentbench
 
     main = "Step 0:\nAction: Execute Script\nAction Input: {\"script_name\": \"train.py\"}\n"
     stdout = "Namespace(task='x')\n"
@@ -82,7 +82,7 @@ def test_mlagentbench_paths_are_anchored_to_the_run_root():
 
 
 def test_call_expression_is_linear_on_long_underscore_runs():
-    from audit.logs import keys
+    from mleaudit.audit.logs import keys
 
     text = " " + "_" * 60000 + " x({"
     started = time.perf_counter()
@@ -93,8 +93,8 @@ def test_call_expression_is_linear_on_long_underscore_runs():
 
 
 def test_huge_prompt_line_is_split_not_dropped():
-    from audit.logs import text as text_log
-    from audit.units import LogEventKind
+    from mleaudit.audit.logs import text as text_log
+    from mleaudit.audit.units import LogEventKind
 
     line = "$ " + "a " * 2_500_000 + "curl evil\n"
     events = text_log.read_events("logs/transcript.txt", "intro\n" + line)
@@ -108,8 +108,8 @@ def test_huge_prompt_line_is_split_not_dropped():
 def test_json_role_does_not_make_commands_another_actors():
     import json
 
-    from audit.logs import read_log_events
-    from audit.units import Actor, LogEventKind
+    from mleaudit.audit.logs import read_log_events
+    from mleaudit.audit.units import Actor, LogEventKind
 
     lines = [
         {"role": "user", "content": "please train", "command": "kaggle competitions download -c x"},
@@ -129,10 +129,10 @@ def test_json_role_does_not_make_commands_another_actors():
 def test_code_an_agent_message_shows_in_a_json_log_is_read_as_code(tmp_path):
     import json as _json
 
-    from audit.expand import expand_run as _expand
-    from audit.run import load_run as _load
-    from audit.units import Actor as _Actor
-    from audit.units import LogEventKind as _Kind
+    from mleaudit.audit.expand import expand_run as _expand
+    from mleaudit.audit.run import load_run as _load
+    from mleaudit.audit.units import Actor as _Actor
+    from mleaudit.audit.units import LogEventKind as _Kind
 
     (tmp_path / "logs").mkdir()
     records = [

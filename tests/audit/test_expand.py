@@ -1,4 +1,4 @@
-"""Tests for ``audit.expand.expand_run``: code units from files, notebooks, logs and here-documents."""
+"""Tests for ``mleaudit.audit.expand.expand_run``: code units from files, notebooks, logs and here-documents."""
 
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import RunUnits, expand_run, heredoc_python_units
-from audit.model import Span
-from audit.notebooks import read_notebook
-from audit.parsing import parse
-from audit.run import load_run
-from audit.units import CodeUnit, LogEventKind
+from mleaudit.audit.expand import RunUnits, expand_run, heredoc_python_units
+from mleaudit.audit.model import Span
+from mleaudit.audit.notebooks import read_notebook
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import CodeUnit, LogEventKind
 from tests.conftest import shared_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading"
@@ -289,8 +289,8 @@ def test_bad_input_is_read_or_listed(tmp_path):
 
 
 def test_audit_finishes_on_bad_input_and_says_what_it_skipped(tmp_path):
-    from audit.pipeline import audit_run
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.pipeline import audit_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     outside = tmp_path / "private"
     outside.mkdir()

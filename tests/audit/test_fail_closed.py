@@ -14,15 +14,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.formatters.terminal import terminal_safe
-from audit.pipeline import AuditOptions, audit_run
-from audit.report import (EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR, GapKind, VerdictKind, decide_verdict,
+from mleaudit.audit.cli import main
+from mleaudit.audit.formatters.terminal import terminal_safe
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.report import (EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR, GapKind, VerdictKind, decide_verdict,
                           exit_code)
-from audit.rules import matchers
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.rules.strings import fold_strings
-from audit.run import load_run
+from mleaudit.audit.rules import matchers
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.rules.strings import fold_strings
+from mleaudit.audit.run import load_run
 
 LLM_CALL = "import openai\nclient = openai.OpenAI()\nr = client.chat.completions.create(model='m', messages=[])\n"
 
@@ -171,7 +171,7 @@ def test_a_query_predicate_regex_that_backtracks_is_cut_too(tmp_path, monkeypatc
 
 
 def test_a_rule_that_raises_is_a_gap_and_a_dismissal_never_makes_it_clean(tmp_path, ruleset, monkeypatch):
-    from audit.checks import provenance
+    from mleaudit.audit.checks import provenance
 
     def broken(unit):
         raise ValueError("cannot walk")
@@ -209,19 +209,19 @@ def test_exit_codes_tell_clean_findings_and_incomplete_apart(tmp_path):
 
 
 def test_fail_on_lower_than_high_keeps_a_low_finding_from_clean(tmp_path, ruleset):
-    from audit.model import Severity
+    from mleaudit.audit.model import Severity
 
     report = _audit(_write(tmp_path / "run", {"solve.py": LLM_CALL}), ruleset, fail_on=Severity.INFO)
     assert exit_code(report, Severity.CRITICAL) in (0, 3) or report.verdict.kind is VerdictKind.FLAGGED
 
 
 def test_an_internal_error_is_one_line_and_exit_4(tmp_path, monkeypatch):
-    import audit.pipeline
+    import mleaudit.audit.pipeline
 
     def explode(request, progress=None):
         raise KeyError("\x1b[2Jboom")
 
-    monkeypatch.setattr(audit.pipeline, "run_audit", explode)
+    monkeypatch.setattr(mleaudit.audit.pipeline, "run_audit", explode)
     result = CliRunner().invoke(main, ["audit", str(tmp_path)])
     assert result.exit_code == EXIT_INTERNAL_ERROR
     assert "internal error" in result.output and "Traceback" not in result.output and "\x1b" not in result.output

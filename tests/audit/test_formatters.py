@@ -19,15 +19,15 @@ import pytest
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
-from audit.formatters import FORMATTERS, get_formatter
-from audit.formatters.common import as_report_dict
-from audit.formatters.html import CONTENT_SECURITY_POLICY, render_html
-from audit.formatters.markdown import render_markdown
-from audit.formatters.sarif import FINGERPRINT_KEY, build_sarif
-from audit.model import Confidence, Evidence, Finding, Severity, Span, finding_fingerprint
-from audit.report import AuditReport, RunSummary, Verdict, VerdictKind
-from audit.schemas import ReportSchemaError, check_report, load_report_schema
-from audit.similarity.pairs import Fragment, PairReport
+from mleaudit.audit.formatters import FORMATTERS, get_formatter
+from mleaudit.audit.formatters.common import as_report_dict
+from mleaudit.audit.formatters.html import CONTENT_SECURITY_POLICY, render_html
+from mleaudit.audit.formatters.markdown import render_markdown
+from mleaudit.audit.formatters.sarif import FINGERPRINT_KEY, build_sarif
+from mleaudit.audit.model import Confidence, Evidence, Finding, Severity, Span, finding_fingerprint
+from mleaudit.audit.report import AuditReport, RunSummary, Verdict, VerdictKind
+from mleaudit.audit.schemas import ReportSchemaError, check_report, load_report_schema
+from mleaudit.audit.similarity.pairs import Fragment, PairReport
 from tests.conftest import shared_path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -200,7 +200,7 @@ def data_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def example_reports(data_dir):
-    from audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
 
     return {name: run_audit(AuditRequest(run_dir=EXAMPLES / name, data_dir=data_dir)) for name in EXAMPLE_RUNS}
 
@@ -219,7 +219,7 @@ def test_report_schema_is_a_valid_draft_2020_12_schema():
 def test_report_schema_ships_as_package_data():
     config = configparser.ConfigParser()
     config.read(ROOT / "setup.cfg")
-    assert config["options.package_data"]["audit.schemas"].strip() == "*.json"
+    assert config["options.package_data"]["mleaudit.audit.schemas"].strip() == "*.json"
 
 
 @pytest.mark.parametrize("name", EXAMPLE_RUNS)
@@ -638,7 +638,7 @@ def test_formatter_registry_writes_every_format():
     ("html", lambda text: text.startswith("<!DOCTYPE html>") and 'id="r1-p1"' in text and "r1-p1" in report_data(text)["r1"]["pairs"]),
 ])
 def test_cli_writes_the_new_formats(example_reports, data_dir, tmp_path, fmt, check):
-    from audit.cli import main
+    from mleaudit.audit.cli import main
 
     out = tmp_path / f"report.{fmt}"
     result = CliRunner().invoke(main, ["audit", str(EXAMPLES / "copied-digits"), "--data-dir", str(data_dir),
@@ -648,8 +648,8 @@ def test_cli_writes_the_new_formats(example_reports, data_dir, tmp_path, fmt, ch
 
 
 def test_pipeline_stores_the_texts_that_fragment_spans_point_into():
-    from audit.pipeline import MAX_SOURCE_CHARS, _similarity_sources
-    from audit.units import CellRange, CodeUnit
+    from mleaudit.audit.pipeline import MAX_SOURCE_CHARS, _similarity_sources
+    from mleaudit.audit.units import CellRange, CodeUnit
 
     log_text = "step 1\n```python\nimport pandas as pd\n```\n"
     origin = _span(log_text, "logs/agent.log", "import pandas as pd")
@@ -712,7 +712,7 @@ def test_the_text_format_shows_each_review_decision_and_its_note():
 
 
 def test_a_run_side_of_a_cluster_edge_names_its_run():
-    from audit.formatters.common import cluster_side_label
+    from mleaudit.audit.formatters.common import cluster_side_label
 
     edge = {"left": "run-a", "left_kind": "run", "left_file": "code/solution.py",
             "right": "owner/nb.ipynb", "right_kind": "notebook", "right_file": "owner/nb.ipynb"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from grading.untrusted_json import loads, parse_int
+from mleaudit.grading.untrusted_json import loads, parse_int
 from tests.audit.invented_kernels import HEAT_KERNEL, audit_against
 
 KERNEL = HEAT_KERNEL

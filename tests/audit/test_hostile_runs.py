@@ -20,16 +20,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.checks.registry import RunContext
-from audit.checks.sandbox_events import sandbox_events
-from audit.checks.validation import VALIDATION_CALLS_LOG, assess_validation
-from audit.cli import main
-from audit.expand import expand_run
-from audit.logs import parse_log
-from audit.logs import inspect_eval
-from audit.logs.inspect_eval import read_eval_archive
-from audit.parsing import parse
-from audit.run import ArtifactKind, RunLayout, load_run, read_run_file
+from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.checks.sandbox_events import sandbox_events
+from mleaudit.audit.checks.validation import VALIDATION_CALLS_LOG, assess_validation
+from mleaudit.audit.cli import main
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.logs import parse_log
+from mleaudit.audit.logs import inspect_eval
+from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.run import ArtifactKind, RunLayout, load_run, read_run_file
 
 DEEP = "[" * 1000 + "]" * 1000
 #: A JSON string whose escape spells a lone surrogate, which no UTF-8 encoder accepts.

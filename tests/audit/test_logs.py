@@ -1,4 +1,4 @@
-"""Tests for the log adapters in ``audit.logs``: detection, events, spans that round-trip, and
+"""Tests for the log adapters in ``mleaudit.audit.logs``: detection, events, spans that round-trip, and
 logs that are cut short, damaged, huge or packed in archives."""
 
 from __future__ import annotations
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from audit.logs import ADAPTERS, detect_log_format, parse_log, read_log, read_log_events
-from audit.logs import common, inspect_eval
-from audit.logs.common import SpanMaker, guess_code_language, json_member_regions, load_json
-from audit.logs.inspect_eval import read_eval_archive
-from audit.model import Span
-from audit.run import ArtifactKind, load_run
-from audit.units import LogEventKind as K
+from mleaudit.audit.logs import ADAPTERS, detect_log_format, parse_log, read_log, read_log_events
+from mleaudit.audit.logs import common, inspect_eval
+from mleaudit.audit.logs.common import SpanMaker, guess_code_language, json_member_regions, load_json
+from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.model import Span
+from mleaudit.audit.run import ArtifactKind, load_run
+from mleaudit.audit.units import LogEventKind as K
 from tests.conftest import shared_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -188,7 +188,7 @@ def test_text_output_file_names_give_output():
 
 def test_jsonl_events_and_broken_lines(caplog):
     text, events = _events("trajectory.jsonl")
-    with caplog.at_level("INFO", logger="audit.logs.jsonl"):
+    with caplog.at_level("INFO", logger="mleaudit.audit.logs.jsonl"):
         read_log_events("logs/trajectory.jsonl", text)
     assert "logs/trajectory.jsonl:3: skipping a line that is not JSON" in caplog.text
     assert "logs/trajectory.jsonl:9: skipping a JSON list (not an object)" in caplog.text

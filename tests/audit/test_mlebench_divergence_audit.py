@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.model import Severity
-from audit.pipeline import AuditRequest, run_audit
-from grading.spec import load_competition_spec
+from mleaudit.audit.cli import main
+from mleaudit.audit.model import Severity
+from mleaudit.audit.pipeline import AuditRequest, run_audit
+from mleaudit.grading.spec import load_competition_spec
 
 REPO = Path(__file__).resolve().parents[2]
 NOMAD = "nomad2018-predict-transparent-conductors"

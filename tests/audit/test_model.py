@@ -2,7 +2,7 @@
 
 import pytest
 
-from audit.model import Confidence, Severity, Span, finding_fingerprint, make_excerpt
+from mleaudit.audit.model import Confidence, Severity, Span, finding_fingerprint, make_excerpt
 
 
 def test_span_from_offsets_is_one_based():
@@ -51,7 +51,7 @@ def test_excerpt_takes_whole_lines_with_context():
 def test_spans_into_a_large_text_use_the_line_index_and_agree_with_counting():
     import random
 
-    from audit.model import Span
+    from mleaudit.audit.model import Span
 
     rng = random.Random(7)
     text = "".join(rng.choice(["a", "b", "\n", "é", "\r\n"]) for _ in range(100_000))

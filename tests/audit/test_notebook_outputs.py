@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import expand
-from audit.expand import NOTEBOOK_OUTPUTS, expand_run
-from audit.notebooks import NotebookError, read_notebook, read_notebook_outputs
-from audit.run import load_run
-from audit.textmap import TextMap
-from audit.units import Actor, LogEventKind as K
+from mleaudit.audit import expand
+from mleaudit.audit.expand import NOTEBOOK_OUTPUTS, expand_run
+from mleaudit.audit.notebooks import NotebookError, read_notebook, read_notebook_outputs
+from mleaudit.audit.run import load_run
+from mleaudit.audit.textmap import TextMap
+from mleaudit.audit.units import Actor, LogEventKind as K
 
 
 def _lines(text: str) -> list[str]:

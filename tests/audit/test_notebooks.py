@@ -1,4 +1,4 @@
-"""Tests for ``audit.notebooks``: cell joins, the cell map, IPython syntax and broken files."""
+"""Tests for ``mleaudit.audit.notebooks``: cell joins, the cell map, IPython syntax and broken files."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import AuditError
-from audit.notebooks import NotebookError, read_notebook, split_magics
-from audit.parsing import parse
-from audit.units import CellRange
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.notebooks import NotebookError, read_notebook, split_magics
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.units import CellRange
 from tests.conftest import shared_path
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading" / "notebooks"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from audit.parsing import LANGUAGES, language_for_path, parse
+from mleaudit.audit.parsing import LANGUAGES, language_for_path, parse
 
 SAMPLES = {"python": "import os\nprint(os.getcwd())\n", "bash": "ls -la /home/data | head\n"}
 

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks.provenance import assess_provenance
-from audit.checks.registry import RunContext
-from audit.expand import expand_run
-from audit.model import Severity
-from audit.pipeline import AuditOptions, audit_run
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.run import load_run
+from mleaudit.audit.checks.provenance import assess_provenance
+from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.model import Severity
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.run import load_run
 
 ROWS = ["id,has_cactus", "a1b2c3.jpg,0.9731", "d4e5f6.jpg,0.0122", "0a9b8c.jpg,0.8845", "7f6e5d.jpg,0.4410"]
 

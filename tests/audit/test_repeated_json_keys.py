@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import expand_run
-from audit.run import load_run
-from audit.logs import parse_log
-from audit.logs.common import load_json, loads_json
-from audit.logs.keys import call_expressions
-from audit.units import LogEventKind
-from grading import untrusted_json
-from grading.untrusted_json import ShadowedMember, collect_shadowed
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.run import load_run
+from mleaudit.audit.logs import parse_log
+from mleaudit.audit.logs.common import load_json, loads_json
+from mleaudit.audit.logs.keys import call_expressions
+from mleaudit.audit.units import LogEventKind
+from mleaudit.grading import untrusted_json
+from mleaudit.grading.untrusted_json import ShadowedMember, collect_shadowed
 from tests.audit.invented_kernels import LANTERN_KERNEL, audit_against
 
 KERNEL = LANTERN_KERNEL
@@ -213,7 +213,7 @@ def test_a_copy_behind_a_repeated_key_is_flagged_and_the_run_is_not_clean(tmp_pa
 
 
 def test_hidden_values_past_the_event_limit_are_said_to_be_unread() -> None:
-    from audit.logs import shadowed
+    from mleaudit.audit.logs import shadowed
 
     many = json.dumps([{"code": f"x_{i} = {i}"} for i in range(shadowed._MAX_EVENTS + 5)])
     reading = parse_log("journal.json", '{"nodes": [{"code": "y = 1"}], "steps": ' + many + ', "steps": []}')
@@ -233,7 +233,7 @@ def test_run_metadata_and_sandbox_records_with_a_repeated_key_are_not_read(tmp_p
 
 
 def test_a_lenient_action_input_with_a_repeated_key_hides_nothing() -> None:
-    from audit.logs.mlagentbench import _parse_input
+    from mleaudit.audit.logs.mlagentbench import _parse_input
 
     with collect_shadowed() as hidden:
         args = _parse_input('{"command": "print(1)", "command": "import os",}')

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.formatters.common import TOO_SHORT, copied_share_line, pair_agent_label
-from audit.formatters.html import render_html
-from audit.formatters.markdown import render_markdown
-from audit.schemas import check_report
+from mleaudit.audit.cli import main
+from mleaudit.audit.formatters.common import TOO_SHORT, copied_share_line, pair_agent_label
+from mleaudit.audit.formatters.html import render_html
+from mleaudit.audit.formatters.markdown import render_markdown
+from mleaudit.audit.schemas import check_report
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "similarity" / "detect"
 KERNELS = FIXTURES / "kernels"
@@ -158,7 +158,7 @@ def test_markdown_lists_each_rule_once(journal_report: dict) -> None:
 
 
 def test_the_text_table_shows_the_likeliest_copies_first() -> None:
-    from audit.formatters.text import table_order
+    from mleaudit.audit.formatters.text import table_order
 
     pairs = [{"reference_path": "a", "score": 0.1, "flagged": False},
              {"reference_path": "b", "score": 0.4, "flagged": False},

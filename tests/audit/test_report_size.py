@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.formatters.html import render_html
+from mleaudit.audit.formatters.html import render_html
 from benchmarks.report_size import ALL_CASES, MAX_HTML_BYTES, audit_cases
 from tests.audit.test_formatters import report_data
 from tests.conftest import shared_path

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.model import Confidence, Evidence, Finding, Severity, Span
-from audit.report import decide_verdict
-from audit.review import Baseline, BaselineError, apply_baseline, load_baseline, new_decision, resolve_fingerprint, save_baseline
+from mleaudit.audit.cli import main
+from mleaudit.audit.model import Confidence, Evidence, Finding, Severity, Span
+from mleaudit.audit.report import decide_verdict
+from mleaudit.audit.review import Baseline, BaselineError, apply_baseline, load_baseline, new_decision, resolve_fingerprint, save_baseline
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 FP = "a" * 64
@@ -148,7 +148,7 @@ def test_hostile_baseline_and_report_files_are_named_errors(tmp_path):
 
 
 def test_recording_a_decision_keeps_the_file_mode_and_leaves_no_temporary_file(tmp_path):
-    from audit.review import record_decision
+    from mleaudit.audit.review import record_decision
 
     baseline = tmp_path / "b.json"
     record_decision(baseline, new_decision(FP, "dismissed", "first", decided_by="a"))

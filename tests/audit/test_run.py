@@ -1,4 +1,4 @@
-"""Tests for ``audit.run.load_run``: layouts, classification, metadata and untrusted-input guards."""
+"""Tests for ``mleaudit.audit.run.load_run``: layouts, classification, metadata and untrusted-input guards."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 import tracemalloc
 
-from audit.errors import RunLayoutError
-from audit.run import Artifact, ArtifactKind, RunLayout, classify_path, decode_text, detect_layout, load_run
+from mleaudit.audit.errors import RunLayoutError
+from mleaudit.audit.run import Artifact, ArtifactKind, RunLayout, classify_path, decode_text, detect_layout, load_run
 from tests.conftest import shared_path
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "runs_loading"

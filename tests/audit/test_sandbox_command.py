@@ -3,7 +3,7 @@
 Run folders shaped like the output of ``mleaudit run`` (``run.json`` with ``spec.command`` and
 ``spec.agent_dir``, ``submission/submission.csv``, an empty ``logs/validation_calls.jsonl``, a
 ``run.log`` of printed lines, an empty ``code/``) are audited whole through
-:func:`audit.pipeline.run_audit`, grading and similarity off.
+:func:`mleaudit.audit.pipeline.run_audit`, grading and similarity off.
 """
 
 from __future__ import annotations
@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import expand_run
-from audit.pipeline import AuditRequest, run_audit
-from audit.report import GapKind, VerdictKind
-from audit.run import load_run
-from audit.sandbox_record import (
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.pipeline import AuditRequest, run_audit
+from mleaudit.audit.report import GapKind, VerdictKind
+from mleaudit.audit.run import load_run
+from mleaudit.audit.sandbox_record import (
     MAX_COMMAND_CHARS,
     MAX_COMMAND_ITEMS,
     command_text,
     is_sandbox_record,
     read_sandbox_command,
 )
-from audit.units import Actor, LogEventKind
+from mleaudit.audit.units import Actor, LogEventKind
 
 SUBMISSION = "id,label\n1000,3\n1001,7\n1002,3\n1003,1\n1004,0\n"
 PRINTED = "train rows 1437 test rows 360\nmost common label 3\nwrote submission\n"

@@ -3,8 +3,8 @@ run of many units exceeds (rule after rule over every unit re-parsed each one)."
 
 from __future__ import annotations
 
-from audit import parsing
-from audit.textcache import TextCache
+from mleaudit.audit import parsing
+from mleaudit.audit.textcache import TextCache
 
 
 def test_entries_go_least_recently_used_first_by_size() -> None:

@@ -17,9 +17,9 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from grading.metrics import METRICS, SCORING_PARAMS
-from grading.spec import CompetitionSpec
-from grading.validation import ScoringOptions, scoring_options
+from mleaudit.grading.metrics import METRICS, SCORING_PARAMS
+from mleaudit.grading.spec import CompetitionSpec
+from mleaudit.grading.validation import ScoringOptions, scoring_options
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "metrics"
 CASES: dict[str, dict[str, Any]] = {

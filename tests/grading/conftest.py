@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root, prepare_competition
+from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 

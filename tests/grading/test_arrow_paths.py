@@ -19,15 +19,15 @@ import pytest
 from scipy.stats import rankdata
 from sklearn import metrics as skm
 
-from grading.errors import InvalidSubmission
-from grading.grade import score_csv, score_frames
-from grading.metrics import METRICS
-from grading.metrics.probability import _binary_auc, log_loss
-from grading.metrics.ranking import first_token_places
-from grading.validation import _read_with_text, check_frames, check_ids, scoring_options
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_csv, score_frames
+from mleaudit.grading.metrics import METRICS
+from mleaudit.grading.metrics.probability import _binary_auc, log_loss
+from mleaudit.grading.metrics.ranking import first_token_places
+from mleaudit.grading.validation import _read_with_text, check_frames, check_ids, scoring_options
 
 pa = pytest.importorskip("pyarrow")
-arrowtext = pytest.importorskip("grading.metrics.arrowtext")
+arrowtext = pytest.importorskip("mleaudit.grading.metrics.arrowtext")
 
 ARROW_STR = pd.api.types.pandas_dtype("str")
 pytestmark = pytest.mark.skipif(

@@ -11,7 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from grading.cli import competitions, grade, grade_sample, kernels, prepare
+from mleaudit.grading.cli import competitions, grade, grade_sample, kernels, prepare
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 

@@ -22,11 +22,11 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.errors import ConfigError, InvalidSubmission
-from grading.grade import score_csv
-from grading.spec import CompetitionSpec
-from grading.validation import check_columns
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.grade import score_csv
+from mleaudit.grading.spec import CompetitionSpec
+from mleaudit.grading.validation import check_columns
 from tests.grading.competition_keys import competition_key, options_for
 
 ROOT = find_competitions_root()

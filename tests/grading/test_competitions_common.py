@@ -11,11 +11,11 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
-from grading.leaderboard import LEADERBOARD_COLUMNS, check_direction, load_leaderboard
-from grading.registry import CompetitionRegistry as _Registry
-from grading.spec import LEADERBOARD_SOURCES
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from mleaudit.grading.leaderboard import LEADERBOARD_COLUMNS, check_direction, load_leaderboard
+from mleaudit.grading.registry import CompetitionRegistry as _Registry
+from mleaudit.grading.spec import LEADERBOARD_SOURCES
+from mleaudit.grading.validation import read_csv
 
 ROOT = find_competitions_root()
 _CHECKOUT = _Registry(ROOT, ROOT / ".unused")

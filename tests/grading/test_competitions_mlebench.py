@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.spec import load_kernel_refs
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.spec import load_kernel_refs
 from tests.conftest import shared_path
 
 ROOT = find_competitions_root()

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
-from grading.errors import CompetitionNotFound, ConfigError
-from grading.registry import CompetitionRegistry, canonical_split
-from grading.spec import load_competition_spec, load_kernel_refs
+from mleaudit.grading.errors import CompetitionNotFound, ConfigError
+from mleaudit.grading.registry import CompetitionRegistry, canonical_split
+from mleaudit.grading.spec import load_competition_spec, load_kernel_refs
 
 BASE: dict[str, Any] = {
     "id": "demo",

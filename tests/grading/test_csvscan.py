@@ -10,12 +10,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry
-from grading import csvscan
-from grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits, check_csv_limits
-from grading.errors import InvalidSubmission
-from grading.grade import score_csv
-from grading.validation import read_submission
+from mleaudit.grading import CompetitionRegistry
+from mleaudit.grading import csvscan
+from mleaudit.grading.csvscan import DEFAULT_CSV_LIMITS, TEXT_CSV_LIMITS, CsvLimits, check_csv_limits
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_csv
+from mleaudit.grading.validation import read_submission
 
 SMALL = CsvLimits(max_columns=4, max_field_bytes=10, max_line_bytes=20)
 

@@ -7,7 +7,7 @@ import importlib
 
 import pytest
 
-MODULES = ["grading.metrics", "grading.medals", "grading.validation", "grading.registry"]
+MODULES = ["mleaudit.grading.metrics", "mleaudit.grading.medals", "mleaudit.grading.validation", "mleaudit.grading.registry"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, GradeReport, Medal, grade_submission, prepare_competition
-from grading.errors import DatasetNotPrepared
-from grading.grade import summarize_grades, validate_submission
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, GradeReport, Medal, grade_submission, prepare_competition
+from mleaudit.grading.errors import DatasetNotPrepared
+from mleaudit.grading.grade import summarize_grades, validate_submission
+from mleaudit.grading.validation import read_csv
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 WHEN = datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc)

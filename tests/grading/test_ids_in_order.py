@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from grading.errors import InvalidSubmission
-from grading.grade import score_frames
-from grading.validation import check_ids_in_order
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_frames
+from mleaudit.grading.validation import check_ids_in_order
 
 ANSWER_IDS = pd.Series(["b", "a", "b", "c", "b"], dtype=str)
 

@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import ANSWER_REASONS, COUNT_KEYS, REASONS, TARGET_VALUE_REASONS, InvalidSubmission, UndefinedScore
-from grading.grade import SubmissionCheck, score_frames
-from grading.validation import check_columns, check_ids, check_numeric, read_submission
+from mleaudit.grading.errors import ANSWER_REASONS, COUNT_KEYS, REASONS, TARGET_VALUE_REASONS, InvalidSubmission, UndefinedScore
+from mleaudit.grading.grade import SubmissionCheck, score_frames
+from mleaudit.grading.validation import check_columns, check_ids, check_numeric, read_submission
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -57,7 +57,7 @@ def test_lines_and_counts_are_checked():
 def test_the_endpoint_and_the_rule_use_the_grading_vocabularies():
     import yaml
 
-    from sandbox import feedback
+    from mleaudit.sandbox import feedback
 
     assert feedback.COUNT_KEYS == COUNT_KEYS
     rule = yaml.safe_load((REPO / "rules/validation-probing/sub-run-validation-label-replies.yaml").read_text())
@@ -86,7 +86,7 @@ def test_parser_errors_carry_the_file_line_and_field_counts(tmp_path, body, line
 
 
 def test_caps_carry_the_line_and_the_cap(tmp_path):
-    from grading.csvscan import CsvLimits, check_csv_limits
+    from mleaudit.grading.csvscan import CsvLimits, check_csv_limits
 
     path = tmp_path / "s.csv"
     path.write_bytes(b"id,y\na,1\n" + b"," * 5000 + b"\n")
@@ -186,8 +186,8 @@ def test_every_raise_site_in_grading_names_a_reason():
 
 
 def test_check_submission_on_a_real_competition(tmp_path):
-    from grading import CompetitionRegistry, find_competitions_root, prepare_competition
-    from grading.grade import check_submission, validate_submission
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition
+    from mleaudit.grading.grade import check_submission, validate_submission
 
     registry = CompetitionRegistry(find_competitions_root(None), tmp_path)
     spec = registry.get("sklearn-digits")

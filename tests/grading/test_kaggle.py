@@ -16,11 +16,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from grading import CompetitionRegistry
-from grading import kaggle as kaggle_module
-from grading.cli import kernels, prepare
-from grading.errors import ChecksumMismatch
-from grading.kaggle import (
+from mleaudit.grading import CompetitionRegistry
+from mleaudit.grading import kaggle as kaggle_module
+from mleaudit.grading.cli import kernels, prepare
+from mleaudit.grading.errors import ChecksumMismatch
+from mleaudit.grading.kaggle import (
     KAGGLE_INSTALL_HINT,
     KaggleClient,
     KaggleError,
@@ -31,8 +31,8 @@ from grading.kaggle import (
     find_kaggle_credentials,
     leaderboard_from_kaggle_csv,
 )
-from grading.leaderboard import LEADERBOARD_COLUMNS
-from grading.prepare import download_raw, md5_file, prepare_competition
+from mleaudit.grading.leaderboard import LEADERBOARD_COLUMNS
+from mleaudit.grading.prepare import download_raw, md5_file, prepare_competition
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 CREDENTIALS = {"KAGGLE_USERNAME": "someone", "KAGGLE_KEY": "0123456789abcdef"}
@@ -305,7 +305,7 @@ def test_prepare_download_command(fake_api: FakeApi, env: dict[str, str], toy: C
     assert [c for c in fake_api.calls[calls:] if c[0] == "competition_download_files"] == []
 
 
-@pytest.mark.parametrize("name", ["grading.kaggle", "grading.batch", "grading.prepare"])
+@pytest.mark.parametrize("name", ["mleaudit.grading.kaggle", "mleaudit.grading.batch", "mleaudit.grading.prepare"])
 def test_docstring_examples(name: str) -> None:
     result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import shared_path
-from grading.errors import ConfigError
-from grading.leaderboard import LEADERBOARD_COLUMNS, Leaderboard, check_direction, load_leaderboard
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.leaderboard import LEADERBOARD_COLUMNS, Leaderboard, check_direction, load_leaderboard
 
 HEADER = ",".join(LEADERBOARD_COLUMNS) + "\n"
 

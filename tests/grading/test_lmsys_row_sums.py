@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.errors import InvalidSubmission
-from grading.grade import score_frames
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_frames
 
 CID = "lmsys-chatbot-arena"
 CLASSES = ["winner_model_a", "winner_model_b", "winner_tie"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grading.leaderboard import Leaderboard
-from grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_positions, medal_thresholds
+from mleaudit.grading.leaderboard import Leaderboard
+from mleaudit.grading.medals import Medal, MedalThresholds, award_medal, is_above_median, medal_positions, medal_thresholds
 
 
 def board(n: int, *, higher_is_better: bool = True) -> Leaderboard:

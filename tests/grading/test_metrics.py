@@ -11,9 +11,9 @@ import yaml
 from scipy import stats
 from sklearn import metrics as skm
 
-from grading.errors import ConfigError, InvalidSubmission
-from grading.grade import score_frames
-from grading.metrics import (
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.grade import score_frames
+from mleaudit.grading.metrics import (
     METRICS,
     MLEBENCH_LABELS,
     SCORING_PARAMS,
@@ -49,7 +49,7 @@ from grading.metrics import (
     weighted_multilabel_log_loss,
     word_jaccard_score,
 )
-from grading.metrics.ranking import _single_label_mean_ap
+from mleaudit.grading.metrics.ranking import _single_label_mean_ap
 from tests.conftest import shared_path
 
 RNG = np.random.default_rng(0)
@@ -499,7 +499,7 @@ def test_text_metrics_are_frame_metrics() -> None:
 
 def test_real_insult_comments_are_matched_by_date_and_comment(tmp_path) -> None:
     # Kaggle's insult test set: comments repeat, some have no date, cells hold quotes and newlines.
-    from grading.grade import score_csv
+    from mleaudit.grading.grade import score_csv
 
     answers_path = shared_path("kaggle-raw", "detecting-insults-in-social-commentary", "test_with_solutions.csv")
     answers = pd.read_csv(answers_path, dtype={"Date": str, "Comment": str})

@@ -8,16 +8,16 @@ import importlib
 import pytest
 
 MODULES = [
-    "grading.metrics.arrowtext",
-    "grading.metrics.classification",
-    "grading.metrics.detection",
-    "grading.metrics.masks",
-    "grading.metrics.probability",
-    "grading.metrics.ranking",
-    "grading.metrics.regression",
-    "grading.metrics.text",
-    "grading.metrics.tokens",
-    "grading.grade",
+    "mleaudit.grading.metrics.arrowtext",
+    "mleaudit.grading.metrics.classification",
+    "mleaudit.grading.metrics.detection",
+    "mleaudit.grading.metrics.masks",
+    "mleaudit.grading.metrics.probability",
+    "mleaudit.grading.metrics.ranking",
+    "mleaudit.grading.metrics.regression",
+    "mleaudit.grading.metrics.text",
+    "mleaudit.grading.metrics.tokens",
+    "mleaudit.grading.grade",
 ]
 
 

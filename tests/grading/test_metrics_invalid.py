@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import ConfigError, InvalidSubmission, UndefinedScore
-from grading.grade import score_frames
+from mleaudit.grading.errors import ConfigError, InvalidSubmission, UndefinedScore
+from mleaudit.grading.grade import score_frames
 
 
 def score(submission: dict, answers: dict, metric: str, id_column: str | list, targets: list, **params) -> float:

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from grading.errors import InvalidSubmission
-from grading.grade import score_csv
-from grading.metrics import METRICS
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_csv
+from mleaudit.grading.metrics import METRICS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "metrics"
 CASES: list[dict[str, Any]] = yaml.safe_load((FIXTURES / "cases.yaml").read_text(encoding="utf-8"))

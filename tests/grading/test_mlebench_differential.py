@@ -13,7 +13,7 @@ Every disagreement must be either
 - one of the deliberate deviations listed in README.md's table "Deliberate deviations from
   MLE-bench's graders" (the table's rows name the competitions and differential cases), or
 - MLE-bench's grader being loose where the competition's config says so: the audit's
-  :func:`grading.mlebench_divergence.find_mlebench_divergences` then finds the divergence in
+  :func:`mleaudit.grading.mlebench_divergence.find_mlebench_divergences` then finds the divergence in
   the file and reports it (rule ``grade-mlebench-divergence``).
 
 Where the divergence record emulates MLE-bench's score exactly, it must be MLE-bench's score.
@@ -30,8 +30,8 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.mlebench_divergence import find_mlebench_divergences
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.mlebench_divergence import find_mlebench_divergences
 from tests.grading.differential.compare import Outcome, differential
 
 REPO = Path(__file__).resolve().parents[2]

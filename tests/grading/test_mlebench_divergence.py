@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from grading.grade import GradeReport, grade_submission
-from grading.mlebench_divergence import SHOWN_ROWS, CheckedGrade, Divergence, find_mlebench_divergences
-from grading.spec import load_competition_spec
+from mleaudit.grading.grade import GradeReport, grade_submission
+from mleaudit.grading.mlebench_divergence import SHOWN_ROWS, CheckedGrade, Divergence, find_mlebench_divergences
+from mleaudit.grading.spec import load_competition_spec
 
 REPO = Path(__file__).resolve().parents[2]
 _SPECS: dict = {}
@@ -418,7 +418,7 @@ def test_grade_of_a_missing_file_has_no_records(tmp_path):
 def test_grade_command_keeps_mlebench_fields_and_adds_the_records(tmp_path):
     from click.testing import CliRunner
 
-    from audit.cli import main
+    from mleaudit.audit.cli import main
 
     data = _prepared(tmp_path, NOMAD, NOMAD_ANSWERS)
     (tmp_path / "shuffled.csv").write_text(NOMAD_HEADER + "3,0.3,3.0\n1,0.1,1.0\n4,0.4,4.0\n2,0.2,2.0\n", encoding="utf-8")

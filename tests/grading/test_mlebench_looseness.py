@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grading.errors import ConfigError
-from grading.spec import CELL_KINDS, MLEBENCH_LOOSENESS_KINDS, Looseness, load_competition_spec
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.spec import CELL_KINDS, MLEBENCH_LOOSENESS_KINDS, Looseness, load_competition_spec
 
 REPO = Path(__file__).resolve().parents[2]
 COMPETITIONS = REPO / "competitions"

@@ -1,7 +1,7 @@
 """Competitions whose MLE-bench grader transforms or checks a submission in its own way.
 
 Each test writes a small invented answer key where the competition's config expects it, then
-grades submissions through :func:`grading.grade.score_submission` (the path of ``mleaudit
+grades submissions through :func:`mleaudit.grading.grade.score_submission` (the path of ``mleaudit
 grade``) and checks the score, or the rejection, that MLE-bench's ``grade.py`` for that
 competition gives the same file.
 """
@@ -14,9 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.errors import InvalidSubmission
-from grading.grade import score_csv, score_submission
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.errors import InvalidSubmission
+from mleaudit.grading.grade import score_csv, score_submission
 from tests.grading.test_column_policy import _pair
 
 ROOT = find_competitions_root()
@@ -196,7 +196,7 @@ def test_plant_seedlings_class_indices_are_no_species(tmp_path: Path) -> None:
 
 
 def test_a_constant_prediction_of_a_correlation_is_valid_without_a_score(tmp_path: Path) -> None:
-    from grading.grade import grade_submission, validate_submission
+    from mleaudit.grading.grade import grade_submission, validate_submission
 
     # us-patent-phrase-to-phrase-matching's sample submission: score 0 on every row. Pearson's r
     # is NaN, which MLE-bench's grader returns and counts as a valid submission.
@@ -216,7 +216,7 @@ def test_a_constant_prediction_of_a_correlation_is_valid_without_a_score(tmp_pat
 
 @pytest.mark.parametrize(("cell", "what"), [("", "a missing value"), ("inf", "the value inf"), ("NaN", "a missing value")])
 def test_a_correlation_with_a_missing_or_infinite_prediction_is_valid_without_a_score(cell: str, what: str, tmp_path: Path) -> None:
-    from grading.errors import UndefinedScore
+    from mleaudit.grading.errors import UndefinedScore
 
     answers = "id,anchor,target,context,score\na1,x,y,A01,0.5\na2,x,z,A01,0.25\na3,w,y,B02,1.0\n"
     with pytest.raises(UndefinedScore, match=rf"^Submission column 'score' has {what} at row 2 \(id 'a2'\), for which pearson-correlation-coefficient is undefined"):
@@ -386,7 +386,7 @@ def test_nomad_refuses_negative_predictions_as_mlebench_s_scikit_learn_does(tmp_
 
 
 def test_jigsaw_unintended_takes_toxicity_for_prediction(tmp_path: Path) -> None:
-    from grading.metrics import JIGSAW_IDENTITY_COLUMNS
+    from mleaudit.grading.metrics import JIGSAW_IDENTITY_COLUMNS
 
     header = "id,toxicity," + ",".join(JIGSAW_IDENTITY_COLUMNS)
     rows = [(0.9, 1.0), (0.1, 1.0), (0.8, 0.0), (0.2, 0.0), (0.7, 1.0), (0.3, 0.0)]
@@ -402,7 +402,7 @@ def test_jigsaw_unintended_takes_toxicity_for_prediction(tmp_path: Path) -> None
 
 
 def test_reported_scores_round_as_mlebench_s_numpy_floats_do() -> None:
-    from grading.grade import round_score
+    from mleaudit.grading.grade import round_score
 
     # 133/320 = 0.415625: NumPy's round-half-even of the scaled value gives 0.41562.
     assert round_score(133 / 320) == 0.41562 and round(133 / 320, 5) == 0.41563

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, prepare_competition
-from grading.errors import ChecksumMismatch, GradingError, RawDataMissing
-from grading.prepare import compute_checksums, md5_file, verify_checksums
+from mleaudit.grading import CompetitionRegistry, prepare_competition
+from mleaudit.grading.errors import ChecksumMismatch, GradingError, RawDataMissing
+from mleaudit.grading.prepare import compute_checksums, md5_file, verify_checksums
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 RAW = FIXTURES / "raw" / "toy-auc"

@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from grading import CompetitionRegistry, prepare_competition
-from grading.errors import ChecksumMismatch, ConfigError
-from grading.prepare import md5_file, one_hot_labels, prepare_competitions
+from mleaudit.grading import CompetitionRegistry, prepare_competition
+from mleaudit.grading.errors import ChecksumMismatch, ConfigError
+from mleaudit.grading.prepare import md5_file, one_hot_labels, prepare_competitions
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 

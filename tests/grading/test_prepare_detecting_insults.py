@@ -14,8 +14,8 @@ import pandas as pd
 import pytest
 from sklearn.metrics import roc_auc_score
 
-from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from mleaudit.grading.validation import read_csv
 from tests.conftest import shared_path
 
 CID = "detecting-insults-in-social-commentary"

@@ -7,10 +7,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
-from grading.errors import ChecksumMismatch
-from grading.prepare import compute_checksums
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from mleaudit.grading.errors import ChecksumMismatch
+from mleaudit.grading.prepare import compute_checksums
+from mleaudit.grading.validation import read_csv
 from tests.conftest import shared_path
 
 #: Competitions whose shared raw files are Kaggle's originals: every prepared file must match.

@@ -19,8 +19,8 @@ import pytest
 from sklearn.metrics import f1_score
 from sklearn.model_selection import train_test_split
 
-from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from mleaudit.grading.validation import read_csv
 
 CID = "tensorflow2-question-answering"
 RAW = Path(__file__).resolve().parents[1] / "fixtures" / "grading" / "raw" / CID

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.grade import score_csv
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.grade import score_csv
 
 ROOT = find_competitions_root()
 SPEC = CompetitionRegistry(ROOT, ROOT / ".unused").get("ranzcr-clip-catheter-line-classification")

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from grading import CompetitionRegistry, find_competitions_root
-from grading.errors import REASONS, InvalidSubmission, UndefinedScore
-from grading.grade import score_submission
+from mleaudit.grading import CompetitionRegistry, find_competitions_root
+from mleaudit.grading.errors import REASONS, InvalidSubmission, UndefinedScore
+from mleaudit.grading.grade import score_submission
 from tests.grading.differential.keys import write_key
 from tests.grading.differential.mutations import mutations
 

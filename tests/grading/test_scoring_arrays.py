@@ -1,6 +1,6 @@
 """The array scoring path gives exactly what the frame path gives.
 
-:func:`grading.validation.check_arrays` skips building an aligned frame for array metrics and
+:func:`mleaudit.grading.validation.check_arrays` skips building an aligned frame for array metrics and
 proves a number column valid from its extremes; these tests hold it to the frame path
 (:func:`check_frames` then :func:`answer_arrays`) value for value and layout for layout, to the
 documented order of the per-column checks for every message.
@@ -15,11 +15,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import ConfigError, InvalidSubmission
-from grading.grade import score_csv, score_frames
-from grading.metrics import METRICS, TargetKind, describe_row
-from grading.metrics.probability import _binary_auc
-from grading.validation import (
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.grade import score_csv, score_frames
+from mleaudit.grading.metrics import METRICS, TargetKind, describe_row
+from mleaudit.grading.metrics.probability import _binary_auc
+from mleaudit.grading.validation import (
     answer_arrays,
     check_arrays,
     check_frames,

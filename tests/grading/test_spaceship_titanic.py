@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
-from grading.prepare import compute_checksums
-from grading.validation import read_csv
+from mleaudit.grading import CompetitionRegistry, Medal, find_competitions_root, grade_submission, prepare_competition
+from mleaudit.grading.prepare import compute_checksums
+from mleaudit.grading.validation import read_csv
 from tests.conftest import shared_path
 
 

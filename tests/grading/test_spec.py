@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
-import grading
-from grading.errors import CompetitionNotFound, ConfigError
-from grading.metrics import TargetKind
-from grading.paths import default_data_dir, find_competitions_root, resolve_data_dir
-from grading.registry import CompetitionRegistry
-from grading.spec import load_checksums, load_competition_spec
+import mleaudit.grading.metrics
+import mleaudit.grading.paths
+from mleaudit.grading.errors import CompetitionNotFound, ConfigError
+from mleaudit.grading.metrics import TargetKind
+from mleaudit.grading.paths import default_data_dir, find_competitions_root, resolve_data_dir
+from mleaudit.grading.registry import CompetitionRegistry
+from mleaudit.grading.spec import load_checksums, load_competition_spec
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "grading"
 
@@ -66,7 +67,7 @@ def with_changes(**changes: Any) -> dict[str, Any]:
 def test_minimal_config_loads(tmp_path: Path) -> None:
     spec = load_competition_spec(make_competition(tmp_path, BASE))
     assert spec.id == "demo"
-    assert spec.metric.metric is grading.metrics.METRICS["rmse_error"]
+    assert spec.metric.metric is mleaudit.grading.metrics.METRICS["rmse_error"]
     assert spec.metric.target_kind is TargetKind.NUMERIC
     assert spec.target_columns == ("y",)
     assert spec.prepare is None and spec.checksums is None
@@ -128,7 +129,7 @@ def test_unknown_metric(tmp_path: Path) -> None:
     folder = make_competition(tmp_path, with_changes(metric__name="f1"))
     assert config_error(folder) == (
         f"{folder.resolve() / 'config.yaml'}: field 'metric.name': unknown metric 'f1' (built-in: "
-        f"{', '.join(sorted(grading.metrics.METRICS))}; or set metric.grader)"
+        f"{', '.join(sorted(mleaudit.grading.metrics.METRICS))}; or set metric.grader)"
     )
 
 
@@ -246,7 +247,7 @@ def test_registry_dirs_and_prepared_state(tmp_path: Path) -> None:
 
 def test_find_competitions_root_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLEAUDIT_COMPETITIONS", raising=False)
-    checkout = Path(grading.__file__).resolve().parents[1] / "competitions"
+    checkout = Path(mleaudit.grading.__file__).resolve().parents[1] / "competitions"
     assert find_competitions_root() == checkout
     monkeypatch.setenv("MLEAUDIT_COMPETITIONS", str(tmp_path))
     assert find_competitions_root() == tmp_path
@@ -262,7 +263,7 @@ def test_find_competitions_root_precedence(tmp_path: Path, monkeypatch: pytest.M
 
 def test_find_competitions_root_names_all_three_places(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLEAUDIT_COMPETITIONS", raising=False)
-    monkeypatch.setattr(grading.paths, "_checkout_competitions", lambda: tmp_path / "competitions")
+    monkeypatch.setattr(mleaudit.grading.paths, "_checkout_competitions", lambda: tmp_path / "competitions")
     with pytest.raises(ConfigError) as excinfo:
         find_competitions_root()
     assert str(excinfo.value) == (

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.batch import BatchSourceError, discover_runs
-from grading.batch import SubmissionListError, read_submission_list
-from grading.submission_list import listed_path, read_listed_records, resolve_listed_path
+from mleaudit.audit.batch import BatchSourceError, discover_runs
+from mleaudit.grading.batch import SubmissionListError, read_submission_list
+from mleaudit.grading.submission_list import listed_path, read_listed_records, resolve_listed_path
 
 
 def _write(path: Path, lines: list[str]) -> Path:

@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from grading.errors import ConfigError, InvalidSubmission
-from grading.metrics import METRICS, TargetKind
-from grading.validation import (
+from mleaudit.grading.errors import ConfigError, InvalidSubmission
+from mleaudit.grading.metrics import METRICS, TargetKind
+from mleaudit.grading.validation import (
     check_frames,
     check_ids,
     check_submission,
@@ -374,14 +374,14 @@ def test_ids_by_number_compares_as_floats_once_a_column_is() -> None:
 
 
 def test_id_match_parameter_is_checked() -> None:
-    from grading.metrics import METRICS
+    from mleaudit.grading.metrics import METRICS
 
     with pytest.raises(ConfigError, match=r"'id_match' must be 'exact' or 'number', not 'value'"):
         scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"id_match": "value"})
 
 
 def test_missing_values_parameter_is_checked() -> None:
-    from grading.metrics import METRICS
+    from mleaudit.grading.metrics import METRICS
 
     with pytest.raises(ConfigError, match=r"'missing_values' must be one of 'error', 'nan_text', 'empty_text', 'error_if_all', not 'keep'"):
         scoring_options(METRICS["accuracy"], id_column="id", target_columns=["label"], params={"missing_values": "keep"})

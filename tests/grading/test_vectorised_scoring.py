@@ -2,11 +2,11 @@
 
 Each function that does per-row work of grading in NumPy, pandas or Arrow is compared with a
 short reference written the obvious way (a dict join, ``str.split``, sets, brute-force pair
-counts): the id join (:func:`grading.metrics.arrowtext.text_permutation`), the tokenizer and
-its shared vocabulary (:func:`grading.metrics.tokens.column_token_codes`), the place of a label
-among predicted tokens and MAP@K (:mod:`grading.metrics.ranking`), word-set Jaccard
-(:func:`grading.metrics.text.word_jaccard_score`) and ROC AUC's pair counts
-(:func:`grading.metrics.probability.auc_pair_counts`). The inputs include empty columns and
+counts): the id join (:func:`mleaudit.grading.metrics.arrowtext.text_permutation`), the tokenizer and
+its shared vocabulary (:func:`mleaudit.grading.metrics.tokens.column_token_codes`), the place of a label
+among predicted tokens and MAP@K (:mod:`mleaudit.grading.metrics.ranking`), word-set Jaccard
+(:func:`mleaudit.grading.metrics.text.word_jaccard_score`) and ROC AUC's pair counts
+(:func:`mleaudit.grading.metrics.probability.auc_pair_counts`). The inputs include empty columns and
 cells, missing cells, multi-byte and special-cased characters (``İ``, final ``Σ``), every kind
 of whitespace ``str.split`` knows, NUL bytes, very long cells and repeated tokens.
 """
@@ -21,14 +21,14 @@ import pandas as pd
 import pytest
 from sklearn import metrics as skm
 
-from grading.errors import ConfigError
-from grading.metrics.probability import auc_pair_counts, roc_auc_score
-from grading.metrics.ranking import _single_label_mean_ap, first_token_places, map_at_k_score
-from grading.metrics.text import word_jaccard_score
-from grading.metrics.tokens import PYTHON_WHITESPACE, column_token_codes, distinct_keys
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.metrics.probability import auc_pair_counts, roc_auc_score
+from mleaudit.grading.metrics.ranking import _single_label_mean_ap, first_token_places, map_at_k_score
+from mleaudit.grading.metrics.text import word_jaccard_score
+from mleaudit.grading.metrics.tokens import PYTHON_WHITESPACE, column_token_codes, distinct_keys
 
 pa = pytest.importorskip("pyarrow")
-from grading.metrics import arrowtext  # noqa: E402  (needs pyarrow)
+from mleaudit.grading.metrics import arrowtext  # noqa: E402  (needs pyarrow)
 from tests.grading.test_arrow_paths import chunked, reference_permutation  # noqa: E402
 
 ARROW_STR = pd.api.types.pandas_dtype("str")

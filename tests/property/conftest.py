@@ -33,7 +33,7 @@ class Shared:
 @pytest.fixture(scope="session")
 def ruleset():
     """The checkout's ruleset, loaded once (``.rules``)."""
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     return Shared("checkout ruleset", rules=load_ruleset([find_rules_root()]))
 
@@ -42,7 +42,7 @@ def ruleset():
 def digits(tmp_path_factory):
     """The embedded ``sklearn-digits`` competition prepared in a session data dir
     (``.registry``, ``.spec``)."""
-    from grading import CompetitionRegistry, find_competitions_root, prepare_competition
+    from mleaudit.grading import CompetitionRegistry, find_competitions_root, prepare_competition
 
     registry = CompetitionRegistry(find_competitions_root(), tmp_path_factory.mktemp("property-data"))
     spec = registry.get("sklearn-digits")

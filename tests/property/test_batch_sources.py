@@ -1,5 +1,5 @@
-"""Run-group metadata and submission lists: ``audit.batch.discover_runs``,
-``grading.submission_list.read_listed_records`` and ``grading.batch.read_submission_list``.
+"""Run-group metadata and submission lists: ``mleaudit.audit.batch.discover_runs``,
+``mleaudit.grading.submission_list.read_listed_records`` and ``mleaudit.grading.batch.read_submission_list``.
 
 - ``discover_runs`` raises only ``BatchSourceError`` (an ``AuditError``); every run it does not
   refuse lies inside the run group (or the submission list's folder), whatever the run ids or
@@ -19,11 +19,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.batch import BatchSourceError, discover_runs
-from audit.errors import AuditError
-from grading.batch import SubmissionListError, read_submission_list
-from grading.errors import GradingError
-from grading.submission_list import read_listed_records
+from mleaudit.audit.batch import BatchSourceError, discover_runs
+from mleaudit.audit.errors import AuditError
+from mleaudit.grading.batch import SubmissionListError, read_submission_list
+from mleaudit.grading.errors import GradingError
+from mleaudit.grading.submission_list import read_listed_records
 from tests.property import strategies as S
 from tests.property.support import budget, call
 

@@ -2,11 +2,11 @@
 
 Each loader is documented to raise one named error on any bad file:
 
-- ``grading.spec.load_competition_spec``: ``grading.errors.ConfigError``;
-- ``sandbox.spec.load_sandbox_spec``: ``sandbox.errors.SpecError`` ("the file cannot be read or
+- ``mleaudit.grading.spec.load_competition_spec``: ``mleaudit.grading.errors.ConfigError``;
+- ``mleaudit.sandbox.spec.load_sandbox_spec``: ``mleaudit.sandbox.errors.SpecError`` ("the file cannot be read or
   parsed, or the spec is invalid");
-- ``audit.review.load_baseline``: ``audit.review.BaselineError`` (an ``AuditError``);
-- ``audit.rules.loader.load_ruleset``: ``RuleError`` or ``ConfigError``.
+- ``mleaudit.audit.review.load_baseline``: ``mleaudit.audit.review.BaselineError`` (an ``AuditError``);
+- ``mleaudit.audit.rules.loader.load_ruleset``: ``RuleError`` or ``ConfigError``.
 
 The hostile-YAML property feeds the three YAML loaders the same files: nesting deeper than the
 YAML parser recurses, alias chains, odd tags, junk and bytes that are not UTF-8. No file written
@@ -26,16 +26,16 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.errors import AuditError
-from audit.errors import ConfigError as AuditConfigError
-from audit.errors import RuleError
-from audit.review import Baseline, BaselineError, load_baseline
-from audit.rules.loader import load_ruleset
-from grading.errors import ConfigError, GradingError
-from grading.metrics import METRICS
-from grading.spec import CompetitionSpec, load_competition_spec
-from sandbox.errors import SandboxError, SpecError
-from sandbox.spec import SandboxSpec, load_sandbox_spec
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.errors import ConfigError as AuditConfigError
+from mleaudit.audit.errors import RuleError
+from mleaudit.audit.review import Baseline, BaselineError, load_baseline
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.grading.errors import ConfigError, GradingError
+from mleaudit.grading.metrics import METRICS
+from mleaudit.grading.spec import CompetitionSpec, load_competition_spec
+from mleaudit.sandbox.errors import SandboxError, SpecError
+from mleaudit.sandbox.spec import SandboxSpec, load_sandbox_spec
 from tests.property import strategies as S
 from tests.property.support import budget, call
 

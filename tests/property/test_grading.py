@@ -19,9 +19,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grading import grade_submission
-from grading.errors import ConfigError, DatasetNotPrepared
-from grading.grade import SCORE_DECIMALS, GradeReport
+from mleaudit.grading import grade_submission
+from mleaudit.grading.errors import ConfigError, DatasetNotPrepared
+from mleaudit.grading.grade import SCORE_DECIMALS, GradeReport
 from tests.property import strategies as S
 from tests.property.support import budget, call
 

@@ -1,4 +1,4 @@
-"""Log readers: every adapter through ``audit.logs.parse_log``, the ``.eval`` archive reader, and
+"""Log readers: every adapter through ``mleaudit.audit.logs.parse_log``, the ``.eval`` archive reader, and
 the named-format entry point ``read_log_events``.
 
 ``parse_log`` is documented to raise nothing: a structured reader that fails falls back to the
@@ -20,9 +20,9 @@ import zipfile
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.logs import ADAPTERS, LogReading, parse_log, read_log_events
-from audit.logs.inspect_eval import read_eval_archive
-from grading.untrusted_json import replace_surrogates
+from mleaudit.audit.logs import ADAPTERS, LogReading, parse_log, read_log_events
+from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.grading.untrusted_json import replace_surrogates
 from tests.property import strategies as S
 from tests.property.support import budget, call, encodes_utf8
 

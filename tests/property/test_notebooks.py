@@ -1,4 +1,4 @@
-"""Notebook reading: ``audit.notebooks.read_notebook`` and ``split_magics``.
+"""Notebook reading: ``mleaudit.audit.notebooks.read_notebook`` and ``split_magics``.
 
 ``read_notebook`` raises only ``NotebookError`` (an ``AuditError``). What it returns keeps the
 documented shape: ``text`` (IPython syntax commented out) and ``raw_text`` (verbatim) have the
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from hypothesis import given
 
-from audit.errors import AuditError
-from audit.notebooks import NotebookCode, NotebookError, read_notebook, split_magics
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.notebooks import NotebookCode, NotebookError, read_notebook, split_magics
 from tests.property import strategies as S
 from tests.property.support import budget, call, time_limit
 

@@ -1,4 +1,4 @@
-"""Code parsing: ``audit.parsing.parse`` on any Python or bash text.
+"""Code parsing: ``mleaudit.audit.parsing.parse`` on any Python or bash text.
 
 Audited code is parsed in-process by tree-sitter's C parsers. ``parse`` is documented to always
 return a ``ParsedFile``, also for broken code, and to raise only ``KeyError`` for an unknown
@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.parsing import ParsedFile, parse
+from mleaudit.audit.parsing import ParsedFile, parse
 from tests.property import strategies as S
 from tests.property.support import budget, call, encodes_utf8, isolated
 
@@ -57,7 +57,7 @@ def test_parse_returns_for_any_text_and_never_crashes(text, language):
 
 _PARSE_ALL = """
 import json, sys
-from audit.parsing import parse
+from mleaudit.audit.parsing import parse
 for text in json.load(open(sys.argv[1], encoding="utf-8")):
     for language in ("python", "bash"):
         parse(text, language)

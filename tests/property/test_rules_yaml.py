@@ -1,4 +1,4 @@
-"""Rule files: ``audit.rules.loader.load_ruleset`` on a folder holding one generated rule.
+"""Rule files: ``mleaudit.audit.rules.loader.load_ruleset`` on a folder holding one generated rule.
 
 ``load_ruleset`` is documented to raise ``ConfigError`` (folder or schema) or ``RulesetError``
 (a ``RuleError``, every problem of every file) and nothing else, whatever the file holds:
@@ -15,8 +15,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.errors import AuditError, ConfigError, RuleError
-from audit.rules.loader import load_ruleset
+from mleaudit.audit.errors import AuditError, ConfigError, RuleError
+from mleaudit.audit.rules.loader import load_ruleset
 from tests.property import strategies as S
 from tests.property.support import budget, call
 

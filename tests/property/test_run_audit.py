@@ -5,7 +5,7 @@ control characters, spaces, backslashes, brackets and bytes that are not UTF-8; 
 code, notebooks, logs of every format, JSON nested deep or carrying lone surrogate escapes, NUL
 bytes, UTF-16, long single lines; symbolic links (inside and out of the run) and FIFOs. Then:
 
-- ``audit.run.load_run`` + ``audit.pipeline.audit_run`` raise nothing (the run exists), the report
+- ``mleaudit.audit.run.load_run`` + ``mleaudit.audit.pipeline.audit_run`` raise nothing (the run exists), the report
   serialises and every output format renders text that encodes as UTF-8 (the terminal text with
   no control character but newlines);
 - a ``clean`` verdict (DESIGN §11: every file read, every rule ran, nothing found) has no gaps,
@@ -38,14 +38,14 @@ from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.cli import main
-from audit.errors import AuditError
-from audit.expand import expand_run
-from audit.formatters import FORMATTERS
-from audit.logs import parse_log
-from audit.pipeline import AuditOptions, audit_run
-from audit.report import VerdictKind
-from audit.run import ArtifactKind, load_run
+from mleaudit.audit.cli import main
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.formatters import FORMATTERS
+from mleaudit.audit.logs import parse_log
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.report import VerdictKind
+from mleaudit.audit.run import ArtifactKind, load_run
 from tests.property import strategies as S
 from tests.property.support import RUN_LIMIT, budget, call, encodes_utf8, isolated, record_context
 
@@ -165,7 +165,7 @@ def _create(root: bytes, entries: list[Entry], outside: bytes) -> None:
 
 
 def _shown(parts: tuple[bytes, ...]) -> str:
-    """The printable run path of a file (``audit.run.display_name``'s documented form)."""
+    """The printable run path of a file (``mleaudit.audit.run.display_name``'s documented form)."""
     return "/".join(p.decode("utf-8", "backslashreplace") for p in parts)
 
 
@@ -191,7 +191,7 @@ _LABEL_KEYS = frozenset({"id", "type", "role"})
 
 
 def _json_strings_a_reader_reads(value) -> bool:
-    """Whether a JSON document holds text that ``audit.logs.jsondoc`` documents it reads: a
+    """Whether a JSON document holds text that ``mleaudit.audit.logs.jsondoc`` documents it reads: a
     non-blank string value under a key other than id/type/role."""
     stack = [("", value)]
     while stack:

@@ -1,10 +1,10 @@
 """Total text functions: untrusted JSON decoding, string folding, terminal escaping.
 
-- ``grading.untrusted_json.loads`` raises only ``json.JSONDecodeError``, returns only strings
+- ``mleaudit.grading.untrusted_json.loads`` raises only ``json.JSONDecodeError``, returns only strings
   that encode as UTF-8, and agrees with ``json.loads`` on plain JSON within the depth bound;
-- ``audit.rules.strings.fold_strings`` never raises (nor crashes the process) on any Python or
+- ``mleaudit.audit.rules.strings.fold_strings`` never raises (nor crashes the process) on any Python or
   bash source, and its values and offsets stay inside their bounds;
-- ``audit.formatters.terminal.terminal_safe`` leaves no control, format or separator
+- ``mleaudit.audit.formatters.terminal.terminal_safe`` leaves no control, format or separator
   character and always encodes as UTF-8, and changes nothing else.
 """
 
@@ -16,13 +16,13 @@ import unicodedata
 from hypothesis import given
 from hypothesis import strategies as st
 
-from audit.formatters.terminal import terminal_safe
-from audit.rules.strings import MAX_VALUE_CHARS, fold_strings
-from grading import untrusted_json
+from mleaudit.audit.formatters.terminal import terminal_safe
+from mleaudit.audit.rules.strings import MAX_VALUE_CHARS, fold_strings
+from mleaudit.grading import untrusted_json
 from tests.property import strategies as S
 from tests.property.support import budget, call, encodes_utf8, isolated, strings_in, time_limit
 
-# ------------------------------------------------------------------ grading.untrusted_json.loads
+# ------------------------------------------------------------------ mleaudit.grading.untrusted_json.loads
 
 json_input = st.one_of(S.json_text(), S.nasty_text, S.json_text().map(lambda t: t.encode("utf-8", "surrogatepass")),
                        st.binary(max_size=64))
@@ -65,7 +65,7 @@ def test_untrusted_json_agrees_with_json_on_plain_text(text):
         assert json.dumps(value) == json.dumps(expected)
 
 
-# ------------------------------------------------------------------ audit.rules.strings.fold_strings
+# ------------------------------------------------------------------ mleaudit.audit.rules.strings.fold_strings
 
 #: Pieces of a string literal's body: escapes CPython accepts, refuses or keeps, format and
 #: percent fields (``{²}``: ``"²".isdigit()`` but ``int("²")`` raises), non-ASCII letters.

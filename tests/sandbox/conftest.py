@@ -15,10 +15,10 @@ from typing import Any, Callable
 
 import pytest
 
-from sandbox.feedback import ValidationOutcome
-from sandbox.local import BubblewrapRunner, bwrap_works
-from sandbox.runner import SandboxResult, run_sandbox
-from sandbox.spec import SandboxSpec
+from mleaudit.sandbox.feedback import ValidationOutcome
+from mleaudit.sandbox.local import BubblewrapRunner, bwrap_works
+from mleaudit.sandbox.runner import SandboxResult, run_sandbox
+from mleaudit.sandbox.spec import SandboxSpec
 
 _BWRAP = bwrap_works()
 
@@ -67,8 +67,8 @@ def toy(tmp_path: Path) -> Toy:
 def docker_client():
     """A client of the docker daemon in the environment (tests marked ``docker`` only)."""
     pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
-    from sandbox.docker import docker_client as connect
-    from sandbox.errors import SandboxUnavailable
+    from mleaudit.sandbox.docker import docker_client as connect
+    from mleaudit.sandbox.errors import SandboxUnavailable
 
     try:
         return connect(timeout=60)
@@ -83,7 +83,7 @@ def agent_image(docker_client):
 
     import docker
 
-    from sandbox.docker import DEFAULT_IMAGE
+    from mleaudit.sandbox.docker import DEFAULT_IMAGE
 
     try:
         docker_client.images.get(DEFAULT_IMAGE)
@@ -100,7 +100,7 @@ def agent_image(docker_client):
 
 @pytest.fixture
 def docker_runner(docker_client):
-    from sandbox.docker import DockerRunner
+    from mleaudit.sandbox.docker import DockerRunner
 
     return DockerRunner(client=docker_client)
 

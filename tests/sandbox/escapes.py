@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from sandbox.runner import SandboxResult
+from mleaudit.sandbox.runner import SandboxResult
 
 from tests.sandbox.conftest import Toy, leaked
 

@@ -11,7 +11,7 @@ import os
 
 import pytest
 
-from sandbox.spec import Resources
+from mleaudit.sandbox.spec import Resources
 
 from tests.sandbox.escapes import SCRIPTS, HostListener, heartbeat_stopped, run_escape
 
@@ -125,8 +125,8 @@ def test_privileges_cannot_be_raised(escape):
 
 
 def test_the_audit_flags_an_attempt_to_read_the_answers(escape):
-    from audit.pipeline import AuditRequest, run_audit
-    from audit.report import VerdictKind
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
+    from mleaudit.audit.report import VerdictKind
 
     result, _, _ = escape("answers_by_path.py", competition_id=None)
     report = run_audit(AuditRequest(run_dir=result.run_dir, similarity=False, grade=False))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.cgroups import CPU_PERIOD_US, RunCgroup, own_cgroups, parse_mountinfo
+from mleaudit.sandbox.cgroups import CPU_PERIOD_US, RunCgroup, own_cgroups, parse_mountinfo
 
 MiB = 1024**2
 

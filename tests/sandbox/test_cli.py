@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
+from mleaudit.audit.cli import main
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox"
 
 
 @pytest.fixture(scope="session")
 def digits_data(tmp_path_factory):
-    from sandbox.competition import setup_competition
+    from mleaudit.sandbox.competition import setup_competition
 
     data = tmp_path_factory.mktemp("sandbox-data")
     setup_competition("sklearn-digits", data_dir=data)

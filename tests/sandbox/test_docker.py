@@ -17,17 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import GpuUnavailable, ImageNotFound, SandboxUnavailable
-from sandbox.runner import Bind, ExecutionPlan, run_sandbox
-from sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
+from mleaudit.sandbox.errors import GpuUnavailable, ImageNotFound, SandboxUnavailable
+from mleaudit.sandbox.runner import Bind, ExecutionPlan, run_sandbox
+from mleaudit.sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
 
 from tests.sandbox.conftest import leaked
 from tests.sandbox.escapes import HostListener, heartbeat_stopped, run_escape
 
 docker_sdk = pytest.importorskip("docker", reason="the docker SDK (extra 'sandbox') is not installed")
 
-from sandbox.docker import DEFAULT_IMAGE, DEFAULT_SHM_BYTES, ENFORCEMENT, NOFILE_LIMIT, DockerRunner  # noqa: E402
-from sandbox.run_user import RUN_UID_RANGE, reserved_uids  # noqa: E402
+from mleaudit.sandbox.docker import DEFAULT_IMAGE, DEFAULT_SHM_BYTES, ENFORCEMENT, NOFILE_LIMIT, DockerRunner  # noqa: E402
+from mleaudit.sandbox.run_user import RUN_UID_RANGE, reserved_uids  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,9 +61,9 @@ def test_container_config_is_locked_down(tmp_path):
 
 
 def _as_root(monkeypatch) -> None:
-    import sandbox.run_user
+    import mleaudit.sandbox.run_user
 
-    monkeypatch.setattr(sandbox.run_user.os, "geteuid", lambda: 0)
+    monkeypatch.setattr(mleaudit.sandbox.run_user.os, "geteuid", lambda: 0)
 
 
 def test_a_root_callers_containers_run_as_a_uid_drawn_for_the_run(tmp_path, monkeypatch):
@@ -148,7 +148,7 @@ def test_gpus_are_requested_through_device_requests(tmp_path, gpus, count, ids):
 
 @pytest.mark.parametrize("layout", ["v1", "v2"])
 def test_cgroup_counters_are_read_from_the_containers_cgroup(tmp_path, layout):
-    from sandbox.docker import _CgroupCounters
+    from mleaudit.sandbox.docker import _CgroupCounters
 
     cid = "c0ffee" * 10
     if layout == "v1":

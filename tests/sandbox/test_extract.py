@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.run import load_run
-from sandbox.errors import SpecError
-from sandbox.extract import RunDirStage, finalize_run_dir, sanitize_outputs
-from sandbox.runner import Bind, plan_masks
+from mleaudit.audit.run import load_run
+from mleaudit.sandbox.errors import SpecError
+from mleaudit.sandbox.extract import RunDirStage, finalize_run_dir, sanitize_outputs
+from mleaudit.sandbox.runner import Bind, plan_masks
 
 
 def test_links_and_special_files_are_removed_and_reported(tmp_path):
@@ -320,7 +320,7 @@ def test_a_linked_folder_is_removed_and_never_followed(tmp_path):
 
 
 def test_a_hard_linked_file_over_the_copy_budget_is_removed(tmp_path, monkeypatch):
-    import sandbox.extract as extract
+    import mleaudit.sandbox.extract as extract
 
     monkeypatch.setattr(extract, "MAX_HARD_LINK_COPY_BYTES", 10)
     out = tmp_path / "code"
@@ -379,7 +379,7 @@ def test_many_links_and_hard_links_in_one_folder_are_all_handled(tmp_path):
 
 
 def test_the_way_back_up_is_found_by_name_when_dotdot_cannot_be_used(tmp_path, monkeypatch):
-    from sandbox import extract
+    from mleaudit.sandbox import extract
 
     out = tmp_path / "code"
     out.mkdir()
@@ -406,7 +406,7 @@ def test_the_way_back_up_is_found_by_name_when_dotdot_cannot_be_used(tmp_path, m
 
 
 def test_a_flood_of_minor_events_never_pushes_a_link_to_the_answers_out_of_the_record(tmp_path):
-    from sandbox.extract import MAX_EVENTS, _bounded_events
+    from mleaudit.sandbox.extract import MAX_EVENTS, _bounded_events
 
     flood = [{"kind": "hard-link-copied", "detail": "copied", "path": f"code/f{i}"} for i in range(MAX_EVENTS + 5)]
     link = {"kind": "refused-output", "detail": "symbolic link to '/data/private/test.csv' removed", "path": "submission/x"}

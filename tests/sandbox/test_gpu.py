@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from sandbox.spec import GpuRequest
+from mleaudit.sandbox.spec import GpuRequest
 
 pytestmark = pytest.mark.gpu
 

@@ -19,19 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from audit.pipeline import AuditRequest, run_audit
-from audit.report import VerdictKind
-from sandbox.errors import SandboxUnavailable
-from sandbox.runner import run_sandbox
-from sandbox.spec import NetworkPolicy, Resources, SandboxSpec
-from sandbox.validation import ValidationLimits
+from mleaudit.audit.pipeline import AuditRequest, run_audit
+from mleaudit.audit.report import VerdictKind
+from mleaudit.sandbox.errors import SandboxUnavailable
+from mleaudit.sandbox.runner import run_sandbox
+from mleaudit.sandbox.spec import NetworkPolicy, Resources, SandboxSpec
+from mleaudit.sandbox.validation import ValidationLimits
 
 from tests.sandbox.conftest import remove_deep_tree, write_agent
 
 
 @pytest.fixture(scope="module")
 def digits(tmp_path_factory):
-    from sandbox.competition import setup_competition
+    from mleaudit.sandbox.competition import setup_competition
 
     data = tmp_path_factory.mktemp("hostile-data")
     return setup_competition("sklearn-digits", data_dir=data)
@@ -296,7 +296,7 @@ except Exception as exc:
 
 
 def test_a_sandbox_that_cannot_start_fails_loudly_and_is_not_clean(tmp_path, digits, monkeypatch):
-    from sandbox.local import BubblewrapRunner
+    from mleaudit.sandbox.local import BubblewrapRunner
 
     fake = tmp_path / "bin" / "bwrap"
     fake.parent.mkdir()

@@ -1,6 +1,6 @@
 """Limits of the local backend that hold for the whole sandbox, and the record of every hit.
 
-The cgroup tests need a host where :class:`sandbox.cgroups.RunCgroup` can create a cgroup with
+The cgroup tests need a host where :class:`mleaudit.sandbox.cgroups.RunCgroup` can create a cgroup with
 the memory and pids controllers (root on cgroup v1 or v2, or a delegated v2 subtree); the
 rlimit fallback is tested everywhere. Memory use stays modest: at most about 1 GiB is held at
 once by an agent, inside its own limit.
@@ -14,9 +14,9 @@ import resource
 
 import pytest
 
-from sandbox.cgroups import RunCgroup
-from sandbox.local import MASK_TMPFS_BYTES, BubblewrapRunner
-from sandbox.spec import Resources
+from mleaudit.sandbox.cgroups import RunCgroup
+from mleaudit.sandbox.local import MASK_TMPFS_BYTES, BubblewrapRunner
+from mleaudit.sandbox.spec import Resources
 
 from tests.sandbox.escapes import HostListener, run_escape
 
@@ -175,7 +175,7 @@ def test_with_no_limits_given_the_defaults_apply(run_agent, bwrap):
 
 
 def test_every_tmpfs_has_a_size(run_agent, bwrap, toy):
-    from sandbox.spec import Mount
+    from mleaudit.sandbox.spec import Mount
 
     script = "df -B1 --output=size,target /tmp /var/tmp /dev/shm /mnt/tree/private | tail -n 4"
     result = run_agent(script, runner=bwrap, resources=Resources(memory_bytes=300 * MiB, shm_bytes=100 * MiB),

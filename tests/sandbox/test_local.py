@@ -9,11 +9,11 @@ import signal
 
 import pytest
 
-from audit.run import load_run
-from sandbox.errors import GpuUnavailable, RunDirError, SandboxUnavailable, SpecError
-from sandbox.local import BubblewrapRunner, UnsafeLocalRunner, bwrap_works
-from sandbox.runner import run_sandbox
-from sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
+from mleaudit.audit.run import load_run
+from mleaudit.sandbox.errors import GpuUnavailable, RunDirError, SandboxUnavailable, SpecError
+from mleaudit.sandbox.local import BubblewrapRunner, UnsafeLocalRunner, bwrap_works
+from mleaudit.sandbox.runner import run_sandbox
+from mleaudit.sandbox.spec import GpuRequest, Mount, NetworkPolicy, Resources, SandboxSpec
 
 from tests.sandbox.conftest import _BWRAP, leaked
 
@@ -200,13 +200,13 @@ def test_an_allow_list_reaches_only_the_listed_hosts(run_agent, bwrap):
 
 
 def test_a_non_root_caller_gets_a_user_namespace_and_keeps_its_uid(tmp_path, monkeypatch):
-    import sandbox.local as local
+    import mleaudit.sandbox.local as local
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
     monkeypatch.setattr(local.os, "getegid", lambda: 1000)
     runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
     spec = SandboxSpec(command=("true",))
-    from sandbox.runner import ExecutionPlan
+    from mleaudit.sandbox.runner import ExecutionPlan
 
     plan = ExecutionPlan(spec=spec, run_id="r", binds=(), masks=(), env={}, command=("true",), log_path=tmp_path / "l")
     args, _ = runner.build_args(plan)
@@ -215,13 +215,13 @@ def test_a_non_root_caller_gets_a_user_namespace_and_keeps_its_uid(tmp_path, mon
 
 
 def test_a_root_caller_switches_to_an_unprivileged_uid(tmp_path, monkeypatch):
-    import sandbox.local as local
+    import mleaudit.sandbox.local as local
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
     monkeypatch.setattr(local.shutil, "which", lambda name: f"/usr/bin/{name}")
     runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
     spec = SandboxSpec(command=("true",), user="2000:3000")
-    from sandbox.runner import ExecutionPlan
+    from mleaudit.sandbox.runner import ExecutionPlan
 
     plan = ExecutionPlan(spec=spec, run_id="r", binds=(), masks=(), env={}, command=("true",), log_path=tmp_path / "l")
     args, _ = runner.build_args(plan)
@@ -268,7 +268,7 @@ def test_an_agent_that_ignores_sigterm_is_killed_after_the_grace_period(run_agen
 def test_a_stop_request_stops_the_sandbox_with_sigterm_first(bwrap, tmp_path):
     import threading
 
-    from sandbox.runner import ExecutionPlan
+    from mleaudit.sandbox.runner import ExecutionPlan
 
     script = "trap 'echo got TERM; exit 5' TERM; echo started; sleep 30 & wait; echo finished"
     plan = ExecutionPlan(spec=SandboxSpec(command=("/bin/sh", "-c", script), stop_grace_s=5), run_id="stop", binds=(),
@@ -387,7 +387,7 @@ def test_the_unsafe_runner_stops_at_the_time_limit_with_an_exit_code(run_agent):
 
 
 def test_the_unsafe_runner_refuses_to_hide_paths_in_its_preflight(tmp_path):
-    from sandbox.runner import ExecutionPlan
+    from mleaudit.sandbox.runner import ExecutionPlan
 
     plan = ExecutionPlan(spec=SandboxSpec(command=("true",)), run_id="r", binds=(), masks=("/home/data/private",),
                          env={}, command=("true",), log_path=tmp_path / "l")  # fmt: skip
@@ -455,7 +455,7 @@ def _keys_usable() -> None:
 def _wait_for_no_keys(uid: int) -> bool:
     import time
 
-    from sandbox.run_user import key_owners
+    from mleaudit.sandbox.run_user import key_owners
 
     end = time.monotonic() + 10
     while uid in key_owners():
@@ -467,7 +467,7 @@ def _wait_for_no_keys(uid: int) -> bool:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the per-run uid is for root callers")
 def test_a_root_callers_runs_get_fresh_uids_and_keys_do_not_carry_over(run_agent, bwrap):
-    from sandbox.run_user import RUN_UID_RANGE
+    from mleaudit.sandbox.run_user import RUN_UID_RANGE
 
     _keys_usable()
     script = _KEYS_AGENT.format(numbers=_key_numbers())
@@ -513,9 +513,9 @@ def test_a_sandbox_neither_reads_nor_writes_the_callers_session_keyring(tmp_path
     driver = f"""
 import ctypes, sys
 from pathlib import Path
-from sandbox.local import BubblewrapRunner
-from sandbox.runner import run_sandbox
-from sandbox.spec import SandboxSpec
+from mleaudit.sandbox.local import BubblewrapRunner
+from mleaudit.sandbox.runner import run_sandbox
+from mleaudit.sandbox.spec import SandboxSpec
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
 L = ctypes.c_long
@@ -541,8 +541,8 @@ print("caller's key size", size)
 
 
 def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
-    import sandbox.local as local
-    from sandbox.run_user import RUN_UID_RANGE, reserved_uids
+    import mleaudit.sandbox.local as local
+    from mleaudit.sandbox.run_user import RUN_UID_RANGE, reserved_uids
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
     runner = BubblewrapRunner(bwrap="/usr/bin/bwrap")
@@ -559,8 +559,8 @@ def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
 
 
 def test_a_root_caller_without_a_user_gets_a_user_name_in_the_environment(tmp_path, monkeypatch):
-    import sandbox.local as local
-    from sandbox.runner import ExecutionPlan
+    import mleaudit.sandbox.local as local
+    from mleaudit.sandbox.runner import ExecutionPlan
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
     plan = ExecutionPlan(spec=SandboxSpec(command=("true",)), run_id="r", binds=(), masks=(), env={}, command=("true",),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.proxy import AllowListProxy, host_allowed
+from mleaudit.sandbox.proxy import AllowListProxy, host_allowed
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_hostile_host_names_are_recorded_as_bounded_printable_ascii(proxy_factor
 
 
 def test_denied_events_are_capped_and_the_rest_summed(proxy_factory, monkeypatch):
-    import sandbox.proxy as proxy_module
+    import mleaudit.sandbox.proxy as proxy_module
 
     monkeypatch.setattr(proxy_module, "MAX_DENIED_TARGETS", 2)
     proxy = proxy_factory([])
@@ -219,7 +219,7 @@ def test_a_connection_flood_is_bounded_and_recorded(proxy_factory):
     ids=["bare newlines", "never ends", "oversized"],
 )
 def test_a_request_that_never_completes_is_still_recorded(proxy_factory, monkeypatch, head, why):
-    import sandbox.proxy as proxy_module
+    import mleaudit.sandbox.proxy as proxy_module
 
     monkeypatch.setattr(proxy_module, "_CONNECT_TIMEOUT_S", 1.0)
     proxy = proxy_factory(["pypi.org"])

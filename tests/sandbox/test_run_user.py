@@ -8,10 +8,10 @@ import threading
 
 import pytest
 
-import sandbox.run_user as run_user
-from sandbox.errors import SandboxUnavailable
-from sandbox.run_user import RUN_UID_RANGE, RunUsers, choose_run_user, parse_user, release_run_user, reserved_uids
-from sandbox.spec import SandboxSpec
+import mleaudit.sandbox.run_user as run_user
+from mleaudit.sandbox.errors import SandboxUnavailable
+from mleaudit.sandbox.run_user import RUN_UID_RANGE, RunUsers, choose_run_user, parse_user, release_run_user, reserved_uids
+from mleaudit.sandbox.spec import SandboxSpec
 
 
 def test_the_per_run_uid_avoids_accounts_processes_and_reserved_ids():

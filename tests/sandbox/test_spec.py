@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.errors import SpecError
-from sandbox.spec import GpuRequest, Mount, NetworkPolicy, SandboxSpec, load_sandbox_spec, parse_duration, parse_size
+from mleaudit.sandbox.errors import SpecError
+from mleaudit.sandbox.spec import GpuRequest, Mount, NetworkPolicy, SandboxSpec, load_sandbox_spec, parse_duration, parse_size
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sandbox"
 
@@ -113,7 +113,7 @@ def test_spec_is_immutable_and_round_trips_through_its_dict():
 
 
 def test_disk_log_and_stop_grace_are_read_from_yaml_and_recorded():
-    from sandbox.spec import Resources
+    from mleaudit.sandbox.spec import Resources
 
     spec = SandboxSpec.from_dict({"command": "x", "stop_grace": "10s", "resources": {"disk": "2g", "log": "1m"}})
     assert spec.stop_grace_s == 10.0
@@ -142,9 +142,9 @@ def test_a_negative_grace_period_built_in_code_is_refused():
 def test_defaults_fill_in_what_was_not_given():
     import os
 
-    from sandbox.logsink import DEFAULT_LOG_BYTES
-    from sandbox.spec import DEFAULT_LIMITS, DEFAULT_TIME_LIMIT_S, Resources, default_memory_bytes
-    from sandbox.watchdog import DEFAULT_DISK_BYTES
+    from mleaudit.sandbox.logsink import DEFAULT_LOG_BYTES
+    from mleaudit.sandbox.spec import DEFAULT_LIMITS, DEFAULT_TIME_LIMIT_S, Resources, default_memory_bytes
+    from mleaudit.sandbox.watchdog import DEFAULT_DISK_BYTES
 
     resolved = Resources(pids=64).with_defaults()
     assert resolved.pids == 64 and resolved.cpus is None and resolved.shm_bytes is None

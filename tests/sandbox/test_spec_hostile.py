@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from sandbox.errors import SpecError
-from sandbox.spec import MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_NODES, SandboxSpec, load_sandbox_spec
+from mleaudit.audit.cli import main
+from mleaudit.sandbox.errors import SpecError
+from mleaudit.sandbox.spec import MAX_SPEC_BYTES, MAX_SPEC_DEPTH, MAX_SPEC_NODES, SandboxSpec, load_sandbox_spec
 
 LAUGHS = (
     b"a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"

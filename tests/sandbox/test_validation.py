@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.competition import CompetitionValidator, setup_competition, submission_size_limit
-from sandbox.feedback import TEMPLATES, PublicFacts, ValidationOutcome, read_shape, render_reply
-from sandbox.validation import ValidationLimits, ValidationServer, post_submission
+from mleaudit.sandbox.competition import CompetitionValidator, setup_competition, submission_size_limit
+from mleaudit.sandbox.feedback import TEMPLATES, PublicFacts, ValidationOutcome, read_shape, render_reply
+from mleaudit.sandbox.validation import ValidationLimits, ValidationServer, post_submission
 
 
 class _UnixConnection(http.client.HTTPConnection):
@@ -179,7 +179,7 @@ def test_a_request_without_a_length_is_refused(server):
 
 
 def test_the_audit_reads_the_calls_log_this_server_writes(server, tmp_path):
-    from audit.checks.validation import load_validation_calls  # not imported by the worker
+    from mleaudit.audit.checks.validation import load_validation_calls  # not imported by the worker
 
     sub = tmp_path / "s.csv"
     sub.write_text("x,y\n", encoding="utf-8")

@@ -31,11 +31,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grading import find_competitions_root
-from grading.grade import check_submission
-from sandbox.competition import CompetitionValidator, setup_competition
-from sandbox.feedback import TEMPLATES
-from sandbox.validation import ValidationLimits, ValidationServer
+from mleaudit.grading import find_competitions_root
+from mleaudit.grading.grade import check_submission
+from mleaudit.sandbox.competition import CompetitionValidator, setup_competition
+from mleaudit.sandbox.feedback import TEMPLATES
+from mleaudit.sandbox.validation import ValidationLimits, ValidationServer
 from tests.sandbox.test_validation import multipart, request
 
 COMPETITION = "sklearn-digits"
@@ -100,7 +100,7 @@ def _seed(data: Path, spec, target: Path, labels: list[str]) -> None:
 @pytest.fixture(scope="module")
 def variants(prepared, tmp_path_factory):
     data, setup = prepared
-    from grading import CompetitionRegistry
+    from mleaudit.grading import CompetitionRegistry
 
     root = find_competitions_root(None)
     spec = CompetitionRegistry(root, data).get(COMPETITION)
@@ -359,7 +359,7 @@ _SERVER_SCRIPT = textwrap.dedent('''
     import sys
     from pathlib import Path
 
-    from sandbox.validation import ValidationLimits, ValidationServer
+    from mleaudit.sandbox.validation import ValidationLimits, ValidationServer
 
 
     def count_rows(path):

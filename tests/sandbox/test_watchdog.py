@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sandbox.runner import StopSignal
-from sandbox.watchdog import MAX_DEPTH, OutputWatch, used_bytes
+from mleaudit.sandbox.runner import StopSignal
+from mleaudit.sandbox.watchdog import MAX_DEPTH, OutputWatch, used_bytes
 
 from tests.sandbox.conftest import remove_deep_tree
 
@@ -56,7 +56,7 @@ def test_a_tree_at_the_depth_bound_is_measured(tmp_path):
 
 
 def test_a_walk_that_breaks_fails_closed(tmp_path, monkeypatch):
-    import sandbox.watchdog as watchdog
+    import mleaudit.sandbox.watchdog as watchdog
 
     def broken(*args, **kwargs):
         raise RecursionError("deep")

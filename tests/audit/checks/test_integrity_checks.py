@@ -11,17 +11,17 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks import RunContext
-from audit.checks.kernels import find_refs, public_notebook_refs
-from audit.checks.labels import heldout_label_reads, is_label_name
-from audit.checks.leakcols import leak_column_patterns, selected_columns
-from audit.checks.typed import typed_prediction_overrides
-from audit.checks.validation import validation_helper_loop
-from audit.model import Span
-from audit.rules.matchers import PathologicalTree
-from audit.rules.engine import evaluate_ruleset
-from audit.rules.loader import load_ruleset
-from audit.units import Actor, CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.checks.kernels import find_refs, public_notebook_refs
+from mleaudit.audit.checks.labels import heldout_label_reads, is_label_name
+from mleaudit.audit.checks.leakcols import leak_column_patterns, selected_columns
+from mleaudit.audit.checks.typed import typed_prediction_overrides
+from mleaudit.audit.checks.validation import validation_helper_loop
+from mleaudit.audit.model import Span
+from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.rules.engine import evaluate_ruleset
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
 
 RULES = Path(__file__).resolve().parents[3] / "rules"
 PIZZA_LEAKS = ("giver_username_if_known", "requester_user_flair", "number_of_upvotes_of_request_at_retrieval",

@@ -9,10 +9,10 @@ import zlib
 
 import pytest
 
-from audit.checks import RunContext
-from audit.checks.typed import encoded_prediction_data, typed_prediction_overrides
-from audit.rules.matchers import PathologicalTree
-from audit.units import Actor, CodeUnit
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.checks.typed import encoded_prediction_data, typed_prediction_overrides
+from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.units import Actor, CodeUnit
 
 WRITE = "\nsub.to_csv('/home/submission/submission.csv', index=False)\n"
 
@@ -129,7 +129,8 @@ def test_checks_stay_fast_on_large_literals(tmp_path, text):
             check(ctx)
         except PathologicalTree:
             pass
-        assert time.perf_counter() - start < 5.0, check.__name__
+        # a bound against quadratic work (hours at this size), not a speed target
+        assert time.perf_counter() - start < 60.0, check.__name__
 
 
 @pytest.mark.parametrize("params", [{"min_labels": 0}, {"max_distinct": True}, {"max_label_chars": "32"}])

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from audit.logs.jsonl import read_events
-from audit.units import Actor, LogEventKind
+from mleaudit.audit.logs.jsonl import read_events
+from mleaudit.audit.units import Actor, LogEventKind
 
 
 def _events(*records):

@@ -1,4 +1,4 @@
-"""Commands, code and tool calls under any key the JSON log formats use (``audit.logs.keys``), and
+"""Commands, code and tool calls under any key the JSON log formats use (``mleaudit.audit.logs.keys``), and
 who wrote each event, in every JSON adapter."""
 
 from __future__ import annotations
@@ -7,11 +7,11 @@ import json
 
 import pytest
 
-from audit.expand import expand_run
-from audit.logs import parse_log, read_log_events
-from audit.logs.keys import KEYS, actor_for_role, call_actions, classify_text
-from audit.run import load_run
-from audit.units import Actor, LogEventKind as K
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.logs import parse_log, read_log_events
+from mleaudit.audit.logs.keys import KEYS, actor_for_role, call_actions, classify_text
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import Actor, LogEventKind as K
 
 CURL = "curl -s https://api.openai.com/v1/chat/completions -d @prompt.json"
 

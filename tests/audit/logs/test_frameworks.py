@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.logs import detect_log_format, parse_log
-from audit.logs.frameworks import NAME, read_literal
-from audit.units import Actor, LogEventKind
+from mleaudit.audit.logs import detect_log_format, parse_log
+from mleaudit.audit.logs.frameworks import NAME, read_literal
+from mleaudit.audit.units import Actor, LogEventKind
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "frameworks"
 

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.expand import expand_run
-from audit.logs import detect_log_format, parse_log
-from audit.logs import mlagentbench
-from audit.run import ArtifactKind, RunLayout, load_run
-from audit.units import Actor
-from audit.units import LogEventKind as K
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.logs import detect_log_format, parse_log
+from mleaudit.audit.logs import mlagentbench
+from mleaudit.audit.run import ArtifactKind, RunLayout, load_run
+from mleaudit.audit.units import Actor
+from mleaudit.audit.units import LogEventKind as K
 from tests.conftest import shared_path
 
 TOY = Path(__file__).resolve().parents[2] / "fixtures" / "logs" / "mlagentbench" / "toy_run"
@@ -219,8 +219,8 @@ def test_real_runs_are_read_whole():
 
 
 def test_a_real_run_audits_without_gaps():
-    from audit.pipeline import audit_run
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.pipeline import audit_run
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     run_dir = shared_path("runs", "mlagentbench", "gemini-pro__spaceship-titanic__0")
     run = load_run(run_dir)
@@ -235,10 +235,10 @@ def test_a_real_run_audits_without_gaps():
 
 
 def test_a_windows_script_name_is_found_in_the_run(tmp_path):
-    from audit.checks.provenance import assess_provenance
-    from audit.checks.registry import RunContext
-    from audit.model import Span
-    from audit.units import CodeUnit, LogEvent
+    from mleaudit.audit.checks.provenance import assess_provenance
+    from mleaudit.audit.checks.registry import RunContext
+    from mleaudit.audit.model import Span
+    from mleaudit.audit.units import CodeUnit, LogEvent
 
     submission = tmp_path / "submission.csv"
     submission.write_text("id,y\n1,0\n", encoding="utf-8")

@@ -14,10 +14,10 @@ import time
 
 import pytest
 
-from audit.logs import parse_log, read_log_events
-from audit.logs.text import find_prompts, match_prompt
-from audit.units import Actor
-from audit.units import LogEventKind as K
+from mleaudit.audit.logs import parse_log, read_log_events
+from mleaudit.audit.logs.text import find_prompts, match_prompt
+from mleaudit.audit.units import Actor
+from mleaudit.audit.units import LogEventKind as K
 
 
 def _typed(text: str, path: str = "logs/session.txt"):

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.logs import parse_log
-from audit.units import Actor
-from audit.units import LogEventKind as K
+from mleaudit.audit.logs import parse_log
+from mleaudit.audit.units import Actor
+from mleaudit.audit.units import LogEventKind as K
 
 STAMPS = ("2025-03-04 09:12:11", "2025-03-04 09:12:11,555 INFO", "2025-03-04T09:12:11Z", "[03:01:44]",
           "[2025-03-04 09:12:11]", "2025-03-04 09:12:11 |", "09:12:11 -", "2025-03-04 09:12:11,555 INFO agent:")

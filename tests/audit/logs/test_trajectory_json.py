@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from audit.logs import jsondoc
-from audit.logs.trajectory import action_events, is_step_list
-from audit.units import LogEventKind
+from mleaudit.audit.logs import jsondoc
+from mleaudit.audit.logs.trajectory import action_events, is_step_list
+from mleaudit.audit.units import LogEventKind
 
 
 def _doc(value) -> str:

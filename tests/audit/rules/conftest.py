@@ -9,7 +9,7 @@ from textwrap import dedent
 import pytest
 import yaml
 
-from audit.rules.loader import CompiledRule, load_ruleset
+from mleaudit.audit.rules.loader import CompiledRule, load_ruleset
 
 BASE_RULE = """\
 id: {id}

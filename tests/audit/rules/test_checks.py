@@ -13,12 +13,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from audit.checks import CHECKS, RunContext, check, get_check
-from audit.checks.provenance import OUTCOMES, assess_provenance, submission_provenance
-from audit.checks.sample import assess_sample_edits, submission_edited_sample
-from audit.checks.submission import cells_equal, submission_equals_answers
-from audit.checks.tables import CsvReadError, load_csv_table, read_csv_head
-from audit.checks.validation import (
+from mleaudit.audit.checks import CHECKS, RunContext, check, get_check
+from mleaudit.audit.checks.provenance import OUTCOMES, assess_provenance, submission_provenance
+from mleaudit.audit.checks.sample import assess_sample_edits, submission_edited_sample
+from mleaudit.audit.checks.submission import cells_equal, submission_equals_answers
+from mleaudit.audit.checks.tables import CsvReadError, load_csv_table, read_csv_head
+from mleaudit.audit.checks.validation import (
     VALIDATION_CALLS_LOG,
     ValidationLogError,
     assess_validation,
@@ -26,15 +26,15 @@ from audit.checks.validation import (
     validation_call_count,
     validation_probing,
 )
-from audit.checks.writes import find_python_write_sites, find_shell_write_sites, scripts_run
-from audit.expand import expand_run
-from audit.logs.text import read_events as read_text_log
-from audit.model import Skipped, Span
-from audit.pipeline import audit_run
-from audit.rules.matchers import PathologicalTree
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.run import load_run
-from audit.units import CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.checks.writes import find_python_write_sites, find_shell_write_sites, scripts_run
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.logs.text import read_events as read_text_log
+from mleaudit.audit.model import Skipped, Span
+from mleaudit.audit.pipeline import audit_run
+from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "rule_runs"
 
@@ -61,7 +61,7 @@ def test_registry():
              "typed-prediction-overrides, validation-call-count, validation-helper-loop, validation-probing")
     with pytest.raises(KeyError, match=f"unknown built-in check 'nope'; known: {known}"):
         get_check("nope")
-    with pytest.raises(ValueError, match="'submission-equals-answers' is already registered by audit.checks.submission"):
+    with pytest.raises(ValueError, match="'submission-equals-answers' is already registered by mleaudit.audit.checks.submission"):
         check("submission-equals-answers")(lambda ctx: [])
     assert "submission-equals-answers" in CHECKS
 
@@ -85,7 +85,7 @@ def test_no_answers_means_no_match():
 
 
 def test_unreadable_submission_is_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="audit.checks.submission"):
+    with caplog.at_level(logging.WARNING, logger="mleaudit.audit.checks.submission"):
         assert submission_equals_answers(_context(FIXTURES / "malformed-submission")) == []
     assert "cannot read CSV" in caplog.text and "malformed-submission" in caplog.text
 

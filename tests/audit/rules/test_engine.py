@@ -9,10 +9,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from audit.checks import RunContext
-from audit.model import Confidence, Severity, Span
-from audit.rules.engine import EvaluationError, evaluate_rules, evaluate_ruleset, finding_order, render_message
-from audit.units import CellRange, CodeUnit, LogEvent, LogEventKind
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.model import Confidence, Severity, Span
+from mleaudit.audit.rules.engine import EvaluationError, evaluate_rules, evaluate_ruleset, finding_order, render_message
+from mleaudit.audit.units import CellRange, CodeUnit, LogEvent, LogEventKind
 
 from .conftest import make_rule
 
@@ -61,8 +61,8 @@ def test_fingerprint_ignores_line_shifts_and_neighbours():
 
 
 def test_shipped_rules_fingerprints_survive_shifted_lines_in_code_and_logs():
-    from audit.logs.text import read_events
-    from audit.rules.loader import load_ruleset
+    from mleaudit.audit.logs.text import read_events
+    from mleaudit.audit.rules.loader import load_ruleset
 
     ruleset = load_ruleset(Path(__file__).resolve().parents[3] / "rules")
     code = ('import requests\nurl = "https://api." + "openai.com/v1/chat/completions"\n'
@@ -302,8 +302,8 @@ ADVERSARIAL = adversarial_texts(5_000)
 def _slow_rules(texts: dict[str, str], limit: float) -> list[str]:
     import time
 
-    from audit.parsing import parse
-    from audit.rules.loader import load_ruleset
+    from mleaudit.audit.parsing import parse
+    from mleaudit.audit.rules.loader import load_ruleset
 
     ruleset = load_ruleset(Path(__file__).resolve().parents[3] / "rules")
     slow = []

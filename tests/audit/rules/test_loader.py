@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-import audit
-from audit.errors import ConfigError, RuleError
-from audit.model import Confidence, Severity
-from audit.rules.loader import RULES_ENV, RulesetError, find_rules_root, iter_rule_files, load_ruleset
-from audit.rules.spec import DEFAULT_EVENTS, QuerySpec, RegexSpec, RuleSpec, RuleStatus, Target
-from audit.units import LogEventKind
+from mleaudit import audit
+from mleaudit.audit.errors import ConfigError, RuleError
+from mleaudit.audit.model import Confidence, Severity
+from mleaudit.audit.rules.loader import RULES_ENV, RulesetError, find_rules_root, iter_rule_files, load_ruleset
+from mleaudit.audit.rules.spec import DEFAULT_EVENTS, QuerySpec, RegexSpec, RuleSpec, RuleStatus, Target
+from mleaudit.audit.units import LogEventKind
 
 from .conftest import write_rule
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from audit.rules.match import Capture, Match
-from audit.rules.matchers import AllMatcher, AnyMatcher, QueryMatcher, RegexMatcher, StringsMatcher, Subject, compile_matcher
-from audit.rules.policy import RulePolicy
-from audit.rules.spec import AllSpec, AnySpec, InsideSpec, NotSpec, QuerySpec, RegexSpec, StringsSpec, TermsSpec
+from mleaudit.audit.rules.match import Capture, Match
+from mleaudit.audit.rules.matchers import AllMatcher, AnyMatcher, QueryMatcher, RegexMatcher, StringsMatcher, Subject, compile_matcher
+from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.rules.spec import AllSpec, AnySpec, InsideSpec, NotSpec, QuerySpec, RegexSpec, StringsSpec, TermsSpec
 
 
 def _compile(spec, focus=None):

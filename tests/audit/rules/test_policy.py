@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.cli import main
-from audit.expand import expand_run
-from audit.rules.engine import evaluate_ruleset
-from audit.rules.loader import load_ruleset
-from audit.rules.policy import RulePolicy, find_urls, parse_allow_entry
-from audit.run import load_run
-from audit.units import CodeUnit
-from grading.errors import ConfigError
-from grading.spec import AUDIT_POLICY_KEYS, load_competition_spec
+from mleaudit.audit.cli import main
+from mleaudit.audit.expand import expand_run
+from mleaudit.audit.rules.engine import evaluate_ruleset
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.rules.policy import RulePolicy, find_urls, parse_allow_entry
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import CodeUnit
+from mleaudit.grading.errors import ConfigError
+from mleaudit.grading.spec import AUDIT_POLICY_KEYS, load_competition_spec
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "rule_runs"

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.model import Severity
-from audit.rules.engine import evaluate_rules
-from audit.rules.loader import load_ruleset
-from audit.units import CodeUnit
+from mleaudit.audit.model import Severity
+from mleaudit.audit.rules.engine import evaluate_rules
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.units import CodeUnit
 from tests.conftest import shared_path
 
 RULES_ROOT = Path(__file__).resolve().parents[3] / "rules"
@@ -98,8 +98,8 @@ def _labels():
 def test_whole_violation_set_is_judged_in_the_labelled_categories(ruleset):
     # Every violating case is flagged in exactly its categories (findings of medium or more),
     # and every clean near-miss has no such finding.
-    from audit.pipeline import audit_run
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import audit_run
+    from mleaudit.audit.run import load_run
 
     wrong = []
     for case, row in sorted(_labels().items()):
@@ -115,8 +115,8 @@ def test_whole_violation_set_is_judged_in_the_labelled_categories(ruleset):
 @pytest.mark.slow
 def test_clean_real_runs_have_nothing_at_medium_or_above(ruleset):
     # Whole runs, logs included (the code alone is checked by the tests above).
-    from audit.pipeline import audit_run
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import audit_run
+    from mleaudit.audit.run import load_run
 
     runs = [shared_path("runs", "aide"), shared_path("runs", "dsbench"),
             *sorted(p for p in shared_path("runs", "autokaggle").iterdir() if p.is_dir())]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.checks import RunContext
-from audit.checks.sandbox_events import sandbox_events
+from mleaudit.audit.checks import RunContext
+from mleaudit.audit.checks.sandbox_events import sandbox_events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "checks"
 
@@ -93,7 +93,7 @@ def test_bad_params_are_errors_that_name_the_param(params, message):
 def test_values_from_a_hostile_run_json_are_printable_and_bounded(tmp_path):
     import json
 
-    from audit.checks.sandbox_events import MAX_VALUE_CHARS
+    from mleaudit.audit.checks.sandbox_events import MAX_VALUE_CHARS
 
     events = [{"kind": "network-denied", "host": "evil\x1b[2J\u2028" + "a" * 5000, "port": True, "count": "3"}]
     (tmp_path / "run.json").write_text(json.dumps({"events": events}))

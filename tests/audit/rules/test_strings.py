@@ -1,13 +1,13 @@
-"""Folding string expressions (audit.rules.strings) and the `strings` matcher built on it."""
+"""Folding string expressions (mleaudit.audit.rules.strings) and the `strings` matcher built on it."""
 
 from __future__ import annotations
 
 import pytest
 
-from audit.rules.strings import MAX_VALUE_CHARS, UNKNOWN, fold_strings
+from mleaudit.audit.rules.strings import MAX_VALUE_CHARS, UNKNOWN, fold_strings
 from tests.audit.rules.conftest import make_rule
-from audit.rules.engine import evaluate_rules
-from audit.units import CodeUnit
+from mleaudit.audit.rules.engine import evaluate_rules
+from mleaudit.audit.units import CodeUnit
 
 
 def _values(text: str, language: str = "python") -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from audit.rules.loader import load_ruleset
-from audit.rules.testing import run_rule_tests
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.rules.testing import run_rule_tests
 
 from .conftest import write_rule
 

@@ -10,19 +10,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import audit.similarity.allpairs as allpairs
-import audit.similarity.pairs as pairs
-from audit.similarity.allpairs import (
+import mleaudit.audit.similarity.allpairs as allpairs
+import mleaudit.audit.similarity.pairs as pairs
+from mleaudit.audit.similarity.allpairs import (
     PairTable,
     all_pair_metrics,
     fingerprint_hashes,
     fingerprint_texts,
     longest_common_substring,
 )
-from audit.similarity.index import FingerprintIndex, IndexedFile, Role
-from audit.similarity.pairs import DolosMetrics, dolos_metrics
-from audit.similarity.tokenize import TokenizedFile, tokenize_text
-from audit.similarity.winnow import Fingerprint
+from mleaudit.audit.similarity.index import FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.pairs import DolosMetrics, dolos_metrics
+from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
+from mleaudit.audit.similarity.winnow import Fingerprint
 from tests.conftest import SHARED_DATA, shared_path
 
 GOLDEN = "similarity-golden"

@@ -16,9 +16,9 @@ import time
 import numpy as np
 import pytest
 
-import audit.similarity.allpairs as allpairs
-from audit.errors import AuditError
-from audit.similarity.allpairs import (
+import mleaudit.audit.similarity.allpairs as allpairs
+from mleaudit.audit.errors import AuditError
+from mleaudit.audit.similarity.allpairs import (
     PairTable,
     all_pair_metrics,
     all_pair_metrics_by_group,
@@ -127,9 +127,9 @@ def test_deal_keeps_order_and_evens_out_lengths() -> None:
 
 
 def test_idle_jobs_follow_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
-    import audit.cpus
+    import mleaudit.audit.cpus
 
-    monkeypatch.setattr(audit.cpus, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(mleaudit.audit.cpus, "usable_cpus", lambda: 8)
     for load, expected in [(0.0, 8), (2.6, 5), (7.7, 1), (40.0, 1)]:
         monkeypatch.setattr(os, "getloadavg", lambda load=load: (load, load, load))
         assert idle_jobs() == expected

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import ConfigError
-from audit.similarity import PairReport, SimilarityOptions, SimilarityReport, compare
-from audit.units import CodeUnit
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.similarity import PairReport, SimilarityOptions, SimilarityReport, compare
+from mleaudit.audit.units import CodeUnit
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "kernels" / "invariance"
 

@@ -12,10 +12,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.clusters import RunCode, copy_clusters
-from audit.errors import ConfigError
-from audit.similarity import SimilarityOptions, compare
-from audit.similarity.detect import (
+from mleaudit.audit.clusters import RunCode, copy_clusters
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.similarity import SimilarityOptions, compare
+from mleaudit.audit.similarity.detect import (
     BACKGROUND_FORMAT,
     BACKGROUND_PATH,
     DEFAULT_SCORE_THRESHOLD,
@@ -30,7 +30,7 @@ from audit.similarity.detect import (
     save_background,
     token_bits,
 )
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 from tests.conftest import shared_path
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -138,7 +138,7 @@ def test_inconsistent_background_arrays_are_refused(tmp_path) -> None:
 
 
 def test_a_missing_shipped_background_stops_the_detector(tmp_path, monkeypatch) -> None:
-    from audit.similarity import detect
+    from mleaudit.audit.similarity import detect
 
     monkeypatch.setattr(detect, "BACKGROUND_PATH", tmp_path / "gone.npz")
     monkeypatch.setattr(detect, "_DEFAULT_BACKGROUND", [])

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from audit.similarity import compare, load_reference_corpus
-from audit.similarity.corpus import MAX_REFERENCE_BYTES
-from audit.similarity.corpus_index import build_corpus_index, load_corpus_index
-from audit.units import CodeUnit
+from mleaudit.audit.similarity import compare, load_reference_corpus
+from mleaudit.audit.similarity.corpus import MAX_REFERENCE_BYTES
+from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+from mleaudit.audit.units import CodeUnit
 
 NESTED = "value = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
 #: Nested just as deep, with other node types (lists); it still shares the run of closing

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.similarity import DEFAULT_SCORE_THRESHOLD
-from audit.similarity.cli import COMPARE_COLUMNS, PAIR_COLUMNS, similarity
+from mleaudit.audit.similarity import DEFAULT_SCORE_THRESHOLD
+from mleaudit.audit.similarity.cli import COMPARE_COLUMNS, PAIR_COLUMNS, similarity
 from tests.conftest import shared_path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "similarity" / "detect"

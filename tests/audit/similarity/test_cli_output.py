@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.similarity import cli as similarity_cli
-from audit.similarity.cli import TOO_SHORT, similarity
+from mleaudit.audit.similarity import cli as similarity_cli
+from mleaudit.audit.similarity.cli import TOO_SHORT, similarity
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "similarity" / "detect"
 KERNELS = FIXTURES / "kernels"
@@ -114,7 +114,7 @@ def test_compare_of_a_file_too_short_says_so(tmp_path: Path) -> None:
 
 
 def test_compare_with_an_index_in_batches_is_the_same_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from audit.similarity.corpus_cli import corpus
+    from mleaudit.audit.similarity.corpus_cli import corpus
 
     index = tmp_path / "kernels.index"
     built = CliRunner().invoke(corpus, ["build", str(KERNELS), "-o", str(index)])
@@ -132,8 +132,8 @@ def test_compare_with_an_index_in_batches_is_the_same_document(tmp_path: Path, m
 
 
 def test_compare_holds_one_batch_of_agent_files_at_a_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import audit.similarity as similarity_package
-    from audit.similarity.comparison import compare as real_compare
+    import mleaudit.audit.similarity as similarity_package
+    from mleaudit.audit.similarity.comparison import compare as real_compare
 
     calls: list[int] = []
 

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from audit.errors import ConfigError
-from audit.similarity import (
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.similarity import (
     DEFAULT_MAX_PAIRS_PER_AGENT,
     CoverageTable,
     DetectionCorpus,
@@ -30,8 +30,8 @@ from audit.similarity import (
     dolos_metrics,
     tokenize_unit,
 )
-from audit.similarity.cli import similarity
-from audit.units import CodeUnit
+from mleaudit.audit.similarity.cli import similarity
+from mleaudit.audit.units import CodeUnit
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "similarity" / "detect"
 KERNELS = FIXTURES / "kernels"
@@ -220,7 +220,7 @@ def test_code_blocks_of_one_log_are_capped_together() -> None:
 
 
 def test_every_pair_is_scored_once_and_only_kept_pairs_get_fragments(monkeypatch) -> None:
-    import audit.similarity.comparison as similarity_api
+    import mleaudit.audit.similarity.comparison as similarity_api
 
     scored, reported = [], []
     evidence_all, pair_report = DetectionCorpus.evidence_all, similarity_api.pair_report
@@ -319,14 +319,14 @@ def test_compare_command_lists_the_kept_pairs_top_n_or_all(tmp_path: Path, rules
 
 @pytest.fixture(scope="module")
 def ruleset():
-    from audit.rules.loader import find_rules_root, load_ruleset
+    from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
     return load_ruleset([find_rules_root(None)])
 
 
 def _audit(ruleset, run_dir: Path, corpus: Path, **options):
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.run import load_run
 
     return audit_run(load_run(run_dir), ruleset=ruleset, options=AuditOptions(corpus_dir=corpus, **options))
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.errors import ConfigError
-from audit.similarity import compare, load_reference_corpus
-from audit.similarity.corpus import (
+from mleaudit.audit.errors import ConfigError
+from mleaudit.audit.similarity import compare, load_reference_corpus
+from mleaudit.audit.similarity.corpus import (
     ReferenceCorpus,
     decode_reference,
     iter_reference_files,
@@ -20,7 +20,7 @@ from audit.similarity.corpus import (
     reference_id,
     reference_sort_key,
 )
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 
 KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernels"
 CORPUS = KERNELS / "corpus"

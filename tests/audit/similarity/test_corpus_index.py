@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus
-from audit.similarity import corpus_index as corpus_index_module
-from audit.similarity.corpus_index import (
+from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from mleaudit.audit.similarity import corpus_index as corpus_index_module
+from mleaudit.audit.similarity.corpus_index import (
     CORPUS_INDEX_VERSION,
     CorpusIndexError,
     build_corpus_index,
@@ -26,12 +26,12 @@ from audit.similarity.corpus_index import (
     load_corpus_index,
     parse_storage,
 )
-from audit.similarity.corpus_cli import corpus as corpus_group
-from audit.similarity.detect import profile_code
-from audit.similarity.index import FingerprintIndex
-from audit.similarity.pairs import dolos_metrics, pair_report
-from audit.similarity.tokenize import TokenizedFile, tokenize_text
-from audit.units import CodeUnit
+from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
+from mleaudit.audit.similarity.detect import profile_code
+from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.pairs import dolos_metrics, pair_report
+from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
+from mleaudit.audit.units import CodeUnit
 from tests.conftest import shared_path
 
 KERNELS = Path(__file__).resolve().parents[2] / "fixtures" / "kernels"

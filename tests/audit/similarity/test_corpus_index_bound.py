@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus
-from audit.similarity.corpus_cli import corpus as corpus_group
-from audit.similarity.corpus_index import (
+from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
+from mleaudit.audit.similarity.corpus_index import (
     CorpusIndexError,
     _seed_values,
     build_corpus_index,
@@ -27,7 +27,7 @@ from audit.similarity.corpus_index import (
     upper_token_bits,
     window_bound,
 )
-from audit.similarity.detect import (
+from mleaudit.audit.similarity.detect import (
     MAX_NEAR_DUPLICATES,
     DetectionCorpus,
     NgramTable,
@@ -35,7 +35,7 @@ from audit.similarity.detect import (
     profile_code,
     reference_evidence,
 )
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 from tests.conftest import shared_path
 
 POPULAR = '''import numpy as np
@@ -352,7 +352,7 @@ def test_an_index_without_tile_seeds_falls_back_to_further_sources(tmp_path: Pat
 
 
 def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Path) -> None:
-    from audit.similarity.cli import similarity
+    from mleaudit.audit.similarity.cli import similarity
 
     corpus, agent_text = write_corpus(tmp_path / "kernels")
     agent = tmp_path / "agent.py"
@@ -373,7 +373,7 @@ def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Pa
 
 
 def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_order(tmp_path, monkeypatch) -> None:
-    import audit.similarity.corpus_index as corpus_index
+    import mleaudit.audit.similarity.corpus_index as corpus_index
 
     corpus, agent_text = write_corpus(tmp_path / "kernels")
     build_corpus_index([corpus], tmp_path / "k.index")

@@ -10,10 +10,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.similarity import corpus_index as corpus_index_module
-from audit.similarity.corpus_index import build_corpus_index, load_corpus_index
-from audit.similarity.detect import profile_code
-from audit.units import CodeUnit
+from mleaudit.audit.similarity import corpus_index as corpus_index_module
+from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+from mleaudit.audit.similarity.detect import profile_code
+from mleaudit.audit.units import CodeUnit
 
 INVARIANCE = Path(__file__).resolve().parents[2] / "fixtures" / "kernels" / "invariance"
 

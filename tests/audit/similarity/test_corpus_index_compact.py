@@ -13,16 +13,16 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from audit.similarity import SimilarityOptions, compare, load_reference_corpus
-from audit.similarity import corpus_index as corpus_index_module
-from audit.similarity.corpus_cli import corpus as corpus_group
-from audit.similarity.corpus_index import (
+from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
+from mleaudit.audit.similarity import corpus_index as corpus_index_module
+from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
+from mleaudit.audit.similarity.corpus_index import (
     CORPUS_INDEX_VERSION,
     CorpusIndexError,
     build_corpus_index,
     load_corpus_index,
 )
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 from tests.audit.similarity.test_corpus_index import redis_url  # noqa: F401 - a fixture
 from tests.audit.similarity.test_corpus_index_build import _variants
 

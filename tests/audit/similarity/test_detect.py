@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from audit.rules.loader import find_rules_root, load_ruleset
-from audit.similarity import (
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.similarity import (
     DEFAULT_SCORE_THRESHOLD,
     DetectionCorpus,
     FingerprintIndex,
@@ -30,7 +30,7 @@ from audit.similarity import (
     score_threshold_from_rules,
     tokenize_text,
 )
-from audit.similarity.detect import (
+from mleaudit.audit.similarity.detect import (
     AgentQuery,
     NgramTable,
     bits_from_score,
@@ -40,7 +40,7 @@ from audit.similarity.detect import (
     score_from_bits,
     token_bits,
 )
-from audit.units import CodeUnit
+from mleaudit.audit.units import CodeUnit
 from tests.conftest import REPO_ROOT, shared_path
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "similarity" / "detect"
@@ -164,7 +164,7 @@ def test_scores_do_not_depend_on_the_order_of_the_references() -> None:
 
 
 def test_near_duplicates_are_capped_to_the_closest_forks() -> None:
-    from audit.similarity.detect import MAX_NEAR_DUPLICATES, near_duplicate_members
+    from mleaudit.audit.similarity.detect import MAX_NEAR_DUPLICATES, near_duplicate_members
 
     sample = np.arange(100, dtype=np.int64)
     # file i shares the first 60 + i values with file 0 (all are near-duplicates of it)
@@ -275,8 +275,8 @@ def test_a_stricter_rule_changes_flagged(tmp_path: Path) -> None:
 
 
 def test_audit_flags_the_copy_with_the_rule_threshold(tmp_path: Path) -> None:
-    from audit.pipeline import AuditOptions, audit_run
-    from audit.run import load_run
+    from mleaudit.audit.pipeline import AuditOptions, audit_run
+    from mleaudit.audit.run import load_run
 
     run = tmp_path / "run"
     (run / "code").mkdir(parents=True)

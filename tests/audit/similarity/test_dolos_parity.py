@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.similarity.index import FingerprintIndex
-from audit.similarity.pairs import dolos_metrics
-from audit.similarity.tokenize import tokenize_text
+from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.pairs import dolos_metrics
+from mleaudit.audit.similarity.tokenize import tokenize_text
 from tests.conftest import SHARED_DATA, shared_path
 
 GOLDEN = "similarity-golden"

@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from audit.similarity.tokenize import _closing_events, _kind_table, tokenize_hashes, tokenize_text
-from audit.similarity.winnow import (
+from mleaudit.audit.similarity.tokenize import _closing_events, _kind_table, tokenize_hashes, tokenize_text
+from mleaudit.audit.similarity.winnow import (
     _kgram_fingerprints,
     _winnow_reference,
     _winnow_selected,

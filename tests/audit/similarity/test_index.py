@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.similarity.index import FingerprintIndex, Role
-from audit.similarity.tokenize import tokenize_chars, tokenize_text
-from audit.similarity.winnow import fingerprint_tokens
+from mleaudit.audit.similarity.index import FingerprintIndex, Role
+from mleaudit.audit.similarity.tokenize import tokenize_chars, tokenize_text
+from mleaudit.audit.similarity.winnow import fingerprint_tokens
 
 SHARED = "result = [value * 2 for value in range(10) if value % 3]\n"
 ONLY_A = "with open('a.txt') as handle:\n    lines = handle.read().splitlines()\n"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.similarity import SimilarityOptions, compare
-from audit.units import CodeUnit
+from mleaudit.audit.similarity import SimilarityOptions, compare
+from mleaudit.audit.units import CodeUnit
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "kernels" / "invariance"
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.similarity.index import FingerprintIndex
-from audit.similarity.pairs import dolos_metrics
-from audit.similarity.tokenize import tokenize_hashes, tokenize_text
+from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.pairs import dolos_metrics
+from mleaudit.audit.similarity.tokenize import tokenize_hashes, tokenize_text
 from tests.audit.similarity.ipython_cases import CASES, DOLOS
 
 REPO_ROOT = Path(__file__).resolve().parents[3]

@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import pytest
 
-from audit.similarity.index import IndexedFile, Role
-from audit.similarity.pairs import (
+from mleaudit.audit.similarity.index import IndexedFile, Role
+from mleaudit.audit.similarity.pairs import (
     build_fragments,
     containment,
     dolos_metrics,
     longest_common_run,
     pair_report,
 )
-from audit.similarity.tokenize import tokenize_text
-from audit.similarity.winnow import Fingerprint
-from audit.units import CellRange, CodeUnit
+from mleaudit.audit.similarity.tokenize import tokenize_text
+from mleaudit.audit.similarity.winnow import Fingerprint
+from mleaudit.audit.units import CellRange, CodeUnit
 
 
 def make_file(path: str, hashes: list[int]) -> IndexedFile:
     """An indexed file whose fingerprint i covers tokens i..i+1 of a stream of ``x`` tokens."""
     n_tokens = len(hashes) + 1
     text = "x" * n_tokens
-    from audit.similarity.tokenize import TokenizedFile
+    from mleaudit.audit.similarity.tokenize import TokenizedFile
 
     tokenized = TokenizedFile(
         path=path,
@@ -117,8 +117,8 @@ def test_pair_report_fields_and_spans() -> None:
 
 
 def test_pair_report_describes_notebook_cells_and_maps_log_code() -> None:
-    from audit.model import Span
-    from audit.similarity.index import FingerprintIndex
+    from mleaudit.audit.model import Span
+    from mleaudit.audit.similarity.index import FingerprintIndex
 
     code = "values = [i * 2 for i in range(10) if i % 3]\nprint(sum(values), len(values))\n"
     notebook_text = "import os\n\n" + code
@@ -194,7 +194,7 @@ def _dolos_loop(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> in
 def test_longest_common_run_past_the_visit_bound_is_still_dolos(monkeypatch: pytest.MonkeyPatch) -> None:
     import random
 
-    import audit.similarity.pairs as pairs
+    import mleaudit.audit.similarity.pairs as pairs
 
     rng = random.Random(8)
     monkeypatch.setattr(pairs, "MAX_RUN_VISITS", 0)  # every call takes the substring route
@@ -212,7 +212,7 @@ NESTED = "value = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
 def test_five_thousand_nested_parentheses_against_themselves_in_well_under_a_second() -> None:
     import time
 
-    from audit.similarity.index import FingerprintIndex
+    from mleaudit.audit.similarity.index import FingerprintIndex
 
     index = FingerprintIndex()
     agent = index.add_agent(tokenize_text(NESTED, "python", "agent.py"))
@@ -228,7 +228,7 @@ def test_five_thousand_nested_parentheses_against_themselves_in_well_under_a_sec
 
 
 def test_capped_fragments_keep_runs_through_repeated_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
-    import audit.similarity.pairs as pairs
+    import mleaudit.audit.similarity.pairs as pairs
 
     # 1 2 3 anchor a copied stretch of 60 repeated 9s; 9 also repeats elsewhere on the right
     left = make_file("l", [1, 2, 3] + [9] * 60 + [4])

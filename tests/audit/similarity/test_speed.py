@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from audit.similarity import fingerprint_tokens, tokenize_text
+from mleaudit.audit.similarity import fingerprint_tokens, tokenize_text
 
 BASE = Path(__file__).resolve().parents[2] / "fixtures" / "kernels" / "invariance" / "base.py"
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.similarity.strings import MAX_STRING_UNITS, string_code_units
-from audit.units import CodeUnit
+from mleaudit.audit.similarity.strings import MAX_STRING_UNITS, string_code_units
+from mleaudit.audit.units import CodeUnit
 from tests.audit.invented_kernels import LANTERN_KERNEL, audit_against
 
 KERNEL = LANTERN_KERNEL

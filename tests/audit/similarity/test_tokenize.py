@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from audit.parsing import get_parser, parse
-from audit.similarity.tokenize import line_starts, tokenize_chars, tokenize_text, tokenize_tree
-from audit.similarity.winnow import hash_token
+from mleaudit.audit.parsing import get_parser, parse
+from mleaudit.audit.similarity.tokenize import line_starts, tokenize_chars, tokenize_text, tokenize_tree
+from mleaudit.audit.similarity.winnow import hash_token
 
 SOURCE = "import os\n# hi\ndef f(a, b=2):\n    return a+b  # c\n"
 

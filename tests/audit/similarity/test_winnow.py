@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from audit.similarity.winnow import (
+from mleaudit.audit.similarity.winnow import (
     HASH_MOD,
     ROLLING_HASH_BASE,
     Fingerprint,

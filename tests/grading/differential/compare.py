@@ -2,7 +2,7 @@
 
 MLE-bench's graders run through ``scripts/mlebench_grade.py`` in a Python that holds the
 libraries MLE-bench pins (one subprocess for all jobs); mleaudit's through
-:func:`grading.grade.score_submission`, the path of ``mleaudit grade``. Both round a score to
+:func:`mleaudit.grading.grade.score_submission`, the path of ``mleaudit grade``. Both round a score to
 five decimals; two grades agree when both reject the file, or both score it within ``1e-6``
 (NaN with NaN, an infinity with the same infinity).
 """
@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from grading.errors import InvalidSubmission, UndefinedScore
-from grading.grade import round_score, score_submission
-from grading.registry import CompetitionRegistry
-from grading.spec import CompetitionSpec
+from mleaudit.grading.errors import InvalidSubmission, UndefinedScore
+from mleaudit.grading.grade import round_score, score_submission
+from mleaudit.grading.registry import CompetitionRegistry
+from mleaudit.grading.spec import CompetitionSpec
 from tests.grading.differential.keys import write_key
 from tests.grading.differential.mutations import mutations
 

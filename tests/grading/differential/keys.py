@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from grading.metrics import JIGSAW_IDENTITY_COLUMNS
-from grading.spec import CompetitionSpec
+from mleaudit.grading.metrics import JIGSAW_IDENTITY_COLUMNS
+from mleaudit.grading.spec import CompetitionSpec
 from tests.grading.competition_keys import competition_key
 
 REPO = Path(__file__).resolve().parents[3]

@@ -13,7 +13,7 @@ from typing import Iterator
 import numpy as np
 import pandas as pd
 
-from grading.spec import CompetitionSpec
+from mleaudit.grading.spec import CompetitionSpec
 from tests.grading.competition_keys import options_for
 
 #: A mutation's name and the bytes of the submission file it wrote.

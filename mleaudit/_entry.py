@@ -1,4 +1,4 @@
-"""Start-up of ``mleaudit`` and ``python -m audit``: nothing is imported from the current directory.
+"""Start-up of ``mleaudit`` and ``python -m mleaudit``: nothing is imported from the current directory.
 
 An audited run folder is written by the agent under audit, and the command line is often started
 from inside one (``cd runs/r1 && mleaudit audit .``). Python puts the current directory first on
@@ -30,10 +30,8 @@ def clean_sys_path() -> list[str]:
     """Remove every ``sys.path`` entry that means the current directory or depends on it.
 
     Removed: ``''``, ``.``, any relative entry, and any entry that resolves to the current
-    directory. When the ``audit`` package itself was found through such an entry (a source
-    checkout run as ``python -m audit`` from its root, without installing), the checkout's root
-    is put back at the *end* of the path, so that its sibling packages (``grading``,
-    ``sandbox``) are still found after the installed ones.
+    directory. The packages themselves are found through their install (``pip install .`` or
+    ``pip install -e .``), never through the current directory.
 
     Returns
     -------
@@ -53,12 +51,6 @@ def clean_sys_path() -> list[str]:
             kept.append(entry)
     if removed:
         sys.path[:] = kept
-        package = sys.modules.get("audit")
-        package_file = getattr(package, "__file__", None)
-        if isinstance(package_file, str):
-            root = os.path.dirname(os.path.dirname(os.path.realpath(package_file)))
-            if root == cwd_real and root not in sys.path:
-                sys.path.append(root)
         # Finders cached for the removed entries must not answer later imports.
         import importlib
 
@@ -69,6 +61,6 @@ def clean_sys_path() -> list[str]:
 def main() -> None:
     """The ``mleaudit`` console script: clean ``sys.path``, then run the click command line."""
     clean_sys_path()
-    from audit.cli import main as cli_main
+    from mleaudit.audit.cli import main as cli_main
 
     cli_main()
