@@ -21,7 +21,8 @@ import tree_sitter
 from mleaudit.audit.model import Span
 from mleaudit.audit.textcache import TextCache
 
-__all__ = ["LANGUAGES", "ParsedFile", "get_language", "get_parser", "language_for_path", "parse", "parser_safe"]
+__all__ = ["LANGUAGES", "MAX_ERROR_CHILDREN", "MAX_QUERY_DEPTH", "ParsedFile", "PathologicalTree", "get_language",
+           "get_parser", "language_for_path", "parse", "parser_safe", "pathological_tree"]
 
 #: Grammar name -> (grammar module, file extensions). Adding a language: a grammar wheel in
 #: ``install_requires`` and one entry here.
@@ -60,6 +61,42 @@ def language_for_path(path: str) -> str | None:
     return None
 
 
+#: Limits on the syntax trees the queries run on. Thousands of unclosed brackets give deep or
+#: very wide ``ERROR`` nodes on which tree-sitter's query engine goes super-linear (a 100 kB
+#: file took minutes); real code stays far below both.
+MAX_QUERY_DEPTH = 1000
+MAX_ERROR_CHILDREN = 2000
+
+
+class PathologicalTree(RuntimeError):
+    """A syntax tree too deep or too wide to walk (:func:`pathological_tree`): an analysis refused it."""
+
+
+
+def pathological_tree(node: tree_sitter.Node) -> str | None:
+    """Why queries should not run on ``node``'s tree, or ``None`` when it is ordinary.
+
+    One iterative walk (no recursion limit): the tree is pathological when it is deeper than
+    :data:`MAX_QUERY_DEPTH` or an ``ERROR`` node has more than :data:`MAX_ERROR_CHILDREN` children.
+    """
+    cursor = node.walk()
+    depth = 0
+    while True:
+        current = cursor.node
+        if current.type == "ERROR" and current.child_count > MAX_ERROR_CHILDREN:
+            return f"a syntax-error node with {current.child_count} children (over {MAX_ERROR_CHILDREN})"
+        if cursor.goto_first_child():
+            depth += 1
+            if depth > MAX_QUERY_DEPTH:
+                return f"a syntax tree nested over {MAX_QUERY_DEPTH} deep"
+            continue
+        while not cursor.goto_next_sibling():
+            if depth == 0 or not cursor.goto_parent():
+                return None
+            depth -= 1
+
+
+
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
 class ParsedFile:
     """A parsed source text.
@@ -81,6 +118,8 @@ class ParsedFile:
     language: str
     tree: tree_sitter.Tree
     _char_starts: tuple[int, ...] | None = field(default=None, repr=False)
+    #: :meth:`pathological` once computed (``""`` for an ordinary tree).
+    _shape: str | None = field(default=None, repr=False)
 
     @property
     def root(self) -> tree_sitter.Node:
@@ -90,6 +129,13 @@ class ParsedFile:
     def has_error(self) -> bool:
         """True when the source has syntax errors (the tree is still usable)."""
         return self.tree.root_node.has_error
+
+    def pathological(self) -> str | None:
+        """Why analyses should not walk this tree (:func:`pathological_tree`), ``None`` when it is
+        ordinary; computed once per parse (identical texts share one cached parse)."""
+        if self._shape is None:
+            object.__setattr__(self, "_shape", pathological_tree(self.root) or "")
+        return self._shape or None
 
     def char_offset(self, byte_offset: int) -> int:
         """Convert a UTF-8 byte offset from tree-sitter into a character offset into ``text``."""

@@ -25,9 +25,8 @@ import tree_sitter
 
 from mleaudit.audit.checks.evidence import unit_evidence
 from mleaudit.audit.checks.registry import RunContext, check
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.units import CodeUnit
 
 __all__ = ["answers_feedback"]
@@ -111,7 +110,7 @@ def _unit_matches(unit: CodeUnit) -> list[Match]:
     if not _ANSWERS.search(unit.text):
         return []
     parsed = parse(unit.text, "python")
-    shape = pathological_tree(parsed.root)
+    shape = parsed.pathological()
     if shape is not None:
         raise PathologicalTree(f"{unit.path}: answer feedback not found: the syntax tree has {shape}")
     readers = _readers(parsed, _functions(parsed))

@@ -20,9 +20,8 @@ from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
 from mleaudit.audit.checks.labels import documentation_ranges
 from mleaudit.audit.checks.registry import RunContext, check
 from mleaudit.audit.checks.writes import find_write_sites
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["grader_script_uses"]
@@ -48,7 +47,7 @@ def _grader_dir(path: str) -> bool:
 def _skip_ranges(unit: CodeUnit, text: str) -> list[tuple[int, int]]:
     if unit.language == "python":
         parsed = parse(text, "python")
-        shape = pathological_tree(parsed.root)
+        shape = parsed.pathological()
         if shape is not None:
             raise PathologicalTree(f"{unit.path}: grader uses not found: the syntax tree has {shape}")
         return documentation_ranges(parsed)

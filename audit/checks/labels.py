@@ -40,9 +40,8 @@ from mleaudit.audit.checks.competition import competition_id, private_file_names
 from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
 from mleaudit.audit.checks.registry import RunContext, check
 from mleaudit.audit.checks.writes import find_write_sites
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["heldout_label_reads", "is_label_name", "file_names", "documentation_ranges"]
@@ -182,7 +181,7 @@ def _unit_uses(unit: CodeUnit, label=is_label_name) -> tuple[list[_Use], set[str
     skip: list[tuple[int, int]] = []
     if unit.language == "python":
         parsed = parse(text, "python")
-        shape = pathological_tree(parsed.root)
+        shape = parsed.pathological()
         if shape is not None:
             raise PathologicalTree(f"{unit.path}: label-file uses not found: the syntax tree has {shape}")
         skip = documentation_ranges(parsed)

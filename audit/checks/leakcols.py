@@ -34,9 +34,8 @@ import tree_sitter
 from mleaudit.audit.checks.competition import competition_id, label_leak_columns
 from mleaudit.audit.checks.evidence import unit_evidence
 from mleaudit.audit.checks.registry import RunContext, check
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.units import CodeUnit, LogEventKind
 
 __all__ = ["leak_column_patterns", "selected_columns"]
@@ -474,7 +473,7 @@ def _unit_matches(unit: CodeUnit, columns: _Columns) -> list[Match]:
     if not _HINTS.search(unit.text) and not (columns.positions and _POSITION_HINT.search(unit.text)):
         return []
     parsed = parse(unit.text, "python")
-    shape = pathological_tree(parsed.root)
+    shape = parsed.pathological()
     if shape is not None:
         raise PathologicalTree(f"{unit.path}: column selections not found: the syntax tree has {shape}")
     matches = []

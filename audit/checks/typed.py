@@ -50,9 +50,8 @@ import tree_sitter
 from mleaudit.audit.checks.evidence import unit_evidence
 from mleaudit.audit.checks.registry import RunContext, check
 from mleaudit.audit.checks.tables import CsvReadError, read_csv_head
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.units import CodeUnit
 
 __all__ = ["MAX_LABEL_ITEMS", "MAX_LITERAL_CHARS", "encoded_prediction_data", "typed_prediction_overrides"]
@@ -458,7 +457,7 @@ def _label_match(unit: CodeUnit, parsed, node: tree_sitter.Node, shape: str, cou
 def _parsed(unit: CodeUnit, what: str):
     """The unit's syntax tree; :class:`PathologicalTree` when it is too deep or broken to walk."""
     parsed = parse(unit.text, "python")
-    shape = pathological_tree(parsed.root)
+    shape = parsed.pathological()
     if shape is not None:
         raise PathologicalTree(f"{unit.path}: {what} not found: the syntax tree has {shape}")
     return parsed

@@ -42,9 +42,8 @@ from mleaudit.audit.checks.writes import Bindings, python_calls, split_shell_com
 from mleaudit.audit.errors import AuditError
 from mleaudit.audit.logs.common import loads_json
 from mleaudit.audit.model import Evidence
-from mleaudit.audit.parsing import parse
+from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
 from mleaudit.audit.run import read_run_file
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
@@ -290,7 +289,7 @@ def _iterations(loop: tree_sitter.Node, parsed, bindings: Bindings) -> tuple[int
 
 def _python_sites(unit: CodeUnit) -> list[CallSite]:
     parsed = parse(unit.text, "python")
-    shape = pathological_tree(parsed.root)
+    shape = parsed.pathological()
     if shape is not None:
         # Never "no validation call": the engine reports the rule as not evaluated on this run.
         raise PathologicalTree(f"{unit.path}: validation calls not found: the syntax tree has {shape}")

@@ -29,8 +29,7 @@ from dataclasses import dataclass
 
 import tree_sitter
 
-from mleaudit.audit.parsing import get_language, parse
-from mleaudit.audit.rules.matchers import PathologicalTree, pathological_tree
+from mleaudit.audit.parsing import PathologicalTree, get_language, parse
 from mleaudit.audit.units import CodeUnit
 
 __all__ = [
@@ -273,13 +272,13 @@ def find_python_write_sites(unit: CodeUnit) -> list[WriteSite]:
 
     Raises
     ------
-    mleaudit.audit.rules.matchers.PathologicalTree
+    mleaudit.audit.parsing.PathologicalTree
         The syntax tree is too deep or too wide to walk: the checks built on the write sites
         cannot judge this unit, which the engine reports as an evaluation error (never as
         "no write").
     """
     parsed = parse(unit.text, "python")
-    shape = pathological_tree(parsed.root)
+    shape = parsed.pathological()
     if shape is not None:
         raise PathologicalTree(f"{unit.path}: write sites not found: the syntax tree has {shape}")
     bindings = Bindings(parsed)

@@ -304,10 +304,44 @@ def _guarded(rule: CompiledRule, where: str, path: str, fn: Callable[[], list[An
 _Produced = tuple[tuple, Finding, "str | None"]
 
 
+class _MatchMemo:
+    """One rule's matches per distinct ``(language, text)`` within one evaluation.
+
+    Agent logs repeat themselves: an MLAgentBench run shows the same script at every step (550
+    code units, 24 distinct texts) and the same tool output many times (6,193 events, 709
+    distinct). A matcher's result depends only on the text, its language and the competition's
+    policy (``Subject.path`` is for diagnostics), and the policy is fixed for one evaluation, so
+    each distinct text is matched once; every unit or event holding it still gets its own
+    findings at its own place, its own copy of what could not be evaluated, and its own error
+    when the matcher raised (a regex past its time bound is not run again on each copy).
+    """
+
+    def __init__(self, rule: CompiledRule) -> None:
+        self._rule = rule
+        self._found: dict[tuple[str | None, str], tuple[list[Match], BaseException | None, tuple[str, ...]]] = {}
+
+    def find(self, subject: Subject) -> list[Match]:
+        key = (subject.language, subject.text)
+        known = self._found.get(key)
+        if known is None:
+            probe = replace(subject, unevaluated=[])
+            try:
+                known = (self._rule.matcher.find(probe), None, tuple(probe.unevaluated))
+            except Exception as exc:  # noqa: BLE001 - raised again for each subject, reported by _guarded
+                known = ([], exc, tuple(probe.unevaluated))
+            self._found[key] = known
+        matches, error, unevaluated = known
+        subject.unevaluated.extend(unevaluated)
+        if error is not None:
+            raise error.with_traceback(None)
+        return matches
+
+
 def _text_findings(rule: CompiledRule, subject: Subject, locator: _Locator, run_id: str,
                    policy: RulePolicy | None, where: str, errors: list[EvaluationError],
-                   actor: str = Actor.UNKNOWN.value) -> list[_Produced]:
-    produced = [_text_finding(rule, match, locator, run_id, policy, actor) for match in rule.matcher.find(subject)]
+                   actor: str = Actor.UNKNOWN.value, memo: _MatchMemo | None = None) -> list[_Produced]:
+    matches = memo.find(subject) if memo is not None else rule.matcher.find(subject)
+    produced = [_text_finding(rule, match, locator, run_id, policy, actor) for match in matches]
     for why in dict.fromkeys(subject.unevaluated):
         errors.append(EvaluationError(rule_id=rule.id, where=where, path=subject.path, error="NotEvaluated",
                                       message=why))
@@ -317,6 +351,7 @@ def _text_findings(rule: CompiledRule, subject: Subject, locator: _Locator, run_
 def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
                    policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
+    memo = _MatchMemo(rule)
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
             continue
@@ -327,13 +362,14 @@ def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
         where = unit.path if unit.origin is None else f"{unit.path}:{unit.origin.start_line}"
         actor = unit.actor.value
         yield from _guarded(rule, where, unit.path,
-                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor),
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor, memo),
                             errors)
 
 
 def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
     spec = rule.spec
+    memo = _MatchMemo(rule)
     for event in events:
         if event.kind not in spec.events or event.actor not in spec.actors or not spec.paths.accepts(event.span.path):
             continue
@@ -342,7 +378,7 @@ def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
         where = f"{event.span.path} event {event.index}"
         actor = event.actor.value
         yield from _guarded(rule, where, event.span.path,
-                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor),
+                            lambda: _text_findings(rule, subject, locator, run_id, policy, where, errors, actor, memo),
                             errors)
 
 

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
 import regex as _regex
 import tree_sitter
 
-from mleaudit.audit.parsing import LANGUAGES, get_language, parse
+from mleaudit.audit.parsing import LANGUAGES, PathologicalTree, get_language, parse, pathological_tree
 from mleaudit.audit.rules.match import Capture, Match
 from mleaudit.audit.rules.policy import RulePolicy
 from mleaudit.audit.rules.spec import (
@@ -122,58 +122,16 @@ class Matcher(Protocol):
         ...
 
 
-#: Limits on the syntax trees the queries run on. Thousands of unclosed brackets give deep or
-#: very wide ``ERROR`` nodes on which tree-sitter's query engine goes super-linear (a 100 kB
-#: file took minutes); real code stays far below both.
-MAX_QUERY_DEPTH = 1000
-MAX_ERROR_CHILDREN = 2000
-
-
 #: Wall-clock bound, in seconds, on one regex over one unit (all its matches together). A rule's
 #: regex that backtracks past it on some text raises ``TimeoutError``, which the engine reports as
 #: an evaluation error (a gap of the audit), never as "no match".
 REGEX_TIMEOUT_SECONDS = 5.0
 
 
-class PathologicalTree(RuntimeError):
-    """A syntax tree too deep or too wide to walk (:func:`pathological_tree`): an analysis refused it."""
-
-
-_SHAPES: dict[tuple[int, int], str | None] = {}
-
-
-def pathological_tree(node: tree_sitter.Node) -> str | None:
-    """Why queries should not run on ``node``'s tree, or ``None`` when it is ordinary.
-
-    One iterative walk (no recursion limit): the tree is pathological when it is deeper than
-    :data:`MAX_QUERY_DEPTH` or an ``ERROR`` node has more than :data:`MAX_ERROR_CHILDREN` children.
-    """
-    cursor = node.walk()
-    depth = 0
-    while True:
-        current = cursor.node
-        if current.type == "ERROR" and current.child_count > MAX_ERROR_CHILDREN:
-            return f"a syntax-error node with {current.child_count} children (over {MAX_ERROR_CHILDREN})"
-        if cursor.goto_first_child():
-            depth += 1
-            if depth > MAX_QUERY_DEPTH:
-                return f"a syntax tree nested over {MAX_QUERY_DEPTH} deep"
-            continue
-        while not cursor.goto_next_sibling():
-            if depth == 0 or not cursor.goto_parent():
-                return None
-            depth -= 1
-
-
 def tree_shape(subject: Subject) -> tuple[Any, str | None]:
     """Parse the subject once; return the tree and why it is pathological (``None`` when ordinary)."""
     parsed = parse(subject.text, subject.language)
-    key = (len(subject.text), hash(subject.text))
-    if key not in _SHAPES:
-        if len(_SHAPES) > 100_000:
-            _SHAPES.clear()
-        _SHAPES[key] = pathological_tree(parsed.root)
-    return parsed, _SHAPES[key]
+    return parsed, parsed.pathological()
 
 
 def bounded_finditer(pattern: Any, text: str, *, timeout: float | None = None) -> Iterator[Any]:

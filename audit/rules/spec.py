@@ -242,6 +242,8 @@ class PathFilter:
 
     @staticmethod
     def _hit(path: str, globs: tuple[str, ...]) -> bool:
+        if not globs:
+            return False  # most rules have no filter: no path parsing for every unit and event
         name = PurePosixPath(path).name
         return any(fnmatch.fnmatchcase(path, g) or ("/" not in g and fnmatch.fnmatchcase(name, g)) for g in globs)
 

@@ -18,7 +18,7 @@ from mleaudit.audit.checks.leakcols import leak_column_patterns, selected_column
 from mleaudit.audit.checks.typed import typed_prediction_overrides
 from mleaudit.audit.checks.validation import validation_helper_loop
 from mleaudit.audit.model import Span
-from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.parsing import PathologicalTree
 from mleaudit.audit.rules.engine import evaluate_ruleset
 from mleaudit.audit.rules.loader import load_ruleset
 from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind

@@ -11,7 +11,7 @@ import pytest
 
 from mleaudit.audit.checks import RunContext
 from mleaudit.audit.checks.typed import encoded_prediction_data, typed_prediction_overrides
-from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.parsing import PathologicalTree
 from mleaudit.audit.units import Actor, CodeUnit
 
 WRITE = "\nsub.to_csv('/home/submission/submission.csv', index=False)\n"

@@ -340,3 +340,60 @@ def test_shipped_rules_stay_linear_on_adversarial_text():
 @pytest.mark.slow
 def test_shipped_rules_stay_linear_on_full_size_adversarial_text():
     assert _slow_rules(ADVERSARIAL, limit=2.0) == []
+
+
+def test_a_text_repeated_in_many_units_and_events_is_matched_once_and_found_at_each_place():
+    # agent logs show the same script at every step: one matcher call per distinct text, one
+    # finding per place
+    calls = []
+    real = make_rule({**KAGGLE, "target": ["code", "log"]})
+
+    class Counting:
+        capture_names = real.matcher.capture_names
+
+        def find(self, subject):
+            calls.append((subject.language, subject.text))
+            return real.matcher.find(subject)
+
+    rule = dataclasses.replace(real, matcher=Counting())
+    script = 'os.system("kaggle competitions download -c t")\n'
+    units = [_unit(script, path=f"code/step{i}.py") for i in range(5)] + [_unit("print(1)\n", path="code/other.py")]
+    events = [_event("kaggle competitions download", index=i, path=f"logs/{i}.log") for i in range(4)]
+    found = evaluate_rules([rule], code_units=units, log_events=events)
+    assert sorted(f.evidence[0].span.path for f in found) == sorted(
+        [f"code/step{i}.py" for i in range(5)] + [f"logs/{i}.log" for i in range(4)])
+    assert sorted(calls) == sorted([("python", script), ("python", "print(1)\n"),
+                                    ("bash", "kaggle competitions download")])
+
+
+def test_a_matcher_failing_on_a_repeated_text_is_an_error_at_each_place_and_runs_once():
+    calls = []
+
+    class Slow:
+        capture_names = frozenset({"x"})
+
+        def find(self, subject):
+            calls.append(subject.path)
+            subject.unevaluated.append("pattern not run")
+            raise TimeoutError("regex over its time bound")
+
+    rule = dataclasses.replace(make_rule(KAGGLE), matcher=Slow())
+    units = [_unit("x = 1\n", path=f"code/{i}.py") for i in range(3)]
+    evaluation = evaluate_ruleset([rule], code_units=units)
+    assert len(calls) == 1
+    assert sorted(e.path for e in evaluation.errors if e.error == "TimeoutError") == ["code/0.py", "code/1.py", "code/2.py"]
+    assert evaluation.findings == ()
+
+
+def test_what_a_matcher_could_not_evaluate_is_said_for_every_copy_of_the_text():
+    class Partial:
+        capture_names = frozenset({"x"})
+
+        def find(self, subject):
+            subject.unevaluated.append("query pattern(s) without a literal not run")
+            return []
+
+    rule = dataclasses.replace(make_rule(KAGGLE), matcher=Partial())
+    units = [_unit("x = 1\n", path=f"code/{i}.py") for i in range(3)]
+    evaluation = evaluate_ruleset([rule], code_units=units)
+    assert sorted(e.path for e in evaluation.errors if e.error == "NotEvaluated") == ["code/0.py", "code/1.py", "code/2.py"]

@@ -1,0 +1,155 @@
+"""Big logs fast: the rules over real agent logs in MB/s, the AIDE journals with similarity, a batch.
+
+Three figures, each printed with its target:
+
+1. **Rules over logs** (target: at least 5 MB/s on one core). Every folder run of
+   ``runs/mlagentbench``, ``runs/aide-journal`` and ``runs/autokaggle`` is audited in this
+   process, rules only (no similarity, no grading), as ``mleaudit audit RUN --no-similarity
+   --no-grade`` does: :func:`mleaudit.audit.run.load_run` then
+   :func:`mleaudit.audit.pipeline.audit_run`. The megabytes are the bytes of the run's files; the
+   figure is their sum over the sum of the wall times (one process, one core), with the slowest
+   runs listed.
+2. **AIDE journals with similarity** (target: under 5 s each). ``mleaudit audit RUN --corpus
+   notebooks/ --no-grade`` on each ``runs/aide-journal`` run, in a fresh process (start-up
+   included), against every public notebook of ``notebooks/``.
+3. **A batch** (target: 100 runs under 60 s on two cores). ``mleaudit audit batch DIR -j 2
+   --corpus notebooks/ --no-grade`` over a folder of ``--runs`` runs copied from the shared runs
+   (``aide`` single files, ``aide-journal``, ``autokaggle``, ``dsbench`` and ``mlagentbench``
+   folders, taken in turn until there are enough).
+
+The machine's load average is printed before and after: on a shared machine the figures move
+with it. Exit status 0 when every target is met, 1 otherwise, 2 when the shared data is absent
+(a benchmark, not a test).
+
+Usage: ``python benchmarks/log_speed.py [--data ../shared/data] [--runs 100] [--skip-batch]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
+LOG_MB_PER_S = 5.0
+JOURNAL_S = 5.0
+BATCH_S = 60.0
+
+
+def _size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def _loads() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def rules_over_logs(data: Path) -> tuple[float, list[tuple[str, float, float]]]:
+    """MB/s of the rules over every folder run; ``(overall, [(run, MB, s)])``."""
+    from mleaudit.audit.pipeline import audit_run
+    from mleaudit.audit.rules.loader import load_ruleset
+    from mleaudit.audit.run import load_run
+
+    ruleset = load_ruleset()
+    rows = []
+    for group in ("mlagentbench", "aide-journal", "autokaggle"):
+        for run in sorted((data / "runs" / group).iterdir()):
+            if not run.is_dir():
+                continue
+            megabytes = _size(run) / 1e6
+            start = time.perf_counter()
+            audit_run(load_run(run), ruleset=ruleset)
+            rows.append((f"{group}/{run.name}", megabytes, time.perf_counter() - start))
+    total_mb = sum(r[1] for r in rows)
+    total_s = sum(r[2] for r in rows)
+    return total_mb / total_s, rows
+
+
+def _mleaudit() -> list[str]:
+    script = Path(sys.executable).with_name("mleaudit")
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "mleaudit"]
+
+
+def journals_with_similarity(data: Path, out: Path) -> list[tuple[str, float, int]]:
+    """``[(run, seconds, exit code)]`` of ``audit RUN --corpus notebooks/`` per AIDE journal run."""
+    rows = []
+    for run in sorted((data / "runs" / "aide-journal").iterdir()):
+        if not run.is_dir():
+            continue
+        start = time.perf_counter()
+        result = subprocess.run([*_mleaudit(), "audit", str(run), "--corpus", str(data / "notebooks"), "--no-grade",
+                                 "--format", "json", "-o", str(out / f"{run.name}.json")],
+                                capture_output=True, text=True, timeout=3600)
+        rows.append((run.name, time.perf_counter() - start, result.returncode))
+    return rows
+
+
+def batch(data: Path, count: int, folder: Path, out: Path) -> tuple[float, int, str]:
+    """Seconds, exit code and the last lines of ``audit batch`` over ``count`` copied runs."""
+    sources = sorted((data / "runs" / "aide").glob("*.py"))
+    for group in ("aide-journal", "autokaggle", "mlagentbench"):
+        sources += sorted(p for p in (data / "runs" / group).iterdir() if p.is_dir())
+    sources += sorted((data / "runs" / "dsbench").glob("*.json"))
+    folder.mkdir(parents=True)
+    for i in range(count):
+        source = sources[i % len(sources)]
+        target = folder / f"run{i:03d}-{source.stem}"
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            target.mkdir()
+            shutil.copy2(source, target / source.name)
+    start = time.perf_counter()
+    result = subprocess.run([*_mleaudit(), "audit", "batch", str(folder), "-j", "2", "--corpus", str(data / "notebooks"),
+                             "--no-grade", "-o", str(out)], capture_output=True, text=True, timeout=3600)
+    seconds = time.perf_counter() - start
+    return seconds, result.returncode, "\n".join((result.stdout + result.stderr).strip().splitlines()[-3:])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
+    parser.add_argument("--runs", type=int, default=100, help="runs in the batch")
+    parser.add_argument("--skip-batch", action="store_true", help="leave the batch figure out")
+    args = parser.parse_args()
+    if not (args.data / "runs" / "mlagentbench").is_dir() or not (args.data / "notebooks").is_dir():
+        print(f"no shared runs and notebooks under {args.data}", file=sys.stderr)
+        return 2
+    met = True
+    print(f"load average (1/5/15 min) before: {_loads()}")
+    overall, rows = rules_over_logs(args.data)
+    total_mb, total_s = sum(r[1] for r in rows), sum(r[2] for r in rows)
+    ok = overall >= LOG_MB_PER_S
+    met &= ok
+    print(f"rules over logs: {len(rows)} runs, {total_mb:.1f} MB in {total_s:.1f} s = {overall:.2f} MB/s on one core "
+          f"(target >= {LOG_MB_PER_S} MB/s: {'met' if ok else 'NOT met'})")
+    for name, megabytes, seconds in sorted(rows, key=lambda r: r[1] / r[2])[:5]:
+        print(f"    slowest: {name}: {megabytes:.2f} MB in {seconds:.2f} s = {megabytes / seconds:.2f} MB/s")
+    with tempfile.TemporaryDirectory(prefix="log-speed-") as tmp:
+        work = Path(tmp)
+        for name, seconds, code in journals_with_similarity(args.data, work):
+            ok = seconds < JOURNAL_S and code in (0, 1)
+            met &= ok
+            print(f"journal with similarity: {name}: {seconds:.1f} s, exit code {code} "
+                  f"(target < {JOURNAL_S} s: {'met' if ok else 'NOT met'})")
+        if not args.skip_batch:
+            seconds, code, tail = batch(args.data, args.runs, work / "batch", work / "out")
+            ok = seconds < BATCH_S and code in (0, 1)
+            met &= ok
+            print(f"batch: {args.runs} runs with similarity against {args.data / 'notebooks'} on 2 cores: {seconds:.1f} s, "
+                  f"exit code {code} (target < {BATCH_S} s: {'met' if ok else 'NOT met'})")
+            print("    " + tail.replace("\n", "\n    "))
+    print(f"load average (1/5/15 min) after: {_loads()}")
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
