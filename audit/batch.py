@@ -115,6 +115,7 @@ class BatchOptions:
     similarity: bool = True
     grade: bool = True
     corpus_dir: Path | None = None
+    corpus_index: Path | None = None
     include_experimental: bool = False
     competitions_root: Path | None = None
     data_dir: Path | None = None
@@ -579,6 +580,7 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
         run_dir=entry.run_dir,
         competition_id=entry.competition_id,
         corpus_dir=options.corpus_dir,
+        corpus_index=options.corpus_index,
         similarity=options.similarity,
         grade=options.grade,
         include_experimental=options.include_experimental,

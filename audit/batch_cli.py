@@ -16,7 +16,8 @@ from pathlib import Path
 
 import click
 
-from mleaudit.audit.cli_options import (InputError, baseline_option, competitions_option, data_dir_option, fail_on_option,
+from mleaudit.audit.cli_options import (InputError, baseline_option, check_corpus_index, competitions_option,
+                               corpus_index_option, data_dir_option, fail_on_option,
                                jobs_option, rules_option)
 from mleaudit.audit.model import Severity
 from mleaudit.audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
@@ -189,7 +190,7 @@ def _check_competition(competition_id: str, competitions_dir: Path | None) -> se
 @jobs_option("audit the runs, one run each at a time")
 @click.option("--executor", type=click.Choice(["local", "dask"]), default="local", show_default=True,
               help="Where the runs are audited: a local process pool, or the workers of a dask.distributed "
-                   "cluster (--scheduler; the workers must see the run folders and --corpus).")
+                   "cluster (--scheduler; the workers must see the run folders and --corpus or --index).")
 @click.option("--scheduler", default=None, envvar="MLEAUDIT_DASK_SCHEDULER", show_envvar=True,
               help="The dask scheduler's address for --executor dask (tcp://HOST:8786).")
 @click.option("-c", "--competition", "competition_id", default=None,
@@ -197,6 +198,7 @@ def _check_competition(competition_id: str, competitions_dir: Path | None) -> se
                    "JSONL line, no <competition-id>_<uuid> folder name).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of reference notebooks for every run (default: each competition's kernels folder).")
+@corpus_index_option
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submissions.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
@@ -212,7 +214,7 @@ def _check_competition(competition_id: str, competitions_dir: Path | None) -> se
 @fail_on_option
 def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str, scheduler: str | None,
                         competition_id: str | None,
-                        corpus: Path | None, no_similarity: bool,
+                        corpus: Path | None, corpus_index: Path | None, no_similarity: bool,
                         no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
                         competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
     """Audit every run of a run group, a folder of runs, a glob pattern or a submission JSONL.
@@ -251,6 +253,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
             "jobs") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("-j sets the local pool's processes; with --executor dask the cluster's workers decide")
     known = _check_competition(competition_id, competitions_dir) if competition_id is not None else None
+    check_corpus_index(corpus_index, corpus, no_similarity)
     if executor == "local" and scheduler and click.get_current_context().get_parameter_source(
             "scheduler") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("--scheduler is for --executor dask; the local executor uses no scheduler")
@@ -271,6 +274,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
         similarity=not no_similarity,
         grade=not no_grade,
         corpus_dir=corpus,
+        corpus_index=corpus_index,
         include_experimental=include_experimental,
         competitions_root=competitions_dir,
         data_dir=data_dir,

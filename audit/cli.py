@@ -40,6 +40,8 @@ import click  # noqa: E402
 from mleaudit.audit import __version__  # noqa: E402
 from mleaudit.audit.cli_options import (  # noqa: E402
     DefaultCommandGroup,
+    check_corpus_index,
+    corpus_index_option,
     InputError,
     baseline_option,
     competitions_option,
@@ -127,6 +129,7 @@ def audit_group() -> None:
 @click.option("-c", "--competition", "competition_id", default=None, help="Competition id (default: from the run's metadata).")
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of reference notebooks (default: the competition's kernels folder).")
+@corpus_index_option
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submission.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
@@ -137,7 +140,8 @@ def audit_group() -> None:
 @format_option(sorted(FORMATTERS))
 @output_option
 @fail_on_option
-def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | None, no_similarity: bool,
+def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | None, corpus_index: Path | None,
+                      no_similarity: bool,
                       no_grade: bool, include_experimental: bool, baseline: Path | None, competitions_dir: Path | None, data_dir: Path | None,
                       rules: Path | None, fmt: str | None, output: Path | None, fail_on: str) -> None:
     """Audit one run: grade its submission, apply the rules, compare its code with the corpus.
@@ -154,10 +158,12 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
     """
     from mleaudit.audit.pipeline import AuditRequest, run_audit
 
+    check_corpus_index(corpus_index, corpus, no_similarity)
     request = AuditRequest(
         run_dir=run_dir,
         competition_id=competition_id,
         corpus_dir=corpus,
+        corpus_index=corpus_index,
         similarity=not no_similarity,
         grade=not no_grade,
         include_experimental=include_experimental,

@@ -25,6 +25,8 @@ __all__ = [
     "fail_on_option",
     "baseline_option",
     "jobs_option",
+    "corpus_index_option",
+    "check_corpus_index",
 ]
 
 rules_option = click.option(
@@ -109,3 +111,28 @@ def jobs_option(work: str, *, dest: str = "jobs"):
                         help=f"Worker processes that {work}; 0: one per CPU (default: one per CPU the machine's "
                              "load leaves idle).")
 
+
+
+#: ``--index``: a corpus index instead of a folder of reference notebooks (``audit`` and ``audit batch``).
+corpus_index_option = click.option(
+    "--index", "corpus_index", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="A corpus index built with `mleaudit corpus build` to compare the code with, instead of --corpus: the "
+         "corpus is read from the index (the 5 closest references per file and every one the copy detector "
+         "flags), not re-read for each run. The report then holds no reference texts.")
+
+
+def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_similarity: bool) -> None:
+    """Refuse ``--index`` with ``--corpus`` or ``--no-similarity``, and an index that cannot be opened,
+    before any run is audited (an :class:`InputError` naming the file)."""
+    if corpus_index is None:
+        return
+    if corpus is not None:
+        raise InputError("give one of --corpus DIR and --index INDEX, not both")
+    if no_similarity:
+        raise InputError("--index compares the code with a corpus index; --no-similarity skips the comparison")
+    from mleaudit.audit.similarity.corpus_index import CorpusIndexError, load_corpus_index
+
+    try:
+        load_corpus_index(corpus_index).close()
+    except CorpusIndexError as exc:
+        raise InputError(f"cannot read the corpus index {corpus_index}: {exc}") from exc

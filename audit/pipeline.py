@@ -32,7 +32,7 @@ from mleaudit.audit.rules.policy import RulePolicy
 from mleaudit.audit.run import ArtifactKind, Run, RunLayout
 from mleaudit.audit.sandbox_record import is_sandbox_command
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
-from mleaudit.audit.similarity.comparison import decodings_of_pairs
+from mleaudit.audit.similarity.comparison import decodings_of_pairs, longest_fragments
 from mleaudit.audit.units import CodeUnit
 
 __all__ = ["AuditOptions", "audit_run"]
@@ -49,8 +49,15 @@ class AuditOptions:
     corpus_dir : Path or None
         Folder of reference notebooks (``.py``/``.ipynb``) to compare the run's code with;
         ``None`` skips similarity.
+    corpus_index : Path or None
+        A corpus index (``mleaudit corpus build``) to compare the run's code with instead of a
+        folder: :meth:`mleaudit.audit.similarity.corpus_index.CorpusIndex.compare` with its
+        defaults (the 5 references of highest agent containment per file and every reference
+        the copy detector flags). Opened once per process. The report then holds no reference
+        texts (the index stores fingerprints, not the kernels).
     boilerplate_dirs : tuple of Path
-        Starter code whose fingerprints are ignored (copydetect's boilerplate).
+        Starter code whose fingerprints are ignored (copydetect's boilerplate); with
+        ``corpus_index``, the index's own.
     similarity : SimilarityOptions
         k-gram length, window and thresholds. Unless set, ``max_pairs`` is ``top_pairs`` (only
         the listed pairs get fragments) and ``max_fragments_per_pair`` is
@@ -74,6 +81,7 @@ class AuditOptions:
     """
 
     corpus_dir: Path | None = None
+    corpus_index: Path | None = None
     boilerplate_dirs: tuple[Path, ...] = ()
     similarity: SimilarityOptions = field(default_factory=SimilarityOptions)
     top_pairs: int = 10
@@ -135,19 +143,29 @@ def _similarity_sources(shown: list, agents: list[CodeUnit], references: list[Co
 REPORT_FRAGMENTS_PER_PAIR = 50
 
 
+#: Corpus indexes opened by this process, by resolved path: a batch worker audits many runs
+#: against one index and keeps its caches (detector profiles, postings) warm between them.
+_OPEN_INDEXES: dict[str, Any] = {}
+
+
+def _open_index(path: Path) -> Any:
+    """The corpus index at ``path``, opened once per process (:class:`CorpusIndexError` if unreadable)."""
+    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+
+    key = str(Path(path).resolve())
+    index = _OPEN_INDEXES.get(key)
+    if index is None:
+        index = _OPEN_INDEXES[key] = load_corpus_index(path)
+    return index
+
+
 def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
                     score_threshold: float | None = None,
                     host_text: Callable[[str], str | None] | None = None,
                     locations: Mapping[tuple[str, int], str] | None = None,
                     ) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
-    if options.corpus_dir is None:
+    if options.corpus_dir is None and options.corpus_index is None:
         return None, [], []
-    corpus = load_reference_corpus(options.corpus_dir)
-    references, ref_skipped = corpus
-    boilerplate: list[CodeUnit] = []
-    for folder in options.boilerplate_dirs:
-        units_bp, _ = load_reference_corpus(folder)
-        boilerplate.extend(units_bp)
     agents = similarity_agents(units)
     similarity_options = options.similarity
     if score_threshold is not None:
@@ -164,26 +182,47 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         max_fragments_per_pair=(REPORT_FRAGMENTS_PER_PAIR if similarity_options.max_fragments_per_pair is None
                                 else similarity_options.max_fragments_per_pair),
     )
-    if not references and agents:
-        reason = "no readable reference notebook (.py/.ipynb): code not compared with public kernels"
-        ref_skipped = (*ref_skipped, Skipped(path=str(options.corpus_dir), reason=reason))
-    result = compare(agents, references, similarity_options, boilerplate=boilerplate, jobs=options.similarity_jobs)
-    # The similarity rules see the pairs the comparison keeps (the listed ones).
-    pairs = list(result.pairs)
+    if options.corpus_index is not None:
+        index = _open_index(options.corpus_index)
+        result = index.compare(agents, replace(similarity_options, kgram_length=index.options.kgram_length,
+                                               kgrams_in_window=index.options.kgrams_in_window))
+        # the index also lists its own skipped kernels; the agent files' go to the run's gaps
+        ref_skipped = tuple(s for s in result.skipped if s.path not in {u.path for u in agents})
+        references: list[CodeUnit] = []
+        reference_count = index.info().references
+        corpus_label, decodings = str(options.corpus_index), list(result.decodings)
+        most = similarity_options.max_fragments_per_pair
+        pairs = [longest_fragments(p, most) if most is not None else p for p in result.pairs]
+    else:
+        corpus = load_reference_corpus(options.corpus_dir)
+        references, ref_skipped = list(corpus[0]), tuple(corpus[1])
+        boilerplate: list[CodeUnit] = []
+        for folder in options.boilerplate_dirs:
+            units_bp, _ = load_reference_corpus(folder)
+            boilerplate.extend(units_bp)
+        if not references and agents:
+            reason = "no readable reference notebook (.py/.ipynb): code not compared with public kernels"
+            ref_skipped = (*ref_skipped, Skipped(path=str(options.corpus_dir), reason=reason))
+        result = compare(agents, references, similarity_options, boilerplate=boilerplate, jobs=options.similarity_jobs)
+        reference_count, corpus_label, decodings = len(references), str(options.corpus_dir), list(corpus.decodings)
+        # The similarity rules see the pairs the comparison keeps (the listed ones).
+        pairs = list(result.pairs)
     # The report lists the top pairs in report order, plus every flagged pair past them.
     shown = pairs[: options.top_pairs] + [p for p in pairs[options.top_pairs:] if p.flagged]
     summary = {
-        "corpus": str(options.corpus_dir),
-        "reference_count": len(references),
+        "corpus": corpus_label,
+        "reference_count": reference_count,
         "agent_files": sorted({u.path for u in agents}),
         "options": result.options.to_dict(),
         "pairs": [p.to_dict() for p in shown],
         "skipped": [s.to_dict() for s in ref_skipped],
-        "sources": _similarity_sources(shown, agents, list(references), host_text),
+        "sources": _similarity_sources(shown, agents, references, host_text),
         "copied_share": copied_share(pairs, agents),
         # the listed kernels whose bytes were not plain UTF-8 (cp1252, GBK ...), and how each was read
-        "decodings": [d.to_dict() for d in decodings_of_pairs(shown, corpus.decodings)],
+        "decodings": [d.to_dict() for d in decodings_of_pairs(shown, decodings)],
     }
+    if options.corpus_index is not None:
+        summary["index"] = True
     # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
     origins = pair_origins(shown, agents, locations or {}, host_text)
     for pair, data in zip(shown, summary["pairs"]):
@@ -496,6 +535,7 @@ class AuditRequest:
     run_dir: Path
     competition_id: str | None = None
     corpus_dir: Path | None = None
+    corpus_index: Path | None = None
     similarity: bool = True
     grade: bool = True
     include_experimental: bool = False
@@ -562,7 +602,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
             run = _with_competition(run, competition_id)
     if spec is not None:
         policy = RulePolicy.from_mapping(spec.audit, competition_id=spec.id)
-        if corpus is None and spec.kernels_path.is_dir():
+        if corpus is None and request.corpus_index is None and spec.kernels_path.is_dir():
             corpus = spec.kernels_path
         if not registry.is_prepared(spec.id) and spec.is_embedded:
             say(f"preparing embedded competition {spec.id} in {registry.data_dir}")
@@ -599,7 +639,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         baseline = load_baseline(request.baseline_path)
     options = AuditOptions(
         baseline=baseline,
-        corpus_dir=corpus if request.similarity else None,
+        corpus_dir=corpus if request.similarity and request.corpus_index is None else None,
+        corpus_index=request.corpus_index if request.similarity else None,
         include_experimental=request.include_experimental,
         no_similarity_reason="disabled (--no-similarity)" if not request.similarity else "no reference corpus",
         fail_on=request.fail_on,
@@ -607,6 +648,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     )
     if options.corpus_dir is not None:
         say(f"comparing code with the notebooks in {options.corpus_dir}")
+    elif options.corpus_index is not None:
+        say(f"comparing code with the corpus index {options.corpus_index}")
     return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers,
                      policy=policy)
 

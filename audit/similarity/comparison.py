@@ -64,6 +64,7 @@ __all__ = [
     "SimilarityOptions",
     "SimilarityReport",
     "compare",
+    "longest_fragments",
     "tokenize_unit",
 ]
 
@@ -406,7 +407,7 @@ def _overall(candidates: list[_Candidate], shared: _Comparison) -> list[_Candida
     return [c for c in candidates if c.flagged or (c.agent, c.reference) in chosen]
 
 
-def _longest_fragments(pair: PairReport, n: int) -> PairReport:
+def longest_fragments(pair: PairReport, n: int) -> PairReport:
     """``pair`` with only its ``n`` longest fragments, in their original (agent) order."""
     if len(pair.fragments) <= n:
         return pair
@@ -589,7 +590,7 @@ def compare(
             score_threshold=options.score_threshold,
         )
         if options.max_fragments_per_pair is not None:
-            pair = _longest_fragments(pair, options.max_fragments_per_pair)
+            pair = longest_fragments(pair, options.max_fragments_per_pair)
         pairs.append(pair)
     pairs.sort(key=PairReport.sort_key)
     logger.debug("compared %d agent and %d reference units (%d worker(s)): %d pairs kept",

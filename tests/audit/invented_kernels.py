@@ -43,9 +43,10 @@ train["weight"] = train["heat_band"].map(weights).astype(float) * np.sqrt(train[
 """
 
 
-def audit_against(tmp_path: Path, kernels: dict[str, str], files: dict[str, str]) -> dict:
+def audit_against(tmp_path: Path, kernels: dict[str, str], files: dict[str, str], *, index: bool = False) -> dict:
     """The JSON report of ``mleaudit audit`` on a run of ``files`` (path -> text) against a corpus of
-    ``kernels`` (file name -> code), without grading."""
+    ``kernels`` (file name -> code), without grading; with ``index``, through a corpus index built
+    from those kernels (``--index``) instead of the folder (``--corpus``)."""
     corpus = tmp_path / "kernels"
     corpus.mkdir()
     for name, text in kernels.items():
@@ -55,7 +56,12 @@ def audit_against(tmp_path: Path, kernels: dict[str, str], files: dict[str, str]
         (run / name).parent.mkdir(parents=True, exist_ok=True)
         (run / name).write_text(text, encoding="utf-8")
     out = tmp_path / "report.json"
-    result = CliRunner().invoke(main, ["audit", str(run), "--corpus", str(corpus), "--no-grade", "--format", "json",
-                                       "-o", str(out)])
+    source = ["--corpus", str(corpus)]
+    if index:
+        from mleaudit.audit.similarity.corpus_index import build_corpus_index
+
+        build_corpus_index([corpus], tmp_path / "kernels.index")
+        source = ["--index", str(tmp_path / "kernels.index")]
+    result = CliRunner().invoke(main, ["audit", str(run), *source, "--no-grade", "--format", "json", "-o", str(out)])
     assert result.exit_code in (0, 1, 3), result.output
     return json.loads(out.read_text(encoding="utf-8"))
