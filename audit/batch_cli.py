@@ -127,7 +127,7 @@ def _print_summary(summary: dict, stream) -> None:
         console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(reason)}", markup=True)
 
 
-def _clusters(results) -> dict:
+def _clusters(results, jobs: int = 1) -> dict:
     """Copy clusters of the batch: each run's flagged notebook pairs and its code against the other runs'."""
     from mleaudit.audit.clusters import RunCode, copy_clusters
     from mleaudit.audit.errors import AuditError
@@ -149,7 +149,7 @@ def _clusters(results) -> dict:
         code.append(RunCode(run_id=result.entry.run_id, units=expanded.code_units,
                             locations=record_locations(expanded.log_events),
                             host_text=lambda path, run=run: artifact_text(run, path)))
-    return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code)
+    return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code, jobs=jobs)
 
 
 def _write_batch_views(output_dir: Path, results, summary: dict) -> None:
@@ -304,7 +304,8 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
                                   scheduler=scheduler if executor == "dask" else None)
         except DaskUnavailable as exc:
             raise InputError(str(exc)) from exc
-    clusters = _clusters(results) if options.similarity else None
+    # the run — run comparison uses the local pool's processes (with dask, this machine's one)
+    clusters = _clusters(results, jobs if executor == "local" else 1) if options.similarity else None
     summary = summarize_batch(results, clusters=clusters, pad_missing=pad_missing)
     summary = {"source": str(source),
                "source_skipped": [{"path": path, "reason": reason} for path, reason in entries.skipped], **summary}

@@ -68,7 +68,7 @@ def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
     return [(run.run_id, unit) for run in runs for unit in similarity_agents(run.units)]
 
 
-def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[dict[str, Any]], str | None]:
+def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -> tuple[list[dict[str, Any]], str | None]:
     from dataclasses import replace
 
     from mleaudit.audit.report_similarity import log_origin, unit_of_pair
@@ -106,7 +106,7 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
         run = code_of[owner[unit.path]]
         return log_origin(original[id(unit)], run.locations, run.host_text, journals.setdefault(run.run_id, {}))
     options = SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
-    report = compare(units, units, options)
+    report = compare(units, units, options, jobs=jobs)
     edges = []
     seen = set()
     for pair in report.pairs:
@@ -131,7 +131,7 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float) -> tuple[list[di
 
 
 def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCode] = (),
-                  score_threshold: float | None = None) -> dict[str, Any]:
+                  score_threshold: float | None = None, jobs: int = 1) -> dict[str, Any]:
     """Connected components of runs and notebooks joined by flagged similarity pairs.
 
     Parameters
@@ -142,6 +142,9 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         The runs' code for run — run edges (empty: none are computed).
     score_threshold : float, optional
         The policy threshold on ``score``; defaults to the shipped plagiarism rule's.
+    jobs : int, default 1
+        Worker processes for the run — run comparison (:func:`mleaudit.audit.similarity.compare`'s
+        ``jobs``; the same pairs and scores for any value).
 
     Returns
     -------
@@ -169,7 +172,7 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
                            score=pair.get("score"), longest_fragment=pair.get("longest_fragment"),
                            copied_lines=pair.get("copied_lines"), copied_fragments=pair.get("copied_fragments"),
                            summary=pair.get("summary"))
-    run_edges, skipped = _run_pairs(runs, score_threshold) if runs else ([], None)
+    run_edges, skipped = _run_pairs(runs, score_threshold, jobs) if runs else ([], None)
     for edge in run_edges:
         a, b = ("run", edge["left_run"]), ("run", edge["right_run"])
         if graph.has_edge(a, b) and graph.edges[a, b]["score"] >= edge["score"]:

@@ -17,11 +17,15 @@ Three figures, each printed with its target:
    (``aide`` single files, ``aide-journal``, ``autokaggle``, ``dsbench`` and ``mlagentbench``
    folders, taken in turn until there are enough).
 
+With ``--index``, figures 2 and 3 compare through a corpus index of ``notebooks/`` (``mleaudit
+corpus build``, its build time printed) with ``--index`` instead of ``--corpus``, as a lab
+auditing many runs against one corpus would.
+
 The machine's load average is printed before and after: on a shared machine the figures move
 with it. Exit status 0 when every target is met, 1 otherwise, 2 when the shared data is absent
 (a benchmark, not a test).
 
-Usage: ``python benchmarks/log_speed.py [--data ../shared/data] [--runs 100] [--skip-batch]``
+Usage: ``python benchmarks/log_speed.py [--data ../shared/data] [--runs 100] [--skip-batch] [--index]``
 """
 
 from __future__ import annotations
@@ -78,21 +82,21 @@ def _mleaudit() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "mleaudit"]
 
 
-def journals_with_similarity(data: Path, out: Path) -> list[tuple[str, float, int]]:
-    """``[(run, seconds, exit code)]`` of ``audit RUN --corpus notebooks/`` per AIDE journal run."""
+def journals_with_similarity(data: Path, out: Path, source: list[str]) -> list[tuple[str, float, int]]:
+    """``[(run, seconds, exit code)]`` of ``audit RUN --corpus notebooks/`` (or ``source``) per AIDE journal run."""
     rows = []
     for run in sorted((data / "runs" / "aide-journal").iterdir()):
         if not run.is_dir():
             continue
         start = time.perf_counter()
-        result = subprocess.run([*_mleaudit(), "audit", str(run), "--corpus", str(data / "notebooks"), "--no-grade",
+        result = subprocess.run([*_mleaudit(), "audit", str(run), *source, "--no-grade",
                                  "--format", "json", "-o", str(out / f"{run.name}.json")],
                                 capture_output=True, text=True, timeout=3600)
         rows.append((run.name, time.perf_counter() - start, result.returncode))
     return rows
 
 
-def batch(data: Path, count: int, folder: Path, out: Path) -> tuple[float, int, str]:
+def batch(data: Path, count: int, folder: Path, out: Path, source: list[str]) -> tuple[float, int, str]:
     """Seconds, exit code and the last lines of ``audit batch`` over ``count`` copied runs."""
     sources = sorted((data / "runs" / "aide").glob("*.py"))
     for group in ("aide-journal", "autokaggle", "mlagentbench"):
@@ -100,15 +104,15 @@ def batch(data: Path, count: int, folder: Path, out: Path) -> tuple[float, int, 
     sources += sorted((data / "runs" / "dsbench").glob("*.json"))
     folder.mkdir(parents=True)
     for i in range(count):
-        source = sources[i % len(sources)]
-        target = folder / f"run{i:03d}-{source.stem}"
-        if source.is_dir():
-            shutil.copytree(source, target)
+        origin = sources[i % len(sources)]
+        target = folder / f"run{i:03d}-{origin.stem}"
+        if origin.is_dir():
+            shutil.copytree(origin, target)
         else:
             target.mkdir()
-            shutil.copy2(source, target / source.name)
+            shutil.copy2(origin, target / origin.name)
     start = time.perf_counter()
-    result = subprocess.run([*_mleaudit(), "audit", "batch", str(folder), "-j", "2", "--corpus", str(data / "notebooks"),
+    result = subprocess.run([*_mleaudit(), "audit", "batch", str(folder), "-j", "2", *source,
                              "--no-grade", "-o", str(out)], capture_output=True, text=True, timeout=3600)
     seconds = time.perf_counter() - start
     return seconds, result.returncode, "\n".join((result.stdout + result.stderr).strip().splitlines()[-3:])
@@ -119,6 +123,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the shared data folder")
     parser.add_argument("--runs", type=int, default=100, help="runs in the batch")
     parser.add_argument("--skip-batch", action="store_true", help="leave the batch figure out")
+    parser.add_argument("--index", action="store_true", help="compare through a corpus index of the notebooks")
     args = parser.parse_args()
     if not (args.data / "runs" / "mlagentbench").is_dir() or not (args.data / "notebooks").is_dir():
         print(f"no shared runs and notebooks under {args.data}", file=sys.stderr)
@@ -135,16 +140,23 @@ def main() -> int:
         print(f"    slowest: {name}: {megabytes:.2f} MB in {seconds:.2f} s = {megabytes / seconds:.2f} MB/s")
     with tempfile.TemporaryDirectory(prefix="log-speed-") as tmp:
         work = Path(tmp)
-        for name, seconds, code in journals_with_similarity(args.data, work):
+        source = ["--corpus", str(args.data / "notebooks")]
+        if args.index:
+            start = time.perf_counter()
+            subprocess.run([*_mleaudit(), "corpus", "build", str(args.data / "notebooks"), "-o", str(work / "nb.index")],
+                           check=True, capture_output=True, timeout=3600)
+            print(f"corpus index of {args.data / 'notebooks'} built in {time.perf_counter() - start:.1f} s")
+            source = ["--index", str(work / "nb.index")]
+        for name, seconds, code in journals_with_similarity(args.data, work, source):
             ok = seconds < JOURNAL_S and code in (0, 1)
             met &= ok
             print(f"journal with similarity: {name}: {seconds:.1f} s, exit code {code} "
                   f"(target < {JOURNAL_S} s: {'met' if ok else 'NOT met'})")
         if not args.skip_batch:
-            seconds, code, tail = batch(args.data, args.runs, work / "batch", work / "out")
+            seconds, code, tail = batch(args.data, args.runs, work / "batch", work / "out", source)
             ok = seconds < BATCH_S and code in (0, 1)
             met &= ok
-            print(f"batch: {args.runs} runs with similarity against {args.data / 'notebooks'} on 2 cores: {seconds:.1f} s, "
+            print(f"batch: {args.runs} runs with similarity ({' '.join(source)}) on 2 cores: {seconds:.1f} s, "
                   f"exit code {code} (target < {BATCH_S} s: {'met' if ok else 'NOT met'})")
             print("    " + tail.replace("\n", "\n    "))
     print(f"load average (1/5/15 min) after: {_loads()}")

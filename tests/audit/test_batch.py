@@ -430,6 +430,8 @@ def test_copy_cluster_edges_name_the_journal_nodes_they_join(tmp_path):
     assert (edge["right_origin"]["node"], edge["right_origin"]["step"]) == (2, 2)
     assert cluster_side_label(edge, "left") == "run-a/journal.json · node 1 (step 1, id run-a-1)"
     assert cluster_side_label(edge, "right") == "run-b/journal.json · node 2 (step 2, id run-b-2)"
+    # the run — run comparison in worker processes finds the same edges
+    assert copy_clusters({"run-a": {}, "run-b": {}}, code, jobs=2)["clusters"] == [cluster]
 
 
 # -- report file names, run folders outside the source, hostile JSON --------------------------------
