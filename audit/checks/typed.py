@@ -43,6 +43,7 @@ list is judged from its first :data:`MAX_LABEL_ITEMS` items, and strings over
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Callable
 
 import tree_sitter
@@ -384,8 +385,8 @@ def _walk(root: tree_sitter.Node, visit: Callable[[tree_sitter.Node], bool]) -> 
                 return
 
 
-def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: int, max_distinct: int,
-                   max_label_chars: int) -> list[Match]:
+def _label_hits(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: int, max_distinct: int,
+                max_label_chars: int) -> list[_Hit]:
     """Label lists and label strings of one unit (see the module docstring)."""
     floor = min([min_labels, *(max(r, _MIN_ROW_MATCH) for r in rows)])
     writes_submission = bool(_WRITES_SUBMISSION.search(unit.text))
@@ -424,7 +425,7 @@ def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: 
         if why is None or not _label_like(items, max_distinct=max_distinct, max_label_chars=max_label_chars):
             continue
         example = ", ".join(parsed.node_text(c) for c in items_nodes[:4])
-        matches.append(_label_match(unit, parsed, node, f"label list, {why}", count, f"[{example}, ...]"))
+        matches.append(_label_hit(parsed, node, f"label list, {why}", count, f"[{example}, ...]"))
     for node in strings:
         if node.type == "string" and node.parent is not None and node.parent.type == "concatenated_string":
             continue
@@ -443,15 +444,31 @@ def _label_matches(unit: CodeUnit, parsed, rows: frozenset[int], *, min_labels: 
             example = text[:40] + ("..." if len(text) > 40 else "")
             how = {"chars": "one label a character", "split": "split into labels",
                    "lines": "one label a line"}[mode[0]]
-            matches.append(_label_match(unit, parsed, node, f"label string, {how}, {why}", len(items), example))
+            matches.append(_label_hit(parsed, node, f"label string, {how}, {why}", len(items), example))
             break
     return matches
 
 
-def _label_match(unit: CodeUnit, parsed, node: tree_sitter.Node, shape: str, count: int, example: str) -> Match:
+@dataclass(frozen=True, slots=True)
+class _Hit:
+    """A typed-prediction match in a unit's text: characters ``[start, end)``, the evidence label
+    and the match's values. It depends on the text alone, so a text that many units share (a log
+    showing the same script at every step) is searched once and its hits placed in each unit."""
+
+    start: int
+    end: int
+    label: str
+    values: dict
+
+
+def _label_hit(parsed, node: tree_sitter.Node, shape: str, count: int, example: str) -> _Hit:
     start, end = parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)
-    return Match(evidence=(unit_evidence(unit, start, end, "typed labels"),), values={
-        "shape": shape, "count": count, "example": example[:120], "actor": unit.actor.value})
+    return _Hit(start, end, "typed labels", {"shape": shape, "count": count, "example": example[:120]})
+
+
+def _match(unit: CodeUnit, hit: _Hit) -> Match:
+    return Match(evidence=(unit_evidence(unit, hit.start, hit.end, hit.label),),
+                 values={**hit.values, "actor": unit.actor.value})
 
 
 def _parsed(unit: CodeUnit, what: str):
@@ -463,7 +480,7 @@ def _parsed(unit: CodeUnit, what: str):
     return parsed
 
 
-def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[Match]:
+def _unit_hits(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[_Hit]:
     if not _HINT.search(unit.text):
         return []
     parsed = _parsed(unit, "typed predictions")
@@ -473,8 +490,8 @@ def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[
             continue
         start, end = parsed.char_offset(run[0].start_byte), parsed.char_offset(run[-1].end_byte)
         first = " ".join(parsed.node_text(run[0]).split())
-        matches.append(Match(evidence=(unit_evidence(unit, start, end, "typed rows"),), values={
-            "shape": "row overrides", "count": len(run), "example": first[:120], "actor": unit.actor.value}))
+        matches.append(_Hit(start, end, "typed rows", {"shape": "row overrides", "count": len(run),
+                                                       "example": first[:120]}))
     writes_submission = bool(re.search(r"(?i)submission[\w.-]*\.csv|\bto_csv\(", unit.text))
     stack = [parsed.root]
     while stack:
@@ -487,9 +504,8 @@ def _unit_matches(unit: CodeUnit, min_overrides: int, min_entries: int) -> list[
         start, end = parsed.char_offset(node.start_byte), parsed.char_offset(node.end_byte)
         pairs = [c for c in node.named_children if c.type == "pair"]
         example = ", ".join(" ".join(parsed.node_text(p).split()) for p in pairs[:3])
-        matches.append(Match(evidence=(unit_evidence(unit, start, end, "typed rows"),), values={
-            "shape": "id-to-label table", "count": len(pairs), "example": f"{{{example}, ...}}"[:120],
-            "actor": unit.actor.value}))
+        matches.append(_Hit(start, end, "typed rows", {"shape": "id-to-label table", "count": len(pairs),
+                                                       "example": f"{{{example}, ...}}"[:120]}))
     return matches
 
 
@@ -542,11 +558,16 @@ def typed_prediction_overrides(ctx: RunContext, *, min_overrides: int = 3, min_e
     units = [unit for unit in ctx.code_units if unit.language == "python"]
     rows = _test_rows(ctx) if units else frozenset()
     floor = min([min_labels, *(max(r, _MIN_ROW_MATCH) for r in rows)])
+    found: dict[str, list[_Hit]] = {}  # per distinct text
     for unit in units:
-        matches.extend(_unit_matches(unit, min_overrides, min_entries))
-        if _may_hold_labels(unit.text, floor) and (rows or _WRITES_SUBMISSION.search(unit.text)):
-            matches.extend(_label_matches(unit, _parsed(unit, "typed labels"), rows, min_labels=min_labels,
-                                          max_distinct=max_distinct, max_label_chars=max_label_chars))
+        hits = found.get(unit.text)
+        if hits is None:
+            hits = _unit_hits(unit, min_overrides, min_entries)
+            if _may_hold_labels(unit.text, floor) and (rows or _WRITES_SUBMISSION.search(unit.text)):
+                hits += _label_hits(unit, _parsed(unit, "typed labels"), rows, min_labels=min_labels,
+                                    max_distinct=max_distinct, max_label_chars=max_label_chars)
+            found[unit.text] = hits
+        matches.extend(_match(unit, hit) for hit in hits)
     return matches
 
 

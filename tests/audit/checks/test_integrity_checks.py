@@ -161,6 +161,16 @@ def test_typed_overrides_and_tables(tmp_path):
     assert sorted(m.values["shape"] for m in found) == ["id-to-label table", "row overrides"]
 
 
+def test_typed_rows_in_a_text_shown_at_every_step_are_found_in_each_unit(tmp_path):
+    # a log shows the same script at each step: searched once, found at every place, each with its actor
+    text = "y_pred = model.predict(X)\ny_pred[5] = 1\ny_pred[88] = 0\ny_pred[913] = 1\n"
+    units = tuple(_unit(text, path=f"code/step{i}.py", actor=actor)
+                  for i, actor in enumerate([Actor.AGENT, Actor.AGENT, Actor.SCAFFOLD]))
+    found = typed_prediction_overrides(RunContext(root=tmp_path, code_units=units))
+    assert sorted((m.evidence[0].span.path, m.evidence[0].span.start_line, m.values["actor"]) for m in found) == [
+        ("code/step0.py", 2, "agent"), ("code/step1.py", 2, "agent"), ("code/step2.py", 2, "scaffold")]
+
+
 def test_encodings_settings_and_constant_fills_are_not_typed_rows(tmp_path):
     unit = _unit("ENC = {'EAP': 0, 'HPL': 1, 'MWS': 2}\nDEC = {0: 'EAP', 1: 'HPL', 2: 'MWS', 3: 'X', 4: 'Y'}\n"
                  "grid = {'max_depth': [3, 5], 'eta': [0.1, 0.05]}\nsub['target'] = 0.5\n"
