@@ -122,15 +122,22 @@ def public_notebook_refs(ctx: RunContext, *, event_kinds: tuple[str, ...] = ("ou
         known = {ref: comps for ref, comps in known.items() if ref not in ignored}
     kinds = {LogEventKind(k) for k in event_kinds}
     first: dict[str, tuple] = {}
+    # Only each reference's first place is kept, so a text seen before (a log repeats the same
+    # script and output at every step) cannot add one: it is searched once.
+    searched: set[str] = set()
     for event in ctx.log_events:
-        if event.kind not in kinds:
+        if event.kind not in kinds or event.text in searched:
             continue
+        searched.add(event.text)
         for start, end, ref in find_refs(event.text, known):
             if ref not in first:
                 first[ref] = (event_evidence(event, "notebook reference", start, end), f"{event.kind.value} event",
                               event.actor.value)
     if code:
         for unit in ctx.code_units:
+            if unit.text in searched:
+                continue
+            searched.add(unit.text)
             for start, end, ref in find_refs(unit.text, known):
                 if ref not in first:
                     first[ref] = (unit_evidence(unit, start, end, "notebook reference"), "code", unit.actor.value)
