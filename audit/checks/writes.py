@@ -24,12 +24,14 @@ Audited code is only parsed, never run; resolution is textual.
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
 from dataclasses import dataclass
 
 import tree_sitter
 
 from mleaudit.audit.parsing import PathologicalTree, get_language, parse
+from mleaudit.audit.textcache import TextCache
 from mleaudit.audit.units import CodeUnit
 
 __all__ = [
@@ -95,6 +97,10 @@ _INTERPRETERS = re.compile(r"^(?:python[\d.]*|ipython[\d.]*|pypy[\d.]*|Rscript|R
 _SCRIPT_SUFFIX = re.compile(r"\.(?:py|pyw|ipynb|sh|bash|R|r|jl|js)$")
 _INLINE_WRITE = re.compile(r"to_csv|write_csv|savetxt|write_text|write_bytes|\bopen\s*\(|copy|move|rename|\.write\(")
 _VALIDATION_HELPER = re.compile(r"validat", re.IGNORECASE)
+
+
+#: Write sites by (sha256 of the text, language), bounded by the characters of the texts.
+_SITES = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -663,11 +669,14 @@ def find_write_sites(unit: CodeUnit) -> list[WriteSite]:
     list of WriteSite
         In text order.
     """
-    if unit.language == "python":
-        return find_python_write_sites(unit)
-    if unit.language == "bash":
-        return find_shell_write_sites(unit)
-    return []
+    if unit.language not in ("python", "bash"):
+        return []
+    # Several checks ask for the same unit's sites, and a log shows the same script at many
+    # steps: the sites depend on the text alone (offsets are the text's), so they are kept by
+    # content. A tree too deep to walk raises each time, naming each unit.
+    key = (hashlib.sha256(unit.text.encode("utf-8", errors="surrogatepass")).digest(), unit.language)
+    finder = find_python_write_sites if unit.language == "python" else find_shell_write_sites
+    return list(_SITES.get_or_compute(key, len(unit.text), lambda: tuple(finder(unit))))
 
 
 def scripts_run(unit: CodeUnit) -> list[str]:
