@@ -129,10 +129,14 @@ def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_simila
     if corpus is not None:
         raise InputError("give one of --corpus DIR and --index INDEX, not both")
     if no_similarity:
-        raise InputError("--index compares the code with a corpus index; --no-similarity skips the comparison")
+        raise InputError("--index compares the code with a corpus index and --no-similarity skips the comparison: "
+                         "give one of them")
     from mleaudit.audit.similarity.corpus_index import CorpusIndexError, load_corpus_index
 
     try:
         load_corpus_index(corpus_index).close()
     except CorpusIndexError as exc:
-        raise InputError(f"cannot read the corpus index {corpus_index}: {exc}") from exc
+        message = str(exc)  # it names the file first, as a rule
+        if str(corpus_index) not in message:
+            message = f"{corpus_index}: {message}"
+        raise InputError(f"cannot read the corpus index {message}") from exc

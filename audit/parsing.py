@@ -72,7 +72,6 @@ class PathologicalTree(RuntimeError):
     """A syntax tree too deep or too wide to walk (:func:`pathological_tree`): an analysis refused it."""
 
 
-
 def pathological_tree(node: tree_sitter.Node) -> str | None:
     """Why queries should not run on ``node``'s tree, or ``None`` when it is ordinary.
 
@@ -94,7 +93,6 @@ def pathological_tree(node: tree_sitter.Node) -> str | None:
             if depth == 0 or not cursor.goto_parent():
                 return None
             depth -= 1
-
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
