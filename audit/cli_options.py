@@ -134,7 +134,8 @@ def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_simila
     from mleaudit.audit.similarity.corpus_index import CorpusIndexError, load_corpus_index
 
     try:
-        load_corpus_index(corpus_index).close()
+        with load_corpus_index(corpus_index) as index:
+            index.check_usable()
     except CorpusIndexError as exc:
         message = str(exc)  # it names the file first, as a rule
         if str(corpus_index) not in message:

@@ -155,7 +155,9 @@ def _open_index(path: Path) -> Any:
     key = str(Path(path).resolve())
     index = _OPEN_INDEXES.get(key)
     if index is None:
-        index = _OPEN_INDEXES[key] = load_corpus_index(path)
+        index = load_corpus_index(path)
+        index.check_usable()
+        _OPEN_INDEXES[key] = index
     return index
 
 
@@ -223,6 +225,8 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     }
     if options.corpus_index is not None:
         summary["index"] = True
+        # code the index was built to ignore is not compared: the report says which
+        summary["boilerplate"] = list(index.info().boilerplate)
     # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
     origins = pair_origins(shown, agents, locations or {}, host_text)
     for pair, data in zip(shown, summary["pairs"]):

@@ -2676,6 +2676,34 @@ class CorpusIndex:
         )
 
     @_guarded
+    def check_usable(self) -> None:
+        """Refuse an index that cannot answer a query: one holding no reference kernel, or one
+        whose postings, segment statistics or (with Python kernels) detector profiles are empty,
+        as a partial copy or a damaged file leaves them. Such an index would compare nothing and
+        let an audit pass as clean. Cheap (one row read per table), not a full integrity check.
+
+        Raises
+        ------
+        CorpusIndexError
+            Naming the index file and what is missing.
+        """
+        backend = self._open_backend()
+        if backend.count_docs() == 0:
+            raise CorpusIndexError(f"{self.path}: holds no reference kernel (nothing to compare the code with)")
+        if not backend.segment_stats():
+            raise CorpusIndexError(f"{self.path}: has references but no segment statistics (a damaged index; rebuild it)")
+        if isinstance(backend, _SQLiteBackend):
+            def empty(query: str) -> bool:
+                return backend.db.execute(query).fetchone() is None
+
+            if empty("SELECT 1 FROM postings LIMIT 1"):
+                raise CorpusIndexError(f"{self.path}: has references but no postings (a damaged index; rebuild it)")
+            if (not empty("SELECT 1 FROM docs WHERE language = 'python' LIMIT 1")
+                    and empty("SELECT 1 FROM profiles LIMIT 1")):
+                raise CorpusIndexError(f"{self.path}: has Python references but no detector profiles "
+                                       "(a damaged index; rebuild it)")
+
+    @_guarded
     def skipped(self) -> tuple[Skipped, ...]:
         """Files left out of the index, with the reason, in corpus order."""
         rows = self._open_backend().skipped()

@@ -93,3 +93,49 @@ def test_a_batch_compares_every_run_with_the_index(tmp_path: Path) -> None:
     reports = [json.loads(p.read_text(encoding="utf-8")) for p in sorted((out / "runs").glob("*.json"))]
     assert len(reports) == 2
     assert all(_flagged(r) == [("code/solution.py", "lantern.py")] and r["similarity"]["index"] for r in reports)
+
+
+def _index_of(tmp_path: Path, kernels: dict[str, str], name: str = "k", **build) -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    for file, text in kernels.items():
+        (folder / file).write_text(text, encoding="utf-8")
+    build_corpus_index([folder], tmp_path / f"{name}.index", **build)
+    return tmp_path / f"{name}.index"
+
+
+def _damaged(index: Path, sql: str) -> Path:
+    import shutil
+    import sqlite3
+
+    copy = index.with_name(f"damaged-{index.name}")
+    shutil.copy(index, copy)
+    with sqlite3.connect(copy) as db:
+        db.execute(sql)
+    return copy
+
+
+def test_an_index_that_would_compare_nothing_is_refused_never_a_clean_verdict(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    index = _index_of(tmp_path, KERNELS)
+    (tmp_path / "empty").mkdir()
+    build_corpus_index([tmp_path / "empty"], tmp_path / "empty.index")
+    for bad, why in [(tmp_path / "empty.index", "no reference"),
+                     (_damaged(index, "DELETE FROM postings"), "no postings")]:
+        result = CliRunner().invoke(main, ["audit", str(run), "--index", str(bad), "--no-grade"])
+        assert result.exit_code == 2 and why in result.output and str(bad) in result.output, result.output
+    no_profiles = _damaged(index, "DELETE FROM profiles")
+    result = CliRunner().invoke(main, ["audit", "batch", str(tmp_path), "--index", str(no_profiles), "--no-grade",
+                                       "-o", str(tmp_path / "out")])
+    assert result.exit_code == 2 and "no detector profiles" in result.output
+
+
+def test_the_boilerplate_an_index_ignores_is_named_in_the_report(tmp_path: Path) -> None:
+    (tmp_path / "starter").mkdir()
+    (tmp_path / "starter" / "starter.py").write_text(UNRELATED, encoding="utf-8")
+    index = _index_of(tmp_path, KERNELS, boilerplate=[tmp_path / "starter"])
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["audit", str(_run(tmp_path)), "--index", str(index), "--no-grade",
+                                       "--format", "json", "-o", str(out)])
+    assert result.exit_code in (0, 1), result.output
+    assert [Path(p).name for p in json.loads(out.read_text(encoding="utf-8"))["similarity"]["boilerplate"]] == ["starter.py"]
