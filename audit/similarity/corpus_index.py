@@ -1939,7 +1939,7 @@ class _DetectorQuery:
         self._holders: dict[int, tuple[int, tuple[_Posting, ...] | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
         self._families = index._families
-        self._plain: dict[int, tuple[Profile, NgramTable, AgentQuery]] = {}
+        self._plain: dict[int, tuple[Profile, NgramTable, np.ndarray]] = {}
         self._seed_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
@@ -2180,8 +2180,10 @@ class _DetectorQuery:
             most = int(getattr(_detect, "MAX_NEAR_DUPLICATES", 32)) + 1
             lowered = NgramTable(table.keys, np.maximum(table.counts - most, 0), table.context_keys, table.totals,
                                  table.kinds)
-            plain = self._plain[agent] = (stripped, lowered, AgentQuery(stripped))
-        stripped, lowered, query = plain
+            query = AgentQuery(stripped)
+            # nothing is left out, so the agent's bits are the same against every reference
+            plain = self._plain[agent] = (stripped, lowered, np.asarray(token_bits(stripped, lowered, (), query=query)))
+        stripped, lowered, bits = plain
         seeds = self._seed_tables.get(agent)
         if seeds is None:
             seeds = self._seed_tables[agent] = _seed_table(upper_token_bits(self.queries[agent].agent, self.table),
@@ -2196,7 +2198,7 @@ class _DetectorQuery:
             coarse = window_bound(np.zeros(0), np.zeros(0, np.int64), profile.seed_keys(), len(profile.ids),
                                   table=seeds)
             out[doc] = coarse if coarse < needed else reference_evidence(stripped, profile, lowered, (),
-                                                                         query=query).bits
+                                                                         bits=bits).bits
         return out
 
     def evidence(self, agent: int, doc: int, mask: bytearray | None) -> tuple[Evidence, Profile, int] | None:

@@ -1298,7 +1298,7 @@ def boilerplate_mask(agent: Profile, boilerplate: Sequence[Profile]) -> bytearra
 
 def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, left_out: Sequence[Profile], *,
                        mask: bytearray | None = None, query: AgentQuery | None = None,
-                       background: Background | None | str = "default") -> Evidence:
+                       background: Background | None | str = "default", bits: np.ndarray | None = None) -> Evidence:
     """Evidence that ``agent`` copied code from ``reference``, under a given background.
 
     Parameters
@@ -1314,6 +1314,9 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
         The agent's lookups, shared between references.
     background : Background, None or "default", default "default"
         Ordinary ML code added to the background model (see :func:`token_bits`).
+    bits : ndarray of float64, optional
+        :func:`token_bits` of ``agent`` under ``table``, ``left_out`` and ``background``, when
+        already known (with nothing left out they are the same for every reference).
 
     Returns
     -------
@@ -1324,7 +1327,8 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
     if not runs:
         return Evidence(bits=0.0)
     tiles = _greedy_tiles(runs, len(agent.ids), len(reference.ids))
-    bits = token_bits(agent, table, left_out, query=query, background=background)
+    if bits is None:
+        bits = token_bits(agent, table, left_out, query=query, background=background)
     if mask is not None and any(mask):
         bits = np.where(np.frombuffer(bytes(mask), dtype=np.uint8) > 0, 0.0, bits)
     cumulative = np.concatenate(([0.0], np.cumsum(bits))).tolist()
