@@ -25,13 +25,6 @@ MAX_YAML_DEPTH = 64
 MAX_YAML_NODES = 200_000
 
 
-#: libyaml's loader when PyYAML was built with it (about 8 times faster on rule files), else the pure-Python one;
-#: both build the same plain data (YAML 1.1 resolvers and safe constructors are PyYAML's own in both).
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-#: libyaml's own bound on nesting (``YAML_MAX_NESTING_LEVEL``).
-_LIBYAML_MAX_DEPTH = 1000
-
-
 class UntrustedYAMLError(yaml.YAMLError):
     """A YAML text that is not valid, or too deep, too large or ambiguous to load."""
 
@@ -70,20 +63,10 @@ def check_yaml_shape(text: str, *, max_depth: int = MAX_YAML_DEPTH, max_nodes: i
     >>> check_yaml_shape("a: 1\\na: 2")
     "the key 'a' written twice in one mapping"
     """
-    try:
-        return _shape_problem(text, max_depth, max_nodes)
-    except yaml.YAMLError as exc:
-        # libyaml scans ahead and stops at its own bound before the events reach ours.
-        if "maximum nesting depth" in str(exc):
-            return f"collections nested deeper than {min(max_depth, _LIBYAML_MAX_DEPTH)} levels"
-        raise
-
-
-def _shape_problem(text: str, max_depth: int, max_nodes: int) -> str | None:
     sizes: dict[str, int] = {}
     stack: list[list] = []  # per open collection: [anchor, expanded nodes, keys seen (mappings), children]
     total = 0
-    for event in yaml.parse(text, Loader=_LOADER):
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
         if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
             if stack:
                 stack[-1][3] += 1
@@ -146,7 +129,7 @@ def safe_load(text: str, *, max_depth: int = MAX_YAML_DEPTH, max_nodes: int = MA
         problem = check_yaml_shape(text, max_depth=max_depth, max_nodes=max_nodes)
         if problem is not None:
             raise UntrustedYAMLError(f"YAML with {problem}")
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader, plain data only
+        return yaml.safe_load(text)
     except UntrustedYAMLError:
         raise
     except yaml.YAMLError as exc:
