@@ -116,6 +116,7 @@ class BatchOptions:
     grade: bool = True
     corpus_dir: Path | None = None
     corpus_index: Path | None = None
+    index_exhaustive: bool = False
     include_experimental: bool = False
     competitions_root: Path | None = None
     data_dir: Path | None = None
@@ -581,6 +582,7 @@ def _audit_one(entry: BatchEntry, options: BatchOptions) -> tuple[dict[str, Any]
         competition_id=entry.competition_id,
         corpus_dir=options.corpus_dir,
         corpus_index=options.corpus_index,
+        index_exhaustive=options.index_exhaustive,
         similarity=options.similarity,
         grade=options.grade,
         include_experimental=options.include_experimental,

@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from mleaudit.audit.cli_options import (InputError, baseline_option, check_corpus_index, competitions_option,
-                               corpus_index_option, data_dir_option, fail_on_option,
+                               corpus_index_option, data_dir_option, index_exhaustive_option, fail_on_option,
                                jobs_option, rules_option)
 from mleaudit.audit.model import Severity
 from mleaudit.audit.report import EXIT_FINDINGS, EXIT_INCOMPLETE
@@ -199,6 +199,7 @@ def _check_competition(competition_id: str, competitions_dir: Path | None) -> se
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of reference notebooks for every run (default: each competition's kernels folder).")
 @corpus_index_option
+@index_exhaustive_option
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submissions.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
@@ -214,7 +215,7 @@ def _check_competition(competition_id: str, competitions_dir: Path | None) -> se
 @fail_on_option
 def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str, scheduler: str | None,
                         competition_id: str | None,
-                        corpus: Path | None, corpus_index: Path | None, no_similarity: bool,
+                        corpus: Path | None, corpus_index: Path | None, index_exhaustive: bool, no_similarity: bool,
                         no_grade: bool, include_experimental: bool, pad_missing: bool, baseline: Path | None,
                         competitions_dir: Path | None, data_dir: Path | None, rules: Path | None, fail_on: str) -> None:
     """Audit every run of a run group, a folder of runs, a glob pattern or a submission JSONL.
@@ -253,7 +254,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
             "jobs") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("-j sets the local pool's processes; with --executor dask the cluster's workers decide")
     known = _check_competition(competition_id, competitions_dir) if competition_id is not None else None
-    check_corpus_index(corpus_index, corpus, no_similarity)
+    check_corpus_index(corpus_index, corpus, no_similarity, index_exhaustive)
     if executor == "local" and scheduler and click.get_current_context().get_parameter_source(
             "scheduler") is click.core.ParameterSource.COMMANDLINE:
         raise InputError("--scheduler is for --executor dask; the local executor uses no scheduler")
@@ -275,6 +276,7 @@ def audit_batch_command(source: Path, output_dir: Path, jobs: int, executor: str
         grade=not no_grade,
         corpus_dir=corpus,
         corpus_index=corpus_index,
+        index_exhaustive=index_exhaustive,
         include_experimental=include_experimental,
         competitions_root=competitions_dir,
         data_dir=data_dir,

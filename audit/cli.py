@@ -42,6 +42,7 @@ from mleaudit.audit.cli_options import (  # noqa: E402
     DefaultCommandGroup,
     check_corpus_index,
     corpus_index_option,
+    index_exhaustive_option,
     InputError,
     baseline_option,
     competitions_option,
@@ -130,6 +131,7 @@ def audit_group() -> None:
 @click.option("--corpus", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Folder of reference notebooks (default: the competition's kernels folder).")
 @corpus_index_option
+@index_exhaustive_option
 @click.option("--no-similarity", is_flag=True, help="Skip the comparison with reference notebooks.")
 @click.option("--no-grade", is_flag=True, help="Do not grade the submission.")
 @click.option("--include-experimental", is_flag=True, help="Also run experimental rules.")
@@ -141,7 +143,7 @@ def audit_group() -> None:
 @output_option
 @fail_on_option
 def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | None, corpus_index: Path | None,
-                      no_similarity: bool,
+                      index_exhaustive: bool, no_similarity: bool,
                       no_grade: bool, include_experimental: bool, baseline: Path | None, competitions_dir: Path | None, data_dir: Path | None,
                       rules: Path | None, fmt: str | None, output: Path | None, fail_on: str) -> None:
     """Audit one run: grade its submission, apply the rules, compare its code with the corpus.
@@ -158,12 +160,13 @@ def audit_run_command(run_dir: Path, competition_id: str | None, corpus: Path | 
     """
     from mleaudit.audit.pipeline import AuditRequest, run_audit
 
-    check_corpus_index(corpus_index, corpus, no_similarity)
+    check_corpus_index(corpus_index, corpus, no_similarity, index_exhaustive)
     request = AuditRequest(
         run_dir=run_dir,
         competition_id=competition_id,
         corpus_dir=corpus,
         corpus_index=corpus_index,
+        index_exhaustive=index_exhaustive,
         similarity=not no_similarity,
         grade=not no_grade,
         include_experimental=include_experimental,

@@ -26,6 +26,7 @@ __all__ = [
     "baseline_option",
     "jobs_option",
     "corpus_index_option",
+    "index_exhaustive_option",
     "check_corpus_index",
 ]
 
@@ -121,10 +122,23 @@ corpus_index_option = click.option(
          "flags), not re-read for each run. The report then holds no reference texts.")
 
 
-def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_similarity: bool) -> None:
-    """Refuse ``--index`` with ``--corpus`` or ``--no-similarity``, and an index that cannot be opened,
-    before any run is audited (an :class:`InputError` naming the file)."""
+#: ``--index-exhaustive``: the copy search through a corpus index without its budget.
+index_exhaustive_option = click.option(
+    "--index-exhaustive", is_flag=True,
+    help="With --index: check every reference the copy detector's bounds cannot exclude, however many (slower on "
+         "a large corpus). Without it, a code unit with more such references than the search checks is a gap "
+         "(similarity-incomplete) and the verdict cannot be CLEAN.")
+
+
+def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_similarity: bool,
+                       exhaustive: bool = False) -> None:
+    """Refuse ``--index`` with ``--corpus`` or ``--no-similarity``, ``--index-exhaustive`` without
+    ``--index``, and an index that cannot be opened, before any run is audited (an
+    :class:`InputError` naming the file)."""
     if corpus_index is None:
+        if exhaustive:
+            raise InputError("--index-exhaustive is about the copy search through a corpus index: give --index INDEX "
+                             "too, or leave it out")
         return
     if corpus is not None:
         raise InputError("give one of --corpus DIR and --index INDEX, not both")

@@ -55,6 +55,10 @@ class AuditOptions:
         defaults (the 5 references of highest agent containment per file and every reference
         the copy detector flags). Opened once per process. The report then holds no reference
         texts (the index stores fingerprints, not the kernels).
+    index_exhaustive : bool
+        With ``corpus_index``: the copy detector's search checks every reference its bounds cannot
+        exclude (``bound_budget=None``). Without it, a code unit with more such references than
+        the default budget checks is a ``similarity-incomplete`` gap.
     boilerplate_dirs : tuple of Path
         Starter code whose fingerprints are ignored (copydetect's boilerplate); with
         ``corpus_index``, the index's own.
@@ -82,6 +86,7 @@ class AuditOptions:
 
     corpus_dir: Path | None = None
     corpus_index: Path | None = None
+    index_exhaustive: bool = False
     boilerplate_dirs: tuple[Path, ...] = ()
     similarity: SimilarityOptions = field(default_factory=SimilarityOptions)
     top_pairs: int = 10
@@ -186,8 +191,11 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     )
     if options.corpus_index is not None:
         index = _open_index(options.corpus_index)
+        budget: dict[str, Any] = {"bound_budget": None} if options.index_exhaustive else {}
         result = index.compare(agents, replace(similarity_options, kgram_length=index.options.kgram_length,
-                                               kgrams_in_window=index.options.kgrams_in_window))
+                                               kgrams_in_window=index.options.kgrams_in_window), **budget)
+        # units for which the copy search stopped at its budget: the verdict cannot be clean
+        unchecked = [stage for stage in getattr(index, "last_bound_scored", []) if not stage.get("exhaustive", True)]
         # the index also lists its own skipped kernels; the agent files' go to the run's gaps
         ref_skipped = tuple(s for s in result.skipped if s.path not in {u.path for u in agents})
         references: list[CodeUnit] = []
@@ -225,6 +233,10 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     }
     if options.corpus_index is not None:
         summary["index"] = True
+        summary["search_incomplete"] = [
+            {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": stage["bounded"],
+             "unchecked": stage["bounded"] - stage["windowed"] + stage["window"] - stage["checked"]}
+            for stage in unchecked]
         # code the index was built to ignore is not compared: the report says which
         summary["boilerplate"] = list(index.info().boilerplate)
     # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
@@ -381,6 +393,13 @@ def audit_run(
         meta["review"] = {"decisions_in_baseline": len(options.baseline.decisions), **{k: decided[k] for k in ("confirmed", "dismissed")}}
     gaps = _audit_gaps(run, expanded, run_skipped + list(context.skipped), evaluation.errors, evaluation.evaluated_rules,
                        grade=grade, grade_skipped=grade_skipped, grade_requested=options.grade_requested)
+    for stage in (similarity or {}).get("search_incomplete", ()):
+        where = stage["path"] if stage.get("start_line") is None else f"{stage['path']}:{stage['start_line']}"
+        gaps.append(Gap(kind=GapKind.SIMILARITY_INCOMPLETE, path=stage["path"],
+                        reason=f"copy search of {where} through the corpus index stopped at its budget: "
+                               f"{stage['unchecked']} of the {stage['bounded']} references its seed bound could not "
+                               "exclude were neither excluded by a tighter bound nor scored (--index-exhaustive checks "
+                               "every one)"))
     return AuditReport(
         run=summary,
         findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
@@ -540,6 +559,7 @@ class AuditRequest:
     competition_id: str | None = None
     corpus_dir: Path | None = None
     corpus_index: Path | None = None
+    index_exhaustive: bool = False
     similarity: bool = True
     grade: bool = True
     include_experimental: bool = False
@@ -645,6 +665,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
         baseline=baseline,
         corpus_dir=corpus if request.similarity and request.corpus_index is None else None,
         corpus_index=request.corpus_index if request.similarity else None,
+        index_exhaustive=request.index_exhaustive,
         include_experimental=request.include_experimental,
         no_similarity_reason="disabled (--no-similarity)" if not request.similarity else "no reference corpus",
         fail_on=request.fail_on,

@@ -62,6 +62,9 @@ class GapKind(enum.Enum):
     NOT_GRADED = "not-graded"
     #: No enabled rule was loaded (an empty ``--rules`` folder).
     NO_RULES = "no-rules"
+    #: The copy search through a corpus index checked only the references of highest bound for a
+    #: code unit: others could still reach the copy threshold (``--index-exhaustive`` checks all).
+    SIMILARITY_INCOMPLETE = "similarity-incomplete"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -171,6 +174,7 @@ _GAP_SUMMARY = {
     GapKind.RULE_ERROR: lambda n: f"{n} rule evaluation(s) failed",
     GapKind.NOT_GRADED: lambda n: "submission not graded",
     GapKind.NO_RULES: lambda n: "no rules loaded",
+    GapKind.SIMILARITY_INCOMPLETE: lambda n: f"copy search through the corpus index cut short for {n} code unit(s)",
 }
 
 

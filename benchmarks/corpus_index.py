@@ -269,7 +269,9 @@ def phase_query(args: argparse.Namespace) -> None:
         "without_detector_median_s": statistics.median(without),
         "brute": brute_check,
         "bound_stages": {name: statistics.median(s[name] for s in stages) if stages else 0
-                         for name in ("bounded", "checked", "scored")},
+                         for name in ("bounded", "windowed", "window", "checked", "scored")},
+        "cut_files": sum(1 for s in stages if not s["exhaustive"]),
+        "stage_files": len(stages),
         "retrieval_run_median_s": statistics.median(retrieval),
         "retrieval_run_max_s": max(retrieval),
         "candidates_03_median": statistics.median(c[0] for c in counts),
@@ -410,8 +412,10 @@ def main() -> None:
                   f"kernel in {same['same_best_kernel']}")
         stages = q["bound_stages"]
         print(f"         evidence bound per file (median, top={args.tops[0]}): {stages['bounded']:.0f} references not "
-              f"excluded by the seed postings, {stages['checked']:.0f} checked with the tile bound, "
-              f"{stages['scored']:.0f} scored exactly")
+              f"excluded by the seed postings, {stages['windowed']:.0f} checked with the window bound and "
+              f"{stages['window']:.0f} kept by it, {stages['checked']:.0f} checked with the tile bound, "
+              f"{stages['scored']:.0f} scored exactly; the search cut by its budget for {q['cut_files']} of "
+              f"{q['stage_files']} file-queries")
         brute = q["brute"]
         if brute["files"]:
             print(f"         brute force (compare over the whole corpus folder) on {brute['files']} agent files: "

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+# The suite keeps its caches (rule documents already read) to itself, never in the user's.
+os.environ.setdefault("MLEAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="mleaudit-test-cache-"))
 
 _OPT_IN = {"slow": "--run-slow", "docker": "--run-docker", "gpu": "--run-gpu"}
 

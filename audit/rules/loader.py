@@ -32,6 +32,7 @@ from mleaudit import audit
 from mleaudit.audit.errors import ConfigError, RuleError
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.rules.matchers import Matcher, compile_matcher, leaf_specs
+from mleaudit.audit.rules.cache import RuleDocumentCache, rule_cache_root
 from mleaudit.audit.rules.spec import (
     PAIR_FIELDS,
     BuiltinSpec,
@@ -216,6 +217,11 @@ def read_yaml(path: Path) -> object:
     return untrusted_yaml.safe_load(path.read_text(encoding="utf-8"))
 
 
+def _yaml_of_bytes(raw: bytes) -> object:
+    """:func:`read_yaml` of a file's bytes (decoded as ``read_text`` does, universal newlines)."""
+    return untrusted_yaml.safe_load(raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"))
+
+
 def iter_rule_files(root: Path) -> list[Path]:
     """Rule files under ``root`` (``**/*.yaml`` except ``*.test.yaml`` and hidden folders), sorted."""
     files = []
@@ -385,7 +391,11 @@ def load_ruleset(
             raise ConfigError(f"rules folder {root} is not a directory")
     if schema_path is None:
         schema_path = next((r / "schema.json" for r in roots if (r / "schema.json").is_file()), None)
-    validator = jsonschema.Draft202012Validator(load_rule_schema(schema_path))
+    schema = load_rule_schema(schema_path)
+    validator = jsonschema.Draft202012Validator(schema)
+    # documents read and checked before, by their bytes (the YAML parse and the schema check
+    # are most of the load)
+    documents = RuleDocumentCache(rule_cache_root(), json.dumps(schema, sort_keys=True).encode("utf-8"))
 
     problems: list[RuleProblem] = []
     compiled: list[CompiledRule] = []
@@ -399,15 +409,20 @@ def load_ruleset(
             try:
                 raw = path.read_bytes()
                 digest_inputs.append((rel, raw))
-                data = read_yaml(path)
+                data = documents.get(raw)
+                known = data is not None
+                if not known:
+                    data = _yaml_of_bytes(raw)
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 problems.append(RuleProblem(rule_id=stem, path=shown, cause=f"cannot read YAML: {exc}"))
                 continue
             rule_id = str(data.get("id", stem)) if isinstance(data, dict) else stem
-            schema_errors = _schema_problems(data, validator)
+            schema_errors = [] if known else _schema_problems(data, validator)
             if schema_errors:
                 problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in schema_errors)
                 continue
+            if not known:
+                documents.put(raw, data)
             if rule_id != stem:
                 problems.append(RuleProblem(rule_id=rule_id, path=shown, cause=f"id {rule_id!r} differs from the file stem {stem!r}"))
             if rule_id in first_seen:

@@ -498,8 +498,7 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
         try:
             report = index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
                                    include_corpus_skipped=corpus_skipped)
-            budgeted = sum(1 for stage in getattr(index, "last_bound_scored", [])
-                           if stage.get("checked", 0) < stage.get("bounded", 0))
+            budgeted = sum(1 for stage in getattr(index, "last_bound_scored", []) if not stage.get("exhaustive", True))
             if budgeted:
                 click.echo(f"note: for {budgeted} of these {len(agents)} agent file(s) more references could reach "
                            "the copy threshold than the default search checks (the highest bounds were checked); "

@@ -33,16 +33,18 @@ its evidence instead (:meth:`CorpusIndex.compare`, since the ``seed_postings`` m
   is at most that, so a reference whose sum stays below the threshold's bits is excluded unread;
 - the others, best bound first, are checked with :func:`window_bound` (the best window of the
   reference, each token worth the bits of the agent token a shared seed matches it with, each
-  token outside every shared seed costing the reference gap of the chain), then those that pass
-  with the detector's own evidence on that table and nothing left out
+  token outside every shared seed costing the reference gap of the chain; for many references
+  at once from their seed locations, :func:`window_bounds`), then those that pass, best window
+  first, with the detector's own evidence on that table and nothing left out
   (:meth:`_DetectorQuery.tile_bounds`: the pair's tiles and best chain), both upper bounds again,
   and scored exactly when the last one reaches the threshold.
 
 Every reference brute force flags therefore is flagged through the index, with the same score.
 With ``top``, at most ``bound_budget`` references per agent file are checked with the tile bound
-(:data:`DEFAULT_BOUND_BUDGET`; a warning names the file when more could not be excluded); an index
-written before tile seeds were stored scores the best candidate of up to :data:`DEFAULT_SOURCES`
-further sources instead.
+and four times as many with the window bound (:data:`DEFAULT_BOUND_BUDGET`); a unit with more is
+reported in :attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns
+into a ``similarity-incomplete`` gap. An index written before tile seeds were stored scores the
+best candidate of up to :data:`DEFAULT_SOURCES` further sources instead.
 
 The copy detector (:mod:`mleaudit.audit.similarity.detect`) runs on the same candidates and gives the
 same ``score``, ``flagged`` and ``evidence_fragments`` as brute force over the same files. Its
@@ -220,6 +222,8 @@ __all__ = [
     "parse_storage",
     "upper_token_bits",
     "window_bound",
+    "SeedLocations",
+    "window_bounds",
 ]
 
 logger = logging.getLogger(__name__)
@@ -271,8 +275,18 @@ _SAMPLE_CODE = 1 << 10
 #: :meth:`CorpusIndex.compare` (indexes written since the ``seed_postings`` meta entry).
 _SEED_CODE = _SAMPLE_CODE + 1
 #: References checked with the tile bound per agent unit by :meth:`CorpusIndex.compare` with
-#: ``top`` (the seed bound's order decides which).
-DEFAULT_BOUND_BUDGET = 64
+#: ``top`` (the highest window bounds). Enough for every agent file of the shared real runs and
+#: partial copies against the 204 shared notebooks (at most 196 pass the window bound), so a corpus
+#: of a competition's kernels is searched exhaustively; on a larger one a unit past the budget is
+#: reported (``last_bound_scored``; an audit's ``similarity-incomplete`` gap).
+DEFAULT_BOUND_BUDGET = 256
+#: With ``bound_budget``, references checked with the window bound per agent unit: this many
+#: times the budget (the window bound costs a few array operations per reference, the tile bound
+#: a tiling).
+_WINDOW_BUDGET_FACTOR = 4
+#: Seed locations (:class:`SeedLocations`, 16 bytes each) kept between the agent units of one
+#: :meth:`CorpusIndex.compare` for the window bound: about the seeds of 1,000 notebooks.
+_SEED_LOCATIONS = 4_000_000
 #: References whose profiles are read at once when the evidence bound asks for scoring.
 _BOUND_BATCH = 256
 #: Seed values held by more references than this are not listed at query time: their tokens
@@ -1941,6 +1955,9 @@ class _DetectorQuery:
         self._families = index._families
         self._plain: dict[int, tuple[Profile, NgramTable, np.ndarray]] = {}
         self._seed_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        # references (by id, their slot) whose seed locations are kept, see window_bounds
+        self._locations: tuple[dict[int, int], SeedLocations] = ({}, SeedLocations([]))
+        self._windows: dict[int, dict[int, float]] = {}  # per agent unit: window bound per reference
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -2184,22 +2201,63 @@ class _DetectorQuery:
             # nothing is left out, so the agent's bits are the same against every reference
             plain = self._plain[agent] = (stripped, lowered, np.asarray(token_bits(stripped, lowered, (), query=query)))
         stripped, lowered, bits = plain
-        seeds = self._seed_tables.get(agent)
-        if seeds is None:
-            seeds = self._seed_tables[agent] = _seed_table(upper_token_bits(self.queries[agent].agent, self.table),
-                                                           self.queries[agent].agent.seed_keys())
-        found = self.token_profiles(list(docs))
+        # the cheap bound first: most references that share only common code stop here
+        coarse = self.window_bounds(agent, docs)
+        found = self.token_profiles([doc for doc in docs if coarse.get(doc, 0.0) >= needed])
         out = {}
-        for doc in docs:
-            profile = found.get(doc)
-            if profile is None:
-                continue
-            # the cheap bound first: most references that share only common code stop here
-            coarse = window_bound(np.zeros(0), np.zeros(0, np.int64), profile.seed_keys(), len(profile.ids),
-                                  table=seeds)
-            out[doc] = coarse if coarse < needed else reference_evidence(stripped, profile, lowered, (),
+        for doc, window in coarse.items():
+            out[doc] = window if window < needed else reference_evidence(stripped, found[doc], lowered, (),
                                                                          bits=bits).bits
         return out
+
+    def window_bounds(self, agent: int, docs: Sequence[int]) -> dict[int, float]:
+        """:func:`window_bounds` of agent file number ``agent`` against ``docs`` (references
+        without a profile are left out).
+
+        The references' seed locations are kept for the next agent file while they hold up to
+        ``_SEED_LOCATIONS`` seeds (the agent units of one run mostly meet the same references);
+        past that, they are made per batch of ``_BOUND_BATCH`` references."""
+        known = self._windows.setdefault(agent, {})
+        out = {doc: known[doc] for doc in docs if doc in known}
+        docs = [doc for doc in docs if doc not in known]
+        if docs:
+            fresh = self._window_bounds(agent, docs)
+            known.update(fresh)
+            out.update(fresh)
+        return out
+
+    def _window_bounds(self, agent: int, docs: list[int]) -> dict[int, float]:
+        seeds = self._seed_table(agent)
+        out: dict[int, float] = {}
+        kept = self._locations
+        missing = [doc for doc in docs if doc not in kept[0]]
+        if missing:
+            found = self.token_profiles(missing)
+            docs = [doc for doc in docs if doc in kept[0] or doc in found]
+            adding = sum(found[doc].seed_keys().size for doc in found)
+            if kept[1].size + adding <= _SEED_LOCATIONS:
+                everyone = [*kept[0], *(doc for doc in missing if doc in found)]
+                found = self.token_profiles(everyone)
+                kept = self._locations = ({doc: slot for slot, doc in enumerate(everyone)}, SeedLocations(
+                    [(found[doc].seed_keys(), len(found[doc].ids)) for doc in everyone]))
+        if all(doc in kept[0] for doc in docs):
+            wanted = np.zeros(len(kept[0]), dtype=bool)
+            wanted[[kept[0][doc] for doc in docs]] = True
+            values = window_bounds(seeds, kept[1], wanted)
+            return {doc: float(values[kept[0][doc]]) for doc in docs}
+        for start in range(0, len(docs), _BOUND_BATCH):
+            found = self.token_profiles(docs[start : start + _BOUND_BATCH])
+            read = [doc for doc in docs[start : start + _BOUND_BATCH] if doc in found]
+            values = window_bounds(seeds, SeedLocations([(found[doc].seed_keys(), len(found[doc].ids)) for doc in read]))
+            out.update(zip(read, values.tolist()))
+        return out
+
+    def _seed_table(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
+        seeds = self._seed_tables.get(agent)
+        if seeds is None:
+            profile = self.queries[agent].agent
+            seeds = self._seed_tables[agent] = _seed_table(upper_token_bits(profile, self.table), profile.seed_keys())
+        return seeds
 
     def evidence(self, agent: int, doc: int, mask: bytearray | None) -> tuple[Evidence, Profile, int] | None:
         """Evidence that agent file number ``agent`` copied from reference ``doc`` (None when the
@@ -2393,6 +2451,122 @@ def window_bound(upper: np.ndarray, agent_keys: np.ndarray, reference_keys: np.n
     return float(max(0.0, (prefix - np.minimum.accumulate(prefix)).max()))
 
 
+class SeedLocations:
+    """Where the seeds of a set of references occur: an inverted table for :func:`window_bounds`.
+
+    Parameters
+    ----------
+    references : sequence of (ndarray of int64, int)
+        Per reference, its :meth:`~mleaudit.audit.similarity.detect.Profile.seed_keys` and its number
+        of tokens. References are numbered by their place in this sequence (their *slot*).
+
+    Attributes
+    ----------
+    keys : ndarray of int64
+        Every seed key of every reference, sorted.
+    slots, positions : ndarray of int32
+        Aligned with ``keys``: the reference holding the seed and the seed's first token.
+    tokens : ndarray of int64, shape (len(references),)
+        Tokens per reference.
+    """
+
+    def __init__(self, references: Sequence[tuple[np.ndarray, int]]) -> None:
+        self.tokens = np.array([max(int(n), 0) for _, n in references], dtype=np.int64)
+        seeds = [np.asarray(k, dtype=np.int64) for k, _ in references]
+        lengths = np.array([k.size for k in seeds], dtype=np.int64)
+        joined = np.concatenate(seeds) if seeds else np.zeros(0, np.int64)
+        slots = np.repeat(np.arange(len(seeds), dtype=np.int32), lengths)
+        positions = (np.arange(joined.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)).astype(np.int32)
+        order = np.argsort(joined, kind="stable")
+        self.keys, self.slots, self.positions = joined[order], slots[order], positions[order]
+        # the references' tokens one after the other, each followed by room for a seed's tail
+        room = self.tokens + MIN_TILE_TOKENS
+        self.base = np.cumsum(room) - room
+        self.owner = np.repeat(np.arange(len(seeds), dtype=np.int32), room)
+
+    @property
+    def size(self) -> int:
+        """Seeds held, over all references."""
+        return int(self.keys.size)
+
+
+def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations,
+                  wanted: np.ndarray | None = None) -> np.ndarray:
+    """:func:`window_bound` of one agent file against every reference of ``locations`` at once.
+
+    The same bound, from the seeds the files share only: the agent's seeds are looked up in the
+    references' sorted seeds, each hit spreads its largest bits over the reference tokens it
+    covers, and the best window of each reference is a maximum subarray over its covered tokens,
+    each run of uncovered tokens between two of them costing
+    :data:`~mleaudit.audit.similarity.detect.GAP_BITS` per token. The work grows with the shared
+    seeds, not with the references' length.
+
+    Parameters
+    ----------
+    table : tuple of ndarray
+        :func:`_seed_table` of the agent file.
+    locations : SeedLocations
+        The references.
+    wanted : ndarray of bool, optional
+        Per slot, whether to compute its bound (others get 0).
+
+    Returns
+    -------
+    ndarray of float64, shape (len(locations.tokens),)
+        Bits, >= 0, per slot: :func:`window_bound` of that reference (up to the rounding of sums
+        taken in another order).
+    """
+    out = np.zeros(locations.tokens.size)
+    keys, best = table
+    if not keys.size or not locations.size:
+        return out
+    width = best.shape[1]
+    if width > MIN_TILE_TOKENS:
+        raise ValueError(f"seed table of {width} tokens per seed; seeds are {MIN_TILE_TOKENS} tokens")
+    low = np.searchsorted(locations.keys, keys, side="left")
+    counts = np.searchsorted(locations.keys, keys, side="right") - low
+    total = int(counts.sum())
+    if not total:
+        return out
+    at = np.repeat(low, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+    slot, position = locations.slots[at].astype(np.int64), locations.positions[at].astype(np.int64)
+    agent_key = np.repeat(np.arange(keys.size), counts)
+    if wanted is not None:
+        keep = wanted[slot]
+        slot, position, agent_key = slot[keep], position[keep], agent_key[keep]
+    # each hit covers `width` reference tokens, each with the largest bits of its agent offset
+    spread = np.full(locations.owner.size, -1.0)
+    start = locations.base[slot] + position
+    values = best[agent_key]
+    for offset in range(width):
+        # one seed location per hit, so the places of one offset are distinct
+        at_offset = start + offset
+        spread[at_offset] = np.maximum(spread[at_offset], values[:, offset])
+    flat = np.flatnonzero(spread >= 0)
+    slot = locations.owner[flat].astype(np.int64)
+    covered = flat - locations.base[slot]
+    inside = covered < locations.tokens[slot]
+    value, slot, covered = spread[flat[inside]], slot[inside], covered[inside]
+    if not covered.size:
+        return out
+    # Covered tokens of one reference in order; between two, ``gap`` uncovered tokens. A window
+    # from covered token i to j is worth S_j - T_i, with S the running sum of (value - GAP * gap)
+    # and T_i = S_i - value_i (the gap before its first token is not in the window).
+    new = np.concatenate(([True], slot[1:] != slot[:-1]))
+    gap = np.where(new, 0, covered - np.concatenate(([0], covered[:-1])) - 1)
+    running = np.cumsum(value - float(_detect.GAP_BITS) * gap)
+    segment = np.cumsum(new) - 1
+    heads = np.flatnonzero(new)
+    running -= np.concatenate(([0.0], running))[heads][segment]
+    before = running - value
+    # a running minimum that restarts at each reference: every reference is shifted below all
+    # earlier ones by more than any of its sums can differ
+    shift = 2.0 * float(max(np.abs(running).max(), np.abs(before).max())) + 1.0
+    lowest = np.minimum.accumulate(before - segment * shift) + segment * shift
+    out[slot[heads]] = np.maximum(np.maximum.reduceat(running - lowest, heads), 0.0)
+    return out
+
+
 def _seed_table(upper: np.ndarray, agent_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The agent file's distinct seed keys and, for each, the largest bits of the token at each
     offset of the seeds with that key."""
@@ -2572,10 +2746,12 @@ class CorpusIndex:
         self._family_ids = 0
         self._sample_holder_bytes = 0
         self._write_depth = 0
-        #: Per Python agent unit of the last :meth:`compare`: references the seed bound could not
-        #: exclude (``bounded``), those checked with the tile bound (``checked``) and those
-        #: scored exactly (``scored``).
-        self.last_bound_scored: list[dict[str, int]] = []
+        #: Per Python agent unit of the last :meth:`compare` (``path``, ``start_line`` of a unit
+        #: read from a log): references the seed bound could not exclude (``bounded``), those
+        #: checked with the window bound (``windowed``) and kept by it (``window``), those checked
+        #: with the tile bound (``checked``), those scored exactly (``scored``), and whether every
+        #: reference that could reach the threshold was checked (``exhaustive``).
+        self.last_bound_scored: list[dict[str, Any]] = []
 
     # -- context management ----------------------------------------------------------------------
 
@@ -3587,13 +3763,14 @@ class CorpusIndex:
         bound_budget : int or None, default DEFAULT_BOUND_BUDGET
             The copy detector's search (an index with tile seeds): per Python agent unit, every
             reference whose evidence bound from the seed postings (:func:`evidence_bounds`)
-            reaches the threshold's bits is checked again with the bound from the pair's tiles
-            (:meth:`_DetectorQuery.tile_bounds`), best first, and scored exactly when that one
-            reaches it too; each flagged pair is kept. Both bounds are upper bounds of the
-            evidence, so every reference brute force flags is found, with its score. With
-            ``top``, at most ``bound_budget`` references are checked per unit (a warning names
-            the unit when more could not be excluded); ``top=None`` or ``bound_budget=None``
-            checks them all.
+            reaches the threshold's bits is checked again with the window bound
+            (:func:`window_bounds`), those that pass with the bound from the pair's tiles
+            (:meth:`_DetectorQuery.tile_bounds`), best window first, and scored exactly when that
+            one reaches it too; each flagged pair is kept. All are upper bounds of the evidence,
+            so every reference brute force flags is found, with its score. With ``top``, at most
+            ``bound_budget`` references are checked per unit with the tile bound and four times as
+            many with the window bound (:attr:`last_bound_scored` says for which units that cut
+            the search); ``top=None`` or ``bound_budget=None`` checks them all.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`mleaudit.audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
@@ -3669,21 +3846,32 @@ class CorpusIndex:
                 order = self._bounded(detector, position[i], chosen[i][2], stats, options.score_threshold,
                                       ranked=docs)
                 budget = None if top is None else bound_budget
-                checked = order if budget is None else order[:budget]
                 needed = bits_from_score(options.score_threshold) - 1e-6
+                # then the window bound, a few array operations per reference ...
+                windowed = order if budget is None else order[: budget * _WINDOW_BUDGET_FACTOR]
+                window = detector.window_bounds(position[i], windowed)
+                # ... best first (a stable sort: ties keep the seed bound's order)
+                passed = sorted((doc for doc in windowed if window.get(doc, 0.0) >= needed), key=lambda d: -window[d])
+                # ... then the tile bound, a tiling per reference
+                checked = passed if budget is None else passed[:budget]
                 candidates = []
                 for start in range(0, len(checked), _BOUND_BATCH):
                     batch = checked[start : start + _BOUND_BATCH]
                     tight = detector.tile_bounds(position[i], batch, needed)
                     candidates.extend(doc for doc in batch if tight.get(doc, 0.0) >= needed)
-                self.last_bound_scored.append({"bounded": len(order), "checked": len(checked),
-                                               "scored": len(candidates)})
-                if len(checked) < len(order):
+                unit = chosen[i][0]
+                self.last_bound_scored.append({"path": unit.path,
+                                               "start_line": unit.origin.start_line if unit.origin is not None else None,
+                                               "bounded": len(order), "windowed": len(windowed), "window": len(passed),
+                                               "checked": len(checked), "scored": len(candidates),
+                                               "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)})
+                if len(windowed) < len(order) or len(checked) < len(passed):
                     # said once per command by its caller (last_bound_scored): on a real corpus
                     # widely held code keeps most references above the seed bound
-                    logger.info("%s: %s: %d references could not be excluded by the seed bound; the %d with the "
-                                "highest bounds were checked (bound_budget; top=None checks all)", self.path,
-                                chosen[i][0].path, len(order), len(checked))
+                    logger.info("%s: %s: of %d references the seed bound could not exclude, %d were checked with "
+                                "the window bound and %d of the %d it kept with the tile bound (bound_budget; "
+                                "top=None checks all)", self.path, chosen[i][0].path, len(order), len(windowed),
+                                len(checked), len(passed))
             else:
                 candidates = detector.distinct_sources(chosen[i][2], docs, sources)
             for start in range(0, len(candidates), _BOUND_BATCH):

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from mleaudit.audit.cli import main
 from mleaudit.audit.formatters.terminal import terminal_safe
 from mleaudit.audit.pipeline import AuditOptions, audit_run
-from mleaudit.audit.report import (EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR, GapKind, VerdictKind, decide_verdict,
+from mleaudit.audit.report import (EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR, Gap, GapKind, VerdictKind, decide_verdict,
                           exit_code)
 from mleaudit.audit.rules import matchers
 from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
@@ -285,3 +285,9 @@ def test_reports_show_bidi_and_c1_characters_escaped(tmp_path, fmt):
     root = _write(tmp_path / "run", {"solve.py": "import openai  # \u202e\x9b31m\n" + LLM_CALL.split("\n", 1)[1]})
     result = CliRunner().invoke(main, ["audit", str(root), "--no-grade", "--format", fmt])
     assert "\u202e" not in result.stdout and "\x9b" not in result.stdout
+
+
+@pytest.mark.parametrize("kind", list(GapKind))
+def test_every_gap_kind_makes_an_incomplete_verdict_with_a_reason(kind: GapKind) -> None:
+    verdict = decide_verdict([], [Gap(kind=kind, path="solution.py", reason="not checked")])
+    assert verdict.kind is VerdictKind.INCOMPLETE and verdict.reasons and verdict.gaps[0].kind is kind

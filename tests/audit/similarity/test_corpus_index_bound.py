@@ -380,19 +380,108 @@ def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_
     # every seed counts as held by every reference (as widely held code does on a large corpus):
     # all references get the same seed bound
     monkeypatch.setattr(corpus_index, "_SEED_HOLDERS", 0)
-    checked: list[list[int]] = []
-    original = corpus_index._DetectorQuery.tile_bounds
+    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 1)
+    windowed: list[list[int]] = []
+    tiled: list[list[int]] = []
+    windows: dict[int, float] = {}
+    original_window, original_tile = corpus_index._DetectorQuery.window_bounds, corpus_index._DetectorQuery.tile_bounds
 
-    def spy(self, agent, docs, needed=0.0):
-        checked.append(list(docs))
-        return original(self, agent, docs, needed)
+    def spy_window(self, agent, docs):
+        found = original_window(self, agent, docs)
+        if not tiled:  # the search's own call, not the tile bound's
+            windowed.append(list(docs))
+            windows.update(found)
+        return found
 
-    monkeypatch.setattr(corpus_index._DetectorQuery, "tile_bounds", spy)
+    def spy_tile(self, agent, docs, needed=0.0):
+        tiled.append(list(docs))
+        return original_tile(self, agent, docs, needed)
+
+    monkeypatch.setattr(corpus_index._DetectorQuery, "window_bounds", spy_window)
+    monkeypatch.setattr(corpus_index._DetectorQuery, "tile_bounds", spy_tile)
     agent = _unit("agent.py", agent_text)
     with load_corpus_index(tmp_path / "k.index") as index:
         ranked = index.candidates(agent, min_containment=0.0)
         index.compare([agent], top=1, sources=3, bound_budget=4)
-        paths = index._open_backend().paths(checked[0])
-    order = [paths[doc] for doc in checked[0]]
-    # the next candidates by agent containment, not the lowest ids
+        stage = index.last_bound_scored[0]
+        paths = index._open_backend().paths(windowed[0])
+    order = [paths[doc] for doc in windowed[0]]
+    # the window bound's budget goes to the next candidates by agent containment, not the lowest ids
     assert order == [path for path in ranked[1:] if path in order][:4] and len(order) == 4
+    # the tile bound's to the highest window bounds among them, best first
+    assert tiled[0] == sorted((doc for doc in windowed[0] if windows[doc] >= stage_needed(index)),
+                              key=lambda doc: -windows[doc])[:4]
+    assert not stage["exhaustive"] and stage["windowed"] == 4
+
+
+def stage_needed(index) -> float:
+    from mleaudit.audit.similarity.detect import bits_from_score
+
+    return bits_from_score(index.options.score_threshold) - 1e-6
+
+
+def test_window_bounds_of_many_references_equal_the_bound_of_each() -> None:
+    from mleaudit.audit.similarity.corpus_index import SeedLocations, _seed_table, window_bounds
+
+    rng = np.random.default_rng(7)
+    for _ in range(300):
+        agent_keys = rng.integers(0, 30, rng.integers(0, 60))
+        upper = rng.random(agent_keys.size + 5) * rng.choice([1.0, 20.0, 60.0])
+        table = _seed_table(upper, agent_keys)
+        references = []
+        for _ in range(rng.integers(0, 8)):
+            m = int(rng.integers(0, 50))
+            references.append((rng.integers(0, 40, m), m + int(rng.integers(0, 6)) if m else int(rng.integers(0, 3))))
+        wanted = rng.random(len(references)) < 0.7
+        expected = np.array([window_bound(upper, agent_keys, keys, tokens, table=table) for keys, tokens in references])
+        locations = SeedLocations(references)
+        assert np.allclose(window_bounds(table, locations), expected, atol=1e-9)
+        assert np.allclose(window_bounds(table, locations, wanted), np.where(wanted, expected, 0.0), atol=1e-9)
+
+
+def _audit_json(tmp_path: Path, name: str, *extra: str) -> tuple[int, dict]:
+    from mleaudit.audit.cli import main
+
+    out = tmp_path / f"{name}.json"
+    result = CliRunner().invoke(main, ["audit", str(tmp_path / "run"), "--index", str(tmp_path / "k.index"),
+                                       "--no-grade", "--format", "json", "-o", str(out), *extra])
+    assert result.exit_code in (0, 1, 3), result.output
+    return result.exit_code, json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_a_copy_search_cut_by_its_budget_is_a_gap_never_a_clean_audit(tmp_path: Path, monkeypatch) -> None:
+    import mleaudit.audit.similarity.corpus_index as corpus_index
+
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "solution.py").write_text(agent_text, encoding="utf-8")
+    # the window bound's budget is 0 references: nothing past the first candidates is checked
+    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 0)
+    _, cut = _audit_json(tmp_path, "cut")
+    gaps = [g for g in cut["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
+    assert [g["path"] for g in gaps] == ["solution.py"] and "--index-exhaustive" in gaps[0]["reason"]
+    incomplete = cut["similarity"]["search_incomplete"]
+    assert incomplete[0]["path"] == "solution.py" and 0 < incomplete[0]["unchecked"] <= incomplete[0]["bounded"]
+    # the budget does not apply with --index-exhaustive: every reference is checked, as brute force does
+    _, whole = _audit_json(tmp_path, "whole", "--index-exhaustive")
+    assert not [g for g in whole["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
+    assert whole["similarity"]["search_incomplete"] == []
+    flagged = {p["reference_path"] for p in whole["similarity"]["pairs"] if p["flagged"]}
+    assert "source/whales.py" in flagged and flagged >= {p["reference_path"] for p in cut["similarity"]["pairs"]
+                                                         if p["flagged"]}
+    # and by default on this corpus the budget is enough: the same pairs, no gap
+    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 4)
+    _, default = _audit_json(tmp_path, "default")
+    assert default["similarity"]["search_incomplete"] == []
+    assert {p["reference_path"] for p in default["similarity"]["pairs"] if p["flagged"]} == flagged
+
+
+def test_index_exhaustive_without_an_index_is_refused(tmp_path: Path) -> None:
+    from mleaudit.audit.cli import main
+
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "solution.py").write_text("x = 1\n", encoding="utf-8")
+    for command in (["audit", str(tmp_path / "run")], ["audit", "batch", str(tmp_path), "-o", str(tmp_path / "out")]):
+        result = CliRunner().invoke(main, [*command, "--index-exhaustive", "--no-grade"])
+        assert result.exit_code == 2 and "--index-exhaustive" in result.output and "--index INDEX" in result.output

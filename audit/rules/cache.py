@@ -1,0 +1,129 @@
+"""Rule documents already read and checked against the schema, kept on disk by their bytes.
+
+Reading a rule file costs far more than using it: PyYAML's pure-Python parser (the reference
+reader for rules, see :mod:`mleaudit.grading.untrusted_yaml`) and the JSON Schema check take about
+a second for the shipped rules, on every command that loads them. A document that passed both is
+stored as JSON under the SHA-256 of its bytes, salted with everything that decides the result
+(this module's format, the versions of mleaudit, PyYAML and jsonschema, the source of the bounded
+YAML reader and the schema),
+so a hit returns exactly the data a fresh read would, and any change to a file, the schema or a
+library is a miss. Only documents whose JSON round trip gives the same values of the same types
+are stored (a YAML date, a non-string key or a NaN is read afresh every time).
+
+The cache lives in ``$MLEAUDIT_CACHE_DIR/rules`` (default: the user's cache directory,
+``~/.cache/mleaudit/rules`` on Linux); ``MLEAUDIT_CACHE_DIR=off`` turns it off. A cache entry
+that cannot be read, is not JSON, or does not name its own key is ignored and the file read
+again; a cache that cannot be written is not an error. Only the user who runs mleaudit writes
+there: an audited run never does, and nothing in an entry is executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CACHE_ENV", "RuleDocumentCache", "rule_cache_root"]
+
+#: Environment variable naming the cache folder (``off`` turns the cache off).
+CACHE_ENV = "MLEAUDIT_CACHE_DIR"
+#: Bumped whenever what an entry holds, or what a hit skips, changes.
+_FORMAT = 1
+
+
+def rule_cache_root() -> Path | None:
+    """The folder of cached rule documents, or ``None`` when the cache is off."""
+    configured = os.environ.get(CACHE_ENV)
+    if configured is not None and configured.strip().lower() in ("off", "0", "false", "no", ""):
+        return None
+    if configured:
+        return Path(configured).expanduser() / "rules"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("mleaudit")) / "rules"
+
+
+def _same_json(data: Any, again: Any) -> bool:
+    """``again`` (a JSON round trip of ``data``) holds the same values with the same types."""
+    if type(data) is not type(again):
+        return False
+    if isinstance(data, dict):
+        return data.keys() == again.keys() and all(_same_json(data[k], again[k]) for k in data)
+    if isinstance(data, list):
+        return len(data) == len(again) and all(_same_json(a, b) for a, b in zip(data, again))
+    return data == again
+
+
+class RuleDocumentCache:
+    """Rule documents that were read and passed the schema, by the SHA-256 of their bytes.
+
+    Parameters
+    ----------
+    root : Path or None
+        The cache folder (:func:`rule_cache_root`); ``None`` keeps nothing.
+    schema : bytes
+        The rule schema's bytes, part of every key.
+    """
+
+    def __init__(self, root: Path | None, schema: bytes) -> None:
+        from importlib import metadata
+
+        import yaml
+
+        from mleaudit.audit import __version__
+        from mleaudit.grading import untrusted_yaml
+
+        try:
+            validator_version = metadata.version("jsonschema")
+        except metadata.PackageNotFoundError:  # pragma: no cover - a dependency
+            validator_version = "?"
+        self.root = root
+        salt = hashlib.sha256()
+        for part in (str(_FORMAT), __version__, yaml.__version__, validator_version):
+            salt.update(part.encode("utf-8") + b"\0")
+        # the bounded reader's own code: a stricter bound is a miss
+        salt.update(hashlib.sha256(Path(untrusted_yaml.__file__).read_bytes()).digest())
+        salt.update(hashlib.sha256(schema).digest())
+        self._salt = salt.digest()
+
+    def _key(self, raw: bytes) -> str:
+        return hashlib.sha256(self._salt + raw).hexdigest()
+
+    def get(self, raw: bytes) -> Any | None:
+        """The stored document of a rule file's bytes, or ``None`` (not stored, or unusable)."""
+        if self.root is None:
+            return None
+        key = self._key(raw)
+        try:
+            entry = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key or "document" not in entry:
+            return None
+        return entry["document"]
+
+    def put(self, raw: bytes, document: Any) -> None:
+        """Store the document read from a rule file's bytes (after it passed the schema)."""
+        if self.root is None:
+            return
+        key = self._key(raw)
+        try:
+            text = json.dumps({"key": key, "document": document}, allow_nan=False, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return  # a date, a non-string key ...: read afresh each time
+        if not _same_json(document, json.loads(text)["document"]):
+            return
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.root, suffix=".tmp",
+                                             delete=False) as handle:
+                handle.write(text)
+            os.replace(handle.name, self.root / f"{key}.json")
+        except OSError:
+            try:
+                os.unlink(handle.name)  # type: ignore[possibly-undefined]
+            except (OSError, NameError):
+                pass

@@ -1,0 +1,107 @@
+"""Rule documents kept on disk by their bytes: a hit is exactly a fresh read; anything else is read afresh."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mleaudit.audit.rules.loader import RulesetError
+from mleaudit.audit.rules.cache import RuleDocumentCache, rule_cache_root
+from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+
+RULE = """id: llm-test-cached-call
+title: Test rule for the cache
+category: llm-api
+severity: high
+confidence: high
+target: code
+languages: [python]
+match:
+  regex: 'invented_client\\.complete\\('
+message: "calls the invented client"
+metadata:
+  rationale: A call of an invented client, for the cache tests.
+"""
+
+
+def _rules(tmp_path: Path, text: str = RULE) -> Path:
+    root = tmp_path / "rules"
+    (root / "llm-api").mkdir(parents=True)
+    shutil.copy(find_rules_root() / "schema.json", root / "schema.json")
+    (root / "llm-api" / "llm-test-cached-call.yaml").write_text(text, encoding="utf-8")
+    return root
+
+
+def _entries(cache: Path) -> list[Path]:
+    return sorted((cache / "rules").glob("*.json")) if (cache / "rules").is_dir() else []
+
+
+def test_a_cached_ruleset_equals_a_fresh_one(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    first = load_ruleset()
+    stored = _entries(tmp_path / "cache")
+    assert len(stored) == len(first.rules)
+    second = load_ruleset()
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "off")
+    fresh = load_ruleset()
+    for ruleset in (second, fresh):
+        assert ruleset.digest == first.digest
+        assert [r.spec for r in ruleset.rules] == [r.spec for r in first.rules]
+
+
+def test_off_keeps_nothing(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "off")
+    assert rule_cache_root() is None
+    load_ruleset(_rules(tmp_path))
+    assert not list(tmp_path.rglob("*.json.tmp")) and not (tmp_path / "cache").exists()
+
+
+def test_a_changed_file_is_read_again_and_its_problems_reported(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _rules(tmp_path)
+    assert [r.id for r in load_ruleset(root).rules] == ["llm-test-cached-call"]
+    (root / "llm-api" / "llm-test-cached-call.yaml").write_text(RULE.replace("severity: high", "severity: loud"),
+                                                                  encoding="utf-8")
+    with pytest.raises(RulesetError, match="severity"):
+        load_ruleset(root)
+    # a document that failed the schema is never stored
+    assert len(_entries(tmp_path / "cache")) == 1
+
+
+@pytest.mark.parametrize("damage", ["", "{", "[]", '{"key": "other", "document": {}}', '{"document": {"id": 1}}'])
+def test_a_damaged_entry_is_ignored_and_the_file_read(tmp_path: Path, monkeypatch, damage: str) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _rules(tmp_path)
+    expected = load_ruleset(root)
+    (entry,) = _entries(tmp_path / "cache")
+    entry.write_text(damage, encoding="utf-8")
+    again = load_ruleset(root)
+    assert [r.spec for r in again.rules] == [r.spec for r in expected.rules]
+
+
+def test_an_entry_naming_its_own_key_is_what_a_hit_returns(tmp_path: Path) -> None:
+    cache = RuleDocumentCache(tmp_path, b"{}")
+    cache.put(b"id: x\n", {"id": "x", "n": [1, 2.5, True, None]})
+    assert cache.get(b"id: x\n") == {"id": "x", "n": [1, 2.5, True, None]}
+    assert cache.get(b"id: y\n") is None
+    # another schema is another key
+    assert RuleDocumentCache(tmp_path, b'{"type": "object"}').get(b"id: x\n") is None
+
+
+@pytest.mark.parametrize("document", [{1: "a"}, {"when": __import__("datetime").date(2024, 1, 1)},
+                                      {"x": float("nan")}, {"x": (1, 2)}, {True: 1}])
+def test_documents_json_cannot_carry_exactly_are_not_stored(tmp_path: Path, document) -> None:
+    cache = RuleDocumentCache(tmp_path, b"{}")
+    cache.put(b"raw", document)
+    assert cache.get(b"raw") is None and not list(tmp_path.glob("*.json"))
+
+
+def test_an_unwritable_cache_is_not_an_error(tmp_path: Path, monkeypatch) -> None:
+    blocker = tmp_path / "cache"
+    blocker.write_text("a file where the folder would be", encoding="utf-8")
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(blocker))
+    assert [r.id for r in load_ruleset(_rules(tmp_path)).rules] == ["llm-test-cached-call"]
+    assert json.loads(json.dumps({"ok": True}))
