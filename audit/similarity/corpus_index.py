@@ -40,10 +40,12 @@ its evidence instead (:meth:`CorpusIndex.compare`, since the ``seed_postings`` m
   and scored exactly when the last one reaches the threshold.
 
 Every reference brute force flags therefore is flagged through the index, with the same score.
-With ``top``, at most ``bound_budget`` references per agent file are checked with the tile bound
-and four times as many with the window bound (:data:`DEFAULT_BOUND_BUDGET`); a unit with more is
-reported in :attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns
-into a ``similarity-incomplete`` gap. An index written before tile seeds were stored scores the
+With ``top``, the search of an agent file is exhaustive when at most four times ``bound_budget``
+references pass the seed bound and at most ``bound_budget`` of them the window bound
+(:data:`DEFAULT_BOUND_BUDGET`). Otherwise it is cut to a best effort (the window bound for the
+4 x 64 best seed bounds, the tile bound for the 64 best windows) and reported in
+:attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns into a
+``similarity-incomplete`` gap. An index written before tile seeds were stored scores the
 best candidate of up to :data:`DEFAULT_SOURCES` further sources instead.
 
 The copy detector (:mod:`mleaudit.audit.similarity.detect`) runs on the same candidates and gives the
@@ -274,16 +276,20 @@ _SAMPLE_CODE = 1 << 10
 #: values) use this code: the references an agent file can share a tile with, for the bound of
 #: :meth:`CorpusIndex.compare` (indexes written since the ``seed_postings`` meta entry).
 _SEED_CODE = _SAMPLE_CODE + 1
-#: References checked with the tile bound per agent unit by :meth:`CorpusIndex.compare` with
-#: ``top`` (the highest window bounds). Enough for every agent file of the shared real runs and
-#: partial copies against the 204 shared notebooks (at most 196 pass the window bound), so a corpus
-#: of a competition's kernels is searched exhaustively; on a larger one a unit past the budget is
-#: reported (``last_bound_scored``; an audit's ``similarity-incomplete`` gap).
+#: The most references :meth:`CorpusIndex.compare` checks with the tile bound per agent unit for
+#: an exhaustive search with ``top`` (the highest window bounds). Enough for every agent file of the
+#: shared real runs and partial copies against the 204 shared notebooks (at most 196 pass the window
+#: bound), so a corpus of a competition's kernels is searched exhaustively; on a larger one a unit
+#: past the budget is searched best-effort and reported (``last_bound_scored``; an audit's
+#: ``similarity-incomplete`` gap).
 DEFAULT_BOUND_BUDGET = 256
 #: With ``bound_budget``, references checked with the window bound per agent unit: this many
 #: times the budget (the window bound costs a few array operations per reference, the tile bound
 #: a tiling).
 _WINDOW_BUDGET_FACTOR = 4
+#: Tile bounds per agent unit once its search cannot be exhaustive within ``bound_budget`` (and
+#: four times as many window bounds): the search is then reported as cut whatever it checks.
+_CUT_CHECKS = 64
 #: Seed locations (:class:`SeedLocations`, 16 bytes each) kept between the agent units of one
 #: :meth:`CorpusIndex.compare` for the window bound: about the seeds of 1,000 notebooks.
 _SEED_LOCATIONS = 4_000_000
@@ -3767,10 +3773,11 @@ class CorpusIndex:
             (:func:`window_bounds`), those that pass with the bound from the pair's tiles
             (:meth:`_DetectorQuery.tile_bounds`), best window first, and scored exactly when that
             one reaches it too; each flagged pair is kept. All are upper bounds of the evidence,
-            so every reference brute force flags is found, with its score. With ``top``, at most
-            ``bound_budget`` references are checked per unit with the tile bound and four times as
-            many with the window bound (:attr:`last_bound_scored` says for which units that cut
-            the search); ``top=None`` or ``bound_budget=None`` checks them all.
+            so every reference brute force flags is found, with its score. With ``top``, a unit's
+            search is exhaustive when it needs at most ``bound_budget`` tile bounds and four times
+            as many window bounds; otherwise it is cut to a best effort of at most 64 tile bounds
+            (:attr:`last_bound_scored` says for which units); ``top=None`` or
+            ``bound_budget=None`` checks them all.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`mleaudit.audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
@@ -3847,13 +3854,23 @@ class CorpusIndex:
                                       ranked=docs)
                 budget = None if top is None else bound_budget
                 needed = bits_from_score(options.score_threshold) - 1e-6
+                # A search that cannot be exhaustive within the budget is cut to a best effort of
+                # at most _CUT_CHECKS tile bounds: it is reported either way, and a larger effort
+                # would only list more of a copied kernel's forks.
+                cut = None if budget is None else min(budget, _CUT_CHECKS)
                 # then the window bound, a few array operations per reference ...
-                windowed = order if budget is None else order[: budget * _WINDOW_BUDGET_FACTOR]
+                if budget is None or len(order) <= budget * _WINDOW_BUDGET_FACTOR:
+                    windowed = order
+                else:
+                    windowed = order[: cut * _WINDOW_BUDGET_FACTOR]
                 window = detector.window_bounds(position[i], windowed)
                 # ... best first (a stable sort: ties keep the seed bound's order)
                 passed = sorted((doc for doc in windowed if window.get(doc, 0.0) >= needed), key=lambda d: -window[d])
                 # ... then the tile bound, a tiling per reference
-                checked = passed if budget is None else passed[:budget]
+                if budget is None or (len(windowed) == len(order) and len(passed) <= budget):
+                    checked = passed
+                else:
+                    checked = passed[:cut]
                 candidates = []
                 for start in range(0, len(checked), _BOUND_BATCH):
                     batch = checked[start : start + _BOUND_BATCH]
