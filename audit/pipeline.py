@@ -233,10 +233,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     }
     if options.corpus_index is not None:
         summary["index"] = True
-        summary["search_incomplete"] = [
-            {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": stage["bounded"],
-             "unchecked": stage["bounded"] - stage["windowed"] + stage["window"] - stage["checked"]}
-            for stage in unchecked]
+        summary["search_incomplete"] = [_search_incomplete(stage) for stage in unchecked]
         # code the index was built to ignore is not compared: the report says which
         summary["boilerplate"] = list(index.info().boilerplate)
     # Pairs of code read from a log (an AIDE journal's nodes) name the record they come from.
@@ -247,6 +244,23 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         if pair.agent_total == 0 or pair.reference_total == 0:
             data["too_short"] = True  # no fingerprint on a side: its figures (0 of 0) mean nothing
     return summary, pairs, list(ref_skipped)
+
+
+def _search_incomplete(stage: Mapping[str, Any]) -> dict[str, Any]:
+    """What the report says of a code unit whose copy search through the index was not exhaustive
+    (an entry of :attr:`CorpusIndex.last_bound_scored`)."""
+    where = stage["path"] if stage.get("start_line") is None else f"{stage['path']}:{stage['start_line']}"
+    if not stage.get("seed_bound"):
+        return {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": None, "unchecked": None,
+                "reason": f"copy search of {where}: the corpus index holds no tile seeds (built before they were "
+                          "stored), so only its first candidates and a few further sources were scored; rebuild the "
+                          "index (mleaudit corpus build) for the exhaustive search"}
+    unchecked = stage["bounded"] - stage["windowed"] + stage["window"] - stage["checked"]
+    return {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": stage["bounded"],
+            "unchecked": unchecked,
+            "reason": f"copy search of {where} through the corpus index stopped at its budget: {unchecked} of the "
+                      f"{stage['bounded']} references its seed bound could not exclude were neither excluded by a "
+                      "tighter bound nor scored (--index-exhaustive checks every one)"}
 
 
 def audit_run(
@@ -394,12 +408,7 @@ def audit_run(
     gaps = _audit_gaps(run, expanded, run_skipped + list(context.skipped), evaluation.errors, evaluation.evaluated_rules,
                        grade=grade, grade_skipped=grade_skipped, grade_requested=options.grade_requested)
     for stage in (similarity or {}).get("search_incomplete", ()):
-        where = stage["path"] if stage.get("start_line") is None else f"{stage['path']}:{stage['start_line']}"
-        gaps.append(Gap(kind=GapKind.SIMILARITY_INCOMPLETE, path=stage["path"],
-                        reason=f"copy search of {where} through the corpus index stopped at its budget: "
-                               f"{stage['unchecked']} of the {stage['bounded']} references its seed bound could not "
-                               "exclude were neither excluded by a tighter bound nor scored (--index-exhaustive checks "
-                               "every one)"))
+        gaps.append(Gap(kind=GapKind.SIMILARITY_INCOMPLETE, path=stage["path"], reason=stage["reason"]))
     return AuditReport(
         run=summary,
         findings=tuple(sorted(findings, key=lambda f: f.sort_key())),

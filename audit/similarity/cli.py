@@ -498,7 +498,12 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
         try:
             report = index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
                                    include_corpus_skipped=corpus_skipped)
-            budgeted = sum(1 for stage in getattr(index, "last_bound_scored", []) if not stage.get("exhaustive", True))
+            stages = getattr(index, "last_bound_scored", [])
+            budgeted = sum(1 for stage in stages if not stage.get("exhaustive", True) and stage.get("seed_bound", True))
+            if any(not stage.get("seed_bound", True) for stage in stages):
+                click.echo(f"note: {index_path} holds no tile seeds (built before they were stored): the copy detector "
+                           "scored the first candidates and a few further sources only; rebuild the index "
+                           "(mleaudit corpus build) for the exhaustive search", err=True)
             if budgeted:
                 click.echo(f"note: for {budgeted} of these {len(agents)} agent file(s) more references could reach "
                            "the copy threshold than the default search checks (the highest bounds were checked); "

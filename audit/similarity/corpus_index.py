@@ -2756,7 +2756,9 @@ class CorpusIndex:
         #: read from a log): references the seed bound could not exclude (``bounded``), those
         #: checked with the window bound (``windowed``) and kept by it (``window``), those checked
         #: with the tile bound (``checked``), those scored exactly (``scored``), and whether every
-        #: reference that could reach the threshold was checked (``exhaustive``).
+        #: reference that could reach the threshold was checked (``exhaustive``). On an index
+        #: without tile seeds (``seed_bound`` false) only ``path``, ``start_line`` and ``exhaustive``
+        #: (false: the search is a heuristic there).
         self.last_bound_scored: list[dict[str, Any]] = []
 
     # -- context management ----------------------------------------------------------------------
@@ -3842,6 +3844,14 @@ class CorpusIndex:
         found_further: dict[tuple[int, int], tuple[Evidence, Profile, int]] = {}
         exact = bool(self._meta.get("seed_postings"))
         self.last_bound_scored = []
+        if detector is not None and not exact:
+            # without tile seeds the detector's search is a heuristic (the first candidates and a
+            # few further sources), never exhaustive
+            for i in python:
+                unit = chosen[i][0]
+                self.last_bound_scored.append({"path": unit.path, "start_line": unit.origin.start_line
+                                               if unit.origin is not None else None, "seed_bound": False,
+                                               "exhaustive": False})
         for i, docs in enumerate(further):
             if detector is None or i not in position or not (docs or exact):
                 continue
@@ -3879,7 +3889,7 @@ class CorpusIndex:
                 unit = chosen[i][0]
                 self.last_bound_scored.append({"path": unit.path,
                                                "start_line": unit.origin.start_line if unit.origin is not None else None,
-                                               "bounded": len(order), "windowed": len(windowed), "window": len(passed),
+                                               "seed_bound": True, "bounded": len(order), "windowed": len(windowed), "window": len(passed),
                                                "checked": len(checked), "scored": len(candidates),
                                                "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)})
                 if len(windowed) < len(order) or len(checked) < len(passed):

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from mleaudit.audit.schemas import check_report
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
 from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
 from mleaudit.audit.similarity.corpus_index import (
@@ -346,9 +347,19 @@ def test_an_index_without_tile_seeds_falls_back_to_further_sources(tmp_path: Pat
     agent = _unit("agent.py", agent_text)
     with load_corpus_index(index_path) as index:
         report = index.compare([agent], top=1, sources=0)
-        assert index.last_bound_scored == []
+        # the search is a heuristic there, never exhaustive
+        assert index.last_bound_scored == [{"path": "agent.py", "start_line": None, "seed_bound": False,
+                                            "exhaustive": False}]
     # only the first candidate is scored: the source below the forks is not found
     assert {p.reference_path for p in report.pairs} == {"popular/kernel.py"}
+    # and an audit through it says so: never a clean verdict on that search
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "solution.py").write_text(agent_text, encoding="utf-8")
+    for extra in ((), ("--index-exhaustive",)):
+        _, audited = _audit_json(tmp_path, "old", *extra)
+        (gap,) = [g for g in audited["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
+        assert "no tile seeds" in gap["reason"] and "rebuild" in gap["reason"]
+        assert audited["similarity"]["search_incomplete"][0]["bounded"] is None
 
 
 def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Path) -> None:
@@ -446,7 +457,9 @@ def _audit_json(tmp_path: Path, name: str, *extra: str) -> tuple[int, dict]:
     result = CliRunner().invoke(main, ["audit", str(tmp_path / "run"), "--index", str(tmp_path / "k.index"),
                                        "--no-grade", "--format", "json", "-o", str(out), *extra])
     assert result.exit_code in (0, 1, 3), result.output
-    return result.exit_code, json.loads(out.read_text(encoding="utf-8"))
+    report = json.loads(out.read_text(encoding="utf-8"))
+    check_report(report, source=str(out))
+    return result.exit_code, report
 
 
 def test_a_copy_search_cut_by_its_budget_is_a_gap_never_a_clean_audit(tmp_path: Path, monkeypatch) -> None:
