@@ -1,27 +1,32 @@
-"""Rule documents already read and checked against the schema, kept on disk by their bytes.
+"""Rule documents already read, kept on disk by their bytes.
 
-Reading a rule file costs far more than using it: PyYAML's pure-Python parser (the reference
-reader for rules, see :mod:`mleaudit.grading.untrusted_yaml`) and the JSON Schema check take about
-a second for the shipped rules, on every command that loads them. A document that passed both is
-stored as JSON under the SHA-256 of its bytes, salted with everything that decides the result
+Reading a rule file costs more than checking it: PyYAML's pure-Python parser (the reference
+reader for rules, see :mod:`mleaudit.grading.untrusted_yaml`) takes about half a second for the
+shipped rules, on every command that loads them. A document that was read and passed the schema
+is stored as JSON under the SHA-256 of its bytes, salted with everything that decides the read
 (this module's format, the versions of mleaudit, PyYAML and jsonschema, the source of the bounded
-YAML reader and the schema),
-so a hit returns exactly the data a fresh read would, and any change to a file, the schema or a
-library is a miss. Only documents whose JSON round trip gives the same values of the same types
-are stored (a YAML date, a non-string key or a NaN is read afresh every time).
+YAML reader and the schema), so a hit returns exactly the data a fresh read would, and any change
+to a file, the reader or a library is a miss. Only documents whose JSON round trip gives the same
+values of the same types are stored (a YAML date, a non-string key or a NaN is read afresh every
+time). The loader checks a hit against the schema again, as it checks a fresh read.
 
 The cache lives in ``$MLEAUDIT_CACHE_DIR/rules`` (default: the user's cache directory,
 ``~/.cache/mleaudit/rules`` on Linux); ``MLEAUDIT_CACHE_DIR=off`` turns it off. A cache entry
 that cannot be read, is not JSON, or does not name its own key is ignored and the file read
-again; a cache that cannot be written is not an error. Only the user who runs mleaudit writes
-there: an audited run never does, and nothing in an entry is executed.
+again (so is an entry that is not a regular file, over 1 MB, nested too deep, or not a mapping);
+a cache that cannot be written, or a ``MLEAUDIT_CACHE_DIR`` that cannot be resolved, is not an
+error. Like Python's own ``__pycache__``, the cache is trusted as much as the user's files: only
+the user who runs mleaudit writes there (an audited run never does), nothing in an entry is
+executed, and whoever can write there can as well edit the rules themselves.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -32,6 +37,10 @@ __all__ = ["CACHE_ENV", "RuleDocumentCache", "rule_cache_root"]
 CACHE_ENV = "MLEAUDIT_CACHE_DIR"
 #: Bumped whenever what an entry holds, or what a hit skips, changes.
 _FORMAT = 1
+#: Entries larger than this are not read (the largest shipped rule is a few kB).
+_MAX_ENTRY_BYTES = 1 << 20
+
+logger = logging.getLogger(__name__)
 
 
 def rule_cache_root() -> Path | None:
@@ -40,7 +49,11 @@ def rule_cache_root() -> Path | None:
     if configured is not None and configured.strip().lower() in ("off", "0", "false", "no", ""):
         return None
     if configured:
-        return Path(configured).expanduser() / "rules"
+        try:
+            return Path(configured).expanduser() / "rules"
+        except RuntimeError as exc:  # "~user" of no user
+            logger.warning("%s=%s: %s; rule documents are not cached", CACHE_ENV, configured, exc)
+            return None
     import platformdirs
 
     return Path(platformdirs.user_cache_dir("mleaudit")) / "rules"
@@ -58,7 +71,7 @@ def _same_json(data: Any, again: Any) -> bool:
 
 
 class RuleDocumentCache:
-    """Rule documents that were read and passed the schema, by the SHA-256 of their bytes.
+    """Rule documents that were read (and passed the schema), by the SHA-256 of their bytes.
 
     Parameters
     ----------
@@ -98,10 +111,22 @@ class RuleDocumentCache:
             return None
         key = self._key(raw)
         try:
-            entry = json.loads((self.root / f"{key}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            # never block on a FIFO, never follow a link, never read a huge file
+            handle = os.open(self.root / f"{key}.json", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+                             | getattr(os, "O_NOFOLLOW", 0))
+        except OSError:
             return None
-        if not isinstance(entry, dict) or entry.get("key") != key or "document" not in entry:
+        try:
+            with os.fdopen(handle, "rb") as file:
+                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                    return None
+                data = file.read(_MAX_ENTRY_BYTES + 1)
+            if len(data) > _MAX_ENTRY_BYTES:
+                return None
+            entry = json.loads(data.decode("utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("document"), dict):
             return None
         return entry["document"]
 
@@ -111,14 +136,15 @@ class RuleDocumentCache:
             return
         key = self._key(raw)
         try:
-            text = json.dumps({"key": key, "document": document}, allow_nan=False, ensure_ascii=False)
-        except (TypeError, ValueError):
+            # ASCII: a lone surrogate of a YAML escape is written as its JSON escape
+            text = json.dumps({"key": key, "document": document}, allow_nan=False)
+        except (TypeError, ValueError, RecursionError):
             return  # a date, a non-string key ...: read afresh each time
         if not _same_json(document, json.loads(text)["document"]):
             return
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=self.root, suffix=".tmp",
+            with tempfile.NamedTemporaryFile("w", encoding="ascii", dir=self.root, suffix=".tmp",
                                              delete=False) as handle:
                 handle.write(text)
             os.replace(handle.name, self.root / f"{key}.json")

@@ -393,8 +393,7 @@ def load_ruleset(
         schema_path = next((r / "schema.json" for r in roots if (r / "schema.json").is_file()), None)
     schema = load_rule_schema(schema_path)
     validator = jsonschema.Draft202012Validator(schema)
-    # documents read and checked before, by their bytes (the YAML parse and the schema check
-    # are most of the load)
+    # documents read before, by their bytes (the YAML parse is most of the load)
     documents = RuleDocumentCache(rule_cache_root(), json.dumps(schema, sort_keys=True).encode("utf-8"))
 
     problems: list[RuleProblem] = []
@@ -417,7 +416,8 @@ def load_ruleset(
                 problems.append(RuleProblem(rule_id=stem, path=shown, cause=f"cannot read YAML: {exc}"))
                 continue
             rule_id = str(data.get("id", stem)) if isinstance(data, dict) else stem
-            schema_errors = [] if known else _schema_problems(data, validator)
+            # checked again on a hit: an entry of the cache never stands in for the schema
+            schema_errors = _schema_problems(data, validator)
             if schema_errors:
                 problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in schema_errors)
                 continue

@@ -2477,8 +2477,12 @@ class SeedLocations:
     """
 
     def __init__(self, references: Sequence[tuple[np.ndarray, int]]) -> None:
-        self.tokens = np.array([max(int(n), 0) for _, n in references], dtype=np.int64)
+        self.tokens = np.array([int(n) for _, n in references], dtype=np.int64)
         seeds = [np.asarray(k, dtype=np.int64) for k, _ in references]
+        for slot, (keys, tokens) in enumerate(zip(seeds, self.tokens.tolist())):
+            # a seed starts at each token that has MIN_TILE_TOKENS - 1 tokens after it
+            if tokens < 0 or (keys.size and keys.size > tokens - MIN_TILE_TOKENS + 1):
+                raise ValueError(f"reference {slot}: {keys.size} seeds do not fit in {tokens} tokens")
         lengths = np.array([k.size for k in seeds], dtype=np.int64)
         joined = np.concatenate(seeds) if seeds else np.zeros(0, np.int64)
         slots = np.repeat(np.arange(len(seeds), dtype=np.int32), lengths)
@@ -2520,7 +2524,8 @@ def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations
     -------
     ndarray of float64, shape (len(locations.tokens),)
         Bits, >= 0, per slot: :func:`window_bound` of that reference (up to the rounding of sums
-        taken in another order).
+        taken in another order: about 1e-12 of the bound, far inside the 1e-6 bits of slack the
+        search gives its thresholds).
     """
     out = np.zeros(locations.tokens.size)
     keys, best = table
@@ -2560,16 +2565,14 @@ def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations
     # and T_i = S_i - value_i (the gap before its first token is not in the window).
     new = np.concatenate(([True], slot[1:] != slot[:-1]))
     gap = np.where(new, 0, covered - np.concatenate(([0], covered[:-1])) - 1)
-    running = np.cumsum(value - float(_detect.GAP_BITS) * gap)
-    segment = np.cumsum(new) - 1
+    step = value - float(_detect.GAP_BITS) * gap
     heads = np.flatnonzero(new)
-    running -= np.concatenate(([0.0], running))[heads][segment]
-    before = running - value
-    # a running minimum that restarts at each reference: every reference is shifted below all
-    # earlier ones by more than any of its sums can differ
-    shift = 2.0 * float(max(np.abs(running).max(), np.abs(before).max())) + 1.0
-    lowest = np.minimum.accumulate(before - segment * shift) + segment * shift
-    out[slot[heads]] = np.maximum(np.maximum.reduceat(running - lowest, heads), 0.0)
+    ends = np.concatenate((heads[1:], [step.size]))
+    # per reference, so that no sum carries the rounding of another reference's
+    for head, end, where in zip(heads.tolist(), ends.tolist(), slot[heads].tolist()):
+        running = np.cumsum(step[head:end])
+        lowest = np.minimum.accumulate(running - value[head:end])
+        out[where] = max(float((running - lowest).max()), 0.0)
     return out
 
 

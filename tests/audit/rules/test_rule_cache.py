@@ -105,3 +105,46 @@ def test_an_unwritable_cache_is_not_an_error(tmp_path: Path, monkeypatch) -> Non
     monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(blocker))
     assert [r.id for r in load_ruleset(_rules(tmp_path)).rules] == ["llm-test-cached-call"]
     assert json.loads(json.dumps({"ok": True}))
+
+
+def _entry_path(tmp_path: Path, root: Path) -> Path:
+    load_ruleset(root)
+    (entry,) = _entries(tmp_path / "cache")
+    return entry
+
+
+def test_a_hostile_entry_never_crashes_the_load_nor_passes_the_schema(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _rules(tmp_path)
+    entry = _entry_path(tmp_path, root)
+    key = json.loads(entry.read_text(encoding="utf-8"))["key"]
+    expected = [r.spec for r in load_ruleset(root).rules]
+    deep = "[" * 100_000 + "]" * 100_000
+    for text in (json.dumps({"key": key, "document": [1, 2]}), json.dumps({"key": key, "document": "x"}),
+                 '{"key": "%s", "document": %s}' % (key, deep), "\x00\xff", "{" * 10):
+        entry.write_text(text, encoding="latin-1")
+        assert [r.spec for r in load_ruleset(root).rules] == expected
+    # a document that names its key but breaks the schema is refused as the file would be
+    entry.write_text(json.dumps({"key": key, "document": {"id": "llm-test-cached-call", "severity": "loud"}}),
+                     encoding="utf-8")
+    with pytest.raises(RulesetError, match="schema"):
+        load_ruleset(root)
+    # a FIFO in the entry's place is not waited on
+    entry.unlink()
+    import os
+
+    os.mkfifo(entry)
+    assert [r.spec for r in load_ruleset(root).rules] == expected
+
+
+def test_a_lone_surrogate_in_a_rule_is_cached_as_read(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
+    root = _rules(tmp_path, RULE.replace("title: Test rule for the cache", 'title: "Test rule \\ud800 x"'))
+    fresh = load_ruleset(root)
+    assert "\ud800" in fresh.rules[0].spec.title
+    assert [r.spec for r in load_ruleset(root).rules] == [r.spec for r in fresh.rules]
+
+
+def test_a_cache_dir_of_no_user_turns_the_cache_off(monkeypatch) -> None:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "~no-such-user-of-this-machine/cache")
+    assert rule_cache_root() is None
