@@ -3852,9 +3852,9 @@ class CorpusIndex:
             # few further sources), never exhaustive
             for i in python:
                 unit = chosen[i][0]
-                self.last_bound_scored.append({"path": unit.path, "start_line": unit.origin.start_line
-                                               if unit.origin is not None else None, "seed_bound": False,
-                                               "exhaustive": False})
+                self.last_bound_scored.append({
+                    "path": unit.path, "start_line": unit.origin.start_line if unit.origin is not None else None,
+                    "seed_bound": False, "exhaustive": False})
         for i, docs in enumerate(further):
             if detector is None or i not in position or not (docs or exact):
                 continue
@@ -3890,11 +3890,11 @@ class CorpusIndex:
                     tight = detector.tile_bounds(position[i], batch, needed)
                     candidates.extend(doc for doc in batch if tight.get(doc, 0.0) >= needed)
                 unit = chosen[i][0]
-                self.last_bound_scored.append({"path": unit.path,
-                                               "start_line": unit.origin.start_line if unit.origin is not None else None,
-                                               "seed_bound": True, "bounded": len(order), "windowed": len(windowed), "window": len(passed),
-                                               "checked": len(checked), "scored": len(candidates),
-                                               "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)})
+                self.last_bound_scored.append({
+                    "path": unit.path, "start_line": unit.origin.start_line if unit.origin is not None else None,
+                    "seed_bound": True, "bounded": len(order), "windowed": len(windowed), "window": len(passed),
+                    "checked": len(checked), "scored": len(candidates),
+                    "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)})
                 if len(windowed) < len(order) or len(checked) < len(passed):
                     # said once per command by its caller (last_bound_scored): on a real corpus
                     # widely held code keeps most references above the seed bound
