@@ -136,6 +136,9 @@ def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_simila
     ``--index``, and an index that cannot be opened, before any run is audited (an
     :class:`InputError` naming the file)."""
     if corpus_index is None:
+        if exhaustive and no_similarity:
+            raise InputError("--index-exhaustive is about the copy search through a corpus index and --no-similarity "
+                             "skips the comparison: leave --index-exhaustive out")
         if exhaustive:
             raise InputError("--index-exhaustive is about the copy search through a corpus index: give --index INDEX "
                              "too, or leave it out")

@@ -233,6 +233,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     }
     if options.corpus_index is not None:
         summary["index"] = True
+        summary["index_exhaustive"] = options.index_exhaustive  # --index-exhaustive: no budget asked
         summary["search_incomplete"] = [_search_incomplete(stage) for stage in unchecked]
         # code the index was built to ignore is not compared: the report says which
         summary["boilerplate"] = list(index.info().boilerplate)
@@ -249,16 +250,17 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
 def _search_incomplete(stage: Mapping[str, Any]) -> dict[str, Any]:
     """What the report says of a code unit whose copy search through the index was not exhaustive
     (an entry of :attr:`CorpusIndex.last_bound_scored`)."""
-    where = stage["path"] if stage.get("start_line") is None else f"{stage['path']}:{stage['start_line']}"
+    # the gap names the file; the reason names the record of a log it was read from
+    where = "" if stage.get("start_line") is None else f" (the code from line {stage['start_line']})"
     if not stage.get("seed_bound"):
         return {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": None, "unchecked": None,
-                "reason": f"copy search of {where}: the corpus index holds no tile seeds (built before they were "
-                          "stored), so only its first candidates and a few further sources were scored; rebuild the "
-                          "index (mleaudit corpus build) for the exhaustive search"}
+                "reason": f"copy search{where}: the corpus index holds no tile seeds (built before they were stored), "
+                          "so only its first candidates and a few further sources were scored; rebuild the index "
+                          "(mleaudit corpus build) for the exhaustive search"}
     unchecked = stage["bounded"] - stage["windowed"] + stage["window"] - stage["checked"]
     return {"path": stage["path"], "start_line": stage.get("start_line"), "bounded": stage["bounded"],
             "unchecked": unchecked,
-            "reason": f"copy search of {where} through the corpus index stopped at its budget: {unchecked} of the "
+            "reason": f"copy search{where} through the corpus index stopped at its budget: {unchecked} of the "
                       f"{stage['bounded']} references its seed bound could not exclude were neither excluded by a "
                       "tighter bound nor scored (--index-exhaustive checks every one)"}
 
@@ -393,7 +395,7 @@ def audit_run(
     }
     if grade is None and grade_skipped:
         meta["grade_skipped"] = grade_skipped
-    if options.corpus_dir is None:
+    if options.corpus_dir is None and options.corpus_index is None:
         meta["similarity_skipped"] = options.no_similarity_reason
     if evaluation.allowlisted:
         # Dropped by the competition's allow_urls, listed so that a reviewer still sees them.
@@ -616,7 +618,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     spec = None
     corpus = request.corpus_dir
     if competition_id is None:
-        grade_skipped = "no competition id (pass --competition or add competition_id to the run's metadata)"
+        grade_skipped = ("grading disabled (--no-grade)" if not request.grade else
+                         "no competition id (pass --competition or add competition_id to the run's metadata)")
     else:
         # Imported here: the graders load pandas and scikit-learn, which a run without a
         # competition never needs.

@@ -126,6 +126,8 @@ def test_audit_without_competition_reports_why_it_is_not_graded(tmp_path):
     result = CliRunner().invoke(main, ["audit", str(tmp_path), "--format", "json", "--no-grade"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["verdict"] == {"kind": "clean", "reasons": [], "gaps": []}
+    # not graded because it was asked so, not for want of a competition id
+    assert json.loads(result.stdout)["meta"]["grade_skipped"] == "grading disabled (--no-grade)"
 
 
 def test_symlinked_submission_is_not_graded_and_not_clean(tmp_path, data_dir):

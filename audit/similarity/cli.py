@@ -330,7 +330,8 @@ def _json_member(key: str, value: Any, *, last: bool = False) -> str:
                    "lists the pairs the comparison keeps: its 10 highest-scoring references, its 10 of "
                    "highest agent containment, and every flagged one. With --index, the index scores "
                    "its first N candidates per agent file (default 5) plus every kernel the copy detector "
-                   "flags among the 64 best by its evidence bound.")
+                   "flags: all that its evidence bounds cannot exclude when they are at most 256 (after 1,024 "
+                   "by the cheapest bound), else the 64 best, and a note names the files so cut.")
 @click.option("--all", "all_pairs", is_flag=True,
               help="List every (agent file, reference) pair; with --index, score every candidate and every "
                    "kernel the evidence bound cannot exclude (slow and large on big corpora; not with --top).")
@@ -499,15 +500,15 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
             report = index.compare(agents, options, top=None if all_pairs else (top or DEFAULT_TOP),
                                    include_corpus_skipped=corpus_skipped)
             stages = getattr(index, "last_bound_scored", [])
-            budgeted = sum(1 for stage in stages if not stage.get("exhaustive", True) and stage.get("seed_bound", True))
+            budgeted = [stage["path"] for stage in stages if not stage.get("exhaustive", True) and stage.get("seed_bound", True)]
             if any(not stage.get("seed_bound", True) for stage in stages):
                 click.echo(f"note: {index_path} holds no tile seeds (built before they were stored): the copy detector "
                            "scored the first candidates and a few further sources only; rebuild the index "
                            "(mleaudit corpus build) for the exhaustive search", err=True)
             if budgeted:
-                click.echo(f"note: for {budgeted} of these {len(agents)} agent file(s) more references could reach "
-                           "the copy threshold than the default search checks (the highest bounds were checked); "
-                           "--all checks every one", err=True)
+                click.echo(f"note: for {len(budgeted)} of these {len(agents)} agent file(s) more references could "
+                           "reach the copy threshold than the default search checks (the highest bounds were checked; "
+                           f"--all checks every one): {', '.join(dict.fromkeys(budgeted))}", err=True)
             return report
         finally:
             close = getattr(index, "close", None)

@@ -58,8 +58,10 @@ def corpus() -> None:
     agent file it reports the 5 references of highest agent containment and, with the copy
     detector, every reference it flags: references are scored when an upper bound of their
     evidence (from the stored tile seeds) reaches the threshold, so an index flags what
-    brute force over the same kernels flags. `remove` and `sync` keep it in step with a
-    corpus folder.
+    brute force over the same kernels flags, up to a budget per file: a search cut by it is
+    named (a note of `similarity compare`, a `similarity-incomplete` gap of `audit`; `--all`
+    and `--index-exhaustive` check every reference). `remove` and `sync` keep it in step with
+    a corpus folder.
 
     Example:
 

@@ -383,6 +383,21 @@ def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Pa
     assert rows["index"] == rows["reference"] == rows["index-all"]
 
 
+def test_similarity_compare_names_the_files_whose_search_was_cut(tmp_path: Path, monkeypatch) -> None:
+    import mleaudit.audit.similarity.corpus_index as corpus_index
+    from mleaudit.audit.similarity.cli import similarity
+
+    corpus, agent_text = write_corpus(tmp_path / "kernels")
+    agent = tmp_path / "agent.py"
+    agent.write_text(agent_text, encoding="utf-8")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 0)
+    cut = CliRunner().invoke(similarity, ["compare", str(agent), "--index", str(tmp_path / "k.index")])
+    assert cut.exit_code == 0 and "1 of these 1 agent file(s)" in cut.stderr and str(agent) in cut.stderr
+    whole = CliRunner().invoke(similarity, ["compare", str(agent), "--index", str(tmp_path / "k.index"), "--all"])
+    assert whole.exit_code == 0 and "note:" not in whole.stderr
+
+
 def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_order(tmp_path, monkeypatch) -> None:
     import mleaudit.audit.similarity.corpus_index as corpus_index
 
@@ -485,12 +500,15 @@ def test_a_copy_search_cut_by_its_budget_is_a_gap_never_a_clean_audit(tmp_path: 
     _, cut = _audit_json(tmp_path, "cut")
     gaps = [g for g in cut["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
     assert [g["path"] for g in gaps] == ["solution.py"] and "--index-exhaustive" in gaps[0]["reason"]
+    assert "solution.py" not in gaps[0]["reason"]  # the gap names the file once
+    # the comparison ran: nothing says it was skipped, and the report says how it searched
+    assert "similarity_skipped" not in cut["meta"] and cut["similarity"]["index_exhaustive"] is False
     incomplete = cut["similarity"]["search_incomplete"]
     assert incomplete[0]["path"] == "solution.py" and 0 < incomplete[0]["unchecked"] <= incomplete[0]["bounded"]
     # the budget does not apply with --index-exhaustive: every reference is checked, as brute force does
     _, whole = _audit_json(tmp_path, "whole", "--index-exhaustive")
     assert not [g for g in whole["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
-    assert whole["similarity"]["search_incomplete"] == []
+    assert whole["similarity"]["search_incomplete"] == [] and whole["similarity"]["index_exhaustive"] is True
     flagged = {p["reference_path"] for p in whole["similarity"]["pairs"] if p["flagged"]}
     assert "source/whales.py" in flagged and flagged >= {p["reference_path"] for p in cut["similarity"]["pairs"]
                                                          if p["flagged"]}
@@ -509,3 +527,6 @@ def test_index_exhaustive_without_an_index_is_refused(tmp_path: Path) -> None:
     for command in (["audit", str(tmp_path / "run")], ["audit", "batch", str(tmp_path), "-o", str(tmp_path / "out")]):
         result = CliRunner().invoke(main, [*command, "--index-exhaustive", "--no-grade"])
         assert result.exit_code == 2 and "--index-exhaustive" in result.output and "--index INDEX" in result.output
+        # with --no-similarity, adding --index would be refused too: the message says to drop the flag
+        result = CliRunner().invoke(main, [*command, "--index-exhaustive", "--no-similarity", "--no-grade"])
+        assert result.exit_code == 2 and "leave --index-exhaustive out" in result.output
