@@ -214,7 +214,7 @@ def read_yaml(path: Path) -> object:
     yaml.YAMLError
         If it is not valid YAML or is outside the bounds.
     """
-    return untrusted_yaml.safe_load(path.read_text(encoding="utf-8"))
+    return _yaml_of_bytes(path.read_bytes())
 
 
 def _yaml_of_bytes(raw: bytes) -> object:
