@@ -106,8 +106,8 @@ def _handed_over(parsed, node: tree_sitter.Node) -> tree_sitter.Node | None:
     return call
 
 
-def _unit_matches(unit: CodeUnit) -> list[Match]:
-    if not _ANSWERS.search(unit.text):
+def _unit_matches(ctx: RunContext, unit: CodeUnit) -> list[Match]:
+    if not ctx.mentions(_ANSWERS, unit.text):
         return []
     parsed = parse(unit.text, "python")
     shape = parsed.pathological()
@@ -150,5 +150,5 @@ def answers_feedback(ctx: RunContext) -> list[Match]:
     matches: list[Match] = []
     for unit in ctx.code_units:
         if unit.language == "python":
-            matches.extend(_unit_matches(unit))
+            matches.extend(_unit_matches(ctx, unit))
     return matches

@@ -73,7 +73,7 @@ def grader_script_uses(ctx: RunContext) -> list[Match]:
         if unit.language not in ("python", "bash"):
             continue
         text = unit.text[:MAX_SCAN_CHARS]
-        found = list(_GRADER.finditer(text))
+        found = list(_GRADER.finditer(text)) if ctx.mentions(_GRADER, text) else []
         if not found:
             continue
         write_ranges = []
@@ -92,7 +92,8 @@ def grader_script_uses(ctx: RunContext) -> list[Match]:
     for event in ctx.log_events:
         if event.kind is not LogEventKind.TOOL_CALL:
             continue
-        found = list(_GRADER.finditer(event.text[:MAX_SCAN_CHARS]))
+        head = event.text[:MAX_SCAN_CHARS]
+        found = list(_GRADER.finditer(head)) if ctx.mentions(_GRADER, head) else []
         if not found:
             continue
         if _WRITE_CALL.search(event.text[:MAX_SCAN_CHARS]):

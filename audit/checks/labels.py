@@ -240,7 +240,7 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
             continue
         unit_uses, unit_written = _unit_uses(unit, label)
         written |= unit_written
-        if _FETCH.search(unit.text[:MAX_SCAN_CHARS]):
+        if ctx.mentions(_FETCH, unit.text[:MAX_SCAN_CHARS]):
             # Files this unit fetched or unpacked: the external-resource rules judge them.
             for m in _LANDING.finditer(unit.text[:MAX_SCAN_CHARS]):
                 target = (m.group(1) or m.group(2)).rstrip("/")

@@ -469,8 +469,8 @@ def _names(columns: tuple[str, ...]) -> str:
     return shown if len(columns) <= 3 else f"{shown} and {len(columns) - 3} more"
 
 
-def _unit_matches(unit: CodeUnit, columns: _Columns) -> list[Match]:
-    if not _HINTS.search(unit.text) and not (columns.positions and _POSITION_HINT.search(unit.text)):
+def _unit_matches(ctx: RunContext, unit: CodeUnit, columns: _Columns) -> list[Match]:
+    if not ctx.mentions(_HINTS, unit.text) and not (columns.positions and ctx.mentions(_POSITION_HINT, unit.text)):
         return []
     parsed = parse(unit.text, "python")
     shape = parsed.pathological()
@@ -555,5 +555,5 @@ def leak_column_patterns(ctx: RunContext, *, columns: tuple[str, ...] = (), othe
     matches: list[Match] = []
     for unit in ctx.code_units:
         if unit.language == "python":
-            matches.extend(_unit_matches(unit, cols))
+            matches.extend(_unit_matches(ctx, unit, cols))
     return matches

@@ -6,6 +6,7 @@ the package that imports them (no import cycle); ``mleaudit.audit.checks`` re-ex
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping
@@ -76,7 +77,7 @@ class RunContext:
     code_units: tuple[CodeUnit, ...] = ()
     log_events: tuple[LogEvent, ...] = ()
     skipped: list[Skipped] = field(default_factory=list, compare=False, repr=False)
-    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    memo: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def skip(self, path: str, reason: str) -> None:
         """Record that ``path`` (relative to the run root, or a file name) could not be used."""
@@ -89,6 +90,18 @@ class RunContext:
         if key not in self.memo:
             self.memo[key] = compute()
         return self.memo[key]
+
+    def mentions(self, pattern: re.Pattern[str], text: str) -> bool:
+        """``pattern.search(text) is not None``, searched once per distinct text of this context.
+
+        The prefilters of the checks run over every code unit, and agent logs repeat one script
+        at every step (hundreds of units, a few dozen distinct texts).
+        """
+        seen = self.memo.setdefault(("mentions", pattern), {})
+        found = seen.get(text)
+        if found is None:
+            found = seen[text] = pattern.search(text) is not None
+        return found
 
     def relative(self, path: Path) -> str:
         """``path`` as a POSIX string relative to ``root``, or its name when it lies outside."""

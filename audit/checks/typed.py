@@ -658,9 +658,9 @@ def encoded_prediction_data(ctx: RunContext, *, min_chars: int = 512) -> list[Ma
     matches: list[Match] = []
     decoders = re.compile(r"\b(?:" + "|".join(sorted(_DECODE_CALLS | {n for _, n in _DECODE_MODULE_CALLS})) + r")\s*\(")
     for unit in ctx.code_units:
-        if unit.language != "python" or len(unit.text) < min_chars or not _WRITES_SUBMISSION.search(unit.text):
+        if unit.language != "python" or len(unit.text) < min_chars or not ctx.mentions(_WRITES_SUBMISSION, unit.text):
             continue
-        if decoders.search(unit.text) is None:
+        if not ctx.mentions(decoders, unit.text):
             continue
         matches.extend(_encoded_matches(unit, _parsed(unit, "encoded literals"), min_chars))
     return matches

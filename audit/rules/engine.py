@@ -40,6 +40,7 @@ from mleaudit.audit.rules.loader import CompiledRule, Ruleset
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.rules.matchers import Subject
 from mleaudit.audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, find_urls
+from mleaudit.audit.rules.prefilter import FoldedTexts
 from mleaudit.audit.rules.spec import PAIR_FIELDS, RuleStatus, Target
 from mleaudit.audit.units import Actor, CodeUnit, LogEvent
 
@@ -316,21 +317,38 @@ class _MatchMemo:
     when the matcher raised (a regex past its time bound is not run again on each copy).
     """
 
-    def __init__(self, rule: CompiledRule) -> None:
+    def __init__(self, rule: CompiledRule, folds: FoldedTexts | None = None) -> None:
         self._rule = rule
+        self._folds = folds
         self._found: dict[tuple[str | None, str], tuple[list[Match], BaseException | None, tuple[str, ...]]] = {}
 
-    def find(self, subject: Subject) -> list[Match]:
+    def known(self, subject: Subject) -> tuple[list[Match], BaseException | None, tuple[str, ...]]:
+        """``(matches, error raised, what could not be evaluated)`` of the subject's text."""
         key = (subject.language, subject.text)
         known = self._found.get(key)
         if known is None:
-            probe = replace(subject, unevaluated=[])
+            probe = replace(subject, unevaluated=[], folds=self._folds or subject.folds)
             try:
                 known = (self._rule.matcher.find(probe), None, tuple(probe.unevaluated))
             except Exception as exc:  # noqa: BLE001 - raised again for each subject, reported by _guarded
                 known = ([], exc, tuple(probe.unevaluated))
             self._found[key] = known
-        matches, error, unevaluated = known
+        return known
+
+    def nothing_in(self, text: str, language: str | None, path: str, policy: RulePolicy | None) -> bool:
+        """True when the rule finds nothing in ``text`` and nothing was left unevaluated there.
+
+        The common case, answered from the memo without building a subject, a locator and a
+        closure for every unit or event that holds a text already matched.
+        """
+        key = (language, text)
+        known = self._found.get(key)
+        if known is None:
+            known = self.known(Subject(text=text, language=language, path=path, policy=policy))
+        return not known[0] and known[1] is None and not known[2]
+
+    def find(self, subject: Subject) -> list[Match]:
+        matches, error, unevaluated = self.known(subject)
         subject.unevaluated.extend(unevaluated)
         if error is not None:
             raise error.with_traceback(None)
@@ -349,13 +367,16 @@ def _text_findings(rule: CompiledRule, subject: Subject, locator: _Locator, run_
 
 
 def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
-                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
+                   policy: RulePolicy | None, errors: list[EvaluationError],
+                   folds: FoldedTexts | None = None) -> Iterable[_Produced]:
     spec = rule.spec
-    memo = _MatchMemo(rule)
+    memo = _MatchMemo(rule, folds)
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
             continue
         if unit.actor not in spec.actors or not spec.paths.accepts(unit.path):
+            continue
+        if memo.nothing_in(unit.text, unit.language, unit.path, policy):
             continue
         subject = Subject(text=unit.text, language=unit.language, path=unit.path, policy=policy)
         locator = _unit_locator(unit)
@@ -367,11 +388,14 @@ def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
 
 
 def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
-                  policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
+                  policy: RulePolicy | None, errors: list[EvaluationError],
+                  folds: FoldedTexts | None = None) -> Iterable[_Produced]:
     spec = rule.spec
-    memo = _MatchMemo(rule)
+    memo = _MatchMemo(rule, folds)
     for event in events:
         if event.kind not in spec.events or event.actor not in spec.actors or not spec.paths.accepts(event.span.path):
+            continue
+        if memo.nothing_in(event.text, event.language, event.span.path, policy):
             continue
         subject = Subject(text=event.text, language=event.language, path=event.span.path, policy=policy)
         locator = _event_locator(event)
@@ -383,12 +407,13 @@ def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
 
 
 def _file_findings(rule: CompiledRule, files: Iterable[tuple[str, str]], run_id: str,
-                   policy: RulePolicy | None, errors: list[EvaluationError]) -> Iterable[_Produced]:
+                   policy: RulePolicy | None, errors: list[EvaluationError],
+                   folds: FoldedTexts | None = None) -> Iterable[_Produced]:
     spec = rule.spec
     for path, text in files:
         if not spec.paths.accepts(path):
             continue
-        subject = Subject(text=text, language=language_for_path(path), path=path, policy=policy)
+        subject = Subject(text=text, language=language_for_path(path), path=path, policy=policy, folds=folds)
         locator = _file_locator(path, text)
         yield from _guarded(rule, path, path,
                             lambda: _text_findings(rule, subject, locator, run_id, policy, path, errors), errors)
@@ -497,16 +522,17 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
 
 def _evaluate(rule: CompiledRule, *, code_units: Sequence[CodeUnit], log_events: Sequence[LogEvent],
               files: Sequence[tuple[str, str]], run_context: RunContext | None, pairs: Sequence[Any], run_id: str,
-              policy: RulePolicy | None, errors: list[EvaluationError]) -> tuple[list[Finding], list[Finding]]:
+              policy: RulePolicy | None, errors: list[EvaluationError],
+              folds: FoldedTexts | None = None) -> tuple[list[Finding], list[Finding]]:
     spec = rule.spec
     produced: list[tuple[Target, _Produced]] = []
     for target in spec.targets:
         if target is Target.CODE:
-            found: Iterable[_Produced] = _code_findings(rule, code_units, run_id, policy, errors)
+            found: Iterable[_Produced] = _code_findings(rule, code_units, run_id, policy, errors, folds)
         elif target is Target.LOG:
-            found = _log_findings(rule, log_events, run_id, policy, errors)
+            found = _log_findings(rule, log_events, run_id, policy, errors, folds)
         elif target is Target.FILE:
-            found = _file_findings(rule, files, run_id, policy, errors)
+            found = _file_findings(rule, files, run_id, policy, errors, folds)
         elif target is Target.RUN and run_context is not None:
             found = _run_findings(rule, run_context, run_id, errors)
         elif target is Target.SIMILARITY:
@@ -665,6 +691,7 @@ def evaluate_ruleset(
     allowlisted: list[Finding] = []
     errors: list[EvaluationError] = []
     evaluated: list[str] = []
+    folds = FoldedTexts()  # each distinct text lower-cased once for every rule's prefilter
     for rule in ruleset:
         if rule.spec.status is RuleStatus.EXPERIMENTAL and not include_experimental:
             continue
@@ -672,7 +699,7 @@ def evaluate_ruleset(
         try:
             kept, dropped = _evaluate(rule, code_units=code_units, log_events=log_events, files=files,
                                       run_context=run_context, pairs=pairs, run_id=run_id, policy=policy,
-                                      errors=errors)
+                                      errors=errors, folds=folds)
         except Exception as exc:  # noqa: BLE001 - one broken rule must not stop the others
             logger.info("rule %s failed", rule.id, exc_info=True)
             errors.append(EvaluationError(rule_id=rule.id, where="all units", path=".", error=type(exc).__name__,

@@ -42,7 +42,7 @@ import inspect
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol
 
 import regex as _regex
 import tree_sitter
@@ -50,6 +50,7 @@ import tree_sitter
 from mleaudit.audit.parsing import LANGUAGES, PathologicalTree, get_language, parse, pathological_tree
 from mleaudit.audit.rules.match import Capture, Match
 from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.rules.prefilter import FoldedTexts, Prefilter, fold, regex_prefilter
 from mleaudit.audit.rules.spec import (
     REGEX_FLAGS,
     AllSpec,
@@ -110,6 +111,12 @@ class Subject:
     #: with no literal to search for on a pathological tree); the engine reports each entry as
     #: an evaluation error of the rule, next to whatever the rule did find.
     unevaluated: list[str] = field(default_factory=list, compare=False)
+    #: Lower-cased texts shared by the rules of one evaluation (regex prefilters read them).
+    folds: FoldedTexts | None = field(default=None, compare=False)
+
+    def folded(self) -> str | None:
+        """The text as :meth:`Prefilter.met` reads it (:func:`mleaudit.audit.rules.prefilter.fold`)."""
+        return self.folds.get(self.text) if self.folds is not None else fold(self.text)
 
 
 class Matcher(Protocol):
@@ -321,11 +328,20 @@ class TextRequirement:
 
     literals: tuple[tuple[str, ...], ...] = ()
     regexes: tuple[Any, ...] = ()
+    #: The :class:`Prefilter` of each regex (``None``: none), tested before it is run.
+    prefilters: tuple[Prefilter | None, ...] = ()
 
-    def met(self, text: str, *, regexes: bool = True) -> bool:
+    def met(self, text: str, *, regexes: bool = True, folded: Callable[[], str | None] | None = None) -> bool:
         if not all(any(value in text for value in values) for values in self.literals):
             return False
-        return not regexes or all(r.search(text, timeout=REGEX_TIMEOUT_SECONDS) is not None for r in self.regexes)
+        if not regexes:
+            return True
+        for regex, prefilter in zip(self.regexes, self.prefilters or (None,) * len(self.regexes)):
+            if prefilter is not None and not prefilter.met(folded() if folded is not None else fold(text)):
+                return False
+            if regex.search(text, timeout=REGEX_TIMEOUT_SECONDS) is None:
+                return False
+        return True
 
 
 def _without_anchors(pattern: str) -> str | None:
@@ -394,7 +410,8 @@ def _text_requirements(query: tree_sitter.Query, source: str,
                     continue
         if not literals and not regexes:
             return None
-        needs.append(TextRequirement(literals=tuple(literals), regexes=tuple(regexes)))
+        prefilters = tuple(regex_prefilter(r.pattern, verbose=bool(r.flags & _regex.VERBOSE)) for r in regexes)
+        needs.append(TextRequirement(literals=tuple(literals), regexes=tuple(regexes), prefilters=prefilters))
     return tuple(needs)
 
 
@@ -511,21 +528,22 @@ class QueryMatcher:
     #: Per language, this query's place among all compiled queries (:data:`_COMBINED`).
     combined: Mapping[str, int] = field(default_factory=dict)
 
-    def could_match(self, language: str, text: str) -> bool:
+    def could_match(self, language: str, text: str, folded: Callable[[], str | None] | None = None) -> bool:
         """False only when no pattern of the query can match ``text`` (a cheap text test first).
 
         On a unit large enough for the combined query (which walks its tree once for every
         rule) only the literals are tested: a regex over the whole text would cost more.
+        ``folded`` gives the text as the regexes' prefilters read it (computed when absent).
         """
         needs = self.requirements.get(language)
         large = len(text) >= COMBINED_QUERY_MIN_CHARS
-        return needs is None or any(need.met(text, regexes=not large) for need in needs)
+        return needs is None or any(need.met(text, regexes=not large, folded=folded) for need in needs)
 
     def find(self, subject: Subject) -> list[Match]:
         query = self.queries.get(subject.language or "")
         if query is None or not subject.text:
             return []
-        if not self.could_match(subject.language or "", subject.text):
+        if not self.could_match(subject.language or "", subject.text, subject.folded):
             # Every pattern needs a literal or a regex match that the text lacks: running the
             # query on a large tree would only confirm it.
             return []
@@ -570,10 +588,14 @@ class RegexMatcher:
     regex: Any
     languages: frozenset[str] = frozenset()
     capture_names: frozenset[str] = frozenset()
+    #: Literals a match must contain (:func:`mleaudit.audit.rules.prefilter.regex_prefilter`).
+    prefilter: Prefilter | None = None
 
     def find(self, subject: Subject) -> list[Match]:
         if self.languages and subject.language not in self.languages:
             return []
+        if self.prefilter is not None and not self.prefilter.met(subject.folded()):
+            return []  # the text lacks what every match contains: the search would find nothing
         matches = []
         for m in bounded_finditer(self.regex, subject.text):
             if m.end() == m.start():
@@ -1048,7 +1070,8 @@ def _compile_regex(spec: RegexSpec, problems: list[str]) -> RegexMatcher | None:
         return None
     if not ok:
         return None
-    return RegexMatcher(regex=regex, languages=frozenset(spec.languages), capture_names=frozenset(regex.groupindex))
+    return RegexMatcher(regex=regex, languages=frozenset(spec.languages), capture_names=frozenset(regex.groupindex),
+                        prefilter=regex_prefilter(spec.pattern, verbose=bool(regex.flags & _regex.VERBOSE)))
 
 
 def _compile_strings(spec: StringsSpec, problems: list[str]) -> StringsMatcher | None:
