@@ -328,15 +328,17 @@ def _open_in_root(root: Path, parts: Sequence[str]) -> int:
     OSError
         With a message naming the refused component.
     """
-    root_real = os.path.realpath(root)
-    target = os.path.join(root, *parts)
-    refused = _refused_component(root, parts)
-    if refused is not None:
-        raise OSError(errno.ELOOP, refused)
-    if not _inside(root_real, target):
-        raise OSError(errno.EACCES, "resolves outside the run root")
     if not _DIR_FD:
+        target = os.path.join(root, *parts)
+        refused = _refused_component(root, parts)
+        if refused is not None:
+            raise OSError(errno.ELOOP, refused)
+        if not _inside(os.path.realpath(root), target):
+            raise OSError(errno.EACCES, "resolves outside the run root")
         return os.open(target, _OPEN_FLAGS)
+    # Every component is opened relative to its parent without following a link, and the
+    # parts hold no "..": the file is under the root by construction, and a refused
+    # component is named when an open fails.
     fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
     try:
         for part in parts[:-1]:
@@ -467,6 +469,9 @@ _PREFERRED_ENCODINGS = (
     "latin_1",
 )  # fmt: skip
 _WHITESPACE_CONTROLS = frozenset("\t\n\r\f\v")
+#: ASCII characters that are neither printable nor whitespace (what :func:`printable_share` counts).
+_ASCII_UNPRINTABLE = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_DROP_WHITESPACE_CONTROLS = dict.fromkeys(map(ord, _WHITESPACE_CONTROLS))
 
 
 def printable_share(text: str) -> float:
@@ -481,7 +486,9 @@ def printable_share(text: str) -> float:
     """
     if not text:
         return 1.0
-    if text.isascii() and text.isprintable():
+    if text.isascii():
+        return 1.0 - sum(1 for _ in _ASCII_UNPRINTABLE.finditer(text)) / len(text)
+    if text.translate(_DROP_WHITESPACE_CONTROLS).isprintable():
         return 1.0
     bad = sum(1 for ch in text if not ch.isprintable() and ch not in _WHITESPACE_CONTROLS)
     return 1.0 - bad / len(text)
@@ -829,11 +836,22 @@ def _archive_format(head: bytes) -> str | None:
     return "bzip2" if _BZIP2.match(head) else None
 
 
+#: Where a module-level import or definition can start: at the start of the text or of a line,
+#: or after ``;``, past blanks, tree-sitter's other blanks (BOM, zero-width space, word joiner)
+#: and line continuations. A text without one cannot pass :func:`_parses_as_python`, which
+#: spares parsing a long log that has none.
+_MODULE_STATEMENT_START = re.compile(
+    "(?:\\A|[;\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])[ \t\r\n\x0b\x0c\ufeff\u2060\u200b\\\\]*"
+    "(?:import|from|def|class|async|@)")
+
+
 def _parses_as_python(text: str) -> bool:
     """Whether ``text`` parses as Python without a syntax error and holds an import or a
     definition at module level (tree-sitter; the text is only parsed)."""
     from mleaudit.audit.parsing import get_parser
 
+    if _MODULE_STATEMENT_START.search(text) is None:
+        return False
     try:
         tree = get_parser("python").parse(text.encode("utf-8", errors="replace"))
     except (ValueError, RuntimeError):  # pragma: no cover - tree-sitter refuses nothing it is given

@@ -13,7 +13,10 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from mleaudit.audit import run as run_module
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.pipeline import AuditOptions, audit_run
 from mleaudit.audit.report import GapKind, VerdictKind
@@ -195,3 +198,41 @@ def test_unknown_names_are_no_gap_unless_unreadable(tmp_path, ruleset):
     assert [(g.kind, g.path) for g in report.verdict.gaps] == [(GapKind.FILE_UNREAD, "bundle")]
     reasons = {(s.path, s.reason) for s in report.skipped}
     assert ("blob", "binary file, not read (by content: NUL bytes)") in reasons
+
+
+_PIECES = ["import os", "from os import path", "def f():\n    pass", "class A:\n    pass", "async def g():\n    pass",
+           "@dec\ndef h():\n    pass", "x = 1", "print(x)", "Step 0:", "Action: List Files", ";", " ", "\t", "\n", "\r",
+           "\r\n", "\f", "\ufeff", "\u200b", "\u2060", "\\\n", "# comment", "'''doc'''", "if x:\n    import os", "\u2028"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
+def test_the_cheap_module_statement_test_never_refuses_what_parses_as_python(pieces):
+    from mleaudit.audit.parsing import get_parser
+
+    text = "".join(pieces)
+    root = get_parser("python").parse(text.encode("utf-8")).root_node
+    parses = not root.has_error and any(c.type in run_module._PYTHON_STATEMENTS for c in root.children)
+    if parses:
+        assert run_module._MODULE_STATEMENT_START.search(text) is not None, repr(text)
+    assert run_module._parses_as_python(text) == parses
+
+
+@pytest.mark.parametrize("text", ["x = 1; import os\n", "\ufeffimport os\n", "x = 1;\\\nimport os\n",
+                                  "x = 1\rimport os\r", "x = 1\f\nclass A: pass\n", "y = 2\n\u200bdef f(): pass\n"])
+def test_module_statements_after_semicolons_continuations_and_odd_blanks_still_parse(text):
+    from mleaudit.audit.parsing import get_parser
+
+    root = get_parser("python").parse(text.encode("utf-8")).root_node
+    expected = not root.has_error and any(c.type in run_module._PYTHON_STATEMENTS for c in root.children)
+    assert run_module._parses_as_python(text) == expected
+
+
+def test_a_long_log_without_a_module_statement_is_not_parsed(monkeypatch):
+    from mleaudit.audit import parsing
+
+    calls = []
+    real = parsing.get_parser
+    monkeypatch.setattr(parsing, "get_parser", lambda language: calls.append(language) or real(language))
+    assert not run_module._parses_as_python("Step 0:\nAction: List Files\nObservation: the import failed\n" * 1000)
+    assert calls == []
