@@ -60,10 +60,15 @@ def similarity_agents(units: Iterable[CodeUnit]) -> list[CodeUnit]:
         run with ``exec``).
     """
     seen: set[str] = set()
+    expanded: set[str] = set()
     picked = []
     for unit in units:
         if unit.language != "python" or unit.actor not in DEFAULT_ACTORS:
             continue
+        key = hashlib.sha256(unit.text.encode("utf-8", errors="replace")).hexdigest()
+        if key in expanded:
+            continue  # the same text as a unit before: the code of its strings was taken then
+        expanded.add(key)
         for candidate in (unit, *string_code_units(unit)):
             digest = hashlib.sha256(candidate.text.encode("utf-8", errors="replace")).hexdigest()
             if digest in seen or not candidate.text.strip():

@@ -166,3 +166,20 @@ def test_the_text_table_shows_the_likeliest_copies_first() -> None:
              {"reference_path": "d", "score": None, "flagged": False},
              {"reference_path": "e", "score": 0.4, "flagged": False}]
     assert [p["reference_path"] for p in table_order(pairs)] == ["c", "b", "e", "a", "d"]
+
+
+def test_similarity_agents_reads_the_strings_of_each_distinct_text_once(monkeypatch):
+    from mleaudit.audit import report_similarity
+    from mleaudit.audit.units import Actor, CodeUnit
+
+    pasted = "CODE = '''\nimport pandas as pd\ndf = pd.read_csv(\"train.csv\")\nprint(df.describe())\n'''\nexec(CODE)\n"
+    units = [CodeUnit(path=f"log/step{i}.py", language="python", text=text, actor=Actor.AGENT)
+             for i, text in enumerate([pasted, "x = 1\n", pasted, pasted, "x = 1\n"])]
+    calls = []
+    real = report_similarity.string_code_units
+    monkeypatch.setattr(report_similarity, "string_code_units", lambda unit: calls.append(unit.text) or real(unit))
+    picked = report_similarity.similarity_agents(units)
+    assert sorted(calls) == sorted([pasted, "x = 1\n"])
+    # each text once, the pasted code of the first unit's string with it
+    assert [u.path for u in picked][:1] == ["log/step0.py"] and len({u.text for u in picked}) == len(picked)
+    assert any("read_csv" in u.text and u.text != pasted for u in picked)
