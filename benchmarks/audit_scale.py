@@ -87,10 +87,10 @@ def _child(run_dir: Path, corpus: Path, uncapped: bool, jobs: int) -> None:
     detector_seconds = multiprocessing.Value("d", 0.0)
     evidence_all = DetectionCorpus.evidence_all
 
-    def timed(self, agent):
+    def timed(self, agent, wanted=None):
         start = time.perf_counter()
         try:
-            return evidence_all(self, agent)
+            return evidence_all(self, agent, wanted)
         finally:
             with detector_seconds.get_lock():
                 detector_seconds.value += time.perf_counter() - start

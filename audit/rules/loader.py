@@ -351,6 +351,13 @@ def _digest(files: list[tuple[str, bytes]]) -> str:
     return h.hexdigest()
 
 
+#: Rulesets this process compiled, by a SHA-256 of the schema and of every rule file's path and
+#: bytes: a batch worker audits many runs with one ruleset, and compiling its tree-sitter
+#: queries costs about a second. Any changed, added or removed file gives another key.
+_COMPILED: dict[str, "Ruleset"] = {}
+_MAX_COMPILED = 8  # 0: compile on every call
+
+
 def load_ruleset(
     dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
     *,
@@ -392,61 +399,83 @@ def load_ruleset(
     if schema_path is None:
         schema_path = next((r / "schema.json" for r in roots if (r / "schema.json").is_file()), None)
     schema = load_rule_schema(schema_path)
+    schema_bytes = json.dumps(schema, sort_keys=True).encode("utf-8")
+    files: list[tuple[Path, Path, bytes | OSError]] = []
+    fingerprint = hashlib.sha256(schema_bytes)
+    for root in roots:
+        for path in iter_rule_files(root):
+            try:
+                raw: bytes | OSError = path.read_bytes()
+            except OSError as exc:
+                raw = exc
+            files.append((root, path, raw))
+            fingerprint.update(f"\0{path.resolve()}\0{root}\0".encode("utf-8", "surrogateescape"))
+            fingerprint.update(hashlib.sha256(raw).digest() if isinstance(raw, bytes) else repr(raw).encode())
+    key = fingerprint.hexdigest()
+    known_ruleset = _COMPILED.get(key)
+    if known_ruleset is not None:
+        return known_ruleset
     validator = jsonschema.Draft202012Validator(schema)
     # documents read before, by their bytes (the YAML parse is most of the load)
-    documents = RuleDocumentCache(rule_cache_root(), json.dumps(schema, sort_keys=True).encode("utf-8"))
+    documents = RuleDocumentCache(rule_cache_root(), schema_bytes)
 
     problems: list[RuleProblem] = []
     compiled: list[CompiledRule] = []
     first_seen: dict[str, str] = {}
     digest_inputs: list[tuple[str, bytes]] = []
-    for root in roots:
-        for path in iter_rule_files(root):
-            rel = path.relative_to(root).as_posix()
-            shown = str(path)
-            stem = path.name[: -len(".yaml")]
-            try:
-                raw = path.read_bytes()
-                digest_inputs.append((rel, raw))
-                data = documents.get(raw)
-                known = data is not None
-                if not known:
-                    data = _yaml_of_bytes(raw)
-            except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-                problems.append(RuleProblem(rule_id=stem, path=shown, cause=f"cannot read YAML: {exc}"))
-                continue
-            rule_id = str(data.get("id", stem)) if isinstance(data, dict) else stem
-            # checked again on a hit: an entry of the cache never stands in for the schema
-            schema_errors = _schema_problems(data, validator)
-            if schema_errors:
-                problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in schema_errors)
-                continue
+    for root, path, read in files:
+        rel = path.relative_to(root).as_posix()
+        shown = str(path)
+        stem = path.name[: -len(".yaml")]
+        try:
+            if isinstance(read, OSError):
+                raise read
+            raw = read
+            digest_inputs.append((rel, raw))
+            data = documents.get(raw)
+            known = data is not None
             if not known:
-                documents.put(raw, data)
-            if rule_id != stem:
-                problems.append(RuleProblem(rule_id=rule_id, path=shown, cause=f"id {rule_id!r} differs from the file stem {stem!r}"))
-            if rule_id in first_seen:
-                problems.append(
-                    RuleProblem(rule_id=rule_id, path=shown, cause=f"duplicate id, first defined in {first_seen[rule_id]}")
-                )
-            else:
-                first_seen[rule_id] = shown
-            try:
-                spec = RuleSpec.from_dict(data, source_path=path)
-            except RuleError as exc:
-                problems.append(RuleProblem(rule_id=rule_id, path=shown, cause=str(exc)))
-                continue
-            matcher_problems: list[str] = []
-            matcher = None
-            if spec.match is not None:
-                matcher = compile_matcher(spec.match, focus=spec.focus, problems=matcher_problems)
-            causes = matcher_problems + _semantic_problems(spec, matcher)
-            if causes:
-                problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in causes)
-                continue
-            compiled.append(CompiledRule(spec=spec, matcher=matcher))
+                data = _yaml_of_bytes(raw)
+        except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+            problems.append(RuleProblem(rule_id=stem, path=shown, cause=f"cannot read YAML: {exc}"))
+            continue
+        rule_id = str(data.get("id", stem)) if isinstance(data, dict) else stem
+        # checked again on a hit: an entry of the cache never stands in for the schema
+        schema_errors = _schema_problems(data, validator)
+        if schema_errors:
+            problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in schema_errors)
+            continue
+        if not known:
+            documents.put(raw, data)
+        if rule_id != stem:
+            problems.append(RuleProblem(rule_id=rule_id, path=shown, cause=f"id {rule_id!r} differs from the file stem {stem!r}"))
+        if rule_id in first_seen:
+            problems.append(
+                RuleProblem(rule_id=rule_id, path=shown, cause=f"duplicate id, first defined in {first_seen[rule_id]}")
+            )
+        else:
+            first_seen[rule_id] = shown
+        try:
+            spec = RuleSpec.from_dict(data, source_path=path)
+        except RuleError as exc:
+            problems.append(RuleProblem(rule_id=rule_id, path=shown, cause=str(exc)))
+            continue
+        matcher_problems: list[str] = []
+        matcher = None
+        if spec.match is not None:
+            matcher = compile_matcher(spec.match, focus=spec.focus, problems=matcher_problems)
+        causes = matcher_problems + _semantic_problems(spec, matcher)
+        if causes:
+            problems.extend(RuleProblem(rule_id=rule_id, path=shown, cause=c) for c in causes)
+            continue
+        compiled.append(CompiledRule(spec=spec, matcher=matcher))
     if problems:
         raise RulesetError(problems)
     compiled.sort(key=lambda r: r.id)
     logger.debug("loaded %d rules from %s", len(compiled), ", ".join(map(str, roots)))
-    return Ruleset(rules=tuple(compiled), digest=_digest(digest_inputs), roots=tuple(roots))
+    ruleset = Ruleset(rules=tuple(compiled), digest=_digest(digest_inputs), roots=tuple(roots))
+    if _MAX_COMPILED > 0:
+        while len(_COMPILED) >= _MAX_COMPILED:
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = ruleset
+    return ruleset

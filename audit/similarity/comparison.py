@@ -34,11 +34,13 @@ from mleaudit.audit.errors import ConfigError
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.similarity.corpus import ReferenceCorpus, TextDecoding, load_reference_corpus, reference_id
+from mleaudit.audit.similarity.bounds import SeedLocations, seed_table, upper_token_bits, window_bounds
 from mleaudit.audit.similarity.detect import (
     DEFAULT_SCORE_THRESHOLD,
     DetectionCorpus,
     Evidence,
     Profile,
+    bits_from_score,
     load_score_threshold,
     profile_code,
     score_from_bits,
@@ -341,6 +343,25 @@ class _Comparison:
     tables: Mapping[str, tuple[np.ndarray, CoverageTable, np.ndarray]]
     detector: DetectionCorpus | None
     options: SimilarityOptions
+    #: The detector references' seeds, for the bound that spares scoring most pairs.
+    seeds: SeedLocations | None = None
+
+
+def _worth_scoring(agent: Profile, visible: np.ndarray, shared: _Comparison) -> np.ndarray | None:
+    """Which detector references the agent file must be scored against (``None``: all).
+
+    A pair is kept when it is flagged or visible, so its score is needed only then: for the
+    visible ones, and for those whose :func:`~mleaudit.audit.similarity.bounds.window_bound`
+    (an upper bound of the detector's evidence) reaches the score threshold. The rest cannot be
+    flagged, and are not scored.
+    """
+    detector = shared.detector
+    if detector is None or shared.seeds is None or bool(visible.all()):
+        return None
+    upper = upper_token_bits(agent, detector.table, detector.background)
+    bounds = window_bounds(seed_table(upper, agent.seed_keys()), shared.seeds)
+    needed = bits_from_score(shared.options.score_threshold) - 1e-6
+    return visible | (bounds >= needed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +397,8 @@ def _measure_file(members: Sequence[int], shared: _Comparison) -> list[_Candidat
         evidence: Sequence[Evidence | None] = [None] * len(positions)
         if shared.detector is not None and unit.language == "python":
             # Every Python reference is a detector reference, in the order of `positions`.
-            evidence = shared.detector.evidence_all(profile_code(unit.text, unit.path))
+            agent = profile_code(unit.text, unit.path)
+            evidence = shared.detector.evidence_all(agent, wanted=_worth_scoring(agent, visible, shared))
         for row, k in enumerate(positions.tolist()):
             found = evidence[row]
             score = found.score if found is not None else 0.0
@@ -546,6 +568,7 @@ def compare(
         tables=_coverage_tables(reference_entries, ignored),
         detector=detector,
         options=options,
+        seeds=None if detector is None else SeedLocations([(p.seed_keys(), len(p.ids)) for p in detector.references]),
     )
     # Agent units grouped by path (the code blocks of one log share it), in first-seen order.
     by_path: dict[str, list[int]] = {}

@@ -1429,11 +1429,23 @@ class DetectionCorpus:
         return reference_evidence(agent, self.references[index], self.table, members, mask=mask, query=query,
                                   background=self.background)
 
-    def evidence_all(self, agent: Profile) -> list[Evidence]:
-        """:meth:`evidence` against every reference, in reference order."""
+    def evidence_all(self, agent: Profile, wanted: Sequence[bool] | None = None) -> list[Evidence | None]:
+        """:meth:`evidence` against every reference, in reference order.
+
+        Parameters
+        ----------
+        agent : Profile
+        wanted : sequence of bool, optional
+            Per reference, whether to score it (``None`` in its place otherwise); all by default.
+
+        Returns
+        -------
+        list of Evidence or None
+        """
         mask = self.boilerplate_mask(agent) if self.boilerplate else None
         query = AgentQuery(agent)
-        return [self.evidence(agent, i, mask=mask, query=query) for i in range(len(self.references))]
+        return [self.evidence(agent, i, mask=mask, query=query) if wanted is None or wanted[i] else None
+                for i in range(len(self.references))]
 
 
 # -- the policy threshold ---------------------------------------------------------------------------

@@ -112,6 +112,9 @@ def _entry_path(tmp_path: Path, root: Path) -> Path:
 
 
 def test_a_hostile_entry_never_crashes_the_load_nor_passes_the_schema(tmp_path: Path, monkeypatch) -> None:
+    from mleaudit.audit.rules import loader
+
+    monkeypatch.setattr(loader, "_MAX_COMPILED", 0)  # every load reads the entry on disk
     monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     root = _rules(tmp_path)
     entry = _entry_path(tmp_path, root)
@@ -146,3 +149,23 @@ def test_a_lone_surrogate_in_a_rule_is_cached_as_read(tmp_path: Path, monkeypatc
 def test_a_cache_dir_of_no_user_turns_the_cache_off(monkeypatch) -> None:
     monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "~no-such-user-of-this-machine/cache")
     assert rule_cache_root() is None
+
+
+def test_a_ruleset_is_compiled_once_per_process_for_the_same_files(tmp_path, monkeypatch):
+    from mleaudit.audit.rules import loader
+
+    root = _rules(tmp_path)
+    compiled: list[object] = []
+    real = loader.compile_matcher
+    monkeypatch.setattr(loader, "compile_matcher", lambda *a, **k: compiled.append(1) or real(*a, **k))
+    first = load_ruleset(root)
+    assert load_ruleset(root) is first and len(compiled) == 1
+    rule = next(root.rglob("*.yaml"))
+    rule.write_text(rule.read_text(encoding="utf-8").replace("Test rule", "Test rule, edited"), encoding="utf-8")
+    edited = load_ruleset(root)
+    assert edited is not first and len(compiled) == 2 and edited.digest != first.digest
+    (rule.parent / "extra.yaml").write_text("id: extra\n", encoding="utf-8")
+    with pytest.raises(RulesetError):  # an added file is read, and a broken one still refused
+        load_ruleset(root)
+    (rule.parent / "extra.yaml").unlink()
+    assert load_ruleset(root) is edited

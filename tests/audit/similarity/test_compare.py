@@ -225,7 +225,7 @@ def test_every_pair_is_scored_once_and_only_kept_pairs_get_fragments(monkeypatch
     scored, reported = [], []
     evidence_all, pair_report = DetectionCorpus.evidence_all, similarity_api.pair_report
     monkeypatch.setattr(DetectionCorpus, "evidence_all",
-                        lambda self, agent: scored.append(agent.path) or evidence_all(self, agent))
+                        lambda self, agent, wanted=None: scored.append(agent.path) or evidence_all(self, agent, wanted))
     monkeypatch.setattr(similarity_api, "pair_report", lambda *a, **k: reported.append(1) or pair_report(*a, **k))
     report = compare(_agents(), _pieces(), SimilarityOptions(max_pairs_per_agent=2))
     assert sorted(scored) == sorted(u.path for u in _agents())
@@ -363,3 +363,33 @@ def test_audit_with_a_corpus_without_kernels_says_so(tmp_path: Path, ruleset) ->
     reasons = {s.path: s.reason for s in report.skipped}
     assert reasons[str(corpus)].startswith("no readable reference notebook")
     assert reasons["model.ipynb"].startswith("notebook has no code")
+
+
+@pytest.mark.parametrize("display_threshold", [1.0, 0.25, 0.0])
+def test_pairs_the_evidence_bound_excludes_are_never_scored_and_the_report_is_unchanged(monkeypatch, display_threshold):
+    import mleaudit.audit.similarity.comparison as similarity_api
+
+    agents, references = _agents(), _pieces()
+    kernels = [CodeUnit(path=f"kernels/{p.name}", language="python", text=p.read_text(encoding="utf-8"))
+               for p in sorted(KERNELS.glob("*.py"))]
+    references = references + kernels  # whole kernels too, so that some pairs are flagged
+    options = SimilarityOptions(display_threshold=display_threshold, max_pairs_per_agent=3)
+    scored: list[int] = []
+    evidence_all = DetectionCorpus.evidence_all
+
+    def counting(self, agent, wanted=None):
+        found = evidence_all(self, agent, wanted)
+        scored.append(sum(1 for e in found if e is not None))
+        return found
+
+    monkeypatch.setattr(DetectionCorpus, "evidence_all", counting)
+    bounded = compare(agents, references, options)
+    bounded_scored = sum(scored)
+    scored.clear()
+    monkeypatch.setattr(similarity_api, "_worth_scoring", lambda agent, visible, shared: None)
+    everything = compare(agents, references, options)
+    assert bounded == everything
+    assert any(p.flagged for p in everything.pairs)
+    assert sum(scored) == len(agents) * len(references)
+    if display_threshold == 1.0:  # nothing is shown by containment alone: only possible copies are scored
+        assert bounded_scored < sum(scored) / 2

@@ -447,13 +447,13 @@ def stage_needed(index) -> float:
 
 
 def test_window_bounds_of_many_references_equal_the_bound_of_each() -> None:
-    from mleaudit.audit.similarity.corpus_index import SeedLocations, _seed_table, window_bounds
+    from mleaudit.audit.similarity.bounds import SeedLocations, seed_table, window_bounds
 
     rng = np.random.default_rng(7)
     for _ in range(300):
         agent_keys = rng.integers(0, 30, rng.integers(0, 60))
         upper = rng.random(agent_keys.size + 5) * rng.choice([1.0, 20.0, 60.0])
-        table = _seed_table(upper, agent_keys)
+        table = seed_table(upper, agent_keys)
         references = []
         for _ in range(rng.integers(0, 8)):
             m = int(rng.integers(0, 50))
@@ -466,7 +466,7 @@ def test_window_bounds_of_many_references_equal_the_bound_of_each() -> None:
     # a long reference before short ones: no sum of one reference carries another's rounding
     agent_keys = rng.integers(0, 30, 60)
     upper = rng.random(65) * 20
-    table = _seed_table(upper, agent_keys)
+    table = seed_table(upper, agent_keys)
     references = [(rng.integers(0, 40, 400_000), 400_005)] + [(rng.integers(0, 40, 50), 55) for _ in range(300)]
     got = window_bounds(table, SeedLocations(references))
     expected = [window_bound(upper, agent_keys, keys, tokens, table=table) for keys, tokens in references[-20:]]
