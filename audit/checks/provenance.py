@@ -540,8 +540,16 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         rows = _data_rows(head)
         enough = min(min_typed_rows, max(1, len(rows)))
         if rows:
+            typed: dict[str, tuple[int, int, int]] = {}  # by text: logs repeat their tool outputs
+
+            def typed_rows(text: str) -> tuple[int, int, int]:
+                found = typed.get(text)
+                if found is None:
+                    found = typed[text] = _typed_rows(text, rows)
+                return found
+
             for event in actions:
-                count, start, end = _typed_rows(event.text, rows)
+                count, start, end = typed_rows(event.text)
                 if count >= enough:
                     evidence = event_evidence(event, "typed rows", start, end)
                     where = f"{event.span.path} {event.kind.value} event {event.index}"
@@ -549,7 +557,7 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
                         outcome="typed", searched=searched, evidence=(evidence, header_evidence), typed_rows=count,
                         detail=f"{count} of its data rows appear verbatim in agent-typed text ({where})")
             for unit in file_units:
-                count, start, end = _typed_rows(unit.text, rows)
+                count, start, end = typed_rows(unit.text)
                 if count >= enough:
                     evidence = unit_evidence(unit, start, end, "typed rows")
                     return Provenance(

@@ -26,6 +26,15 @@ metadata:
 """
 
 
+@pytest.fixture(autouse=True)
+def _no_compiled_rulesets(monkeypatch):
+    """These tests read rule documents through the cache on disk: no ruleset compiled before stands in."""
+    from mleaudit.audit.rules import loader
+
+    monkeypatch.setattr(loader, "_COMPILED", {})
+    monkeypatch.setattr(loader, "_MAX_COMPILED", 0)
+
+
 def _rules(tmp_path: Path, text: str = RULE) -> Path:
     root = tmp_path / "rules"
     (root / "llm-api").mkdir(parents=True)
@@ -112,9 +121,6 @@ def _entry_path(tmp_path: Path, root: Path) -> Path:
 
 
 def test_a_hostile_entry_never_crashes_the_load_nor_passes_the_schema(tmp_path: Path, monkeypatch) -> None:
-    from mleaudit.audit.rules import loader
-
-    monkeypatch.setattr(loader, "_MAX_COMPILED", 0)  # every load reads the entry on disk
     monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path / "cache"))
     root = _rules(tmp_path)
     entry = _entry_path(tmp_path, root)
@@ -154,6 +160,7 @@ def test_a_cache_dir_of_no_user_turns_the_cache_off(monkeypatch) -> None:
 def test_a_ruleset_is_compiled_once_per_process_for_the_same_files(tmp_path, monkeypatch):
     from mleaudit.audit.rules import loader
 
+    monkeypatch.setattr(loader, "_MAX_COMPILED", 8)
     root = _rules(tmp_path)
     compiled: list[object] = []
     real = loader.compile_matcher
