@@ -409,7 +409,8 @@ def load_ruleset(
             except OSError as exc:
                 raw = exc
             files.append((root, path, raw))
-            fingerprint.update(f"\0{path.resolve()}\0{root}\0".encode("utf-8", "surrogateescape"))
+            # the path as named (its stem is the rule id) and as resolved (a link's target)
+            fingerprint.update(f"\0{path}\0{path.resolve()}\0{root}\0".encode("utf-8", "surrogateescape"))
             fingerprint.update(hashlib.sha256(raw).digest() if isinstance(raw, bytes) else repr(raw).encode())
     key = fingerprint.hexdigest()
     known_ruleset = _COMPILED.get(key)

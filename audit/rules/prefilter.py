@@ -19,7 +19,8 @@ A prefilter may only ever be weaker than its regex: whenever the regex matches a
 - whatever the analysis does not understand (an opcode it does not know, an empty alternative,
   a repeat that may be absent, a class of more than a few characters) requires nothing;
 - patterns the ``regex`` package reads differently from :mod:`re`'s parser (fuzzy counts
-  ``{e<=1}``, POSIX classes ``[[:alpha:]]``) or that :mod:`re` cannot parse get no prefilter.
+  ``{e<=1}``, POSIX classes ``[[:alpha:]]``, raw ``\x1c``-``\x1f`` that verbose mode skips) or
+  that :mod:`re` cannot parse get no prefilter.
 """
 
 from __future__ import annotations
@@ -53,8 +54,9 @@ _MIN_LITERAL = 3
 _MAX_CLAUSE = 48
 _MAX_CLAUSES = 4
 #: ``{`` that does not open a counted repeat (``regex`` reads ``{e<=1}`` as a fuzzy count, ``re``
-#: as literal text), and POSIX classes, which ``re`` reads as a nested set.
-_FOREIGN_SYNTAX = re.compile(r"\{(?!\d*(?:,\d*)?\})|\[:\^?\w+:\]")
+#: as literal text), POSIX classes, which ``re`` reads as a nested set, and the ASCII separators
+#: ``\x1c``-``\x1f``, which ``regex`` skips as blanks in verbose mode and ``re`` reads as text.
+_FOREIGN_SYNTAX = re.compile(r"\{(?!\d*(?:,\d*)?\})|\[:\^?\w+:\]|[\x1c-\x1f]")
 
 
 def fold(text: str) -> str | None:

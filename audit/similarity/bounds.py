@@ -19,6 +19,7 @@ detector's exact evidence on every pair of their corpora.
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -26,7 +27,41 @@ import numpy as np
 from mleaudit.audit.similarity import detect as _detect
 from mleaudit.audit.similarity.detect import MIN_TILE_TOKENS, Background, NgramTable, Profile, token_bits
 
-__all__ = ["upper_token_bits", "evidence_bounds", "window_bound", "SeedLocations", "window_bounds", "seed_table"]
+__all__ = ["needed_bits", "upper_token_bits", "evidence_bounds", "window_bound", "SeedLocations", "window_bounds",
+           "seed_table"]
+
+
+def needed_bits(threshold: float) -> float:
+    """Bits an evidence bound must reach for its pair to be flagged at score ``threshold``.
+
+    The least evidence whose :func:`~mleaudit.audit.similarity.detect.score_from_bits` reaches
+    ``threshold`` as computed in floating point (for a threshold of 1, the point past which the
+    score rounds to 1.0, about 5,300 bits; :func:`~mleaudit.audit.similarity.detect.bits_from_score`
+    says infinity there), less a slack for the rounding of sums taken in another order. A bound
+    below it excludes the pair.
+
+    Parameters
+    ----------
+    threshold : float
+        The detector's score threshold.
+
+    Returns
+    -------
+    float
+        Bits; ``-inf`` when every pair reaches the threshold, ``inf`` when none can.
+    """
+    if _detect.score_from_bits(0.0) >= threshold:
+        return -math.inf
+    low, high = 0.0, 1e6
+    if _detect.score_from_bits(high) < threshold:
+        return math.inf
+    for _ in range(200):  # bisection: score_from_bits only rises with the bits
+        middle = (low + high) / 2
+        if _detect.score_from_bits(middle) >= threshold:
+            high = middle
+        else:
+            low = middle
+    return high * (1 - 1e-9) - 1e-6
 
 
 def upper_token_bits(agent: Profile, table: NgramTable, background: Background | None | str = "default") -> np.ndarray:

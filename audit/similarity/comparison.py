@@ -34,13 +34,12 @@ from mleaudit.audit.errors import ConfigError
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.similarity.corpus import ReferenceCorpus, TextDecoding, load_reference_corpus, reference_id
-from mleaudit.audit.similarity.bounds import SeedLocations, seed_table, upper_token_bits, window_bounds
+from mleaudit.audit.similarity.bounds import SeedLocations, needed_bits, seed_table, upper_token_bits, window_bounds
 from mleaudit.audit.similarity.detect import (
     DEFAULT_SCORE_THRESHOLD,
     DetectionCorpus,
     Evidence,
     Profile,
-    bits_from_score,
     load_score_threshold,
     profile_code,
     score_from_bits,
@@ -360,7 +359,7 @@ def _worth_scoring(agent: Profile, visible: np.ndarray, shared: _Comparison) -> 
         return None
     upper = upper_token_bits(agent, detector.table, detector.background)
     bounds = window_bounds(seed_table(upper, agent.seed_keys()), shared.seeds)
-    needed = bits_from_score(shared.options.score_threshold) - 1e-6
+    needed = needed_bits(shared.options.score_threshold)
     return visible | (bounds >= needed)
 
 

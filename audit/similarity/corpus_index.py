@@ -185,6 +185,7 @@ from mleaudit.audit.similarity import detect as _detect
 from mleaudit.audit.similarity.bounds import (  # noqa: F401 - the bounds' public names, kept importable here
     SeedLocations,
     evidence_bounds,
+    needed_bits,
     seed_table,
     upper_token_bits,
     window_bound,
@@ -198,7 +199,6 @@ from mleaudit.audit.similarity.detect import (
     Evidence,
     NgramTable,
     Profile,
-    bits_from_score,
     boilerplate_mask,
     near_duplicate_members,
     profile_code,
@@ -3562,7 +3562,7 @@ class CorpusIndex:
                 order = self._bounded(detector, position[i], chosen[i][2], stats, options.score_threshold,
                                       ranked=docs)
                 budget = None if top is None else bound_budget
-                needed = bits_from_score(options.score_threshold) - 1e-6
+                needed = needed_bits(options.score_threshold)
                 # A search that cannot be exhaustive within the budget is cut to a best effort of
                 # at most _CUT_CHECKS tile bounds: it is reported either way, and a larger effort
                 # would only list more of a copied kernel's forks.
@@ -3670,7 +3670,7 @@ class CorpusIndex:
         live = stats[0] >= 0
         common, docs, bounds = detector.bounds(agent, live)
         # a little slack for the rounding of sums taken in another order
-        needed = bits_from_score(score_threshold) - 1e-6
+        needed = needed_bits(score_threshold)
         if common >= needed:
             # the bound excludes nobody: every reference is scored
             logger.info("%s: the seed bound of %s excludes no reference (%.0f bits of widely held code); "

@@ -202,7 +202,7 @@ def test_unknown_names_are_no_gap_unless_unreadable(tmp_path, ruleset):
 
 _PIECES = ["import os", "from os import path", "def f():\n    pass", "class A:\n    pass", "async def g():\n    pass",
            "@dec\ndef h():\n    pass", "x = 1", "print(x)", "Step 0:", "Action: List Files", ";", " ", "\t", "\n", "\r",
-           "\r\n", "\f", "\ufeff", "\u200b", "\u2060", "\\\n", "# comment", "'''doc'''", "if x:\n    import os", "\u2028"]
+           "\r\n", "\f", "\ufeff", "\u200b", "\u2060", "\\\n", "\\\x00", "# comment", "'''doc'''", "if x:\n    import os", "\u2028"]
 
 
 @settings(max_examples=400, deadline=None)
@@ -219,7 +219,8 @@ def test_the_cheap_module_statement_test_never_refuses_what_parses_as_python(pie
 
 
 @pytest.mark.parametrize("text", ["x = 1; import os\n", "\ufeffimport os\n", "x = 1;\\\nimport os\n",
-                                  "x = 1\rimport os\r", "x = 1\f\nclass A: pass\n", "y = 2\n\u200bdef f(): pass\n"])
+                                  "x = 1\rimport os\r", "x = 1\f\nclass A: pass\n", "y = 2\n\u200bdef f(): pass\n",
+                                  "x = 1;\\\x00import os\n"])
 def test_module_statements_after_semicolons_continuations_and_odd_blanks_still_parse(text):
     from mleaudit.audit.parsing import get_parser
 

@@ -176,3 +176,20 @@ def test_a_ruleset_is_compiled_once_per_process_for_the_same_files(tmp_path, mon
         load_ruleset(root)
     (rule.parent / "extra.yaml").unlink()
     assert load_ruleset(root) is edited
+
+
+def test_a_renamed_link_to_a_rule_file_is_compiled_again(tmp_path, monkeypatch):
+    from mleaudit.audit.rules import loader
+
+    monkeypatch.setattr(loader, "_MAX_COMPILED", 8)
+    root = _rules(tmp_path)
+    store = tmp_path / "store"
+    store.mkdir()
+    rule = root / "llm-api" / "llm-test-cached-call.yaml"
+    rule.rename(store / rule.name)
+    rule.symlink_to(store / rule.name)
+    first = load_ruleset(root)
+    assert [r.id for r in first.rules] == ["llm-test-cached-call"]
+    rule.rename(rule.with_name("renamed.yaml"))  # the same target under another name
+    with pytest.raises(RulesetError, match="differs from the file stem"):
+        load_ruleset(root)

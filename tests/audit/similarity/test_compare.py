@@ -393,3 +393,34 @@ def test_pairs_the_evidence_bound_excludes_are_never_scored_and_the_report_is_un
     assert sum(scored) == len(agents) * len(references)
     if display_threshold == 1.0:  # nothing is shown by containment alone: only possible copies are scored
         assert bounded_scored < sum(scored) / 2
+
+
+@pytest.mark.parametrize("threshold", [0.63, 1 - 2 ** -52, 1.0])
+def test_needed_bits_is_where_the_score_as_computed_reaches_the_threshold(threshold):
+    from mleaudit.audit.similarity.bounds import needed_bits
+    from mleaudit.audit.similarity.detect import score_from_bits
+
+    needed = needed_bits(threshold)
+    assert score_from_bits(needed + 1e-5) >= threshold  # past it: flagged
+    assert score_from_bits(needed - 1e-3) < threshold  # well before it: not
+
+
+def test_a_pair_whose_score_rounds_to_one_is_flagged_at_threshold_one_with_or_without_the_bound(monkeypatch):
+    import argparse
+    import shlex
+    import textwrap
+
+    import mleaudit.audit.similarity.comparison as similarity_api
+
+    def source(module) -> str:
+        with open(module.__file__, encoding="utf-8") as handle:
+            return handle.read()
+
+    copied = source(argparse)
+    agent = CodeUnit(path="agent/a.py", language="python", text=source(shlex) + "\n" + copied[: int(len(copied) * 0.9)])
+    reference = CodeUnit(path="ref/k.py", language="python", text=source(textwrap) + "\n" + copied)
+    options = SimilarityOptions(score_threshold=1.0, display_threshold=1.0)
+    bounded = compare([agent], [reference], options)
+    monkeypatch.setattr(similarity_api, "_worth_scoring", lambda agent, visible, shared: None)
+    assert compare([agent], [reference], options) == bounded
+    assert [(p.score, p.flagged) for p in bounded.pairs] == [(1.0, True)]
