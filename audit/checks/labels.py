@@ -235,10 +235,14 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
     written: set[str] = set()
     uses: list[tuple[object, _Use, str]] = []
     landing: set[str] = set()
+    names_label: dict[str, bool] = {}  # by text: whether it names a label file at all (logs repeat scripts)
     for unit in ctx.code_units:
         if unit.language not in ("python", "bash"):
             continue
-        unit_uses, unit_written = _unit_uses(unit, label)
+        head = unit.text[:MAX_SCAN_CHARS]
+        if head not in names_label:
+            names_label[head] = any(label(name) for _, _, name in file_names(head))
+        unit_uses, unit_written = _unit_uses(unit, label) if names_label[head] else ([], set())
         written |= unit_written
         if ctx.mentions(_FETCH, unit.text[:MAX_SCAN_CHARS]):
             # Files this unit fetched or unpacked: the external-resource rules judge them.
