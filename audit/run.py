@@ -838,8 +838,8 @@ def _archive_format(head: bytes) -> str | None:
 
 #: Where a module-level import or definition can start: at the start of the text or of a line,
 #: or after ``;``, past blanks, tree-sitter's other blanks (BOM, zero-width space, word joiner)
-#: and line continuations (a backslash before a line end or a NUL). A text without one cannot pass :func:`_parses_as_python`, which
-#: spares parsing a long log that has none.
+#: and line continuations (a backslash before a line end or a NUL). A text without one cannot
+#: pass :func:`_parses_as_python`, which spares parsing a long log that has none.
 _MODULE_STATEMENT_START = re.compile(
     "(?:\\A|[;\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])[ \t\r\n\x0b\x0c\x00\ufeff\u2060\u200b\\\\]*"
     "(?:import|from|def|class|async|@)")
