@@ -70,7 +70,8 @@ def similarity_agents(units: Iterable[CodeUnit]) -> list[CodeUnit]:
             continue  # the same text as a unit before: the code of its strings was taken then
         expanded.add(key)
         for candidate in (unit, *string_code_units(unit)):
-            digest = hashlib.sha256(candidate.text.encode("utf-8", errors="replace")).hexdigest()
+            digest = key if candidate is unit else hashlib.sha256(
+                candidate.text.encode("utf-8", errors="replace")).hexdigest()
             if digest in seen or not candidate.text.strip():
                 continue
             seen.add(digest)

@@ -244,9 +244,9 @@ def heldout_label_reads(ctx: RunContext, *, extra_names: tuple[str, ...] = ()) -
             names_label[head] = any(label(name) for _, _, name in file_names(head))
         unit_uses, unit_written = _unit_uses(unit, label) if names_label[head] else ([], set())
         written |= unit_written
-        if ctx.mentions(_FETCH, unit.text[:MAX_SCAN_CHARS]):
+        if ctx.mentions(_FETCH, head):
             # Files this unit fetched or unpacked: the external-resource rules judge them.
-            for m in _LANDING.finditer(unit.text[:MAX_SCAN_CHARS]):
+            for m in _LANDING.finditer(head):
                 target = (m.group(1) or m.group(2)).rstrip("/")
                 if re.search(r"\.(?:zip|tar|tgz|gz|bz2|xz|7z)$", target, re.IGNORECASE):
                     target = target.rsplit("/", 1)[0]  # an archive: it is unpacked next to itself
