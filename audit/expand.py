@@ -76,7 +76,7 @@ from mleaudit.audit.notebooks import (
     split_magics,
 )
 from mleaudit.audit.parsing import LANGUAGES
-from mleaudit.audit.run import BINARY_INVALID_SHARE, Artifact, ArtifactKind, Run, decode_text
+from mleaudit.audit.run import BINARY_INVALID_SHARE, LONE_CR, Artifact, ArtifactKind, Run, decode_text
 from mleaudit.audit.sandbox_record import READER as SANDBOX_READER
 from mleaudit.audit.sandbox_record import read_sandbox_command
 from mleaudit.audit.textmap import TextMap
@@ -668,7 +668,6 @@ def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, cod
         code_units.extend(_log_units(by_member[virtual], text))
 
 
-_LONE_CR = re.compile(r"\r(?!\n)")
 # PEP 263: a comment in the first two lines naming the source encoding.
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _UTF8_NAMES = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf", "cp65001", "utf-8-sig", "utf_8_sig"})
@@ -766,10 +765,10 @@ def expand_run(run: Run) -> RunUnits:
                     notes.append(Skipped(path=artifact.path, reason=f"read in its declared source encoding {declared!r}, "
                                                                     "as Python reads it"))
                     text = decoded
-        if (is_python or artifact.kind is ArtifactKind.LOG) and "\r" in text and _LONE_CR.search(text):
+        if (is_python or artifact.kind is ArtifactKind.LOG) and "\r" in text and LONE_CR.search(text):
             # Python (and a terminal) break lines at a lone CR; the parsers and line-based readers
             # would keep it inside a comment or one long line. One character for one: offsets hold.
-            text = _LONE_CR.sub("\n", text)
+            text = LONE_CR.sub("\n", text)
             notes.append(Skipped(path=artifact.path, reason="lone carriage returns read as line ends"))
         if artifact.kind is ArtifactKind.CODE:
             language = artifact.language or "python"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import errno
+import functools
 import hashlib
 import logging
 import os
@@ -774,11 +775,21 @@ _BACKUP_NAME = re.compile(r"\.(py|pyw|sh|bash|ipynb)(?:[_.~-][^/]*|~)$", re.IGNO
 _BACKUP_LANGUAGE = {"py": "python", "pyw": "python", "sh": "bash", "bash": "bash", "ipynb": None}
 _SHEBANG = re.compile(r"#![ \t]*(?:\S*/)?(?:env[ \t]+(?:-\S+[ \t]+)*)?([A-Za-z]+)")
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "ash"})
-#: Module-level statements that make parsed text Python source rather than text that happens to
-#: parse (``key: value`` lines parse as annotations).
-_PYTHON_STATEMENTS = frozenset(
-    {"import_statement", "import_from_statement", "function_definition", "class_definition", "decorated_definition"}
-)
+#: Statements that make parsed text Python source rather than text that happens to parse
+#: (``key: value`` lines parse as annotations), at any depth (an import inside ``if``).
+_PYTHON_STATEMENTS = frozenset({
+    "import_statement", "import_from_statement", "future_import_statement", "function_definition",
+    "class_definition", "decorated_definition",
+})
+#: A line only Python source has: an import or a definition. In a folder the agent writes, text
+#: with one is read as Python even when tree-sitter finds a syntax error in it (a script whose
+#: grammar tree-sitter lacks, or one broken on purpose), so that its code is not let through as a
+#: log the code rules never see.
+_PYTHON_LINE = re.compile(
+    r"^[ \t]*(?:import[ \t]+[A-Za-z_][\w.]*|from[ \t]+\.*[\w.]*[ \t]+import\b|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|"
+    r"class[ \t]+\w+[ \t]*[:(])", re.MULTILINE)
+#: Lone carriage returns, which Python and a terminal read as line ends and tree-sitter does not.
+LONE_CR = re.compile(r"\r(?!\n)")
 
 
 #: Data formats by their leading bytes: ``(magic, name)``. A file under a folder the agent writes
@@ -836,30 +847,80 @@ def _archive_format(head: bytes) -> str | None:
     return "bzip2" if _BZIP2.match(head) else None
 
 
-#: Where a module-level import or definition can start: at the start of the text or of a line,
-#: or after ``;``, past blanks, tree-sitter's other blanks (BOM, zero-width space, word joiner)
+#: Where an import or a definition can start: at the start of the text or of a line, or after
+#: ``;`` or ``:``, past blanks, tree-sitter's other blanks (BOM, zero-width space, word joiner)
 #: and line continuations (a backslash before a line end or a NUL). A text without one cannot
 #: pass :func:`_parses_as_python`, which spares parsing a long log that has none.
 _MODULE_STATEMENT_START = re.compile(
-    "(?:\\A|[;\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])[ \t\r\n\x0b\x0c\x00\ufeff\u2060\u200b\\\\]*"
+    "(?:\\A|[;:\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029])[ \t\r\n\x0b\x0c\x00\ufeff\u2060\u200b\\\\]*"
     "(?:import|from|def|class|async|@)")
+_STATEMENT_QUERY = "[" + " ".join(f"({name})" for name in sorted(_PYTHON_STATEMENTS)) + "] @statement (call) @call"
+
+
+def _python_tree(text: str):
+    """tree-sitter's Python tree of ``text``, lone carriage returns read as line ends as Python
+    reads them (one character for one)."""
+    from mleaudit.audit.parsing import get_parser
+
+    if "\r" in text:
+        text = LONE_CR.sub("\n", text)
+    return get_parser("python").parse(text.encode("utf-8", errors="replace"))
+
+
+@functools.cache
+def _statement_query():
+    import tree_sitter
+
+    from mleaudit.audit.parsing import get_language
+
+    return tree_sitter.Query(get_language("python"), _STATEMENT_QUERY)
+
+
+def _python_nodes(root) -> dict:
+    """The nodes of :data:`_PYTHON_STATEMENTS` (``"statement"``) and the calls (``"call"``) in
+    the tree under ``root``, at any depth."""
+    import tree_sitter
+
+    return tree_sitter.QueryCursor(_statement_query()).captures(root)
 
 
 def _parses_as_python(text: str) -> bool:
     """Whether ``text`` parses as Python without a syntax error and holds an import or a
-    definition at module level (tree-sitter; the text is only parsed)."""
-    from mleaudit.audit.parsing import get_parser
-
+    definition (at any depth; tree-sitter, the text is only parsed)."""
     if _MODULE_STATEMENT_START.search(text) is None:
         return False
-    try:
-        tree = get_parser("python").parse(text.encode("utf-8", errors="replace"))
-    except (ValueError, RuntimeError):  # pragma: no cover - tree-sitter refuses nothing it is given
-        return False
-    root = tree.root_node
-    if root.has_error:
-        return False
-    return any(child.type in _PYTHON_STATEMENTS for child in root.children)
+    root = _python_tree(text).root_node
+    return not root.has_error and "statement" in _python_nodes(root)
+
+
+def _python_by_content(text: str, agent_folder: bool, top: bool = False) -> str | None:
+    """Why ``text``, in a file whose name says nothing, is Python source, or ``None`` if it is not.
+
+    Anywhere: it parses without a syntax error and holds an import or a definition. In a folder
+    the agent writes, where a script may be saved without its extension, fail closed: it is
+    Python also when it parses and calls something, or when a line imports or defines something
+    (:data:`_PYTHON_LINE`) though tree-sitter finds a syntax error or the text is too large to
+    parse here. At the top of the run (``top``; a bare folder of files is the agent's too) it is
+    Python when it parses and calls something; a scaffold's log there may echo a script, so a
+    telling line alone is not enough. Text longer than :data:`_PARSE_SNIFF_BYTES` characters is
+    not parsed.
+    """
+    small = len(text) <= _PARSE_SNIFF_BYTES
+    calls = agent_folder or top
+    if small and (calls or _MODULE_STATEMENT_START.search(text) is not None):
+        root = _python_tree(text).root_node
+        if not root.has_error:
+            nodes = _python_nodes(root)
+            if "statement" in nodes:
+                return "parses as Python source"
+            if calls and "call" in nodes:
+                where = "in a folder the agent writes" if agent_folder else "at the top of the run"
+                return f"parses as Python source with calls, {where}"
+            return None
+    if agent_folder and _PYTHON_LINE.search(text) is not None:
+        why = "with syntax errors" if small else "too large to parse when telling its kind"
+        return f"Python imports or definitions, {why}, in a folder the agent writes"
+    return None
 
 
 def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, str]:
@@ -885,8 +946,11 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
           :data:`MIN_PRINTABLE_SHARE` printable characters in any encoding): ``DATA``;
         - a notebook backup (``x.ipynb~`` holding JSON): ``NOTEBOOK``;
         - Python: a backup of a ``.py`` file (``train.py_<timestamp>``, ``x.py.bak``, ``x.py~``),
-          a Python shebang, or text that parses as Python with an import or a definition:
-          ``CODE`` ``"python"``;
+          a Python shebang, text that parses as Python with an import or a definition (lone
+          carriage returns read as line ends), or, in a folder the agent writes or at the top
+          of the run, text that
+          parses and calls something or has a line that imports or defines something
+          (:func:`_python_by_content`): ``CODE`` ``"python"``;
         - a shell script (a ``sh``/``bash`` shebang, a backup of a ``.sh`` file): ``CODE``
           ``"bash"``;
         - any other text (JSON, JSONL, YAML, HTML, Markdown, transcripts): ``LOG``.
@@ -947,12 +1011,19 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
             return ArtifactKind.CODE, "python", "read as python by content (python shebang)"
         if program in _SHELLS:
             return ArtifactKind.CODE, "bash", f"read as bash by content ({program} shebang)"
-    if stripped[:1] in ("{", "["):
+    # JSON parses as Python (a dict, a list) with no call or import in it; Python in a folder the
+    # agent writes may start with a bracket too.
+    agent_folder, top = _in_agent_folder(path), "/" not in path
+    json_like = stripped[:1] in ("{", "[")
+    if json_like and not (agent_folder or top):
         return ArtifactKind.LOG, None, "read as a log by content (JSON)"
-    if len(data) <= _PARSE_SNIFF_BYTES:
+    if len(data) <= _PARSE_SNIFF_BYTES or agent_folder:
         text = sample if len(data) == len(head) else decode_text(data)[0]
-        if _parses_as_python(text):
-            return ArtifactKind.CODE, "python", "read as python by content (parses as Python source)"
+        why = _python_by_content(text, agent_folder, top)
+        if why is not None:
+            return ArtifactKind.CODE, "python", f"read as python by content ({why})"
+    if json_like:
+        return ArtifactKind.LOG, None, "read as a log by content (JSON)"
     return ArtifactKind.LOG, None, "read as a log by content (text)"
 
 

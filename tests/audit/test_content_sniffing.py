@@ -200,19 +200,35 @@ def test_unknown_names_are_no_gap_unless_unreadable(tmp_path, ruleset):
     assert ("blob", "binary file, not read (by content: NUL bytes)") in reasons
 
 
+def _parses_with_a_statement(text: str) -> bool:
+    """The slow reference: parse the text (lone CRs as line ends, as Python reads them) and walk
+    every node for an import or a definition."""
+    from mleaudit.audit.parsing import get_parser
+
+    root = get_parser("python").parse(run_module.LONE_CR.sub("\n", text).encode("utf-8")).root_node
+    if root.has_error:
+        return False
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.type in run_module._PYTHON_STATEMENTS:
+            return True
+        stack.extend(node.children)
+    return False
+
+
 _PIECES = ["import os", "from os import path", "def f():\n    pass", "class A:\n    pass", "async def g():\n    pass",
            "@dec\ndef h():\n    pass", "x = 1", "print(x)", "Step 0:", "Action: List Files", ";", " ", "\t", "\n", "\r",
-           "\r\n", "\f", "\ufeff", "\u200b", "\u2060", "\\\n", "\\\x00", "# comment", "'''doc'''", "if x:\n    import os", "\u2028"]
+           "\r\n", "\f", "\ufeff", "\u200b", "\u2060", "\\\n", "\\\x00", "# comment", "'''doc'''", "if x:\n    import os", "\u2028",
+           "if x: import os", "from __future__ import annotations", "try:\n    from a import b\nexcept E:\n    pass",
+           "x = 1\rimport os", ":"]
 
 
 @settings(max_examples=400, deadline=None)
 @given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=8))
 def test_the_cheap_module_statement_test_never_refuses_what_parses_as_python(pieces):
-    from mleaudit.audit.parsing import get_parser
-
     text = "".join(pieces)
-    root = get_parser("python").parse(text.encode("utf-8")).root_node
-    parses = not root.has_error and any(c.type in run_module._PYTHON_STATEMENTS for c in root.children)
+    parses = _parses_with_a_statement(text)
     if parses:
         assert run_module._MODULE_STATEMENT_START.search(text) is not None, repr(text)
     assert run_module._parses_as_python(text) == parses
@@ -222,11 +238,7 @@ def test_the_cheap_module_statement_test_never_refuses_what_parses_as_python(pie
                                   "x = 1\rimport os\r", "x = 1\f\nclass A: pass\n", "y = 2\n\u200bdef f(): pass\n",
                                   "x = 1;\\\x00import os\n"])
 def test_module_statements_after_semicolons_continuations_and_odd_blanks_still_parse(text):
-    from mleaudit.audit.parsing import get_parser
-
-    root = get_parser("python").parse(text.encode("utf-8")).root_node
-    expected = not root.has_error and any(c.type in run_module._PYTHON_STATEMENTS for c in root.children)
-    assert run_module._parses_as_python(text) == expected
+    assert run_module._parses_as_python(text) == _parses_with_a_statement(text)
 
 
 def test_a_long_log_without_a_module_statement_is_not_parsed(monkeypatch):
@@ -237,3 +249,55 @@ def test_a_long_log_without_a_module_statement_is_not_parsed(monkeypatch):
     monkeypatch.setattr(parsing, "get_parser", lambda language: calls.append(language) or real(language))
     assert not run_module._parses_as_python("Step 0:\nAction: List Files\nObservation: the import failed\n" * 1000)
     assert calls == []
+
+
+_PRIVATE_READ = 'pd.read_csv("/private/data/x/prepared/private/test.csv")'
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "how"),
+    [
+        # Anywhere: Python that parses, with an import or a definition at any depth.
+        ("backup/train_backup", f"x = 1\rimport pandas as pd\r{_PRIVATE_READ}\r", "parses as Python source"),
+        ("backup/train_backup", f"if True:\n    import pandas as pd\n    {_PRIVATE_READ}\n", "parses as Python source"),
+        ("backup/train_backup", f"if True: import pandas as pd\n{_PRIVATE_READ}\n", "parses as Python source"),
+        ("backup/train_backup", f"from __future__ import annotations\n{_PRIVATE_READ}\n", "parses as Python source"),
+        ("backup/train_backup", f"try:\n    import pandas as pd\nexcept ImportError:\n    pd = None\n{_PRIVATE_READ}\n",
+         "parses as Python source"),
+        # In a folder the agent writes: calls are enough, and so is a telling line with a syntax error.
+        ("code/solve", f"pd = __builtins__.__import__('pandas')\n{_PRIVATE_READ}\n",
+         "parses as Python source with calls, in a folder the agent writes"),
+        ("code/solve", f"[{_PRIVATE_READ}]\n", "parses as Python source with calls, in a folder the agent writes"),
+        ("solve", f"print({_PRIVATE_READ})\n", "parses as Python source with calls, at the top of the run"),
+        ("working/solve", f"import pandas as pd\nx = = 1\n{_PRIVATE_READ}\n",
+         "Python imports or definitions, with syntax errors, in a folder the agent writes"),
+        ("code/solve", "# padding\n" * 120_000 + f"import pandas as pd\n{_PRIVATE_READ}\n",
+         "Python imports or definitions, too large to parse when telling its kind, in a folder the agent writes"),
+    ],
+)
+def test_python_without_a_telling_name_is_read_as_python_and_audited(tmp_path, ruleset, path, text, how):
+    data = text.encode("utf-8")
+    assert classify_content(path, data) == (K.CODE, "python", f"read as python by content ({how})")
+    root = _write(tmp_path / "run", {path: data, "solve.py": b"print(1)\n"})
+    report = audit_run(load_run(root), ruleset=ruleset, options=AuditOptions())
+    assert "leak-read-private-data" in {f.rule_id for f in report.findings}, [f.rule_id for f in report.findings]
+    assert report.verdict.kind is not VerdictKind.CLEAN
+
+
+@pytest.mark.parametrize(
+    ("path", "data", "how"),
+    [
+        ("code/config", b"exp_name: run\nagent:\n  steps: 2\n", "text"),
+        ("code/notes", b"We tried to import the data; it failed.\nNext: from scratch.\n", "text"),
+        ("working/state", b'{"step": 1, "metric": 0.5}\n{"step": 2, "metric": null}\n', "JSON"),
+        ("working/list", b'[\n  {"a": true},\n  {"b": false}\n]\n', "JSON"),
+        ("logs/transcript", b"Thought: import pandas as pd then fit\nx = = 1\nimport os\n", "text"),
+        ("logs/calls", b"print(1)\nfit(model)\n", "text"),
+        ("log", b"Namespace(task='x')\nEdited script:\nimport pandas as pd\nx = = 1\n", "text"),
+        ("events", b'{"type": "command", "content": "ls"}\n', "JSON"),
+    ],
+)
+def test_text_that_only_resembles_python_stays_a_log(path, data, how):
+    # Outside the agent's folders, Python that does not parse (an echoed script in a transcript)
+    # and calls without an import stay text; inside them, prose, YAML and JSON do.
+    assert classify_content(path, data) == (K.LOG, None, f"read as a log by content ({how})")
