@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from functools import partial
 from pathlib import Path
 
 import click
@@ -136,6 +137,7 @@ def _clusters(results, jobs: int = 1) -> dict:
 
     from mleaudit.audit.pipeline import artifact_text
     from mleaudit.audit.report_similarity import record_locations
+    from mleaudit.audit.starter import starter_units
 
     code = []
     for result in results:
@@ -146,9 +148,10 @@ def _clusters(results, jobs: int = 1) -> dict:
             expanded = expand_run(run)
         except AuditError:
             continue  # its report already says what could not be read
+        host_text = partial(artifact_text, run)
         code.append(RunCode(run_id=result.entry.run_id, units=expanded.code_units,
-                            locations=record_locations(expanded.log_events),
-                            host_text=lambda path, run=run: artifact_text(run, path)))
+                            locations=record_locations(expanded.log_events), host_text=host_text,
+                            starter=starter_units(expanded.code_units, host_text, expanded.log_events)))
     return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code, jobs=jobs)
 
 

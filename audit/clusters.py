@@ -12,7 +12,8 @@ decision as in the run reports):
   with the score and threshold of the run reports: the detector's background model is the
   batch's own code plus the shipped background of ordinary ML code, so two runs that both
   write ``train_test_split(...)``, ``fit`` and ``roc_auc_score`` the usual way are not a copy).
-  Pairs within one run are ignored. The comparison is all-pairs, so above
+  Pairs within one run are ignored, and so is the benchmark's starter code every run of a task
+  begins with (:mod:`mleaudit.audit.starter`: not compared, its fingerprints boilerplate). The comparison is all-pairs, so above
   :data:`MAX_RUN_CODE_FILES` files it is skipped and the summary says so.
 
 Every edge states its evidence (``summary``: "shares 41 lines in 3 fragments with …; copy
@@ -52,20 +53,33 @@ class RunCode:
         start, to name the record of a unit read from a log.
     host_text : callable, optional
         The text of a run file by path (an AIDE journal, for its nodes' ids and steps).
+    starter : tuple of CodeUnit
+        The benchmark's starter files among ``units`` (:func:`mleaudit.audit.starter.starter_units`).
     """
 
     run_id: str
     units: tuple[CodeUnit, ...]
     locations: Mapping[tuple[str, int], str] = field(default_factory=dict)
     host_text: Callable[[str], str | None] | None = None
+    starter: tuple[CodeUnit, ...] = ()
 
 
-def _distinct_python(runs: Sequence[RunCode]) -> list[tuple[str, CodeUnit]]:
+def _distinct_python(runs: Sequence[RunCode], starter_texts: set[str]) -> list[tuple[str, CodeUnit]]:
     from mleaudit.audit.report_similarity import similarity_agents
 
     # as in the run reports: the scaffold's and the operator's code (a starter file the harness
-    # shows in its prompt) is not the agent's
-    return [(run.run_id, unit) for run in runs for unit in similarity_agents(run.units)]
+    # shows in its prompt) is not the agent's, nor is the benchmark's starter of any run
+    return [(run.run_id, unit) for run in runs for unit in similarity_agents(run.units)
+            if unit.text not in starter_texts]
+
+
+def _starter(runs: Sequence[RunCode]) -> list[CodeUnit]:
+    """The starter files of all runs, each text once: every run of a task starts from them."""
+    seen: dict[str, CodeUnit] = {}
+    for run in runs:
+        for unit in run.starter:
+            seen.setdefault(unit.text, unit)
+    return list(seen.values())
 
 
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -> tuple[list[dict[str, Any]], str | None]:
@@ -74,7 +88,8 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -
     from mleaudit.audit.report_similarity import log_origin, unit_of_pair
     from mleaudit.audit.similarity import SimilarityOptions, compare
 
-    owned = _distinct_python(runs)
+    starter = _starter(runs)
+    owned = _distinct_python(runs, {unit.text for unit in starter})
     if len(owned) > MAX_RUN_CODE_FILES:
         return [], f"{len(owned)} distinct Python files in the batch, over the {MAX_RUN_CODE_FILES}-file cap"
     if len({run_id for run_id, _ in owned}) < 2:
@@ -106,7 +121,7 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -
         run = code_of[owner[unit.path]]
         return log_origin(original[id(unit)], run.locations, run.host_text, journals.setdefault(run.run_id, {}))
     options = SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
-    report = compare(units, units, options, jobs=jobs)
+    report = compare(units, units, options, boilerplate=starter, jobs=jobs)
     edges = []
     seen = set()
     for pair in report.pairs:
