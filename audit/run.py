@@ -786,7 +786,7 @@ _PYTHON_STATEMENTS = frozenset({
 #: grammar tree-sitter lacks, or one broken on purpose), so that its code is not let through as a
 #: log the code rules never see.
 _PYTHON_LINE = re.compile(
-    r"^[ \t]*(?:import[ \t]+[A-Za-z_][\w.]*|from[ \t]+\.*[\w.]*[ \t]+import\b|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|"
+    r"^[ \t\f]*(?:import[ \t]+[A-Za-z_][\w.]*|from[ \t]+\.*[\w.]*[ \t]+import\b|(?:async[ \t]+)?def[ \t]+\w+[ \t]*\(|"
     r"class[ \t]+\w+[ \t]*[:(])", re.MULTILINE)
 #: Lone carriage returns, which Python and a terminal read as line ends and tree-sitter does not.
 LONE_CR = re.compile(r"\r(?!\n)")
@@ -905,6 +905,8 @@ def _python_by_content(text: str, agent_folder: bool, top: bool = False) -> str 
     telling line alone is not enough. Text longer than :data:`_PARSE_SNIFF_BYTES` characters is
     not parsed.
     """
+    if "\r" in text:
+        text = LONE_CR.sub("\n", text)
     small = len(text) <= _PARSE_SNIFF_BYTES
     calls = agent_folder or top
     if small and (calls or _MODULE_STATEMENT_START.search(text) is not None):
@@ -948,9 +950,8 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
         - Python: a backup of a ``.py`` file (``train.py_<timestamp>``, ``x.py.bak``, ``x.py~``),
           a Python shebang, text that parses as Python with an import or a definition (lone
           carriage returns read as line ends), or, in a folder the agent writes or at the top
-          of the run, text that
-          parses and calls something or has a line that imports or defines something
-          (:func:`_python_by_content`): ``CODE`` ``"python"``;
+          of the run, text that parses and calls something or has a line that imports or
+          defines something (:func:`_python_by_content`): ``CODE`` ``"python"``;
         - a shell script (a ``sh``/``bash`` shebang, a backup of a ``.sh`` file): ``CODE``
           ``"bash"``;
         - any other text (JSON, JSONL, YAML, HTML, Markdown, transcripts): ``LOG``.

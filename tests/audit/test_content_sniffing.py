@@ -271,6 +271,8 @@ _PRIVATE_READ = 'pd.read_csv("/private/data/x/prepared/private/test.csv")'
         ("solve", f"print({_PRIVATE_READ})\n", "parses as Python source with calls, at the top of the run"),
         ("working/solve", f"import pandas as pd\nx = = 1\n{_PRIVATE_READ}\n",
          "Python imports or definitions, with syntax errors, in a folder the agent writes"),
+        ("working/solve", f"x = = 1\r\x0cimport pandas as pd\r{_PRIVATE_READ}\r",
+         "Python imports or definitions, with syntax errors, in a folder the agent writes"),
         ("code/solve", "# padding\n" * 120_000 + f"import pandas as pd\n{_PRIVATE_READ}\n",
          "Python imports or definitions, too large to parse when telling its kind, in a folder the agent writes"),
     ],
