@@ -129,4 +129,3 @@ def _positional_columns(em: _Emulation, entry: Looseness, targets: Sequence[str]
     em.triggers.append(_Trigger(entry=entry, column=moved[0], count=len(moved),
                                 trigger=f"{len(moved)} prediction column(s) out of the answers' order, first {moved[0]!r} "
                                         f"where the answers have {expected[in_file.index(moved[0])]!r} (header, line 1)"))
-

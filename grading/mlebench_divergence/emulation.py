@@ -46,4 +46,3 @@ class _Emulation:
     def give_up(self, why: str) -> None:
         if self.uncomputed is None:
             self.uncomputed = why
-

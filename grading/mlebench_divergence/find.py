@@ -27,7 +27,6 @@ _MEDAL_RANK = {Medal.NONE: 0, Medal.BRONZE: 1, Medal.SILVER: 2, Medal.GOLD: 3}
 _PAIRING_KINDS = ("positional_rows", "sorted_rows", "duplicate_ids_accepted", "missing_rows_accepted")
 
 
-
 def _scoring_setup(spec: CompetitionSpec) -> tuple[tuple[str, ...], tuple[str, ...], Mapping[str, str], bool, str]:
     """Id columns, target columns, answer column names, number matching and extra-id policy."""
     if spec.metric.grader is not None:
@@ -214,4 +213,3 @@ def _find(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec
     order = {entry.kind: i for i, entry in enumerate(entries)}
     records.sort(key=lambda r: order.get(r.kind, len(order)))
     return DivergenceCheck(records=tuple(records))
-

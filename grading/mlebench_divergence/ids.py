@@ -13,7 +13,6 @@ from mleaudit.grading.mlebench_divergence.records import SHOWN_ROWS
 _KEY_SEPARATOR = "\x1f"
 
 
-
 # --- reading ids ----------------------------------------------------------------------------------
 
 
@@ -97,4 +96,3 @@ def _quote(key: str) -> str:
     if text == "\x00":
         return "(empty)"
     return repr(text[:80])
-

@@ -63,4 +63,3 @@ def _thresholds(spec: CompetitionSpec) -> MedalThresholds | None:
     except GradingError as exc:
         logger.info("no medal thresholds for %s: %s", spec.id, exc)
         return None
-

@@ -244,4 +244,3 @@ def _emulated_frames(em: _Emulation) -> tuple[pd.DataFrame, pd.DataFrame] | str:
     for column in em.id_columns:
         chosen[column] = chosen_answers[column].to_numpy()
     return chosen, chosen_answers
-

@@ -10,7 +10,6 @@ from typing import Any, Mapping
 SHOWN_ROWS = 5
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class CheckedGrade:
     """The checked grade of a submission, as far as a divergence needs it.
@@ -138,4 +137,3 @@ class DivergenceCheck:
 
     records: tuple[Divergence, ...] = ()
     skipped: str | None = None
-

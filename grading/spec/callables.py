@@ -43,4 +43,3 @@ def _check_parameters(func: Callable[..., Any], expected: list[str], *, config: 
         raise ConfigError(
             f"{config}: field '{field_name}': function takes ({', '.join(actual)}); expected ({', '.join(expected)})"
         )
-

@@ -19,13 +19,11 @@ def _field_name(path: Any) -> str:
     return ".".join(parts) if parts else "(top level)"
 
 
-
 def _check_relative(value: str, *, config: Path, field_name: str) -> str:
     posix = PurePosixPath(value)
     if posix.is_absolute() or "\\" in value or ".." in posix.parts:
         raise ConfigError(f"{config}: field '{field_name}': {value!r} must be a relative path without '..'")
     return posix.as_posix()
-
 
 
 def _check_looseness(entries: list[Mapping[str, Any]], *, config: Path, target_columns: tuple[str, ...],
@@ -76,7 +74,6 @@ def _check_looseness(entries: list[Mapping[str, Any]], *, config: Path, target_c
                                within=entry.get("within"), mask_by_position=entry.get("mask_by_position"),
                                pairing=entry.get("pairing"), columns=columns, fill=fill, whole_score=whole))
     return tuple(built)
-
 
 
 def load_competition_spec(directory: str | Path) -> CompetitionSpec:
@@ -216,4 +213,3 @@ def load_competition_spec(directory: str | Path) -> CompetitionSpec:
         leaderboard_note=board.get("note", ""),
         mlebench_looseness=looseness,
     )
-

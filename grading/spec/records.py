@@ -16,7 +16,6 @@ if TYPE_CHECKING:
     from mleaudit.grading.metrics import Metric, TargetKind
 
 
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Looseness:
     """One way MLE-bench's grader for a competition is looser than this project's grading.
@@ -267,4 +266,3 @@ class CompetitionSpec:
             "mlebench_looseness": (None if self.mlebench_looseness is None
                                    else [entry.to_dict() for entry in self.mlebench_looseness]),
         }
-

@@ -164,4 +164,3 @@ CONFIG_SCHEMA: Mapping[str, Any] = {
         },
     },
 }
-

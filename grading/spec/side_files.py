@@ -17,7 +17,6 @@ _MD5 = re.compile(r"^[0-9a-f]{32}$")
 _KERNEL_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]*/[A-Za-z0-9][A-Za-z0-9_.\-]*$")
 
 
-
 def _read_yaml(path: Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
@@ -29,7 +28,6 @@ def _read_yaml(path: Path) -> Any:
         return untrusted_yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {exc}") from None
-
 
 
 def load_checksums(path: Path) -> dict[str, dict[str, str]]:
@@ -110,4 +108,3 @@ def load_kernel_refs(path: Path) -> tuple[str, ...]:
             raise ConfigError(f"{path}: line {number}: {ref!r} is listed twice")
         refs.append(ref)
     return tuple(refs)
-

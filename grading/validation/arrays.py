@@ -220,4 +220,3 @@ def check_submission(
     options = ScoringOptions(id_columns=_as_tuple(id_column), target_columns=tuple(target_columns))
     aligned_answers, aligned = check_frames(submission, answers, metric=metric, options=options)
     return answer_arrays(aligned_answers, aligned, metric=metric, target_columns=target_columns)
-

@@ -227,4 +227,3 @@ def _raise_if_undefined(values: pd.Series, *, column: str, ids: pd.Series | pd.D
             "undefined (NaN); MLE-bench counts it as a valid submission with no score and no medal",
             column=column, row=row + 1,
         )
-

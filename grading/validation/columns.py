@@ -88,4 +88,3 @@ def _order_rule(column_order: str, expected: Sequence[str], n_ids: int) -> str:
     if column_order == "id_first":
         return "the id column comes first" if n_ids == 1 else "the id columns come first, in this order"
     return f"columns in this order: {_columns_text(expected)}"
-

@@ -138,4 +138,3 @@ def _in_order(order: np.ndarray, n_rows: int) -> bool:
     # The rows of distinct answer ids are distinct: n of them in 0..n-1, increasing, are the
     # identity. One comparison pass, no array of the identity built.
     return len(order) == n_rows and (n_rows < 2 or bool((order[1:] > order[:-1]).all()))
-

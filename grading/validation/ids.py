@@ -277,4 +277,3 @@ def check_ids_in_order(
     order = np.empty(len(ans), dtype=np.intp)
     order[np.argsort(ans_codes, kind="stable")] = rows[np.argsort(sub_codes, kind="stable")]
     return order
-

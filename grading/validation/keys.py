@@ -12,14 +12,12 @@ import pandas as pd
 _KEY_SEPARATOR = "\x1f"
 
 
-
 def _as_tuple(columns: str | Sequence[str] | None) -> tuple[str, ...]:
     if columns is None:
         return ()
     if isinstance(columns, str):
         return (columns,)
     return tuple(columns)
-
 
 
 def _id_keys(frame: pd.DataFrame, id_columns: Sequence[str]) -> pd.Series:
@@ -38,4 +36,3 @@ def _id_keys(frame: pd.DataFrame, id_columns: Sequence[str]) -> pd.Series:
     keys = texts[0].str.cat(texts[1:], sep=_KEY_SEPARATOR)
     all_missing = np.logical_and.reduce([part.isna().to_numpy() for part in parts])
     return keys.where(~all_missing).reset_index(drop=True)
-

@@ -14,14 +14,12 @@ def _first_line(exc: BaseException) -> str:
     return text.splitlines()[0] if text else type(exc).__name__
 
 
-
 def _quote_list(names: Sequence[str]) -> str:
     return ", ".join(repr(str(n)) for n in names)
 
 
 def _plural(word: str, n: int) -> str:
     return word if n == 1 else word + "s"
-
 
 
 #: Characters of an id quoted in a message; a longer id (a whole comment used as the id) is cut.
@@ -41,7 +39,6 @@ def _show_key(key: str, n_parts: int) -> str:
     return "(" + ", ".join(_quote_id(part) for part in str(key).split(_KEY_SEPARATOR)) + ")"
 
 
-
 def _id_name(ids: pd.Series | pd.DataFrame) -> str | None:
     """The (first) id column's name, for an error's ``column``."""
     if isinstance(ids, pd.DataFrame):
@@ -56,4 +53,3 @@ def _describe_row(row: int, ids: pd.Series | pd.DataFrame) -> str:
     else:
         shown = _quote_id(str(ids.iloc[row]))
     return f"row {row + 1} (id {shown})"
-

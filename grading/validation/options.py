@@ -231,4 +231,3 @@ def scoring_options(
         column_aliases=dict(column_aliases),
     )
     return options, merged
-

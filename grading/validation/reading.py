@@ -27,7 +27,6 @@ from mleaudit.grading.validation.messages import _first_line, _quote_list, _show
 _PANDAS_VERSION = tuple(int(p) for p in pd.__version__.split(".")[:2] if p.isdigit())
 
 
-
 def read_csv(path: str | os.PathLike[str], **kwargs) -> pd.DataFrame:
     """Read a CSV the way MLE-bench does (round-trip float parsing).
 
@@ -105,7 +104,6 @@ def _read_inferring_text(path: str | os.PathLike[str], text: Sequence[str], targ
     for warning in caught:  # the parser's own warnings, raised once the frame is kept
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return frame
-
 
 
 def read_submission(
@@ -251,4 +249,3 @@ def read_answers(
         if repeated.any():
             raise ConfigError(f"answers file {path}: repeated id {_show_key(keys[repeated].iloc[0], len(id_columns))}")
     return frame
-

@@ -15,7 +15,6 @@ from mleaudit.grading.validation.messages import _describe_row, _quote_list
 _ROW_BLOCK = 1 << 15
 
 
-
 def check_no_missing(values: pd.Series, *, column: str, ids: pd.Series | pd.DataFrame) -> None:
     """Check a target column has no empty cells.
 
@@ -206,4 +205,3 @@ def check_row_sums(
                 f"{_describe_row(row, ids)}; each row must sum to 1 (within {tolerance:g}).",
                 reason="row-sum", column=columns[0] if columns else None, row=row + 1,
             )
-
