@@ -13,7 +13,8 @@ decision as in the run reports):
   batch's own code plus the shipped background of ordinary ML code, so two runs that both
   write ``train_test_split(...)``, ``fit`` and ``roc_auc_score`` the usual way are not a copy).
   Pairs within one run are ignored, and so is the benchmark's starter code every run of a task
-  begins with (:mod:`mleaudit.audit.starter`: not compared, its fingerprints boilerplate). The comparison is all-pairs, so above
+  begins with, when at least two runs declare it (:mod:`mleaudit.audit.starter`: not compared,
+  its fingerprints boilerplate). The comparison is all-pairs, so above
   :data:`MAX_RUN_CODE_FILES` files it is skipped and the summary says so.
 
 Every edge states its evidence (``summary``: "shares 41 lines in 3 fragments with …; copy
@@ -74,12 +75,15 @@ def _distinct_python(runs: Sequence[RunCode], starter_texts: set[str]) -> list[t
 
 
 def _starter(runs: Sequence[RunCode]) -> list[CodeUnit]:
-    """The starter files of all runs, each text once: every run of a task starts from them."""
-    seen: dict[str, CodeUnit] = {}
+    """The starter code at least two runs declare, each text once: every run of a task starts
+    from it, and what one run alone declares (from files its agent may write) clears nothing."""
+    first: dict[str, CodeUnit] = {}
+    declared: dict[str, set[str]] = {}
     for run in runs:
         for unit in run.starter:
-            seen.setdefault(unit.text, unit)
-    return list(seen.values())
+            first.setdefault(unit.text, unit)
+            declared.setdefault(unit.text, set()).add(run.run_id)
+    return [unit for text, unit in first.items() if len(declared[text]) >= 2]
 
 
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -> tuple[list[dict[str, Any]], str | None]:

@@ -14,7 +14,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping
 
 from mleaudit.audit import __version__
 from mleaudit.audit.attribution import attribute_units
@@ -33,8 +33,7 @@ from mleaudit.audit.run import ArtifactKind, Run, RunLayout
 from mleaudit.audit.sandbox_record import is_sandbox_command
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus, score_threshold_from_rules
 from mleaudit.audit.similarity.comparison import decodings_of_pairs, longest_fragments
-from mleaudit.audit.starter import starter_units
-from mleaudit.audit.units import CodeUnit, LogEvent
+from mleaudit.audit.units import CodeUnit
 
 __all__ = ["AuditOptions", "audit_run"]
 
@@ -171,14 +170,10 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
                     score_threshold: float | None = None,
                     host_text: Callable[[str], str | None] | None = None,
                     locations: Mapping[tuple[str, int], str] | None = None,
-                    events: Sequence[LogEvent] = (),
                     ) -> tuple[dict[str, Any] | None, list, list[Skipped]]:
     if options.corpus_dir is None and options.corpus_index is None:
         return None, [], []
-    # the benchmark's starter files are not the agent's: not compared, and boilerplate below
-    starter = starter_units(units, host_text, events)
-    starter_texts = {unit.text for unit in starter}
-    agents = [unit for unit in similarity_agents(units) if unit.text not in starter_texts]
+    agents = similarity_agents(units)
     similarity_options = options.similarity
     if score_threshold is not None:
         # `flagged` must mean what the similarity rule decides: the rule's own `score` bound.
@@ -211,7 +206,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
     else:
         corpus = load_reference_corpus(options.corpus_dir)
         references, ref_skipped = list(corpus[0]), tuple(corpus[1])
-        boilerplate: list[CodeUnit] = list(starter)
+        boilerplate: list[CodeUnit] = []
         for folder in options.boilerplate_dirs:
             units_bp, _ = load_reference_corpus(folder)
             boilerplate.extend(units_bp)
@@ -331,8 +326,7 @@ def audit_run(
 
     similarity, pairs, sim_skipped = _run_similarity(expanded.code_units, options, score_threshold_from_rules(ruleset),
                                                      host_text=lambda path: artifact_text(run, path),
-                                                     locations=record_locations(expanded.log_events),
-                                                     events=expanded.log_events)
+                                                     locations=record_locations(expanded.log_events))
     # Notes (no submission file, text that was not valid UTF-8) are listed, not counted against the verdict.
     unread_data = _unread_data_files(run)
     skipped: list[Skipped] = (run_skipped + unread_data + list(sim_skipped) + list(run.notes) + list(expanded.notes)

@@ -2,12 +2,15 @@
 
 Every run of a task starts from the same files (MLAgentBench's ``train.py`` to fill in, the
 baseline implementation an AIDE task prompt shows), so runs that share them copied nothing from
-one another, and starter code that resembles a public notebook is the benchmark's doing, not the
-agent's. The similarity comparisons therefore leave the starter out: a unit whose text is starter
-code is not compared, and the starter's fingerprints are boilerplate (copydetect's term: they
-never count as a match) where a comparison takes boilerplate. The rules still judge every unit.
+one another. A batch's run-to-run copy clusters therefore leave out the starter code that at
+least two of its runs declare (:mod:`mleaudit.audit.clusters`): a unit whose text is that code is
+not compared, and its fingerprints are boilerplate (copydetect's term: they never count as a
+match). The run reports keep comparing every unit with the public notebooks: what a run declares
+as its starter is read from files an agent may write, so it never clears the run's own code,
+and the rules judge every unit.
 
-Known starters:
+Declared starters (never under a folder the agent writes: ``code/``, ``working/``,
+``workspace/``, ``submission/``):
 
 - MLAgentBench's workspace snapshots taken while every action so far only read
   (:func:`mleaudit.audit.logs.mlagentbench.untouched_snapshots`);
@@ -45,7 +48,9 @@ def starter_units(units: Iterable[CodeUnit], text_of: Callable[[str], str | None
     tuple of CodeUnit
         Python files of a workspace snapshot whose trace says no action before it wrote (in the
         order of ``units``), then the Python blocks of the first prompt of the run's only
-        transcript (as units of that log, ``source="log"``); empty when the run records neither.
+        transcript (as units of that log, ``source="log"``); none under a folder the agent
+        writes; empty when the run records neither. What a run declares is not proof: see the
+        module docstring for how it is used.
     """
     picked: list[CodeUnit] = []
     seen: set[str] = set()
@@ -57,7 +62,8 @@ def starter_units(units: Iterable[CodeUnit], text_of: Callable[[str], str | None
 
     untouched: dict[str, int] = {}
     for unit in units:
-        found = SNAPSHOT.match(unit.path) if unit.source == "file" and unit.language == "python" else None
+        found = (SNAPSHOT.match(unit.path) if unit.source == "file" and unit.language == "python"
+                 and not _agent_writes(unit.path) else None)
         if found is None or text_of is None:
             continue
         root = found.group("root")
@@ -76,7 +82,8 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
     """The Python blocks before the first response of the run's only transcript (see the module docstring)."""
     by_path: dict[str, list[LogEvent]] = {}
     for event in events:
-        by_path.setdefault(event.span.path, []).append(event)
+        if not _agent_writes(event.span.path):
+            by_path.setdefault(event.span.path, []).append(event)
     transcripts = [listed for listed in by_path.values()
                    if any(e.role == "assistant" for e in listed) and any(e.role in _PROMPT_ROLES for e in listed)]
     if len(transcripts) != 1:
@@ -92,3 +99,10 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
 
 #: The roles of a prompt's parts (the scaffold's system and user messages).
 _PROMPT_ROLES = frozenset({"system", "user"})
+#: The folders a run layout gives the agent to write in: nothing there declares a starter.
+_AGENT_FOLDERS = frozenset({"code", "working", "workspace", "submission"})
+
+
+def _agent_writes(path: str) -> bool:
+    """Whether ``path`` lies under a folder the agent writes (:data:`_AGENT_FOLDERS`)."""
+    return any(part in _AGENT_FOLDERS for part in path.split("/")[:-1])

@@ -126,16 +126,42 @@ def test_the_code_of_the_only_transcripts_first_prompt_is_starter():
     assert starter_units((), None, events[:2]) == ()
 
 
-def test_a_units_own_text_that_is_starter_is_not_compared(tmp_path):
+def test_a_starter_one_run_alone_declares_clears_nothing(tmp_path):
+    # run-b declares the starter (an untouched snapshot) and holds it again as its own code;
+    # run-a writes the same script: with no second run declaring it, the copy is an edge
+    first = _run_code(_mlagentbench_run(tmp_path / "run-a", ["Edit Script (AI)"], STARTER))
+    second = _run_code(_mlagentbench_run(tmp_path / "run-b", ["List Files", "Edit Script (AI)"], STARTER + AGENT_B))
+    assert first.starter == () and len(second.starter) == 1
+    (cluster,) = copy_clusters({"run-a": {}, "run-b": {}}, [first, second],
+                               score_threshold=DEFAULT_SCORE_THRESHOLD)["clusters"]
+    assert cluster["runs"] == ["run-a", "run-b"]
+
+
+def test_nothing_under_the_agents_folders_declares_a_starter():
+    events = [_event(0, "user", LogEventKind.CODE, STARTER, path="code/history.txt"),
+              _event(1, "assistant", LogEventKind.CODE, AGENT_A, path="code/history.txt")]
+    assert starter_units((), None, events) == ()
+    unit = CodeUnit(path="working/env_log/traces/step_0_files/train.py", language="python", text=STARTER)
+    trace = json.dumps({"steps": [{"action": {"name": "List Files"}}]})
+    assert starter_units([unit], lambda path: trace, ()) == ()
+
+
+def test_a_run_report_compares_what_the_run_declares_as_starter(tmp_path):
+    # The report's comparison with public notebooks trusts no file of the run: a copied kernel
+    # declared as starter (a fake first prompt, an untouched snapshot) is still found.
     from mleaudit.audit.pipeline import AuditOptions, audit_run
     from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 
-    root = _mlagentbench_run(tmp_path / "run", ["List Files", "Edit Script (AI)"], AGENT_A)
+    root = _mlagentbench_run(tmp_path / "run", ["List Files", "Edit Script (AI)"], STARTER)
+    (root / "logs").mkdir()
+    (root / "logs" / "history.txt").write_text(
+        "================= prompt ==================\nUse this baseline:\n```python\n" + STARTER
+        + "```\n================= response ==================\n```python\nprint('hi')\n```\n")
     corpus = tmp_path / "kernels"
     corpus.mkdir()
-    (corpus / "starter-like.py").write_text(STARTER)
+    (corpus / "public.py").write_text(STARTER)
     report = audit_run(load_run(root), ruleset=load_ruleset([find_rules_root(None)]),
                        options=AuditOptions(corpus_dir=corpus))
-    similarity = report.similarity
-    assert "env_log/traces/step_0_files/train.py" not in similarity["agent_files"]
-    assert not [p for p in similarity["pairs"] if p["flagged"]]
+    flagged = {p["agent_path"] for p in report.similarity["pairs"] if p["flagged"]}
+    assert "env_log/traces/step_0_files/train.py" in flagged
+    assert report.verdict.kind.value != "clean"
