@@ -916,13 +916,16 @@ def _python_by_content(text: str, agent_folder: bool, top: bool = False) -> str 
             if "statement" in nodes:
                 return "parses as Python source"
             if calls and "call" in nodes:
-                where = "in a folder the agent writes" if agent_folder else "at the top of the run"
-                return f"parses as Python source with calls, {where}"
+                where = _IN_AGENT_FOLDER if agent_folder else ", at the top of the run"
+                return f"parses as Python source with calls{where}"
             return None
     if agent_folder and _PYTHON_LINE.search(text) is not None:
         why = "with syntax errors" if small else "too large to parse when telling its kind"
-        return f"Python imports or definitions, {why}, in a folder the agent writes"
+        return f"Python imports or definitions, {why}{_IN_AGENT_FOLDER}"
     return None
+
+
+_IN_AGENT_FOLDER = ", in a folder the agent writes"
 
 
 def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, str]:
@@ -991,8 +994,13 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
             return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (not text in any encoding)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: not text in any encoding)"
     if printable_share(sample) < MIN_PRINTABLE_SHARE:
-        if agents:
-            return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (control characters)"
+        # Control characters in a comment or a string do not stop Python from running the file
+        # (nor does a leading data magic such as ``PAR1``): Python among them is a gap wherever
+        # it lies, as any such file in a folder the agent writes is.
+        text = sample if len(data) == len(head) else decode_text(data)[0]
+        if agents or _python_by_content(text, agent_folder=True) is not None:
+            what = _UNKNOWN_BINARY if agents else "Python source among control characters (by content); not read"
+            return ArtifactKind.OTHER, None, what + " (control characters)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: control characters)"
     stripped = sample.lstrip()
     backup = _BACKUP_NAME.search(PurePosixPath(path).name)
@@ -1012,12 +1020,10 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
             return ArtifactKind.CODE, "python", "read as python by content (python shebang)"
         if program in _SHELLS:
             return ArtifactKind.CODE, "bash", f"read as bash by content ({program} shebang)"
-    # JSON parses as Python (a dict, a list) with no call or import in it; Python in a folder the
-    # agent writes may start with a bracket too.
+    # JSON parses as Python (a dict, a list) with no call or import in it, and Python may start
+    # with a bracket too: the Python test comes first.
     agent_folder, top = _in_agent_folder(path), "/" not in path
     json_like = stripped[:1] in ("{", "[")
-    if json_like and not (agent_folder or top):
-        return ArtifactKind.LOG, None, "read as a log by content (JSON)"
     if len(data) <= _PARSE_SNIFF_BYTES or agent_folder:
         text = sample if len(data) == len(head) else decode_text(data)[0]
         why = _python_by_content(text, agent_folder, top)

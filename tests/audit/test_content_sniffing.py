@@ -273,6 +273,8 @@ _PRIVATE_READ = 'pd.read_csv("/private/data/x/prepared/private/test.csv")'
          "Python imports or definitions, with syntax errors, in a folder the agent writes"),
         ("working/solve", f"x = = 1\r\x0cimport pandas as pd\r{_PRIVATE_READ}\r",
          "Python imports or definitions, with syntax errors, in a folder the agent writes"),
+        # a bracket first: still Python
+        ("scripts/peek", f"[1]\nimport pandas as pd\n{_PRIVATE_READ}\n", "parses as Python source"),
         ("code/solve", "# padding\n" * 120_000 + f"import pandas as pd\n{_PRIVATE_READ}\n",
          "Python imports or definitions, too large to parse when telling its kind, in a folder the agent writes"),
     ],
@@ -303,3 +305,16 @@ def test_text_that_only_resembles_python_stays_a_log(path, data, how):
     # Outside the agent's folders, Python that does not parse (an echoed script in a transcript)
     # and calls without an import stay text; inside them, prose, YAML and JSON do.
     assert classify_content(path, data) == (K.LOG, None, f"read as a log by content ({how})")
+
+
+@pytest.mark.parametrize("path", ["code/peek", "logs/peek", "peek"])
+def test_python_among_control_characters_is_a_gap_even_behind_a_data_magic(tmp_path, ruleset, path):
+    # PAR1 is parquet's magic; the control characters sit in a comment, where Python ignores them
+    data = (f"PAR1 = 0\nimport pandas as pd\n{_PRIVATE_READ}\n#" + "\x01" * 5000 + "\n").encode()
+    kind, _, note = classify_content(path, data)
+    assert kind is K.OTHER and note.endswith("(control characters)"), note
+    root = _write(tmp_path / "run", {path: data, "solve.py": b"print(1)\n"})
+    report = audit_run(load_run(root), ruleset=ruleset, options=AuditOptions())
+    assert (GapKind.FILE_UNREAD, path) in [(g.kind, g.path) for g in report.verdict.gaps]
+    # control characters around text that is not Python stay data outside the agent's folders
+    assert classify_content("logs/blob", b"\x01\x02 status" * 400)[0] is K.DATA
