@@ -709,6 +709,44 @@ def _is_binary(text: str) -> bool:
     return len(text) >= 64 and text.count("\ufffd") > BINARY_INVALID_SHARE * len(text)
 
 
+#: ``python [options] SCRIPT`` in a command or in code (``subprocess.run("python x")``), and
+#: ``runpy.run_path("x")``, ``exec(open("x").read())`` in code: the script's path, up to a
+#: blank, quote or shell operator.
+_PYTHON_RUN = re.compile(
+    r"(?:(?<![\w.-])(?:[\w./~-]*/)?python(?:[23](?:\.\d{1,2})?)?(?:\s+-[A-Za-z]{1,4})*[\s\"',]+"
+    r"|\brun_path\(\s*[rbuf]?[\"']|\bexec\(\s*open\(\s*[rbuf]?[\"'])\s*([^\s;&|<>()`'\",\]]+)")
+
+
+def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log_events: list[LogEvent],
+                   notes: list[Skipped]) -> list[CodeUnit]:
+    """Logs read by content (their name says nothing) that a command or the code of the run runs
+    with Python, as Python code units too.
+
+    A file the run executes as ``python peek`` is Python whatever its content looked like to
+    :func:`mleaudit.audit.run.classify_content` (call-only code outside the agent's folders, a
+    file too large to parse there): the code rules must see its code. Matched by file name,
+    since commands name paths from the agent's working folder, not from the run root.
+    """
+    if not unnamed_logs:
+        return []
+    by_name: dict[str, list[str]] = defaultdict(list)
+    for path in unnamed_logs:
+        by_name[PurePosixPath(path).name].append(path)
+    names: set[str] = set()
+    sources = [e.text for e in log_events if e.kind in (LogEventKind.COMMAND, LogEventKind.CODE, LogEventKind.TOOL_CALL)]
+    sources += [u.text for u in code_units]
+    for text in sources:
+        if "python" in text or "run_path" in text or "exec" in text:
+            names.update(PurePosixPath(m.group(1)).name for m in _PYTHON_RUN.finditer(text))
+    units = []
+    for name in sorted(names & by_name.keys()):
+        for path in by_name[name]:
+            notes.append(Skipped(path=path, reason="run with Python by the run (python … " + name + "): read as Python "
+                                                   "code too"))
+            units.extend(_with_heredocs(CodeUnit(path=path, language="python", text=unnamed_logs[path], source="file")))
+    return units
+
+
 def expand_run(run: Run) -> RunUnits:
     """Turn a loaded run into code units and log events.
 
@@ -729,6 +767,7 @@ def expand_run(run: Run) -> RunUnits:
     skipped: list[Skipped] = []
     notes: list[Skipped] = []
     notebooks: list[NotebookRecord] = []
+    unnamed_logs: dict[str, str] = {}
     for artifact in run.artifacts:
         if artifact.kind not in (ArtifactKind.CODE, ArtifactKind.NOTEBOOK, ArtifactKind.LOG):
             continue
@@ -782,6 +821,8 @@ def expand_run(run: Run) -> RunUnits:
             if record is not None:
                 notebooks.append(record)
         else:
+            if artifact.sniffed is not None:
+                unnamed_logs[artifact.path] = text
             try:
                 reading = parse_log(artifact.path, text)
             except Exception as exc:  # noqa: BLE001 - one hostile log must not stop the audit
@@ -798,6 +839,7 @@ def expand_run(run: Run) -> RunUnits:
             events = list(reading.events) + _code_in_messages(reading)
             log_events.extend(events)
             code_units.extend(_log_units(events, text))
+    code_units.extend(_run_as_python(unnamed_logs, code_units, log_events, notes))
     launch = read_sandbox_command(run)
     if launch is not None:
         # The command the sandbox ran the agent with: the operator's, in no log (sandbox_record).

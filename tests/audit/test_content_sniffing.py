@@ -318,3 +318,23 @@ def test_python_among_control_characters_is_a_gap_even_behind_a_data_magic(tmp_p
     assert (GapKind.FILE_UNREAD, path) in [(g.kind, g.path) for g in report.verdict.gaps]
     # control characters around text that is not Python stay data outside the agent's folders
     assert classify_content("logs/blob", b"\x01\x02 status" * 400)[0] is K.DATA
+
+
+@pytest.mark.parametrize(("path", "text", "how"), [
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n", "$ python3 -u /home/logs/peek\n"),
+    ("peek", "import pandas as pd\n" + _PRIVATE_READ + "\n" + ("#" + "x" * 100 + "\n") * 11_000,
+     "$ cd /home && python peek > out.txt\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n",
+     "```python\nimport runpy\nrunpy.run_path('/home/logs/peek')\n```\n"),
+])
+def test_a_file_the_run_executes_with_python_is_read_as_python(tmp_path, ruleset, path, text, how):
+    # outside the agent's folders, call-only code and a file over the parse limit read as logs;
+    # a command or code of the run that runs the file with Python makes it Python too
+    files = {path: text.encode(), "solve.py": b"print(1)\n", "logs/agent.log": b"[agent] start\n"}
+    quiet = audit_run(load_run(_write(tmp_path / "quiet", files)), ruleset=ruleset, options=AuditOptions())
+    assert "leak-read-private-data" not in {f.rule_id for f in quiet.findings}
+    files["logs/agent.log"] += how.encode()
+    run = load_run(_write(tmp_path / "ran", files))
+    report = audit_run(run, ruleset=ruleset, options=AuditOptions())
+    assert "leak-read-private-data" in {f.rule_id for f in report.findings}
+    assert any(n.path == path and n.reason.startswith("run with Python by the run") for n in expand_run(run).notes)
