@@ -1,7 +1,8 @@
 """Built-in competition metrics: one registry entry per scoring function and per MLE-bench label.
 
 Every metric is a named, documented function in a submodule (``classification``,
-``probability``, ``regression``, ``ranking``, ``text``, ``masks``, ``detection``, ``fairness``).
+``probability``, ``regression``, ``ranking``, ``text``, ``masks``, ``detection`` with its 3-D
+boxes in ``box3d``, ``fairness``).
 :data:`METRICS` maps registry names to :class:`~mleaudit.grading.metrics.base.Metric` records: each
 function under its own name (``*_score`` higher-is-better, ``*_error``/``*_loss``
 lower-is-better), and each grader label of MLE-bench's competition configs (``auc-roc``,
