@@ -16,11 +16,15 @@ import numpy as np
 import pandas as pd
 from sklearn import metrics as _skm
 
+from mleaudit.grading.metrics import box3d as _box3d
 from mleaudit.grading.metrics.base import require_answer_columns, undefined_metric
 from mleaudit.grading.metrics.box3d import box3d_map_score
 from mleaudit.grading.metrics.prediction_strings import _cells, _groups
 
 __all__ = ["point_in_box_f1_score", "pascal_voc_map_score", "coco_map_score", "box3d_map_score"]
+
+# Reached under this module's name though not in __all__.
+LYFT_IOU_THRESHOLDS = _box3d.LYFT_IOU_THRESHOLDS
 
 
 def point_in_box_f1_score(
