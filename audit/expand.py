@@ -76,7 +76,7 @@ from mleaudit.audit.notebooks import (
     split_magics,
 )
 from mleaudit.audit.parsing import LANGUAGES
-from mleaudit.audit.run import BINARY_INVALID_SHARE, LONE_CR, Artifact, ArtifactKind, Run, decode_text
+from mleaudit.audit.run import BINARY_INVALID_SHARE, LONE_CR, Artifact, ArtifactKind, Run, decode_text, python_by_content
 from mleaudit.audit.sandbox_record import READER as SANDBOX_READER
 from mleaudit.audit.sandbox_record import read_sandbox_command
 from mleaudit.audit.textmap import TextMap
@@ -709,40 +709,47 @@ def _is_binary(text: str) -> bool:
     return len(text) >= 64 and text.count("\ufffd") > BINARY_INVALID_SHARE * len(text)
 
 
-#: ``python [options] SCRIPT`` in a command or in code (``subprocess.run("python x")``), and
-#: ``runpy.run_path("x")``, ``exec(open("x").read())`` in code: the script's path, up to a
-#: blank, quote or shell operator.
-_PYTHON_RUN = re.compile(
-    r"(?:(?<![\w.-])(?:[\w./~-]*/)?python(?:[23](?:\.\d{1,2})?)?(?:\s+-[A-Za-z]{1,4})*[\s\"',]+"
-    r"|\brun_path\(\s*[rbuf]?[\"']|\bexec\(\s*open\(\s*[rbuf]?[\"'])\s*([^\s;&|<>()`'\",\]]+)")
+#: What starts Python on a file in a command or in code: an interpreter, ``sys.executable``, or
+#: Python's own ways to run a file's text (``exec``, ``compile``, ``runpy``, a source loader).
+_PYTHON_LAUNCH = re.compile(r"python|pypy|sys\.executable|\bexec\b|\bcompile\b|runpy|run_path|SourceFileLoader")
 
 
 def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log_events: list[LogEvent],
                    notes: list[Skipped]) -> list[CodeUnit]:
-    """Logs read by content (their name says nothing) that a command or the code of the run runs
-    with Python, as Python code units too.
+    """Logs read by content (their name says nothing) that the run may run with Python, as
+    Python code units too.
 
-    A file the run executes as ``python peek`` is Python whatever its content looked like to
-    :func:`mleaudit.audit.run.classify_content` (call-only code outside the agent's folders, a
-    file too large to parse there): the code rules must see its code. Matched by file name,
-    since commands name paths from the agent's working folder, not from the run root.
+    A file is taken when a command, a code block or a code unit of the run that starts Python
+    (:data:`_PYTHON_LAUNCH`: ``python3 -X dev peek``, ``cat peek | python``,
+    ``subprocess.run([sys.executable, "peek"])``, ``exec(open("peek").read())``) names it — its
+    file name as a word, since commands name paths from the agent's working folder, not from the
+    run root, and options, pipes and variables stand between interpreter and file — and its text
+    is Python by the test for the agent's folders (:func:`mleaudit.audit.run.python_by_content`).
+    Such code outside the agent's folders (call-only, or over the parse limit) was read as a log,
+    which the code rules never see.
     """
     if not unnamed_logs:
         return []
     by_name: dict[str, list[str]] = defaultdict(list)
     for path in unnamed_logs:
         by_name[PurePosixPath(path).name].append(path)
-    names: set[str] = set()
+    names_at = re.compile("(?<![\\w.-])(" + "|".join(map(re.escape, sorted(by_name, key=len, reverse=True)))
+                          + ")(?![\\w-])")
     sources = [e.text for e in log_events if e.kind in (LogEventKind.COMMAND, LogEventKind.CODE, LogEventKind.TOOL_CALL)]
     sources += [u.text for u in code_units]
+    named: set[str] = set()
     for text in sources:
-        if "python" in text or "run_path" in text or "exec" in text:
-            names.update(PurePosixPath(m.group(1)).name for m in _PYTHON_RUN.finditer(text))
+        if _PYTHON_LAUNCH.search(text) is not None:
+            named.update(names_at.findall(text))
     units = []
-    for name in sorted(names & by_name.keys()):
+    for name in sorted(named):
         for path in by_name[name]:
-            notes.append(Skipped(path=path, reason="run with Python by the run (python … " + name + "): read as Python "
-                                                   "code too"))
+            why = python_by_content(unnamed_logs[path], agent_folder=True)
+            if why is None:
+                continue
+            notes.append(Skipped(path=path, reason=f"named by a command or code of the run that starts Python, and "
+                                                   f"{why.removesuffix(', in a folder the agent writes')}: read as "
+                                                   "Python code too"))
             units.extend(_with_heredocs(CodeUnit(path=path, language="python", text=unnamed_logs[path], source="file")))
     return units
 

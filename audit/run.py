@@ -893,7 +893,7 @@ def _parses_as_python(text: str) -> bool:
     return not root.has_error and "statement" in _python_nodes(root)
 
 
-def _python_by_content(text: str, agent_folder: bool, top: bool = False) -> str | None:
+def python_by_content(text: str, agent_folder: bool, top: bool = False) -> str | None:
     """Why ``text``, in a file whose name says nothing, is Python source, or ``None`` if it is not.
 
     Anywhere: it parses without a syntax error and holds an import or a definition. In a folder
@@ -954,7 +954,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
           a Python shebang, text that parses as Python with an import or a definition (lone
           carriage returns read as line ends), or, in a folder the agent writes or at the top
           of the run, text that parses and calls something or has a line that imports or
-          defines something (:func:`_python_by_content`): ``CODE`` ``"python"``;
+          defines something (:func:`python_by_content`): ``CODE`` ``"python"``;
         - a shell script (a ``sh``/``bash`` shebang, a backup of a ``.sh`` file): ``CODE``
           ``"bash"``;
         - any other text (JSON, JSONL, YAML, HTML, Markdown, transcripts): ``LOG``.
@@ -998,7 +998,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
         # (nor does a leading data magic such as ``PAR1``): Python among them is a gap wherever
         # it lies, as any such file in a folder the agent writes is.
         text = sample if len(data) == len(head) else decode_text(data)[0]
-        if agents or _python_by_content(text, agent_folder=True) is not None:
+        if agents or python_by_content(text, agent_folder=True) is not None:
             what = _UNKNOWN_BINARY if agents else "Python source among control characters (by content); not read"
             return ArtifactKind.OTHER, None, what + " (control characters)"
         return ArtifactKind.DATA, None, "binary file, not read (by content: control characters)"
@@ -1026,7 +1026,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
     json_like = stripped[:1] in ("{", "[")
     if len(data) <= _PARSE_SNIFF_BYTES or agent_folder:
         text = sample if len(data) == len(head) else decode_text(data)[0]
-        why = _python_by_content(text, agent_folder, top)
+        why = python_by_content(text, agent_folder, top)
         if why is not None:
             return ArtifactKind.CODE, "python", f"read as python by content ({why})"
     if json_like:

@@ -326,6 +326,14 @@ def test_python_among_control_characters_is_a_gap_even_behind_a_data_magic(tmp_p
      "$ cd /home && python peek > out.txt\n"),
     ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n",
      "```python\nimport runpy\nrunpy.run_path('/home/logs/peek')\n```\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n",
+     "$ python -X dev -W ignore peek\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n",
+     "$ python -c \"exec(open('peek').read())\"\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n", "$ cat peek | python -\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n", "$ P=peek; python $P\n"),
+    ("logs/peek", "print(open('/private/data/x/prepared/private/test.csv').read())\n",
+     "```python\nimport subprocess, sys\nsubprocess.run([sys.executable, 'peek'])\n```\n"),
 ])
 def test_a_file_the_run_executes_with_python_is_read_as_python(tmp_path, ruleset, path, text, how):
     # outside the agent's folders, call-only code and a file over the parse limit read as logs;
@@ -337,4 +345,13 @@ def test_a_file_the_run_executes_with_python_is_read_as_python(tmp_path, ruleset
     run = load_run(_write(tmp_path / "ran", files))
     report = audit_run(run, ruleset=ruleset, options=AuditOptions())
     assert "leak-read-private-data" in {f.rule_id for f in report.findings}
-    assert any(n.path == path and n.reason.startswith("run with Python by the run") for n in expand_run(run).notes)
+    assert any(n.path == path and n.reason.startswith("named by a command or code of the run that starts Python")
+               for n in expand_run(run).notes)
+
+
+def test_a_log_a_python_command_names_stays_a_log_unless_it_is_python(tmp_path, ruleset):
+    # the scaffold's stdout named in a command that starts Python is prose: a log only
+    files = {"output": b"epoch 1 loss 0.5\nsaved /private/data/x/prepared/private/test.csv? no\n",
+             "logs/agent.log": b"$ python train.py > output\n", "train.py": b"print(1)\n"}
+    run = load_run(_write(tmp_path / "run", files))
+    assert not [u for u in expand_run(run).code_units if u.path == "output"]
