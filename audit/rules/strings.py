@@ -335,6 +335,17 @@ class _PythonFolder(_Folder):
         return positional, keywords
 
     def _elements(self, node: tree_sitter.Node | None, depth: int) -> list[_Part] | None:
+        if node is not None and node.type == "call":
+            # reversed("...") and map(chr, [112, ...]): the characters they give, as one part
+            positional, _ = self._args(node)
+            callee = self.text(node.child_by_field_name("function"))
+            if callee == "reversed" and len(positional) == 1:
+                inner = self.fold(positional[0], depth + 1)
+                return [_transformed(inner.value[::-1])] if inner is not None and inner.literal else None
+            if callee == "map" and len(positional) == 2 and self.text(positional[0]) == "chr":
+                chars = _code_points(self, positional[1])
+                return [_transformed(chars)] if chars is not None else None
+            return None
         if node is None or node.type not in ("list", "tuple", "set"):
             return None
         return [self.fold(c, depth + 1) or _UNKNOWN_PART for c in node.named_children if c.type != "comment"]
@@ -349,6 +360,8 @@ class _PythonFolder(_Folder):
             method = self.text(function.child_by_field_name("attribute"))
             dotted = self.text(function)
             base = self.fold(obj, depth + 1) if obj is not None and obj.type not in ("identifier", "attribute") else None
+            if obj is not None and self.text(obj) in _SEPARATORS:
+                base = _text("/", None)
             if base is None and obj is not None and obj.type == "identifier" and method in _STR_METHODS:
                 base = self.fold(obj, depth + 1)
                 base = base if base is not None and base.literal else None
@@ -356,6 +369,15 @@ class _PythonFolder(_Folder):
             method = dotted = self.text(function)
             base = None
 
+        if dotted == "str.join" and len(positional) == 2:
+            base, positional = self.fold(positional[0], depth + 1), positional[1:]
+            method = "join"
+        if dotted == "chr" and len(positional) == 1:
+            char = _code_points(self, positional[0])
+            return _transformed(char) if char is not None else None
+        if dotted in ("bytes", "bytearray") and positional and positional[0].type in ("list", "tuple"):
+            chars = _code_points(self, positional[0], ascii_only=True)
+            return _transformed(chars) if chars is not None else None
         if base is not None and method == "join" and len(positional) == 1:
             elements = self._elements(positional[0], depth)
             if elements is None:
@@ -442,6 +464,10 @@ class _PythonFolder(_Folder):
             return None
         if index.type == "slice" and re.fullmatch(r"::\s*-\s*1", self.text(index).replace(" ", "")):
             return _transformed(value.value[::-1])
+        bounds = re.fullmatch(r"(-?\d{1,6})?:(-?\d{1,6})?", self.text(index).replace(" ", ""))
+        if index.type == "slice" and bounds is not None and UNKNOWN not in value.value:
+            start, stop = (int(b) if b is not None else None for b in bounds.groups())
+            return _transformed(value.value[start:stop])
         return None
 
     def emitted(self, node: tree_sitter.Node) -> bool:
@@ -449,6 +475,25 @@ class _PythonFolder(_Folder):
         return node.type in self._STRINGY
 
 
+def _code_points(folder: "_PythonFolder", node: tree_sitter.Node | None, ascii_only: bool = False) -> str | None:
+    """The characters of an integer literal or a list/tuple of them (``chr(47)``, ``[47, 112]``), or ``None``."""
+    if node is None:
+        return None
+    items = node.named_children if node.type in ("list", "tuple") else [node]
+    if not items or len(items) > MAX_VALUE_CHARS or any(item.type != "integer" for item in items):
+        return None
+    try:
+        points = [int(folder.text(item), 0) for item in items]
+    except ValueError:
+        return None
+    if any(not 0 <= p < (0x80 if ascii_only else 0x110000) or 0xD800 <= p < 0xE000 for p in points):
+        return None
+    chars = "".join(map(chr, points))
+    return chars if _printable(chars) else None
+
+
+#: Names of the path separator (``os.sep.join([...])``).
+_SEPARATORS = {"os.sep", "os.path.sep", "posixpath.sep"}
 #: Methods of ``str`` applied to a name (``HOST.lower()``, ``SEP.join(...)``).
 _STR_METHODS = {"join", "format", "lower", "upper", "strip", "lstrip", "rstrip", "replace", "decode", "encode"}
 _PATH_JOINS = {"os.path.join", "posixpath.join", "path.join", "join", "PurePosixPath", "Path", "pathlib.Path",
@@ -462,8 +507,13 @@ _B64 = {"base64.b64decode", "b64decode", "base64.urlsafe_b64decode", "urlsafe_b6
 _BASH_ESCAPE = re.compile(r"\\(.)", re.S)
 
 
+#: ``$(echo TEXT | base64 -d)``: base64 text decoded by a pipeline the folding can read.
+_BASH_B64 = re.compile(r"\$\(\s*(?:echo|printf)\s+(?:-[neE]{1,3}\s+)?(['\"]?)([A-Za-z0-9+/=\s]{1,4000})\1\s*\|\s*"
+                       r"base64\s+(?:-d|--decode|-D)\s*\)")
+
+
 class _BashFolder(_Folder):
-    _STRINGY = {"concatenation", "string"}
+    _STRINGY = {"concatenation", "string", "ansi_c_string", "command_substitution"}
 
     def collect(self) -> None:
         assignments = []
@@ -484,6 +534,15 @@ class _BashFolder(_Folder):
             return _text(self.text(node)[1:-1], node.start_byte + 1)
         if kind == "ansi_c_string":
             return _transformed(_unescape_python(self.text(node)[2:-1]))
+        if kind == "command_substitution":
+            found = _BASH_B64.fullmatch(self.text(node))
+            if found is None:
+                return None
+            try:
+                decoded = base64.b64decode("".join(found.group(2).split()), validate=True).decode("utf-8")
+            except (ValueError, UnicodeError, binascii.Error):
+                return None
+            return _transformed(decoded) if _printable(decoded) else None
         if kind == "string_content":
             raw = self.text(node)
             unescaped = re.sub(r'\\([$`"\\\n])', r"\1", raw)
