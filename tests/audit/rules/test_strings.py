@@ -33,6 +33,14 @@ def _values(text: str, language: str = "python") -> list[str]:
         ('u = "ab".replace("b", "c").upper()', "AC"),
         ('u = "h\\x2eorg"', "h.org"),
         ('u = "https://" + host + "/v1"', f"https://{UNKNOWN}/v1"),
+        ('u = "".join(reversed("gro.h"))', "h.org"),
+        ('u = "".join(map(chr, [104, 46, 111, 114, 103]))', "h.org"),
+        ('u = chr(104) + chr(0x2e) + "org"', "h.org"),
+        ('u = bytes([104, 46, 111, 114, 103]).decode()', "h.org"),
+        ('u = os.sep.join(["", "private", "x"])', "/private/x"),
+        ('u = str.join(".", ["h", "org"])', "h.org"),
+        ('u = "h.orgX"[:-1]', "h.org"),
+        ('u = "xxh.org"[2:]', "h.org"),
     ],
 )
 def test_python_expressions_fold_to_their_value(source, value):
@@ -118,3 +126,20 @@ def test_strings_matcher_without_assembled_only_sees_plain_literals():
     rule = make_rule({**STRINGS_RULE, "match": {"strings": r"(?P<host>api\.example\.com)"}})
     text = 'a = "api.example.com"\n'
     assert len(evaluate_rules([rule], code_units=[CodeUnit(path="code/a.py", language="python", text=text)])) == 1
+
+
+@pytest.mark.parametrize("source", ['u = chr(0xD800) + "x"', 'u = chr(-1)', 'u = bytes([300, 1]).decode()',
+                                    'u = chr(n)', 'u = "".join(reversed(name))', 'u = bytes([0x80]).decode()'])
+def test_code_points_that_are_no_text_fold_to_nothing_known(source):
+    assert all("\ud800" not in v and "\x80" not in v for v in _values(source))
+
+
+@pytest.mark.parametrize("source, value", [
+    ("cat $(echo aC5vcmc= | base64 -d)", "h.org"),
+    ('cat "$(printf \'aC5vcmc=\' | base64 --decode)/x"', "h.org/x"),
+    ("cat $'h\\x2eorg'", "h.org"),
+])
+def test_bash_decodings_fold_to_their_value(source, value):
+    assert value in _values(source, "bash")
+    # any other command substitution stays unknown
+    assert _values("ls $(pwd)", "bash") == []
