@@ -814,7 +814,7 @@ def _data_format(head: bytes) -> str | None:
     return "pickle" if _PICKLE.match(head) else None
 
 
-def _in_agent_folder(path: str) -> bool:
+def in_agent_folder(path: str) -> bool:
     """Whether ``path`` lies under a folder the agent writes (:data:`_AGENT_FOLDERS`)."""
     return any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1])
 
@@ -979,7 +979,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
         return script
     # Under a folder the agent writes, binary content is data only in a known data format.
     data_format = _data_format(head)
-    agents = _in_agent_folder(path) and data_format is None
+    agents = in_agent_folder(path) and data_format is None
     if not head.startswith((b"\xff\xfe", b"\xfe\xff")) and b"\x00" in head and _utf16_without_bom(data) is None:
         if agents:
             return ArtifactKind.OTHER, None, _UNKNOWN_BINARY + " (NUL bytes)"
@@ -1022,7 +1022,7 @@ def classify_content(path: str, data: bytes) -> tuple[ArtifactKind, str | None, 
             return ArtifactKind.CODE, "bash", f"read as bash by content ({program} shebang)"
     # JSON parses as Python (a dict, a list) with no call or import in it, and Python may start
     # with a bracket too: the Python test comes first.
-    agent_folder, top = _in_agent_folder(path), "/" not in path
+    agent_folder, top = in_agent_folder(path), "/" not in path
     json_like = stripped[:1] in ("{", "[")
     if len(data) <= _PARSE_SNIFF_BYTES or agent_folder:
         text = sample if len(data) == len(head) else decode_text(data)[0]

@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from mleaudit.audit.logs.mlagentbench import SNAPSHOT, untouched_snapshots
+from mleaudit.audit.run import in_agent_folder
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = ["starter_units"]
@@ -63,7 +64,7 @@ def starter_units(units: Iterable[CodeUnit], text_of: Callable[[str], str | None
     untouched: dict[str, int] = {}
     for unit in units:
         found = (SNAPSHOT.match(unit.path) if unit.source == "file" and unit.language == "python"
-                 and not _agent_writes(unit.path) else None)
+                 and not in_agent_folder(unit.path) else None)
         if found is None or text_of is None:
             continue
         root = found.group("root")
@@ -82,7 +83,7 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
     """The Python blocks before the first response of the run's only transcript (see the module docstring)."""
     by_path: dict[str, list[LogEvent]] = {}
     for event in events:
-        if not _agent_writes(event.span.path):
+        if not in_agent_folder(event.span.path):
             by_path.setdefault(event.span.path, []).append(event)
     transcripts = [listed for listed in by_path.values()
                    if any(e.role == "assistant" for e in listed) and any(e.role in _PROMPT_ROLES for e in listed)]
@@ -99,10 +100,3 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
 
 #: The roles of a prompt's parts (the scaffold's system and user messages).
 _PROMPT_ROLES = frozenset({"system", "user"})
-#: The folders a run layout gives the agent to write in: nothing there declares a starter.
-_AGENT_FOLDERS = frozenset({"code", "working", "workspace", "submission"})
-
-
-def _agent_writes(path: str) -> bool:
-    """Whether ``path`` lies under a folder the agent writes (:data:`_AGENT_FOLDERS`)."""
-    return any(part in _AGENT_FOLDERS for part in path.split("/")[:-1])
