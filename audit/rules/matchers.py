@@ -38,6 +38,7 @@ Semantics (DESIGN §4.3):
 from __future__ import annotations
 
 import bisect
+import functools
 import inspect
 import re
 import time
@@ -293,8 +294,10 @@ def _unanchored(pattern: str) -> str:
     return "".join(out)
 
 
+@functools.lru_cache(maxsize=None)
 def _text_fallback(source: str) -> TextFallback | None:
-    """The text fallback of a query (``None`` when a ``#match?`` regex does not compile as text)."""
+    """The text fallback of a query (``None`` when a ``#match?`` regex does not compile as text),
+    built once per query source and process."""
     alternatives = []
     structural = 0
     for pattern in _query_patterns(source):
@@ -515,11 +518,13 @@ _COMBINED = _CombinedQueries()
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class QueryMatcher:
-    """Tree-sitter queries by language, compiled once, each with its text fallback (or ``None``)."""
+    """Tree-sitter queries by language, compiled once, each with the source of its text fallback."""
 
     queries: Mapping[str, tree_sitter.Query]
     capture_names: frozenset[str] = frozenset()
-    fallbacks: Mapping[str, TextFallback | None] = field(default_factory=dict)
+    #: The query source per language, for its :class:`TextFallback` (built on first use:
+    #: :func:`_text_fallback`; only a pathological tree needs one).
+    fallbacks: Mapping[str, str] = field(default_factory=dict)
     #: ``#match?``-family predicates by language and pattern index, applied here with a time bound.
     regex_predicates: Mapping[str, Mapping[int, tuple[RegexPredicate, ...]]] = field(default_factory=dict)
     #: Per language, what the text must hold for any pattern to match (:class:`TextRequirement`),
@@ -549,7 +554,8 @@ class QueryMatcher:
             return []
         parsed, shape = tree_shape(subject)
         if shape is not None:
-            fallback = self.fallbacks.get(subject.language or "")
+            source = self.fallbacks.get(subject.language or "")
+            fallback = _text_fallback(source) if source is not None else None
             if fallback is None or fallback.structural:
                 subject.unevaluated.append(f"query pattern(s) without a literal not run on {shape}")
             if fallback is None:
@@ -996,7 +1002,7 @@ def _own_regex_predicates(query: tree_sitter.Query, source: str
 
 def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
     compiled: dict[str, tree_sitter.Query] = {}
-    fallbacks: dict[str, TextFallback | None] = {}
+    fallbacks: dict[str, str] = {}
     predicates: dict[str, dict[int, tuple[RegexPredicate, ...]]] = {}
     requirements: dict[str, tuple[TextRequirement, ...] | None] = {}
     combined: dict[str, int] = {}
@@ -1041,7 +1047,7 @@ def _compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
         predicates[language] = regex_predicates
         combined[language] = _COMBINED.register(language, stripped, query.pattern_count)
         requirements[language] = _text_requirements(query, source, all_regex_predicates)
-        fallbacks[language] = _text_fallback(source)
+        fallbacks[language] = source
         names.update(query.capture_name(i) for i in range(query.capture_count))
     if len(compiled) != len(spec.queries):
         return None
