@@ -714,6 +714,11 @@ def _is_binary(text: str) -> bool:
 _PYTHON_LAUNCH = re.compile(r"python|pypy|sys\.executable|\bexec\b|\bcompile\b|runpy|run_path|SourceFileLoader")
 
 
+#: A log a Python-starting command names is parsed up to this many characters (past the limit
+#: for a file nothing names: such files are few).
+_NAMED_PARSE_LIMIT = 8 * 1024 * 1024
+
+
 def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log_events: list[LogEvent],
                    notes: list[Skipped]) -> list[CodeUnit]:
     """Logs read by content (their name says nothing) that the run may run with Python, as
@@ -724,9 +729,10 @@ def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log
     ``subprocess.run([sys.executable, "peek"])``, ``exec(open("peek").read())``) names it — its
     file name as a word, since commands name paths from the agent's working folder, not from the
     run root, and options, pipes and variables stand between interpreter and file — and its text
-    is Python by the test for the agent's folders (:func:`mleaudit.audit.run.python_by_content`).
-    Such code outside the agent's folders (call-only, or over the parse limit) was read as a log,
-    which the code rules never see.
+    parses as Python without a syntax error and calls, imports or defines something
+    (:func:`mleaudit.audit.run.python_by_content` as for the top of a run). Call-only code outside
+    the agent's folders was read as a log, which the code rules never see. A log that only holds
+    Python lines (a traceback piped to ``tee output``) does not parse, and stays a log.
     """
     if not unnamed_logs:
         return []
@@ -744,12 +750,12 @@ def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log
     units = []
     for name in sorted(named):
         for path in by_name[name]:
-            why = python_by_content(unnamed_logs[path], agent_folder=True)
+            why = python_by_content(unnamed_logs[path], agent_folder=False, top=True, parse_limit=_NAMED_PARSE_LIMIT)
             if why is None:
                 continue
             notes.append(Skipped(path=path, reason=f"named by a command or code of the run that starts Python, and "
-                                                   f"{why.removesuffix(', in a folder the agent writes')}: read as "
-                                                   "Python code too"))
+                                                   f"{why.removesuffix(', at the top of the run')}: read as Python "
+                                                   "code too"))
             units.extend(_with_heredocs(CodeUnit(path=path, language="python", text=unnamed_logs[path], source="file")))
     return units
 

@@ -10,7 +10,7 @@ as its starter is read from files an agent may write, so it never clears the run
 and the rules judge every unit.
 
 Declared starters (never under a folder the agent writes: ``code/``, ``working/``,
-``workspace/``, ``submission/``):
+``workspace/``, ``submission/``, nor under ``logs/``, which an MLE-bench agent writes too):
 
 - MLAgentBench's workspace snapshots taken while every action so far only read
   (:func:`mleaudit.audit.logs.mlagentbench.untouched_snapshots`);
@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from mleaudit.audit.logs.mlagentbench import SNAPSHOT, untouched_snapshots
-from mleaudit.audit.run import in_agent_folder
+from mleaudit.audit.run import RunLayout, in_agent_folder
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 
 __all__ = ["starter_units"]
@@ -64,7 +64,7 @@ def starter_units(units: Iterable[CodeUnit], text_of: Callable[[str], str | None
     untouched: dict[str, int] = {}
     for unit in units:
         found = (SNAPSHOT.match(unit.path) if unit.source == "file" and unit.language == "python"
-                 and not in_agent_folder(unit.path) else None)
+                 and not _agent_may_write(unit.path) else None)
         if found is None or text_of is None:
             continue
         root = found.group("root")
@@ -83,7 +83,7 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
     """The Python blocks before the first response of the run's only transcript (see the module docstring)."""
     by_path: dict[str, list[LogEvent]] = {}
     for event in events:
-        if not in_agent_folder(event.span.path):
+        if not _agent_may_write(event.span.path):
             by_path.setdefault(event.span.path, []).append(event)
     transcripts = [listed for listed in by_path.values()
                    if any(e.role == "assistant" for e in listed) and any(e.role in _PROMPT_ROLES for e in listed)]
@@ -100,3 +100,8 @@ def _first_prompt_code(events: Iterable[LogEvent]) -> list[LogEvent]:
 
 #: The roles of a prompt's parts (the scaffold's system and user messages).
 _PROMPT_ROLES = frozenset({"system", "user"})
+
+
+def _agent_may_write(path: str) -> bool:
+    """Whether the agent may have written ``path``: under its folders or under ``logs/``."""
+    return in_agent_folder(path) or path.startswith(f"{RunLayout.LOGS_DIR}/")

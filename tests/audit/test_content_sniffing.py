@@ -355,3 +355,15 @@ def test_a_log_a_python_command_names_stays_a_log_unless_it_is_python(tmp_path, 
              "logs/agent.log": b"$ python train.py > output\n", "train.py": b"print(1)\n"}
     run = load_run(_write(tmp_path / "run", files))
     assert not [u for u in expand_run(run).code_units if u.path == "output"]
+    # a traceback holds lines of Python (an import, a library's call) but does not parse
+    traceback = (b"epoch 1 loss 0.5\nTraceback (most recent call last):\n"
+                 b'  File "/opt/conda/lib/python3.10/site-packages/kaggle/api/kaggle_api_extended.py", line 120, in f\n'
+                 b"    self.competitions_data_download_files(competition, path=path)\n"
+                 b'  File "/opt/conda/lib/python3.10/site-packages/m.py", line 3, in <module>\n'
+                 b"    from transformers import AutoModel\nImportError: no\n")
+    files = {"logs/output": traceback, "logs/agent.log": b"$ python code/train.py 2>&1 | tee /home/logs/output\n",
+             "code/train.py": b"print(1)\n"}
+    run = load_run(_write(tmp_path / "traceback", files))
+    assert not [u for u in expand_run(run).code_units if u.path == "logs/output"]
+    report = audit_run(run, ruleset=ruleset, options=AuditOptions())
+    assert not [f for f in report.findings if any(e.span.path == "logs/output" for e in f.evidence)]

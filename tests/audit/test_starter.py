@@ -141,9 +141,16 @@ def test_nothing_under_the_agents_folders_declares_a_starter():
     events = [_event(0, "user", LogEventKind.CODE, STARTER, path="code/history.txt"),
               _event(1, "assistant", LogEventKind.CODE, AGENT_A, path="code/history.txt")]
     assert starter_units((), None, events) == ()
-    unit = CodeUnit(path="working/env_log/traces/step_0_files/train.py", language="python", text=STARTER)
     trace = json.dumps({"steps": [{"action": {"name": "List Files"}}]})
-    assert starter_units([unit], lambda path: trace, ()) == ()
+    # logs/ is written by an MLE-bench agent too
+    for path in ("working/env_log/traces/step_0_files/train.py", "logs/mlab/env_log/traces/step_0_files/train.py"):
+        unit = CodeUnit(path=path, language="python", text=STARTER)
+        assert starter_units([unit], lambda _: trace, ()) == ()
+    logged = [_event(n, e.role, e.kind, e.text, path="logs/history.txt") for n, e in enumerate(events)]
+    assert starter_units((), None, logged) == ()
+    # the same snapshot at the top of an MLAgentBench run is the starter
+    unit = CodeUnit(path="env_log/traces/step_0_files/train.py", language="python", text=STARTER)
+    assert starter_units([unit], lambda _: trace, ()) == (unit,)
 
 
 def test_a_run_report_compares_what_the_run_declares_as_starter(tmp_path):
