@@ -714,11 +714,6 @@ def _is_binary(text: str) -> bool:
 _PYTHON_LAUNCH = re.compile(r"python|pypy|sys\.executable|\bexec\b|\bcompile\b|runpy|run_path|SourceFileLoader")
 
 
-#: A log a Python-starting command names is parsed up to this many characters (past the limit
-#: for a file nothing names: such files are few).
-_NAMED_PARSE_LIMIT = 8 * 1024 * 1024
-
-
 def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log_events: list[LogEvent],
                    notes: list[Skipped]) -> list[CodeUnit]:
     """Logs read by content (their name says nothing) that the run may run with Python, as
@@ -750,7 +745,9 @@ def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log
     units = []
     for name in sorted(named):
         for path in by_name[name]:
-            why = python_by_content(unnamed_logs[path], agent_folder=False, top=True, parse_limit=_NAMED_PARSE_LIMIT)
+            # parsed up to the same limit as any file read by content: a stdout log a command names
+            # (`python train.py | tee output`) may be megabytes of prose, seconds to parse
+            why = python_by_content(unnamed_logs[path], agent_folder=False, top=True)
             if why is None:
                 continue
             notes.append(Skipped(path=path, reason=f"named by a command or code of the run that starts Python, and "

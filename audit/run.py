@@ -893,8 +893,7 @@ def _parses_as_python(text: str) -> bool:
     return not root.has_error and "statement" in _python_nodes(root)
 
 
-def python_by_content(text: str, agent_folder: bool, top: bool = False,
-                      parse_limit: int | None = None) -> str | None:
+def python_by_content(text: str, agent_folder: bool, top: bool = False) -> str | None:
     """Why ``text``, in a file whose name says nothing, is Python source, or ``None`` if it is not.
 
     Anywhere: it parses without a syntax error and holds an import or a definition. In a folder
@@ -903,12 +902,12 @@ def python_by_content(text: str, agent_folder: bool, top: bool = False,
     (:data:`_PYTHON_LINE`) though tree-sitter finds a syntax error or the text is too large to
     parse here. At the top of the run (``top``; a bare folder of files is the agent's too) it is
     Python when it parses and calls something; a scaffold's log there may echo a script, so a
-    telling line alone is not enough. Text longer than ``parse_limit`` characters (default
-    :data:`_PARSE_SNIFF_BYTES`) is not parsed.
+    telling line alone is not enough. Text longer than :data:`_PARSE_SNIFF_BYTES` characters is
+    not parsed.
     """
     if "\r" in text:
         text = LONE_CR.sub("\n", text)
-    small = len(text) <= (_PARSE_SNIFF_BYTES if parse_limit is None else parse_limit)
+    small = len(text) <= _PARSE_SNIFF_BYTES
     calls = agent_folder or top
     if small and (calls or _MODULE_STATEMENT_START.search(text) is not None):
         root = _python_tree(text).root_node
