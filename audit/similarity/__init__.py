@@ -2,7 +2,7 @@
 
 Pipeline: :func:`tokenize_text` (tree-sitter node-type tokens, ``tokenize.py``) → fingerprints
 (k-gram hashes and winnowing, ``winnow.py``) → :class:`FingerprintIndex` (boilerplate, references,
-agents; ignored hashes, ``index.py``) → :class:`PairReport` per agent × reference pair
+agents; ignored hashes, ``fingerprint_index.py``) → :class:`PairReport` per agent × reference pair
 (``pairs.py``). The figures Dolos reports (``similarity``, ``total_overlap``,
 ``longest_fragment``, covered and total fingerprints) are computed as Dolos 3.5.1 computes them,
 so they can be checked against Dolos's own output; containment in both directions, fragments with
@@ -33,20 +33,20 @@ from typing import Any
 
 #: Where each exported name is defined.
 _ORIGIN = {
-    "CoverageTable": "mleaudit.audit.similarity.index",
+    "CoverageTable": "mleaudit.audit.similarity.fingerprint_index",
     "DEFAULT_MAX_PAIRS_PER_AGENT": "mleaudit.audit.similarity.comparison",
     "DEFAULT_SCORE_THRESHOLD": "mleaudit.audit.similarity.detect",
     "DetectionCorpus": "mleaudit.audit.similarity.detect",
     "DolosMetrics": "mleaudit.audit.similarity.pairs",
     "Evidence": "mleaudit.audit.similarity.detect",
     "Fingerprint": "mleaudit.audit.similarity.winnow",
-    "FingerprintIndex": "mleaudit.audit.similarity.index",
+    "FingerprintIndex": "mleaudit.audit.similarity.fingerprint_index",
     "Fragment": "mleaudit.audit.similarity.pairs",
-    "IndexedFile": "mleaudit.audit.similarity.index",
+    "IndexedFile": "mleaudit.audit.similarity.fingerprint_index",
     "PairReport": "mleaudit.audit.similarity.pairs",
     "Profile": "mleaudit.audit.similarity.detect",
     "ReferenceCorpus": "mleaudit.audit.similarity.corpus",
-    "Role": "mleaudit.audit.similarity.index",
+    "Role": "mleaudit.audit.similarity.fingerprint_index",
     "SimilarityOptions": "mleaudit.audit.similarity.comparison",
     "SimilarityReport": "mleaudit.audit.similarity.comparison",
     "TokenizedFile": "mleaudit.audit.similarity.tokenize",

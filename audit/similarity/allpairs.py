@@ -54,7 +54,7 @@ from mleaudit.audit.cpus import idle_cpus, usable_cpus
 from mleaudit.audit.errors import AuditError
 
 if TYPE_CHECKING:  # imported lazily: the all-pairs path needs neither at import time
-    from mleaudit.audit.similarity.index import IndexedFile
+    from mleaudit.audit.similarity.fingerprint_index import IndexedFile
     from mleaudit.audit.similarity.pairs import DolosMetrics
 
 __all__ = [

@@ -45,7 +45,7 @@ from mleaudit.audit.similarity.detect import (
     score_from_bits,
     score_threshold_from_rules,
 )
-from mleaudit.audit.similarity.index import CoverageTable, FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.fingerprint_index import CoverageTable, FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.pairs import (
     DolosMetrics,
     Fragment,

@@ -205,7 +205,7 @@ from mleaudit.audit.similarity.detect import (
     reference_evidence,
     token_bits,
 )
-from mleaudit.audit.similarity.index import FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.pairs import PairReport, pair_report
 from mleaudit.audit.similarity.tokenize import TokenizedFile, offsets_spans, tokenize_text
 from mleaudit.audit.similarity.winnow import HASH_MOD, _kgram_selection, fingerprint_tokens

@@ -49,7 +49,7 @@ import numpy as np
 
 from mleaudit.audit.model import Span
 from mleaudit.audit.similarity.detect import DEFAULT_SCORE_THRESHOLD, Evidence, Profile
-from mleaudit.audit.similarity.index import IndexedFile
+from mleaudit.audit.similarity.fingerprint_index import IndexedFile
 
 logger = logging.getLogger(__name__)
 

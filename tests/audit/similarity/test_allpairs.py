@@ -19,7 +19,7 @@ from mleaudit.audit.similarity.allpairs import (
     fingerprint_texts,
     longest_common_substring,
 )
-from mleaudit.audit.similarity.index import FingerprintIndex, IndexedFile, Role
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.pairs import DolosMetrics, dolos_metrics
 from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
 from mleaudit.audit.similarity.winnow import Fingerprint

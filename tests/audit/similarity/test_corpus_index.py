@@ -28,7 +28,7 @@ from mleaudit.audit.similarity.corpus_index import (
 )
 from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
 from mleaudit.audit.similarity.detect import profile_code
-from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex
 from mleaudit.audit.similarity.pairs import dolos_metrics, pair_report
 from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
 from mleaudit.audit.units import CodeUnit

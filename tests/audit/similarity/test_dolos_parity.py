@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex
 from mleaudit.audit.similarity.pairs import dolos_metrics
 from mleaudit.audit.similarity.tokenize import tokenize_text
 from tests.conftest import SHARED_DATA, shared_path

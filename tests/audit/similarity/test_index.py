@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mleaudit.audit.similarity.index import FingerprintIndex, Role
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, Role
 from mleaudit.audit.similarity.tokenize import tokenize_chars, tokenize_text
 from mleaudit.audit.similarity.winnow import fingerprint_tokens
 

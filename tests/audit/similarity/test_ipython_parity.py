@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from mleaudit.audit.similarity.index import FingerprintIndex
+from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex
 from mleaudit.audit.similarity.pairs import dolos_metrics
 from mleaudit.audit.similarity.tokenize import tokenize_hashes, tokenize_text
 from tests.audit.similarity.ipython_cases import CASES, DOLOS

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mleaudit.audit.similarity.index import IndexedFile, Role
+from mleaudit.audit.similarity.fingerprint_index import IndexedFile, Role
 from mleaudit.audit.similarity.pairs import (
     build_fragments,
     containment,
@@ -118,7 +118,7 @@ def test_pair_report_fields_and_spans() -> None:
 
 def test_pair_report_describes_notebook_cells_and_maps_log_code() -> None:
     from mleaudit.audit.model import Span
-    from mleaudit.audit.similarity.index import FingerprintIndex
+    from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex
 
     code = "values = [i * 2 for i in range(10) if i % 3]\nprint(sum(values), len(values))\n"
     notebook_text = "import os\n\n" + code
@@ -212,7 +212,7 @@ NESTED = "value = " + "(" * 5000 + "1" + ")" * 5000 + "\n"
 def test_five_thousand_nested_parentheses_against_themselves_in_well_under_a_second() -> None:
     import time
 
-    from mleaudit.audit.similarity.index import FingerprintIndex
+    from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex
 
     index = FingerprintIndex()
     agent = index.add_agent(tokenize_text(NESTED, "python", "agent.py"))
