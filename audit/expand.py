@@ -62,7 +62,8 @@ from pathlib import PurePosixPath
 from mleaudit.audit.driver import DriverReading, read_driver
 from mleaudit.audit.logs import parse_log, read_hidden_members
 from mleaudit.audit.logs import text as plain_text
-from mleaudit.audit.logs.common import MAX_LOG_EVENTS, SpanMaker, surrogate_note
+from mleaudit.audit.logs.common import MAX_LOG_EVENTS, SpanMaker
+from mleaudit.audit.logs.jsonregions import surrogate_note
 from mleaudit.audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from mleaudit.audit.logs.keys import call_actions, call_expressions, classify_text, is_generic_tool
 from mleaudit.audit.logs.inspect_eval import read_eval_archive
