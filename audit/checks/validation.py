@@ -40,7 +40,7 @@ from mleaudit.audit.checks.registry import RunContext, check
 from mleaudit.audit.checks.tables import CsvReadError, check_regular_file
 from mleaudit.audit.checks.writes import Bindings, python_calls, split_shell_commands
 from mleaudit.audit.errors import AuditError
-from mleaudit.audit.logs.common import loads_json
+from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.model import Evidence
 from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match

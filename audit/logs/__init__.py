@@ -35,7 +35,7 @@ transcripts and inside the records of the line-oriented formats (``runlog``, ``p
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
 than :data:`~mleaudit.audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
 :func:`parse_log` says what was not read in :attr:`LogReading.problems`: JSON nested deeper
-than :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
+than :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
 is then read as plain text), unreadable JSONL lines, a key written twice in one JSON object
 (the value JSON readers drop is read too: :mod:`mleaudit.audit.logs.shadowed`). Nothing raises. Lone UTF-16 surrogates
 that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
@@ -70,7 +70,8 @@ from mleaudit.audit.logs import (
 )
 from mleaudit.audit.logs import text as plain_text
 from mleaudit.audit.logs.shadowed import read_hidden_members
-from mleaudit.audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short, json_nesting_problem, surrogate_note
+from mleaudit.audit.logs.common import MAX_LOG_EVENTS, EventLimitReached, is_cut_short
+from mleaudit.audit.logs.jsonregions import json_nesting_problem, surrogate_note
 from mleaudit.audit.units import LogEvent, LogEventKind
 from mleaudit.grading.untrusted_json import collect_shadowed
 
@@ -196,7 +197,7 @@ def parse_log(path: str, text: str) -> LogReading:
     of the file is then read as text) and the failure is listed in ``problems``: code the
     structured reader would have found in the log is not audited as code. A file meant to
     hold JSON (``.json``/``.jsonl`` suffix or a leading ``{``/``[``) that nests deeper than
-    :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH` and was read as plain text is listed too.
+    :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH` and was read as plain text is listed too.
 
     Parameters
     ----------

@@ -30,14 +30,8 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from mleaudit.audit.logs.common import (
-    EventList,
-    SpanMaker,
-    json_members_partial,
-    json_value_regions,
-    load_json,
-    string_content,
-)
+from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.jsonregions import json_members_partial, json_value_regions, load_json, string_content
 from mleaudit.audit.logs.keys import call_actions, member_events
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 

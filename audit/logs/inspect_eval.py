@@ -56,11 +56,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from mleaudit.audit.logs.common import (
-    EventList,
-    EventLimitReached,
-    SpanMaker,
-    guess_code_language,
+from mleaudit.audit.logs.common import EventList, EventLimitReached, SpanMaker, guess_code_language
+from mleaudit.audit.logs.jsonregions import (
     json_members_partial,
     json_nesting_problem,
     json_value_regions,
@@ -422,7 +419,7 @@ def read_eval_archive(path: str, data: bytes) -> EvalArchive:
         Members past :data:`MAX_ARCHIVE_MEMBERS`, larger than :data:`MAX_MEMBER_BYTES`
         (declared or inflated), past :data:`MAX_ARCHIVE_BYTES` in total, damaged (bad CRC,
         bad header, cut short), encrypted, compressed with an unsupported method, not JSON,
-        nested deeper than :data:`~mleaudit.audit.logs.common.MAX_JSON_DEPTH`, or not samples at all
+        nested deeper than :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH`, or not samples at all
         are listed in ``unread`` (member by member) or ``problems`` (the archive as a whole);
         nothing raises.
     """

@@ -28,15 +28,8 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
-from mleaudit.audit.logs.common import (
-    EventList,
-    SpanMaker,
-    guess_code_language,
-    json_members_partial,
-    json_value_regions,
-    load_json,
-    string_content,
-)
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
+from mleaudit.audit.logs.jsonregions import json_members_partial, json_value_regions, load_json, string_content
 from mleaudit.audit.logs.keys import (
     ARGUMENT_KEYS,
     CODE_KEYS,

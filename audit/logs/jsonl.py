@@ -35,7 +35,8 @@ import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
+from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.logs.keys import (
     ARGUMENT_KEYS,
     COMMAND_KEYS,

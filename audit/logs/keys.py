@@ -46,7 +46,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Callable
 
-from mleaudit.audit.logs.common import guess_code_language, loads_json
+from mleaudit.audit.logs.common import guess_code_language
+from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.units import Actor, LogEventKind
 from mleaudit.grading.untrusted_json import collect_shadowed, object_from_pairs
 

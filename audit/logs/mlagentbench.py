@@ -54,9 +54,8 @@ from pathlib import PurePosixPath
 from typing import Any, Iterator
 
 from mleaudit.audit.logs import llmcalls
-from mleaudit.audit.logs.common import (
-    EventList,
-    SpanMaker,
+from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.jsonregions import (
     json_members_partial,
     json_value_regions,
     load_json,

@@ -25,14 +25,12 @@ cut short is read up to the break, which is reported.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import PurePosixPath
 from typing import Any
 
-from mleaudit.audit.logs.common import (
-    EventList,
-    SpanMaker,
+from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.jsonregions import (
     json_members_partial,
     json_value_regions,
     load_json,

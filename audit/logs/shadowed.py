@@ -21,7 +21,8 @@ import re
 from typing import Any, Callable, Sequence
 
 from mleaudit.audit.logs import text as plain_text
-from mleaudit.audit.logs.common import SpanMaker, loads_json
+from mleaudit.audit.logs.common import SpanMaker
+from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.logs.keys import KEYS, classify_text, member_events
 from mleaudit.audit.model import Span
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind

@@ -70,7 +70,8 @@ import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language, loads_json
+from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
+from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, classify_text, tool_name
 from mleaudit.audit.logs.text import PROMPT_WORDS, find_prompts
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind

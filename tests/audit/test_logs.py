@@ -14,7 +14,8 @@ import pytest
 
 from mleaudit.audit.logs import ADAPTERS, detect_log_format, parse_log, read_log, read_log_events
 from mleaudit.audit.logs import common, inspect_eval
-from mleaudit.audit.logs.common import SpanMaker, guess_code_language, json_member_regions, load_json
+from mleaudit.audit.logs.common import SpanMaker, guess_code_language
+from mleaudit.audit.logs.jsonregions import json_member_regions, load_json
 from mleaudit.audit.logs.inspect_eval import read_eval_archive
 from mleaudit.audit.model import Span
 from mleaudit.audit.run import ArtifactKind, load_run

@@ -17,7 +17,7 @@ import pytest
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.run import load_run
 from mleaudit.audit.logs import parse_log
-from mleaudit.audit.logs.common import load_json, loads_json
+from mleaudit.audit.logs.jsonregions import load_json, loads_json
 from mleaudit.audit.logs.keys import call_expressions
 from mleaudit.audit.units import LogEventKind
 from mleaudit.grading import untrusted_json
