@@ -65,7 +65,8 @@ from mleaudit.audit.logs import text as plain_text
 from mleaudit.audit.logs.common import MAX_LOG_EVENTS, SpanMaker
 from mleaudit.audit.logs.jsonregions import surrogate_note
 from mleaudit.audit.logs.inspect_eval import NAME as INSPECT_FORMAT
-from mleaudit.audit.logs.keys import call_actions, call_expressions, classify_text, is_generic_tool
+from mleaudit.audit.logs.keys import classify_text, is_generic_tool
+from mleaudit.audit.logs.toolcalls import call_actions, call_expressions
 from mleaudit.audit.logs.inspect_eval import read_eval_archive
 from mleaudit.audit.model import Skipped, Span
 from mleaudit.audit.notebooks import (

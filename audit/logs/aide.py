@@ -32,7 +32,7 @@ from typing import Any
 
 from mleaudit.audit.logs.common import EventList, SpanMaker
 from mleaudit.audit.logs.jsonregions import json_members_partial, json_value_regions, load_json, string_content
-from mleaudit.audit.logs.keys import call_actions, member_events
+from mleaudit.audit.logs.toolcalls import call_actions, member_events
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events", "journal_nodes"]

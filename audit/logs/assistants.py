@@ -26,7 +26,8 @@ from itertools import accumulate
 from mleaudit.audit.logs import text as plain_text
 from mleaudit.audit.logs.common import EventList, SpanMaker
 from mleaudit.audit.logs.jsonregions import json_member_regions, loads_json, string_content
-from mleaudit.audit.logs.keys import call_actions, call_expressions, is_generic_tool
+from mleaudit.audit.logs.keys import is_generic_tool
+from mleaudit.audit.logs.toolcalls import call_actions, call_expressions
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]

@@ -65,7 +65,8 @@ from typing import Any
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
 from mleaudit.audit.logs.jsonregions import loads_json
-from mleaudit.audit.logs.keys import Found, call_actions, call_text, classify_text, is_generic_tool
+from mleaudit.audit.logs.keys import Found, classify_text, is_generic_tool
+from mleaudit.audit.logs.toolcalls import call_actions, call_text
 from mleaudit.audit.logs.text import scan_text
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 

@@ -66,7 +66,8 @@ from mleaudit.audit.logs.jsonregions import (
     string_content,
     surrogate_note,
 )
-from mleaudit.audit.logs.keys import call_actions, call_text, is_generic_tool
+from mleaudit.audit.logs.keys import is_generic_tool
+from mleaudit.audit.logs.toolcalls import call_actions, call_text
 from mleaudit.audit.logs.shadowed import read_hidden_members
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 from mleaudit.grading.untrusted_json import ShadowedList, collect_shadowed

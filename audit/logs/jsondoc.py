@@ -38,11 +38,10 @@ from mleaudit.audit.logs.keys import (
     SCRIPT_KEYS,
     actor_for_event,
     actor_for_role,
-    call_actions,
-    call_text,
     is_generic_tool,
     tool_name,
 )
+from mleaudit.audit.logs.toolcalls import call_actions, call_text
 from mleaudit.audit.logs.trajectory import action_events, is_step_list
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 

@@ -13,7 +13,7 @@ JSON object inside a string; the legacy ``function_call``; Anthropic ``tool_use`
 arguments) give COMMAND or CODE events for what they run, and a TOOL_CALL event
 ``name(arguments)`` for any tool that is not a plain shell or Python tool (``submit_to_kaggle``).
 Calls a message prints as text (``functions.submit_to_kaggle({...})``,
-:func:`mleaudit.audit.logs.keys.call_expressions`) are read as calls too. A record with role ``tool``
+:func:`mleaudit.audit.logs.toolcalls.call_expressions`) are read as calls too. A record with role ``tool``
 (or ``function``) is OUTPUT unless its type says otherwise. A
 record of a shape none of this reads is still one MESSAGE event holding its strings.
 
@@ -43,14 +43,12 @@ from mleaudit.audit.logs.keys import (
     KEYS,
     actor_for_event,
     actor_for_role,
-    call_actions,
-    call_expressions,
-    call_text,
     classify_text,
     command_text,
     is_generic_tool,
     tool_name,
 )
+from mleaudit.audit.logs.toolcalls import call_actions, call_expressions, call_text
 from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]

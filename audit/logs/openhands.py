@@ -37,7 +37,8 @@ from mleaudit.audit.logs.jsonregions import (
     loads_json,
     string_content,
 )
-from mleaudit.audit.logs.keys import KEYS, call_actions, call_text
+from mleaudit.audit.logs.keys import KEYS
+from mleaudit.audit.logs.toolcalls import call_actions, call_text
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]

@@ -7,7 +7,7 @@ serializer writes a repeated key; an agent that edits its own log can. The decod
 and this module turns them into
 
 - events, so the hidden text is audited like the rest: each string (or list of lines) by the
-  name of the member holding it (:func:`mleaudit.audit.logs.keys.member_events`: ``code`` is code),
+  name of the member holding it (:func:`mleaudit.audit.logs.toolcalls.member_events`: ``code`` is code),
   containers walked (a hidden ``nodes`` list gives each node's code), placed at the hidden
   value's first text in the file;
 - one problem per repeated key, so the run is never clean on a log whose reading depends on
@@ -23,7 +23,8 @@ from typing import Any, Callable, Sequence
 from mleaudit.audit.logs import text as plain_text
 from mleaudit.audit.logs.common import SpanMaker
 from mleaudit.audit.logs.jsonregions import loads_json
-from mleaudit.audit.logs.keys import KEYS, classify_text, member_events
+from mleaudit.audit.logs.keys import KEYS, classify_text
+from mleaudit.audit.logs.toolcalls import member_events
 from mleaudit.audit.model import Span
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 from mleaudit.grading.untrusted_json import MAX_SHADOWED, MAX_SHADOWED_CHARS, ShadowedMember, collect_shadowed
@@ -160,7 +161,7 @@ def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first
     -------
     list of LogEvent
         Each text of a hidden value read by the name of the member that holds it
-        (:func:`mleaudit.audit.logs.keys.member_events`: ``code`` is code, ``stdout`` output, other text
+        (:func:`mleaudit.audit.logs.toolcalls.member_events`: ``code`` is code, ``stdout`` output, other text
         a message), containers walked (a hidden ``nodes`` list gives each node's code), at most
         10,000 events; located at the line of the hidden value's first text; ``location`` is
         ``hidden <key>`` and the path inside the value (``hidden nodes[0].code``). Code is the

@@ -22,7 +22,7 @@ Two styles are read:
     fenced block is read without its fence, and its tag decides between command and code; a
     tool name may be wrapped (``(bash)``, ``**CmdRunAction (source=agent)**``) and its input
     may follow a ``COMMAND:``/``CODE:`` label line (OpenHands' console); a JSON input gives the
-    commands and code its arguments hold (:func:`mleaudit.audit.logs.keys.call_actions`) where the log
+    commands and code its arguments hold (:func:`mleaudit.audit.logs.toolcalls.call_actions`) where the log
     writes them verbatim;
   - a command line (``ACTION: python -c "..."``, ``ACTION\\nnvidia-smi -L``): a COMMAND when
     it starts with a shell command word or a path, a CODE event when it reads as Python
@@ -72,7 +72,8 @@ from pathlib import PurePosixPath
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
 from mleaudit.audit.logs.jsonregions import loads_json
-from mleaudit.audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, call_actions, classify_text, tool_name
+from mleaudit.audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, classify_text, tool_name
+from mleaudit.audit.logs.toolcalls import call_actions
 from mleaudit.audit.logs.text import PROMPT_WORDS, find_prompts
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
@@ -491,7 +492,7 @@ def classify_action(text: str, start: int, end: int) -> list[tuple[LogEventKind,
     """What an action's body holds (see the module docstring), from just after its tag.
 
     A tool call whose input is a JSON object gives the commands and code its arguments hold
-    (:func:`mleaudit.audit.logs.keys.call_actions`) where the log writes them verbatim: instead of the
+    (:func:`mleaudit.audit.logs.toolcalls.call_actions`) where the log writes them verbatim: instead of the
     call for a shell or Python tool, after it for any other tool.
 
     Parameters

@@ -24,7 +24,8 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from mleaudit.audit.logs.common import guess_code_language
-from mleaudit.audit.logs.keys import ARGUMENT_KEYS, COMMAND_KEYS, Found, call_actions, command_text, tool_name
+from mleaudit.audit.logs.keys import ARGUMENT_KEYS, COMMAND_KEYS, Found, command_text, tool_name
+from mleaudit.audit.logs.toolcalls import call_actions
 from mleaudit.audit.units import LogEventKind
 
 __all__ = ["STEP_KEYS", "action_events", "is_step_list", "is_step_record"]

@@ -82,14 +82,14 @@ def test_mlagentbench_paths_are_anchored_to_the_run_root():
 
 
 def test_call_expression_is_linear_on_long_underscore_runs():
-    from mleaudit.audit.logs import keys
+    from mleaudit.audit.logs import toolcalls
 
     text = " " + "_" * 60000 + " x({"
     started = time.perf_counter()
-    assert list(keys._CALL_EXPRESSION.finditer(text)) == []
+    assert list(toolcalls._CALL_EXPRESSION.finditer(text)) == []
     assert time.perf_counter() - started < 2
-    assert [m.group(1) for m in keys._CALL_EXPRESSION.finditer('call execute_bash({"a": 1})')] == ["execute_bash"]
-    assert [m.group(1) for m in keys._CALL_EXPRESSION.finditer("a.b_c({})")] == []
+    assert [m.group(1) for m in toolcalls._CALL_EXPRESSION.finditer('call execute_bash({"a": 1})')] == ["execute_bash"]
+    assert [m.group(1) for m in toolcalls._CALL_EXPRESSION.finditer("a.b_c({})")] == []
 
 
 def test_huge_prompt_line_is_split_not_dropped():

@@ -18,7 +18,7 @@ from mleaudit.audit.expand import expand_run
 from mleaudit.audit.run import load_run
 from mleaudit.audit.logs import parse_log
 from mleaudit.audit.logs.jsonregions import load_json, loads_json
-from mleaudit.audit.logs.keys import call_expressions
+from mleaudit.audit.logs.toolcalls import call_expressions
 from mleaudit.audit.units import LogEventKind
 from mleaudit.grading import untrusted_json
 from mleaudit.grading.untrusted_json import ShadowedMember, collect_shadowed

@@ -9,7 +9,8 @@ import pytest
 
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.logs import parse_log, read_log_events
-from mleaudit.audit.logs.keys import KEYS, actor_for_role, call_actions, classify_text
+from mleaudit.audit.logs.keys import KEYS, actor_for_role, classify_text
+from mleaudit.audit.logs.toolcalls import call_actions
 from mleaudit.audit.run import load_run
 from mleaudit.audit.units import Actor, LogEventKind as K
 
