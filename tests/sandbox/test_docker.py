@@ -148,7 +148,7 @@ def test_gpus_are_requested_through_device_requests(tmp_path, gpus, count, ids):
 
 @pytest.mark.parametrize("layout", ["v1", "v2"])
 def test_cgroup_counters_are_read_from_the_containers_cgroup(tmp_path, layout):
-    from mleaudit.sandbox.docker import _CgroupCounters
+    from mleaudit.sandbox.docker.counters import CgroupCounters
 
     cid = "c0ffee" * 10
     if layout == "v1":
@@ -164,13 +164,13 @@ def test_cgroup_counters_are_read_from_the_containers_cgroup(tmp_path, layout):
         (memory / "memory.events").write_text("low 0\nhigh 0\nmax 12\noom 4\noom_kill 3\n")
         (memory / "memory.peak").write_text("1073741824\n")
     (pids / "pids.events").write_text("max 17\n")
-    counters = _CgroupCounters(cid, None, root=tmp_path)
+    counters = CgroupCounters(cid, None, root=tmp_path)
     counters.poll()
     assert (counters.oom_kills, counters.pids_refused, counters.memory_peak) == (3, 17, 2**30)
     (pids / "pids.events").unlink()  # the cgroup goes with the container: the highest value seen stays
     counters.poll()
     assert counters.pids_refused == 17
-    other = _CgroupCounters("f" * 64, os.getpid(), root=tmp_path)
+    other = CgroupCounters("f" * 64, os.getpid(), root=tmp_path)
     assert other.describe() == {"oom": "not found on this host", "pids": "not found on this host",
                                 "memory_peak": "not found on this host"}
 
