@@ -67,7 +67,7 @@ from mleaudit.audit.logs.jsonregions import surrogate_note
 from mleaudit.audit.logs.inspect_eval import NAME as INSPECT_FORMAT
 from mleaudit.audit.logs.keys import classify_text, is_generic_tool
 from mleaudit.audit.logs.toolcalls import call_actions, call_expressions
-from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.logs.inspect_archive import read_eval_archive
 from mleaudit.audit.model import Skipped, Span
 from mleaudit.audit.notebooks import (
     NotebookCode,

@@ -9,7 +9,7 @@ Formats, tried in this order by :func:`detect_log_format`:
 ``aide``          AIDE ``journal.json`` (:mod:`mleaudit.audit.logs.aide`)
 ``openhands``     OpenHands/CodeAct JSON event lists (:mod:`mleaudit.audit.logs.openhands`)
 ``inspect``       Inspect eval logs, JSON (:mod:`mleaudit.audit.logs.inspect_eval`; ``.eval`` archives
-                  are read by :func:`mleaudit.audit.logs.inspect_eval.read_eval_archive`)
+                  are read by :func:`mleaudit.audit.logs.inspect_archive.read_eval_archive`)
 ``assistants``    OpenAI Assistants message dumps, as DSBench saves them
                   (:mod:`mleaudit.audit.logs.assistants`)
 ``jsonl``         generic JSONL event streams (:mod:`mleaudit.audit.logs.jsonl`)

@@ -20,14 +20,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.checks.sandbox_events import sandbox_events
 from mleaudit.audit.checks.validation import VALIDATION_CALLS_LOG, assess_validation
 from mleaudit.audit.cli import main
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.logs import parse_log
-from mleaudit.audit.logs import inspect_eval
-from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.logs import inspect_archive
+from mleaudit.audit.logs.inspect_archive import read_eval_archive
 from mleaudit.audit.parsing import parse
 from mleaudit.audit.run import ArtifactKind, RunLayout, load_run, read_run_file
 
@@ -345,12 +345,12 @@ def test_eval_archive_bomb_and_member_flood(monkeypatch):
     bomb = _archive({"samples/bomb_epoch_1.json": b"\x00" * (30 * 1024 * 1024), "samples/ok_epoch_1.json": _sample()})
     assert len(bomb) < 200_000
     archive = read_eval_archive("run.eval", bomb)
-    limit = inspect_eval.MAX_MEMBER_BYTES
+    limit = inspect_archive.MAX_MEMBER_BYTES
     assert archive.unread == (("samples/bomb_epoch_1.json",
                                f"{30 * 1024 * 1024} bytes inflated is over the {limit}-byte member limit; not read"),)
     assert [p for p, _ in archive.documents] == ["run.eval!/samples/ok_epoch_1.json"]
     # Many unread members: the first ones one by one, the rest counted.
-    monkeypatch.setattr(inspect_eval, "MAX_LISTED_MEMBERS", 3)
+    monkeypatch.setattr(inspect_archive, "MAX_LISTED_MEMBERS", 3)
     flood = read_eval_archive("run.eval", _archive({f"junk/{n}.bin": b"x" for n in range(10)}))
     assert [m for m, _ in flood.unread] == ["junk/0.bin", "junk/1.bin", "junk/2.bin"]
     assert flood.problems[-1].startswith("7 more member(s) not read, from 'junk/3.bin' on")

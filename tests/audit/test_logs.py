@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from mleaudit.audit.logs import ADAPTERS, detect_log_format, parse_log, read_log, read_log_events
-from mleaudit.audit.logs import common, inspect_eval
+from mleaudit.audit.logs import common, inspect_archive
 from mleaudit.audit.logs.common import SpanMaker, guess_code_language
 from mleaudit.audit.logs.jsonregions import json_member_regions, load_json
-from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.logs.inspect_archive import read_eval_archive
 from mleaudit.audit.model import Span
 from mleaudit.audit.run import ArtifactKind, load_run
 from mleaudit.audit.units import LogEventKind as K
@@ -502,7 +502,7 @@ def test_eval_archive_samples_become_events():
 
 def test_eval_archive_limits(monkeypatch):
     sample = _fixture_sample()
-    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", len(sample.encode()) - 1)
+    monkeypatch.setattr(inspect_archive, "MAX_MEMBER_BYTES", len(sample.encode()) - 1)
     data = _eval_archive({"samples/a_epoch_1.json": sample, "samples/b_epoch_1.json": "{}"})
     archive = read_eval_archive("run.eval", data)
     assert archive.problems == ()
@@ -512,15 +512,15 @@ def test_eval_archive_limits(monkeypatch):
     )
     assert [p for p, _ in archive.documents] == ["run.eval!/samples/b_epoch_1.json"]
 
-    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", 10**9)
-    monkeypatch.setattr(inspect_eval, "MAX_ARCHIVE_BYTES", len(sample.encode()) + 5)
+    monkeypatch.setattr(inspect_archive, "MAX_MEMBER_BYTES", 10**9)
+    monkeypatch.setattr(inspect_archive, "MAX_ARCHIVE_BYTES", len(sample.encode()) + 5)
     data = _eval_archive({f"samples/{n}_epoch_1.json": sample for n in "abc"})
     archive = read_eval_archive("run.eval", data)
     assert len(archive.documents) == 1
     assert archive.unread == tuple(
         (f"samples/{n}_epoch_1.json", f"not read: over the {len(sample.encode()) + 5}-byte archive limit") for n in "bc")
 
-    monkeypatch.setattr(inspect_eval, "MAX_ARCHIVE_MEMBERS", 2)
+    monkeypatch.setattr(inspect_archive, "MAX_ARCHIVE_MEMBERS", 2)
     archive = read_eval_archive("run.eval", _eval_archive({f"samples/{n}_epoch_1.json": "{}" for n in "abc"}))
     assert archive.problems[0] == "4 archive entries; only the first 2 were looked at, the other 2 were not read"
 
@@ -530,7 +530,7 @@ def test_eval_archive_that_lies_about_its_sizes(monkeypatch):
     body = json.dumps({"messages": [{"role": "user", "content": "x" * 5000}]})
     data = bytearray(_eval_archive({"samples/a_epoch_1.json": body}))
     info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("samples/a_epoch_1.json")
-    monkeypatch.setattr(inspect_eval, "MAX_MEMBER_BYTES", 1000)
+    monkeypatch.setattr(inspect_archive, "MAX_MEMBER_BYTES", 1000)
     fake = (100).to_bytes(4, "little")
     # Patch the uncompressed size in both the local header (offset 22) and the central directory.
     data[info.header_offset + 22 : info.header_offset + 26] = fake

@@ -21,7 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from mleaudit.audit.logs import ADAPTERS, LogReading, parse_log, read_log_events
-from mleaudit.audit.logs.inspect_eval import read_eval_archive
+from mleaudit.audit.logs.inspect_archive import read_eval_archive
 from mleaudit.grading.untrusted_json import replace_surrogates
 from tests.property import strategies as S
 from tests.property.support import budget, call, encodes_utf8
