@@ -73,6 +73,20 @@ def count_lone_surrogates(text: str) -> int:
     return escapes + len(_SURROGATE_CHAR.findall(text))
 
 
+def _may_hold_surrogates(text: str) -> bool:
+    """Whether ``text`` may spell a surrogate, as a ``\\uD8xx``-``\\uDFxx`` escape or as a character
+    (``False`` is certain; ``True`` may be wrong, e.g. for an escaped backslash before ``ud``)."""
+    if "\\ud" in text or "\\uD" in text:
+        return True
+    if text.isascii():
+        return False
+    try:
+        text.encode("utf-8")  # refuses exactly the texts holding a surrogate character
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def replace_surrogates(text: str) -> str:
     """``text`` with every lone surrogate character replaced by U+FFFD (then it encodes as UTF-8)."""
     return _SURROGATE_CHAR.sub("\ufffd", text)
@@ -261,15 +275,57 @@ def loads(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """
     if isinstance(text, (bytes, bytearray)):
         text = bytes(text).decode("utf-8", errors="replace")
+    # Fewer brackets than the limit cannot nest deeper than it; otherwise the depth is measured on
+    # the decoded value (a walk over its containers), which costs far less than a scan of the
+    # text's string literals. The decoder itself guards its recursion (RecursionError below).
+    may_be_deep = text.count("[") + text.count("{") > max_depth
+    if _may_hold_surrogates(text):
+        text = replace_surrogates(_SURROGATE_ESCAPE.sub(_pair_or_replacement, text))
+    if not may_be_deep:
+        try:
+            return json.loads(text, parse_int=parse_int, object_pairs_hook=object_from_pairs)
+        except RecursionError:
+            raise _too_deep(text, max_depth) from None
+    # A text refused for its depth reports no hidden members: they are held back until it passes.
+    with collect_shadowed(propagate=False) as hidden:
+        try:
+            value = json.loads(text, parse_int=parse_int, object_pairs_hook=object_from_pairs)
+        except RecursionError:
+            raise _too_deep(text, max_depth) from None
+        except json.JSONDecodeError:
+            if json_depth(text) > max_depth:
+                raise _too_deep(text, max_depth) from None
+            raise
+    if _value_depth(value, max_depth) > max_depth:
+        raise _too_deep(text, max_depth)
+    report_shadowed(hidden, overflowed=hidden.overflowed)
+    return value
+
+
+def _too_deep(text: str, max_depth: int) -> json.JSONDecodeError:
+    """The error for a text nested deeper than ``max_depth``, naming its depth when it can be measured."""
     depth = json_depth(text)
     if depth > max_depth:
-        raise json.JSONDecodeError(f"nested {depth} levels deep, deeper than the {max_depth} accepted", text, 0)
-    if "\\u" in text or _SURROGATE_CHAR.search(text):
-        text = replace_surrogates(_SURROGATE_ESCAPE.sub(_pair_or_replacement, text))
-    try:
-        return json.loads(text, parse_int=parse_int, object_pairs_hook=object_from_pairs)
-    except RecursionError:
-        raise json.JSONDecodeError(f"nested deeper than the {max_depth} levels accepted", text, 0) from None
+        return json.JSONDecodeError(f"nested {depth} levels deep, deeper than the {max_depth} accepted", text, 0)
+    return json.JSONDecodeError(f"nested deeper than the {max_depth} levels accepted", text, 0)
+
+
+def _value_depth(value: Any, limit: int) -> int:
+    """Nesting depth of the lists and dicts of a decoded JSON value (``[]`` is 1), or a number
+    above ``limit`` as soon as one container lies deeper than it."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        children = node.values() if isinstance(node, dict) else node if isinstance(node, list) else None
+        if children is None:
+            continue
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+    return deepest
 
 
 def loads_unique(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:

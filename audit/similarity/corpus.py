@@ -24,7 +24,6 @@ reads files in worker processes and hashes each file's bytes before decoding the
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -152,43 +151,6 @@ class ReferenceCorpus(_CorpusFields):
     def encodings(self) -> dict[str, str]:
         """Unit path to the encoding its file was read in (:attr:`decodings` as a mapping)."""
         return {d.path: d.encoding for d in self.decodings}
-
-
-def _without_outputs(text: str) -> str:
-    """The notebook JSON with cell outputs and attachments emptied, or ``text`` unchanged.
-
-    Public kernels keep their outputs (plots, tables: megabytes); nbformat turns every output
-    into nested Python objects before the code cells can be read, which costs more than the
-    code itself. The code, the cells and the metadata are left as they are, and anything that is
-    not a well-formed notebook is returned untouched so the reader reports it.
-    """
-    if '"outputs"' not in text and '"attachments"' not in text:
-        return text
-    try:
-        data = untrusted_json.loads(text)
-    except ValueError:
-        return text
-    if not isinstance(data, dict):
-        return text
-    cells: list = []
-    if isinstance(data.get("cells"), list):
-        cells.extend(data["cells"])
-    worksheets = data.get("worksheets")
-    if isinstance(worksheets, list):  # nbformat 3
-        for sheet in worksheets:
-            if isinstance(sheet, dict) and isinstance(sheet.get("cells"), list):
-                cells.extend(sheet["cells"])
-    changed = False
-    for cell in cells:
-        if not isinstance(cell, dict):
-            continue
-        if isinstance(cell.get("outputs"), list) and cell["outputs"]:
-            cell["outputs"] = []
-            changed = True
-        if isinstance(cell.get("attachments"), dict) and cell["attachments"]:
-            cell["attachments"] = {}
-            changed = True
-    return json.dumps(data) if changed else text
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -332,14 +294,15 @@ def _unit_of_text(text: str, relative: str) -> CodeUnit | Skipped:
     # Imported here: the notebook reader pulls in nbformat, which plain .py corpora never need.
     from mleaudit.audit.notebooks import NotebookError, read_notebook
 
-    depth = untrusted_json.json_depth(text) if text.count("[") + text.count("{") > untrusted_json.MAX_JSON_DEPTH else 0
-    if depth > untrusted_json.MAX_JSON_DEPTH:
-        return Skipped(path=relative, reason=f"{relative}: not a readable notebook (JSON nested {depth} levels deep, "
-                                             f"deeper than the {untrusted_json.MAX_JSON_DEPTH} accepted)")
-
+    # The reader decodes the JSON once (bounded) and never converts outputs, so a kernel's
+    # megabytes of plots cost one decode.
     try:
-        notebook = read_notebook(_without_outputs(text), relative)
+        notebook = read_notebook(text, relative)
     except NotebookError as exc:
+        depth = untrusted_json.json_depth(text) if text.count("[") + text.count("{") > untrusted_json.MAX_JSON_DEPTH else 0
+        if depth > untrusted_json.MAX_JSON_DEPTH:
+            return Skipped(path=relative, reason=f"{relative}: not a readable notebook (JSON nested {depth} levels "
+                                                 f"deep, deeper than the {untrusted_json.MAX_JSON_DEPTH} accepted)")
         return Skipped(path=relative, reason=str(exc))
     except RecursionError:
         # json's decoder recurses once per nesting level; hostile JSON can go deeper than the

@@ -65,6 +65,26 @@ def test_untrusted_json_agrees_with_json_on_plain_text(text):
         assert json.dumps(value) == json.dumps(expected)
 
 
+@budget(60)
+@given(S.json_text(), st.integers(min_value=0, max_value=4))
+def test_untrusted_json_refuses_exactly_the_texts_nested_too_deep(text, limit):
+    """The depth bound holds both ways, under a limit small enough for generated texts to cross."""
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return
+    if not _plain(text):
+        return
+    deep = untrusted_json.json_depth(text) > limit
+    try:
+        untrusted_json.loads(text, max_depth=limit)
+    except json.JSONDecodeError as exc:
+        assert deep, f"valid JSON nested {untrusted_json.json_depth(text)} deep refused under {limit}: {exc}"
+        assert "levels deep" in str(exc) or "levels accepted" in str(exc), str(exc)
+        return
+    assert not deep, f"JSON nested {untrusted_json.json_depth(text)} deep accepted under a limit of {limit}"
+
+
 # ------------------------------------------------------------------ mleaudit.audit.rules.strings.fold_strings
 
 #: Pieces of a string literal's body: escapes CPython accepts, refuses or keeps, format and
