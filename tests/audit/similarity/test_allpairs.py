@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import mleaudit.audit.similarity.allpairs as allpairs
-import mleaudit.audit.similarity.pairs as pairs
+import mleaudit.audit.similarity.pair_metrics as pair_metrics
 from mleaudit.audit.similarity.allpairs import (
     PairTable,
     all_pair_metrics,
@@ -20,7 +20,7 @@ from mleaudit.audit.similarity.allpairs import (
     longest_common_substring,
 )
 from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
-from mleaudit.audit.similarity.pairs import DolosMetrics, dolos_metrics
+from mleaudit.audit.similarity.pair_metrics import DolosMetrics, dolos_metrics
 from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
 from mleaudit.audit.similarity.winnow import Fingerprint
 from tests.conftest import SHARED_DATA, shared_path
@@ -232,7 +232,7 @@ def test_pathological_code_against_itself_is_fast_and_exact() -> None:
 
 def test_module_exports() -> None:
     assert set(allpairs.__all__) <= set(dir(allpairs))
-    assert pairs.MAX_RUN_VISITS > 0
+    assert pair_metrics.MAX_RUN_VISITS > 0
 
 
 def test_keys_too_wide_to_pack_are_sorted_per_file(monkeypatch: pytest.MonkeyPatch) -> None:

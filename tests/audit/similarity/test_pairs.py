@@ -194,10 +194,10 @@ def _dolos_loop(left: list[tuple[int, int]], right: list[tuple[int, int]]) -> in
 def test_longest_common_run_past_the_visit_bound_is_still_dolos(monkeypatch: pytest.MonkeyPatch) -> None:
     import random
 
-    import mleaudit.audit.similarity.pairs as pairs
+    import mleaudit.audit.similarity.pair_metrics as pair_metrics
 
     rng = random.Random(8)
-    monkeypatch.setattr(pairs, "MAX_RUN_VISITS", 0)  # every call takes the substring route
+    monkeypatch.setattr(pair_metrics, "MAX_RUN_VISITS", 0)  # every call takes the substring route
     for _ in range(200):
         left = sorted(rng.sample(range(40), rng.randrange(0, 20)))
         right = sorted(rng.sample(range(40), rng.randrange(0, 20)))
@@ -228,14 +228,14 @@ def test_five_thousand_nested_parentheses_against_themselves_in_well_under_a_sec
 
 
 def test_capped_fragments_keep_runs_through_repeated_hashes(monkeypatch: pytest.MonkeyPatch) -> None:
-    import mleaudit.audit.similarity.pairs as pairs
+    import mleaudit.audit.similarity.fragments as fragments
 
     # 1 2 3 anchor a copied stretch of 60 repeated 9s; 9 also repeats elsewhere on the right
     left = make_file("l", [1, 2, 3] + [9] * 60 + [4])
     right = make_file("r", [9] * 30 + [5, 1, 2, 3] + [9] * 60 + [4, 6] + [9] * 8)
     exact = [(f.left, f.right) for f in build_fragments(left, right)]
     assert exact == _brute_force_fragments(left, right)
-    monkeypatch.setattr(pairs, "MAX_FRAGMENT_PAIRINGS", 100)  # 9 pairs 60 x 98 times: left out
+    monkeypatch.setattr(fragments, "MAX_FRAGMENT_PAIRINGS", 100)  # 9 pairs 60 x 98 times: left out
     capped = [(f.left, f.right) for f in build_fragments(left, right)]
     # the anchored copy is whole again; the runs made of 9s alone are not reported
     assert capped == [(range(0, 64), range(31, 95))]
