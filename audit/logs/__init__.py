@@ -28,7 +28,7 @@ Formats, tried in this order by :func:`detect_log_format`:
 ================  ========================================================================
 
 Commands and code typed at a prompt (``$ cmd``, ``root@box:/# cmd``, ``PS C:\\dir> cmd``,
-``>>> code``; :func:`mleaudit.audit.logs.text.match_prompt`) are COMMAND/CODE events in plain
+``>>> code``; :func:`mleaudit.audit.logs.prompts.match_prompt`) are COMMAND/CODE events in plain
 transcripts and inside the records of the line-oriented formats (``runlog``, ``pylogging``,
 ``steplog``) alike.
 

@@ -8,7 +8,7 @@ model each agent uses, which phase runs, whether generated code passed its unit 
 scaffold's own trace, not code the agent ran, so rules that look for commands do not fire on it
 (the same reading as MLE-bench's ``run.log``). A command or code typed at a prompt inside a
 record (``$ python train.py``, ``user@host:~$ ls``, ``>>> import os``; see
-:func:`mleaudit.audit.logs.text.match_prompt`) is a COMMAND or CODE event of its own with the record's
+:func:`mleaudit.audit.logs.prompts.match_prompt`) is a COMMAND or CODE event of its own with the record's
 role; the text around it stays OUTPUT. Spans cover each message exactly (the prefix is left out),
 and every event's text is its span's slice of the file.
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, lines_start_with
-from mleaudit.audit.logs.text import find_prompts
+from mleaudit.audit.logs.prompts import find_prompts
 from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]

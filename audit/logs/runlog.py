@@ -6,7 +6,7 @@ LLM provider. None of it is agent-written code, so every line becomes an OUTPUT 
 ``container`` for container lines, ``host`` otherwise) rather than a COMMAND: rules that look
 for commands must not fire on the harness's own trace (``+ cd /home/agent``, the ``set -x`` trace,
 stays OUTPUT). A command typed at a prompt inside a line (``$ python train.py``, ``root@box:/# ls``;
-see :func:`mleaudit.audit.logs.text.match_prompt`) is a COMMAND event of its own, with the line's role and
+see :func:`mleaudit.audit.logs.prompts.match_prompt`) is a COMMAND event of its own, with the line's role and
 actor. Lines without the prefix (a traceback) join the line before them. Spans cover each message
 exactly (the prefix is left out), and every event's text is its span's slice of the file.
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, lines_start_with
-from mleaudit.audit.logs.text import find_prompts
+from mleaudit.audit.logs.prompts import find_prompts
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]

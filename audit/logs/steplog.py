@@ -49,7 +49,7 @@ Two styles are read:
   (inside its ``` fence) an OUTPUT, the other fields a MESSAGE.
 
 Commands typed at a prompt (``$ cmd``, ``user@host:~$ cmd``, ``>>> code``, see
-:func:`mleaudit.audit.logs.text.match_prompt`) inside observations, untagged records and the text before
+:func:`mleaudit.audit.logs.prompts.match_prompt`) inside observations, untagged records and the text before
 the first record or field are COMMAND/CODE events of their own; the text around them stays what
 it was. Text before the first record is a MESSAGE whose writer is not known (a banner, a task
 statement); the banner before the first field of an MLAgentBench-style log gives only the
@@ -74,7 +74,7 @@ from mleaudit.audit.logs.common import EventList, SpanMaker, guess_code_language
 from mleaudit.audit.logs.jsonregions import loads_json
 from mleaudit.audit.logs.keys import EDITOR_TOOLS, PYTHON_TOOLS, SHELL_TOOLS, classify_text, tool_name
 from mleaudit.audit.logs.toolcalls import call_actions
-from mleaudit.audit.logs.text import PROMPT_WORDS, find_prompts
+from mleaudit.audit.logs.prompts import PROMPT_WORDS, find_prompts
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "classify_action", "detect", "read_events"]

@@ -14,18 +14,19 @@ What becomes an event:
   ``user@host ~ % cmd`` and arrow prompts of zsh themes (``\u276f cmd``, ``\u279c  dir git:(main) cmd``),
   terminal escapes (colours, window titles) around the prompt allowed as a recorded session
   keeps them; the bare ``# cmd`` and ``% cmd`` forms and ``!cmd`` shell escapes only
-  before a known command word (:data:`PROMPT_WORDS`) or a path, so Markdown headings, Python
-  comments, ``% done`` and ``$5.00`` stay text. Backslash continuations, here-documents and the
-  continuation prompt ``> `` (an open quote, a trailing ``|``, a here-document typed at an
-  interactive shell) belong to the command: COMMAND;
+  before a known command word (:data:`~mleaudit.audit.logs.prompts.PROMPT_WORDS`) or a path,
+  so Markdown headings, Python comments, ``% done`` and ``$5.00`` stay text. Backslash
+  continuations, here-documents and the continuation prompt ``> `` (an open quote, a trailing
+  ``|``, a here-document typed at an interactive shell) belong to the command: COMMAND;
 - PowerShell prompts ``PS C:\\dir> cmd`` with ``>> `` continuation lines, here-strings
   (``@"`` ... ``"@``) and backtick continuations, and ``cmd.exe`` prompts ``C:\\dir>cmd``:
   COMMAND, language ``bash`` (the closest grammar there is; the text is what rules read);
 - Python prompts ``>>> `` with ``... `` continuations and IPython prompts ``In [3]: `` with
   ``...: `` continuations: CODE;
 - continuation prompts are removed from an event's text (``>>> ``/``... ``, ``>> ``, ``> ``,
-  ``...: ``), so lines still align with the file (see :func:`match_prompt`; readers of
-  line-oriented logs keep them, :func:`find_prompts`);
+  ``...: ``), so lines still align with the file (see
+  :func:`~mleaudit.audit.logs.prompts.match_prompt`; readers of line-oriented logs keep them,
+  :func:`~mleaudit.audit.logs.prompts.find_prompts`);
 - everything else, split into paragraphs at blank lines: MESSAGE until the first command or
   code event and OUTPUT from then on (plain text cannot tell a program's output from the
   agent's prose once commands run; output blocks contain blank lines too), and OUTPUT
@@ -41,7 +42,8 @@ the end and its ``location`` is :data:`~mleaudit.audit.logs.common.CUT_SHORT`, s
 follows it is missing (:func:`mleaudit.audit.logs.parse_log` lists it as a part not read). A stray fence
 before prose (an unclosed ``` in a summary) opens no code block and marks nothing.
 :func:`scan_text` reads one region of a file the same way, for adapters of formats that embed
-free text (prompt and response sections of LLM call logs); :func:`find_prompts` finds only the
+free text (prompt and response sections of LLM call logs);
+:func:`~mleaudit.audit.logs.prompts.find_prompts` finds only the
 typed commands of a region, for the line-oriented readers (``steplog``, ``pylogging``,
 ``runlog``).
 """
@@ -49,13 +51,13 @@ typed commands of a region, for the line-oriented readers (``steplog``, ``pylogg
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from mleaudit.audit.logs.common import CUT_SHORT, SHELL_WORDS, EventList, SpanMaker, guess_code_language
+from mleaudit.audit.logs.common import CUT_SHORT, EventList, SpanMaker, guess_code_language
+from mleaudit.audit.logs.prompts import find_prompts
 from mleaudit.audit.units import LogEvent, LogEventKind
 
-__all__ = ["NAME", "PROMPT_WORDS", "PromptHit", "detect", "find_prompts", "match_prompt", "read_events", "scan_text"]
+__all__ = ["NAME", "detect", "read_events", "scan_text"]
 
 NAME = "text"
 
@@ -68,66 +70,6 @@ _BLOCKS = re.compile(
     r"|<(?P<tag>execute_(?:bash|shell|ipython|python))>(?P<tbody>(?:[^<]|<(?!execute_))*?)</(?P=tag)>",
     re.MULTILINE | re.DOTALL,
 )
-#: Command words that a bare ``#``, ``%`` or ``!`` prompt must be followed by (without a
-#: ``user@host`` or ``(env)`` part those signs also start headings, comments, percentages and
-#: exclamations): the shell words of :data:`~mleaudit.audit.logs.common.SHELL_WORDS` and others an agent
-#: types at a prompt. English words that often follow such a sign in prose (``time``, ``make``,
-#: ``free``, ``set``, ``done``) are left out.
-PROMPT_WORDS = tuple(sorted(set(SHELL_WORDS) | {
-    "7z", "accelerate", "chown", "deepspeed", "diff", "docker", "env", "gunzip", "gzip", "ipython", "jq", "jupyter",
-    "ln", "locate", "lsof", "md5sum", "nproc", "papermill", "pgrep", "printf", "pwd", "Rscript", "rsync", "scp",
-    "sha256sum", "ssh", "stat", "torchrun", "ulimit", "uname", "which", "whoami", "xargs", "zip",
-}, key=lambda word: (-len(word), word)))
-_WORD_AHEAD = r"(?:" + "|".join(re.escape(w) for w in PROMPT_WORDS) + r")(?=[ \t;&|<>]|$)|\.{0,2}/[\w.~-]|~/"
-_KNOWN_COMMAND = re.compile(_WORD_AHEAD)
-# Prompts are matched at a line start with ``pattern.match(text, pos, line_end)`` (no ``^``: a
-# region may start inside a line, after a log record's prefix). Every repetition is bounded or
-# stops at one character class, so a long line costs linear time.
-#: Terminal escape sequences a recorded session keeps around its prompt (colours, the window
-#: title, bracketed-paste mode); possessive, so runs of them never backtrack.
-_ESC = r"(?:\x1b\[[0-9;?]{0,32}[A-Za-z]|\x1b\][^\x07\x1b\n]{0,300}(?:\x07|\x1b\\))"
-_A = _ESC + "*+"
-_ENV = r"(?P<env>\([^()\s]{1,80}\)[ \t]*)?"
-_HOST = (
-    r"(?P<host>\[[\w.-]+@[\w.-]+(?:[ \t][^\]\n]{0,200})?\]"  # [user@host dir]$
-    r"|[\w.-]+@[\w.-]+" + _A + r"(?::" + _A + r"[^\s$#%>\x1b]*+" + _A + r")?"  # user@host:~/dir$
-    r"(?:[ \t]+" + _A + r"[~/][^\s$#%>\x1b]*+" + _A + r")?"  # user@host ~/dir % (zsh)
-    r"|(?:ba|z|k|da|fi|tc|c)?sh-\d+(?:\.\d+)*"  # bash-5.1$
-    r"|~[^\s$#%>\x1b]*+"  # ~/work$
-    r")"
-)
-#: ``$ cmd``, ``user@host:~/dir$ cmd``, ``(venv) $ cmd``, ``bash-5.1$ cmd``, ``root@box:/# cmd``,
-#: ``user@host ~ % cmd`` (zsh) and the bare ``# cmd``/``% cmd`` forms (checked against
-#: :data:`PROMPT_WORDS` in :func:`match_prompt`), with terminal escapes around the prompt.
-_SHELL_PROMPT = re.compile(
-    r"(?:[ \t]|" + _ESC + r")*+" + _ENV + _A + r"(?:" + _HOST + _A + r"[ \t]*+)?" + _A
-    + r"(?P<sign>[$#%])" + _A + r"[ \t]+" + _A + r"(?=[A-Za-z_./~\"'])"
-)
-#: Prompts of zsh themes that end in an arrow: ``\u276f cmd`` (pure, starship), ``\u279c  dir git:(main) cmd``
-#: (oh-my-zsh); the arrow itself is the prompt sign.
-_ARROW_PROMPT = re.compile(
-    r"(?:[ \t]|" + _ESC + r")*+(?:\u276f|\u03bb|\u00bb)" + _A + r"[ \t]++" + _A + r"(?=[A-Za-z_./~\"'])"
-    r"|(?:[ \t]|" + _ESC + r")*+\u279c" + _A + r"[ \t]++[^\s\x1b]++" + _A
-    + r"(?:[ \t]++git:\([^)\n]{0,200}\))?(?:[ \t]++\u2717)?" + _A + r"[ \t]++" + _A + r"(?=[A-Za-z_./~\"'])"
-)
-#: ``!cmd``: an IPython or notebook shell escape typed on its own line.
-_BANG = re.compile(r"[ \t]*!(?=" + _WORD_AHEAD + r")")
-#: PowerShell ``PS C:\work> cmd`` (``PS>`` too) and ``cmd.exe`` ``C:\work>cmd``.
-_POWERSHELL = re.compile(r"[ \t]*(?:\([^()\s]{1,80}\)[ \t]*)?PS(?:[ \t]+[^\n>]{0,400})?>[ \t]?")
-_CMD_EXE = re.compile(r"[ \t]*[A-Za-z]:\\[^\n>]{0,400}>(?=[^\s>])")
-_PS_CONT = re.compile(r"[ \t]*>>(?: |$)")
-_PS_HERE_OPEN = re.compile(r"@([\"'])[ \t\r]*$")
-_PY_PROMPT = re.compile(r"[ \t]*>>>(?: |$)")
-_PY_CONT = re.compile(r"[ \t]*\.\.\.(?: |$)")
-_IPY_PROMPT = re.compile(r"[ \t]*In[ \t]?\[\d{0,9}\]:(?: |$)")
-_IPY_CONT = re.compile(r"[ \t]*\.\.\.+:(?: |$)")
-#: A shell's continuation prompt (``PS2``, ``> ``) on the lines of a command typed over several.
-_SHELL_CONT = re.compile(r"[ \t]*>(?: |$)")
-_OPEN_END = re.compile(r"(?:\||&&)[ \t\r]*$")
-#: Lines that may start a prompt; the rest are skipped without trying each form.
-_CANDIDATE = re.compile(r"[ \t]*(?:[$#%!>(\[~\x1b\u279c\u276f\u03bb\u00bb]|PS[ \t>]|In[ \t]?\[|[A-Za-z]:\\|"
-                        r"[\w.-]+@|(?:ba|z|k|da|fi|tc|c)?sh-\d)")
-_HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w]*)\2")
 _LOOKS_PYTHON = re.compile(
     r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+"
     r"|print\(|[A-Za-z_][\w.]*[ \t]*=[ \t]*[\w.]+\()",
@@ -239,235 +181,6 @@ class _Builder:
                 LogEvent(index=len(self.events), kind=kind, text=self.text[start:end], span=self.spans.span(start, end))
             )
 
-
-@dataclass(frozen=True, slots=True)
-class PromptHit:
-    """A command or code typed at a prompt, found by :func:`match_prompt`.
-
-    Attributes
-    ----------
-    kind : LogEventKind
-        COMMAND (shell, PowerShell, ``cmd.exe``) or CODE (Python and IPython prompts).
-    language : str
-        ``"bash"`` for commands (PowerShell too: the closest grammar there is), ``"python"``.
-    line_start : int
-        Where the prompt's line starts.
-    start, end : int
-        The typed text: after the first prompt, to the end of its last line (trailing blanks
-        left to the caller).
-    text : str or None
-        The typed text without the continuation prompts (``... ``, ``>> ``, ``> ``) when it had
-        any, else ``None`` (the text is ``file_text[start:end]``).
-    """
-
-    kind: LogEventKind
-    language: str
-    line_start: int
-    start: int
-    end: int
-    text: str | None = None
-
-
-def _line_end(text: str, pos: int, limit: int) -> int:
-    found = text.find("\n", pos, limit)
-    return limit if found == -1 else found
-
-
-def _quote_state(text: str, start: int, end: int, state: str) -> str:
-    """The shell quote left open after ``text[start:end]`` (``'``, ``"`` or ``""``), from ``state``."""
-    pos = start
-    while pos < end:
-        char = text[pos]
-        if state == "":
-            if char == "\\":
-                pos += 1
-            elif char in "'\"":
-                state = char
-            elif char == "#" and (pos == start or text[pos - 1] in " \t"):
-                return state  # a comment: nothing after it opens a quote
-        elif state == '"' and char == "\\":
-            pos += 1
-        elif char == state:
-            state = ""
-        pos += 1
-    return state
-
-
-def _shell_block(text: str, start: int, line_end: int, limit: int) -> tuple[int, list[tuple[int, int]], bool]:
-    """The lines of a shell command typed at a prompt: ``(end, pieces, prompted)``.
-
-    The command goes on past its first line while it asks for more: a trailing backslash, a
-    here-document whose delimiter has not come, or, on lines that carry the continuation
-    prompt ``> ``, an open quote or a trailing ``|``/``&&``. ``pieces`` are the typed parts of
-    each line; ``prompted`` says whether any line carried ``> `` (then the pieces differ from
-    the file text).
-    """
-    pieces = [(start, line_end)]
-    pending: list[tuple[str, bool]] = [(m.group(3), m.group(1) == "-")
-                                       for m in _HEREDOC.finditer(text, start, line_end)]
-    quote = "" if pending else _quote_state(text, start, line_end, "")
-    prompted: bool | None = None  # None: not known yet whether continuation lines carry ``> ``
-    end = line_end
-    while end < limit:
-        last_start, last_end = pieces[-1]
-        backslash = text[last_start:last_end].rstrip().endswith("\\")
-        open_end = quote or _OPEN_END.search(text, last_start, last_end) is not None
-        if not (pending or backslash or open_end):
-            break
-        next_start = end + 1
-        next_end = _line_end(text, next_start, limit)
-        cont = _SHELL_CONT.match(text, next_start, next_end)
-        if cont is not None and prompted is not False:
-            prompted, content_start = True, cont.end()
-        elif prompted or not (pending or backslash):
-            break  # an open quote or pipe continues only on ``> `` lines
-        else:
-            prompted, content_start = False, next_start
-        pieces.append((content_start, next_end))
-        end = next_end
-        if pending:
-            line = text[content_start:next_end].rstrip("\r")
-            delimiter, strip_tabs = pending[0]
-            if (line.lstrip("\t") if strip_tabs else line) == delimiter:
-                pending.pop(0)
-        else:
-            pending.extend((m.group(3), m.group(1) == "-") for m in _HEREDOC.finditer(text, content_start, next_end))
-            quote = "" if pending else _quote_state(text, content_start, next_end, quote)
-    return end, pieces, bool(prompted)
-
-
-def _powershell_block(text: str, start: int, line_end: int, limit: int) -> tuple[int, list[tuple[int, int]], bool]:
-    """The lines of a PowerShell command: ``>> `` continuation lines (prompt removed), here-strings
-    (``@"`` ... ``"@``) and backtick continuations typed without a continuation prompt."""
-    pieces = [(start, line_end)]
-    prompted = False
-    here = _PS_HERE_OPEN.search(text, start, line_end)
-    closer = here.group(1) + "@" if here is not None else ""
-    end = line_end
-    while end < limit:
-        next_start = end + 1
-        next_end = _line_end(text, next_start, limit)
-        cont = _PS_CONT.match(text, next_start, next_end)
-        last_start, last_end = pieces[-1]
-        if cont is not None:
-            prompted, content_start = True, cont.end()
-        elif closer or text[last_start:last_end].rstrip().endswith("`"):
-            content_start = next_start
-        else:
-            break
-        pieces.append((content_start, next_end))
-        end = next_end
-        if closer and text.startswith(closer, content_start):
-            closer = ""
-        if not closer:
-            here = _PS_HERE_OPEN.search(text, content_start, next_end)
-            closer = here.group(1) + "@" if here is not None else ""
-    return end, pieces, prompted
-
-
-def _prefixed_block(text: str, start: int, line_end: int, limit: int,
-                    cont: re.Pattern[str]) -> tuple[int, list[tuple[int, int]], bool]:
-    """A first line and the following lines that carry the continuation prompt ``cont``."""
-    pieces = [(start, line_end)]
-    end = line_end
-    while end < limit:
-        next_end = _line_end(text, end + 1, limit)
-        match = cont.match(text, end + 1, next_end)
-        if match is None:
-            break
-        pieces.append((match.end(), next_end))
-        end = next_end
-    return end, pieces, len(pieces) > 1
-
-
-def match_prompt(text: str, pos: int, limit: int, *, verbatim: bool = False) -> PromptHit | None:
-    """The command or code typed at a prompt on the line starting at ``pos``, else ``None``.
-
-    Shell prompts (``$ ``, ``user@host:~$ ``, ``(venv) $ ``, ``bash-5.1$ ``, ``root@box:/# ``,
-    zsh ``% ``, bare ``# `` and ``% `` only before a known command word), ``!cmd`` shell
-    escapes, PowerShell ``PS C:\\dir> `` (with ``>> `` lines) and ``cmd.exe`` ``C:\\dir>``
-    give COMMAND; Python ``>>> `` (``... `` lines) and IPython ``In [3]: `` (``...: `` lines)
-    give CODE.
-
-    Parameters
-    ----------
-    text : str
-        The whole file text.
-    pos : int
-        Where a line starts (or the region of a log record's message does).
-    limit : int
-        The end of the region; nothing past it is read.
-    verbatim : bool
-        Keep continuation prompts in the text, so that the text is the file's slice
-        ``[start:end]`` (readers that promise verbatim events).
-
-    Returns
-    -------
-    PromptHit or None
-    """
-    line_end = _line_end(text, pos, limit)
-    if _CANDIDATE.match(text, pos, line_end) is None:
-        return None
-    kind, language = LogEventKind.COMMAND, "bash"
-    block = None
-    shell = _SHELL_PROMPT.match(text, pos, line_end)
-    if shell is not None and (shell.group("sign") == "$" or shell.group("host") or shell.group("env")
-                              or _KNOWN_COMMAND.match(text, shell.end(), line_end)):
-        block = _shell_block(text, shell.end(), line_end, limit)
-    elif (arrow := _ARROW_PROMPT.match(text, pos, line_end)) is not None:
-        block = _shell_block(text, arrow.end(), line_end, limit)
-    elif (bang := _BANG.match(text, pos, line_end)) is not None:
-        block = _shell_block(text, bang.end(), line_end, limit)
-    elif (ps := _POWERSHELL.match(text, pos, line_end)) is not None or (
-            ps := _CMD_EXE.match(text, pos, line_end)) is not None:
-        if not text[ps.end():line_end].strip():
-            return None
-        block = _powershell_block(text, ps.end(), line_end, limit)
-    else:
-        kind, language = LogEventKind.CODE, "python"
-        if (py := _PY_PROMPT.match(text, pos, line_end)) is not None:
-            block = _prefixed_block(text, py.end(), line_end, limit, _PY_CONT)
-        elif (ipy := _IPY_PROMPT.match(text, pos, line_end)) is not None:
-            block = _prefixed_block(text, ipy.end(), line_end, limit, _IPY_CONT)
-    if block is None:
-        return None
-    end, pieces, prompted = block
-    typed = None
-    if prompted and not verbatim:
-        typed = "\n".join(text[s:e].rstrip("\r") for s, e in pieces).rstrip()
-    return PromptHit(kind=kind, language=language, line_start=pos, start=pieces[0][0], end=end, text=typed)
-
-
-def find_prompts(text: str, start: int, end: int, *, verbatim: bool = True) -> list[PromptHit]:
-    """Every command or code typed at a prompt in ``text[start:end]`` (see :func:`match_prompt`).
-
-    For readers of line-oriented logs (a log record's message, a step's observation): ``start``
-    is taken as a line start.
-
-    Parameters
-    ----------
-    text : str
-        The whole file text.
-    start, end : int
-        The region.
-    verbatim : bool
-        See :func:`match_prompt`; by default each hit's text is the file's slice.
-
-    Returns
-    -------
-    list of PromptHit
-        In text order, not overlapping.
-    """
-    hits: list[PromptHit] = []
-    pos = start
-    while pos < end:
-        hit = match_prompt(text, pos, end, verbatim=verbatim)
-        if hit is not None:
-            hits.append(hit)
-            pos = hit.end + 1
-            continue
-        pos = _line_end(text, pos, end) + 1
-    return hits
 
 
 def _scan_lines(builder: _Builder, start: int, end: int) -> None:

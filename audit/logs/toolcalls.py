@@ -1,4 +1,4 @@
-"""Reading a tool call's arguments: the commands and code it holds, in the vocabulary of :mod:`~mleaudit.audit.logs.keys`.
+"""Reading a tool call's arguments: the commands and code they hold (key table: :mod:`~mleaudit.audit.logs.keys`).
 
 :func:`call_actions` is the one reader of a tool call's arguments for every JSON adapter: an
 object read by the key table, a JSON object inside a string, a list, or a bare string

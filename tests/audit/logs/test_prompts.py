@@ -15,7 +15,7 @@ import time
 import pytest
 
 from mleaudit.audit.logs import parse_log, read_log_events
-from mleaudit.audit.logs.text import find_prompts, match_prompt
+from mleaudit.audit.logs.prompts import find_prompts, match_prompt
 from mleaudit.audit.units import Actor
 from mleaudit.audit.units import LogEventKind as K
 
