@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mleaudit.audit import run as run_module
+from mleaudit.audit.run import sniffing
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.pipeline import AuditOptions, audit_run
 from mleaudit.audit.report import GapKind, VerdictKind
@@ -205,13 +205,13 @@ def _parses_with_a_statement(text: str) -> bool:
     every node for an import or a definition."""
     from mleaudit.audit.parsing import get_parser
 
-    root = get_parser("python").parse(run_module.LONE_CR.sub("\n", text).encode("utf-8")).root_node
+    root = get_parser("python").parse(sniffing.LONE_CR.sub("\n", text).encode("utf-8")).root_node
     if root.has_error:
         return False
     stack = [root]
     while stack:
         node = stack.pop()
-        if node.type in run_module._PYTHON_STATEMENTS:
+        if node.type in sniffing._PYTHON_STATEMENTS:
             return True
         stack.extend(node.children)
     return False
@@ -230,15 +230,15 @@ def test_the_cheap_module_statement_test_never_refuses_what_parses_as_python(pie
     text = "".join(pieces)
     parses = _parses_with_a_statement(text)
     if parses:
-        assert run_module._MODULE_STATEMENT_START.search(text) is not None, repr(text)
-    assert run_module._parses_as_python(text) == parses
+        assert sniffing._MODULE_STATEMENT_START.search(text) is not None, repr(text)
+    assert sniffing._parses_as_python(text) == parses
 
 
 @pytest.mark.parametrize("text", ["x = 1; import os\n", "\ufeffimport os\n", "x = 1;\\\nimport os\n",
                                   "x = 1\rimport os\r", "x = 1\f\nclass A: pass\n", "y = 2\n\u200bdef f(): pass\n",
                                   "x = 1;\\\x00import os\n"])
 def test_module_statements_after_semicolons_continuations_and_odd_blanks_still_parse(text):
-    assert run_module._parses_as_python(text) == _parses_with_a_statement(text)
+    assert sniffing._parses_as_python(text) == _parses_with_a_statement(text)
 
 
 def test_a_long_log_without_a_module_statement_is_not_parsed(monkeypatch):
@@ -247,7 +247,7 @@ def test_a_long_log_without_a_module_statement_is_not_parsed(monkeypatch):
     calls = []
     real = parsing.get_parser
     monkeypatch.setattr(parsing, "get_parser", lambda language: calls.append(language) or real(language))
-    assert not run_module._parses_as_python("Step 0:\nAction: List Files\nObservation: the import failed\n" * 1000)
+    assert not sniffing._parses_as_python("Step 0:\nAction: List Files\nObservation: the import failed\n" * 1000)
     assert calls == []
 
 

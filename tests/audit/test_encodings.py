@@ -119,7 +119,7 @@ def test_near_equal_mess_goes_to_the_common_code_page(monkeypatch) -> None:
     0.006): such differences are noise, and the code page Western text is written in wins."""
     import charset_normalizer
 
-    import mleaudit.audit.run as run_module
+    from mleaudit.audit.run import decoding
 
     class Match:
         def __init__(self, encoding: str, chaos: float, coherence: float, text: str) -> None:
@@ -133,8 +133,8 @@ def test_near_equal_mess_goes_to_the_common_code_page(monkeypatch) -> None:
     matches = [Match("cp1257", 0.004, 0.643, data.decode("cp1257")),
                Match("cp1252", 0.0057, 0.684, data.decode("cp1252"))]
     monkeypatch.setattr(charset_normalizer, "from_bytes", lambda sample, **options: matches)
-    assert run_module._detect_encoding(data) == "cp1252"
+    assert decoding._detect_encoding(data) == "cp1252"
     # a clearly smaller mess still wins
     matches[0].chaos = 0.0
     matches[1].chaos = 0.05
-    assert run_module._detect_encoding(data) == "cp1257"
+    assert decoding._detect_encoding(data) == "cp1257"
