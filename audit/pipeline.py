@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping
 
 from mleaudit.audit import __version__
 from mleaudit.audit.attribution import attribute_units
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit import checks  # noqa: F401  (importing the package registers the built-in checks)
 from mleaudit.audit.checks.divergence import divergence_memo
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.model import Severity, Skipped
@@ -28,6 +28,7 @@ from mleaudit.audit.rules.engine import EvaluationError, evaluate_ruleset
 from mleaudit.audit.rules.loader import Ruleset
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.rules.matchers import Subject, tree_shape
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.rules.policy import RulePolicy
 from mleaudit.audit.run import ArtifactKind, Run, RunLayout
 from mleaudit.audit.sandbox_record import is_sandbox_command

@@ -22,7 +22,7 @@ import re
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
-from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.rules.context import RunContext
 
 __all__ = [
     "competition_id",

@@ -20,7 +20,8 @@ from typing import Any, Mapping
 
 from mleaudit.audit.checks.competition import competition_id, competitions_root
 from mleaudit.audit.checks.evidence import file_line_evidence
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.rules.match import Match
 
 __all__ = ["DIVERGENCE_MEMO", "divergence_memo", "mlebench_divergence"]

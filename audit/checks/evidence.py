@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.model import Evidence, Span, make_excerpt
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 

@@ -24,7 +24,8 @@ import re
 import tree_sitter
 
 from mleaudit.audit.checks.evidence import unit_evidence
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.units import CodeUnit

@@ -18,7 +18,8 @@ from pathlib import PurePosixPath
 
 from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
 from mleaudit.audit.checks.labels import documentation_ranges
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.writes import find_write_sites
 from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match

@@ -25,7 +25,8 @@ from typing import Iterator
 
 from mleaudit.audit.checks.competition import competition_id, kernel_refs
 from mleaudit.audit.checks.evidence import event_evidence, unit_evidence
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.units import LogEventKind
 

@@ -71,7 +71,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path, PurePosixPath
 
 from mleaudit.audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.tables import CsvHead, CsvReadError, read_csv_head
 from mleaudit.audit.checks.writes import WriteSite, find_write_sites, scripts_run
 from mleaudit.audit.logs.common import is_cut_short

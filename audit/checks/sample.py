@@ -30,7 +30,8 @@ from pathlib import Path
 import numpy as np
 
 from mleaudit.audit.checks.evidence import action_events, event_evidence, file_line_evidence, unit_evidence, unit_location
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.submission import cells_equal
 from mleaudit.audit.checks.tables import CsvReadError, load_csv_table
 from mleaudit.audit.model import Evidence

@@ -38,7 +38,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.model import Evidence, Span, make_excerpt
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.run import read_run_file

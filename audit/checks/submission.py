@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.tables import CsvReadError, load_csv_table
 from mleaudit.audit.model import Evidence, Span
 from mleaudit.audit.rules.match import Match

@@ -49,7 +49,8 @@ from typing import Callable
 import tree_sitter
 
 from mleaudit.audit.checks.evidence import unit_evidence
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.tables import CsvReadError, read_csv_head
 from mleaudit.audit.parsing import PathologicalTree, parse
 from mleaudit.audit.rules.match import Match

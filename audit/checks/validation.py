@@ -36,7 +36,8 @@ from pathlib import Path
 import tree_sitter
 
 from mleaudit.audit.checks.evidence import event_evidence, file_line_evidence, unit_evidence, unit_location
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.checks.tables import CsvReadError, check_regular_file
 from mleaudit.audit.checks.writes import Bindings, python_calls, split_shell_commands
 from mleaudit.audit.errors import AuditError

@@ -19,7 +19,8 @@ import shlex
 from dataclasses import dataclass
 
 from mleaudit.audit.checks.evidence import event_evidence
-from mleaudit.audit.checks.registry import RunContext, check
+from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.registry import check
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.units import LogEvent, LogEventKind
 

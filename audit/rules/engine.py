@@ -6,7 +6,7 @@ Each rule runs on the units of its targets (DESIGN §4.3):
 - ``log``: one :class:`~mleaudit.audit.units.LogEvent` at a time (filtered by ``events`` and ``paths``),
   so a regex never spans two events;
 - ``file``: one ``(path, text)`` at a time;
-- ``run``: the whole :class:`~mleaudit.audit.checks.RunContext` (built-in checks);
+- ``run``: the whole :class:`~mleaudit.audit.rules.context.RunContext` (built-in checks);
 - ``similarity``: one pair report at a time, kept when every ``when`` bound holds.
 
 Evidence points at the host file: offsets inside a code unit are mapped with
@@ -33,9 +33,9 @@ import string
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
-from mleaudit.audit.checks import RunContext
 from mleaudit.audit.model import Evidence, Finding, Span, finding_fingerprint, make_excerpt
 from mleaudit.audit.parsing import language_for_path
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.rules.loader import CompiledRule, Ruleset
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.rules.matchers import Subject

@@ -311,7 +311,7 @@ def _semantic_problems(spec: RuleSpec, matcher: Matcher | None) -> list[str]:
     if Target.SIMILARITY in targets:
         available = set(PAIR_FIELDS)
     elif Target.RUN in targets:
-        from mleaudit.audit.checks import CHECKS  # the registry, filled on import
+        from mleaudit.audit.rules.registry import CHECKS  # filled by compiling the rule's matcher
 
         available = {"file", "line"}
         for leaf in builtins:

@@ -6,7 +6,7 @@ regex flag, a ``not`` outside ``all``) to a list instead of stopping at the firs
 loader can report a whole ruleset at once.
 
 Every matcher has ``find(subject) -> list[Match]`` where the subject is a :class:`Subject` (a
-text with its language) or, for built-in checks, a :class:`~mleaudit.audit.checks.RunContext`. Offsets in
+text with its language) or, for built-in checks, a :class:`~mleaudit.audit.rules.context.RunContext`. Offsets in
 matches are character offsets into ``subject.text``.
 
 Semantics (DESIGN §4.3):
@@ -43,7 +43,7 @@ import inspect
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Protocol
+from typing import Any, Callable, Iterator, Mapping, Protocol
 
 import regex as _regex
 import tree_sitter
@@ -51,7 +51,9 @@ import tree_sitter
 from mleaudit.audit.parsing import LANGUAGES, PathologicalTree, get_language, parse, pathological_tree
 from mleaudit.audit.rules.match import Capture, Match
 from mleaudit.audit.rules.policy import RulePolicy
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.rules.prefilter import FoldedTexts, Prefilter, fold, regex_prefilter
+from mleaudit.audit.rules.registry import RegisteredCheck, load_builtin_checks
 from mleaudit.audit.rules.spec import (
     REGEX_FLAGS,
     AllSpec,
@@ -67,8 +69,6 @@ from mleaudit.audit.rules.spec import (
 )
 from mleaudit.audit.rules.strings import fold_strings
 
-if TYPE_CHECKING:  # mleaudit.audit.checks imports this module's helpers, so its registry is imported lazily
-    from mleaudit.audit.checks import RegisteredCheck, RunContext
 
 __all__ = [
     "Subject",
@@ -1088,11 +1088,10 @@ def _compile_strings(spec: StringsSpec, problems: list[str]) -> StringsMatcher |
 
 
 def _compile_builtin(spec: BuiltinSpec, problems: list[str]) -> BuiltinMatcher | None:
-    from mleaudit.audit.checks import CHECKS  # the registry, filled on import
-
-    registered = CHECKS.get(spec.name)
+    checks = load_builtin_checks()
+    registered = checks.get(spec.name)
     if registered is None:
-        problems.append(f"unknown built-in check {spec.name!r} (known: {', '.join(sorted(CHECKS)) or 'none'})")
+        problems.append(f"unknown built-in check {spec.name!r} (known: {', '.join(sorted(checks)) or 'none'})")
         return None
     try:
         inspect.signature(registered.fn).bind(None, **dict(spec.params))

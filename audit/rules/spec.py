@@ -138,7 +138,7 @@ class StringsSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class BuiltinSpec:
-    """A call of the built-in check ``name`` (``mleaudit.audit.checks.CHECKS``) with keyword ``params``."""
+    """A call of the built-in check ``name`` (``mleaudit.audit.rules.registry.CHECKS``) with keyword ``params``."""
 
     name: str
     params: Mapping[str, Any] = field(default_factory=dict)

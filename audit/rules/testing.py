@@ -37,11 +37,11 @@ from typing import Any, Mapping
 import yaml
 
 from mleaudit import audit
-from mleaudit.audit.checks import RunContext
 from mleaudit.audit.errors import RuleError
 from mleaudit.audit.logs.text import read_events as read_text_log
 from mleaudit.audit.model import Finding
 from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.rules.engine import evaluate_rule
 from mleaudit.audit.rules.loader import CompiledRule, Ruleset
 from mleaudit.audit.rules.policy import RulePolicy

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from mleaudit.audit.attribution import attribute_event, attribute_units
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.model import Span
 from mleaudit.audit.rules.engine import evaluate_rules
 from mleaudit.audit.rules.spec import DEFAULT_ACTORS, RuleSpec
@@ -56,7 +56,7 @@ def test_unknown_actor_in_a_rule_file_is_refused():
 
 
 def test_run_level_checks_see_only_the_units_of_their_actors():
-    from mleaudit.audit.checks.registry import CHECKS, RegisteredCheck
+    from mleaudit.audit.rules.registry import CHECKS, RegisteredCheck
 
     seen = []
 

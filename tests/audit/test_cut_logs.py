@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mleaudit.audit.checks.provenance import assess_provenance
-from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.logs import parse_log
 from mleaudit.audit.logs.common import CUT_SHORT, is_cut_short

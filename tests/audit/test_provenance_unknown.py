@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mleaudit.audit.checks.provenance import assess_provenance
-from mleaudit.audit.checks.registry import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.expand import expand_run
 from mleaudit.audit.model import Severity
 from mleaudit.audit.pipeline import AuditOptions, audit_run

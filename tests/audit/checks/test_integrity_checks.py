@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.checks.kernels import find_refs, public_notebook_refs
 from mleaudit.audit.checks.labels import heldout_label_reads, is_label_name
 from mleaudit.audit.checks.leakcols import leak_column_patterns, selected_columns

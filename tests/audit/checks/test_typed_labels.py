@@ -9,7 +9,7 @@ import zlib
 
 import pytest
 
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.checks.typed import encoded_prediction_data, typed_prediction_overrides
 from mleaudit.audit.parsing import PathologicalTree
 from mleaudit.audit.units import Actor, CodeUnit

@@ -236,7 +236,7 @@ def test_a_real_run_audits_without_gaps():
 
 def test_a_windows_script_name_is_found_in_the_run(tmp_path):
     from mleaudit.audit.checks.provenance import assess_provenance
-    from mleaudit.audit.checks.registry import RunContext
+    from mleaudit.audit.rules.context import RunContext
     from mleaudit.audit.model import Span
     from mleaudit.audit.units import CodeUnit, LogEvent
 

@@ -13,7 +13,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from mleaudit.audit.checks import CHECKS, RunContext, check, get_check
 from mleaudit.audit.checks.provenance import OUTCOMES, assess_provenance, submission_provenance
 from mleaudit.audit.checks.sample import assess_sample_edits, submission_edited_sample
 from mleaudit.audit.checks.submission import cells_equal, submission_equals_answers
@@ -31,8 +30,10 @@ from mleaudit.audit.expand import expand_run
 from mleaudit.audit.logs.text import read_events as read_text_log
 from mleaudit.audit.model import Skipped, Span
 from mleaudit.audit.pipeline import audit_run
-from mleaudit.audit.rules.matchers import PathologicalTree
+from mleaudit.audit.parsing import PathologicalTree
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
+from mleaudit.audit.rules.registry import CHECKS, check, get_check
 from mleaudit.audit.run import load_run
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.model import Confidence, Severity, Span
 from mleaudit.audit.rules.engine import EvaluationError, evaluate_rules, evaluate_ruleset, finding_order, render_message
 from mleaudit.audit.units import CellRange, CodeUnit, LogEvent, LogEventKind

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mleaudit.audit.checks import RunContext
+from mleaudit.audit.rules.context import RunContext
 from mleaudit.audit.checks.sandbox_events import sandbox_events
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "checks"

@@ -1,7 +1,7 @@
-"""The registry of built-in checks: :data:`CHECKS`, the :func:`check` decorator and :class:`RunContext`.
+"""What a run-level check looks at: :class:`RunContext` (the run's files, code, log events and answers).
 
-Kept apart from ``audit/checks/__init__.py`` so that check modules can import it without importing
-the package that imports them (no import cycle); ``mleaudit.audit.checks`` re-exports everything here.
+The rules engine builds one per run (or the pipeline does) and hands it to every ``run`` rule's
+built-in check (:mod:`mleaudit.audit.rules.registry`).
 """
 
 from __future__ import annotations
@@ -12,13 +12,9 @@ from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from mleaudit.audit.model import Skipped
-from mleaudit.audit.rules.match import Match
 from mleaudit.audit.units import CodeUnit, LogEvent
 
-__all__ = ["RunContext", "CheckFn", "RegisteredCheck", "CHECKS", "check", "get_check"]
-
-#: Signature of a check: ``fn(ctx, **params) -> list[Match]``.
-CheckFn = Callable[..., list[Match]]
+__all__ = ["RunContext"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -109,60 +105,3 @@ class RunContext:
             return Path(path).resolve().relative_to(Path(self.root).resolve()).as_posix()
         except ValueError:
             return Path(path).name
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class RegisteredCheck:
-    """A check function with its name and the template values its matches provide."""
-
-    name: str
-    fn: CheckFn
-    values: tuple[str, ...] = ()
-
-    def __call__(self, ctx: RunContext, **params: object) -> list[Match]:
-        return self.fn(ctx, **params)
-
-
-#: Registry of built-in checks by name (filled when ``mleaudit.audit.checks`` is imported).
-CHECKS: dict[str, RegisteredCheck] = {}
-
-
-def check(name: str, *, values: tuple[str, ...] = ()) -> Callable[[CheckFn], CheckFn]:
-    """Register ``fn`` as the built-in check ``name``.
-
-    Parameters
-    ----------
-    name : str
-        Kebab-case name rules use in ``builtin:``.
-    values : tuple of str
-        Names of the ``Match.values`` the check sets, so the loader can verify message
-        placeholders before anything runs.
-
-    Raises
-    ------
-    ValueError
-        If ``name`` is already registered (two checks must not shadow each other).
-    """
-
-    def register(fn: CheckFn) -> CheckFn:
-        if name in CHECKS:
-            raise ValueError(f"built-in check {name!r} is already registered by {CHECKS[name].fn.__module__}")
-        CHECKS[name] = RegisteredCheck(name=name, fn=fn, values=tuple(values))
-        return fn
-
-    return register
-
-
-def get_check(name: str) -> RegisteredCheck:
-    """The registered check ``name``.
-
-    Raises
-    ------
-    KeyError
-        If no check has that name; the message lists the known names.
-    """
-    try:
-        return CHECKS[name]
-    except KeyError:
-        raise KeyError(f"unknown built-in check {name!r}; known: {', '.join(sorted(CHECKS)) or 'none'}") from None
-
