@@ -233,8 +233,8 @@ def test_run_metadata_and_sandbox_records_with_a_repeated_key_are_not_read(tmp_p
 
 
 def test_a_lenient_action_input_with_a_repeated_key_hides_nothing() -> None:
-    from mleaudit.audit.logs.mlagentbench import _parse_input
+    from mleaudit.audit.logs.mlagentbench.actions import parse_input
 
     with collect_shadowed() as hidden:
-        args = _parse_input('{"command": "print(1)", "command": "import os",}')
+        args = parse_input('{"command": "print(1)", "command": "import os",}')
     assert args == {"command": "import os"} and hidden == [ShadowedMember("command", "print(1)")]
