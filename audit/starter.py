@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Callable, Iterable
 
-from mleaudit.audit.logs.mlagentbench import SNAPSHOT, untouched_snapshots
+from mleaudit.audit.logs.mlagentbench.snapshots import SNAPSHOT, untouched_snapshots
 from mleaudit.audit.run import RunLayout, in_agent_folder
 from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 

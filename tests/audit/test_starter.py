@@ -12,7 +12,7 @@ from pathlib import Path
 from mleaudit.audit.attribution import attribute_units
 from mleaudit.audit.clusters import RunCode, copy_clusters
 from mleaudit.audit.expand import expand_run
-from mleaudit.audit.logs.mlagentbench import untouched_snapshots
+from mleaudit.audit.logs.mlagentbench.snapshots import untouched_snapshots
 from mleaudit.audit.pipeline import artifact_text
 from mleaudit.audit.run import load_run
 from mleaudit.audit.similarity import DEFAULT_SCORE_THRESHOLD
