@@ -200,7 +200,7 @@ def test_an_allow_list_reaches_only_the_listed_hosts(run_agent, bwrap):
 
 
 def test_a_non_root_caller_gets_a_user_namespace_and_keeps_its_uid(tmp_path, monkeypatch):
-    import mleaudit.sandbox.local as local
+    import mleaudit.sandbox.local.bubblewrap as local
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 1000)
     monkeypatch.setattr(local.os, "getegid", lambda: 1000)
@@ -215,7 +215,7 @@ def test_a_non_root_caller_gets_a_user_namespace_and_keeps_its_uid(tmp_path, mon
 
 
 def test_a_root_caller_switches_to_an_unprivileged_uid(tmp_path, monkeypatch):
-    import mleaudit.sandbox.local as local
+    import mleaudit.sandbox.local.bubblewrap as local
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
     monkeypatch.setattr(local.shutil, "which", lambda name: f"/usr/bin/{name}")
@@ -541,7 +541,7 @@ print("caller's key size", size)
 
 
 def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
-    import mleaudit.sandbox.local as local
+    import mleaudit.sandbox.local.bubblewrap as local
     from mleaudit.sandbox.run_user import RUN_UID_RANGE, reserved_uids
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
@@ -559,7 +559,7 @@ def test_the_sandbox_owner_is_drawn_once_per_run(monkeypatch):
 
 
 def test_a_root_caller_without_a_user_gets_a_user_name_in_the_environment(tmp_path, monkeypatch):
-    import mleaudit.sandbox.local as local
+    import mleaudit.sandbox.local.bubblewrap as local
     from mleaudit.sandbox.runner import ExecutionPlan
 
     monkeypatch.setattr(local.os, "geteuid", lambda: 0)
