@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import mleaudit.audit.similarity.allpairs as allpairs
+from mleaudit.audit.similarity.allpairs import covered, longest, metrics
 import mleaudit.audit.similarity.pair_metrics as pair_metrics
 from mleaudit.audit.similarity.allpairs import (
     PairTable,
@@ -141,8 +142,8 @@ def test_repetitive_pair_takes_the_exact_fallback(monkeypatch: pytest.MonkeyPatc
     left = [1, 2] + [7] * 400 + [3]
     right = [5] + [7] * 300 + [8, 7, 7, 9] + [7] * 100
     calls = []
-    original = allpairs.longest_common_substring
-    monkeypatch.setattr(allpairs, "longest_common_substring", lambda a, b: calls.append(1) or original(a, b))
+    original = longest.longest_common_substring
+    monkeypatch.setattr(longest, "longest_common_substring", lambda a, b: calls.append(1) or original(a, b))
     started = time.perf_counter()
     (got,) = list(all_pair_metrics([left, right]))
     assert time.perf_counter() - started < 1.0
@@ -154,7 +155,7 @@ def test_repetitive_pair_takes_the_exact_fallback(monkeypatch: pytest.MonkeyPatc
 
 
 def test_parallel_processes_give_the_same_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(allpairs, "_MIN_PARALLEL_OCCURRENCES", 0)
+    monkeypatch.setattr(metrics, "_MIN_PARALLEL_OCCURRENCES", 0)
     rng = random.Random(5)
     hashes = [[rng.randrange(12) for _ in range(rng.randrange(5, 80))] for _ in range(12)]
     one, two = all_pair_metrics(hashes), all_pair_metrics(hashes, jobs=2)
@@ -239,7 +240,7 @@ def test_keys_too_wide_to_pack_are_sorted_per_file(monkeypatch: pytest.MonkeyPat
     rng = random.Random(2)
     hashes = [[rng.randrange(5) for _ in range(rng.randrange(10, 50))] for _ in range(7)]
     packed = list(all_pair_metrics(hashes))
-    monkeypatch.setattr(allpairs, "_KEY_BITS", 1)
+    monkeypatch.setattr(longest, "_KEY_BITS", 1)
     assert list(all_pair_metrics(hashes)) == packed
 
 
@@ -247,5 +248,5 @@ def test_covered_counts_listed_in_slices(monkeypatch: pytest.MonkeyPatch) -> Non
     rng = random.Random(4)
     hashes = [[rng.randrange(6) for _ in range(rng.randrange(5, 40))] for _ in range(9)]
     whole = list(all_pair_metrics(hashes))
-    monkeypatch.setattr(allpairs, "_BLOCK_PAIRS", 3)
+    monkeypatch.setattr(covered, "_BLOCK_PAIRS", 3)
     assert list(all_pair_metrics(hashes)) == whole

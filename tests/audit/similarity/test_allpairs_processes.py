@@ -16,8 +16,8 @@ import time
 import numpy as np
 import pytest
 
-import mleaudit.audit.similarity.allpairs as allpairs
 from mleaudit.audit.errors import AuditError
+from mleaudit.audit.similarity.allpairs import fingerprints, metrics, processes
 from mleaudit.audit.similarity.allpairs import (
     PairTable,
     all_pair_metrics,
@@ -60,8 +60,9 @@ def _snippet(rng: random.Random, n: int) -> str:
 @pytest.fixture
 def parallel_everything(monkeypatch: pytest.MonkeyPatch) -> None:
     """Fork for any input size."""
-    monkeypatch.setattr(allpairs, "_MIN_PARALLEL_CHARS", 0)
-    monkeypatch.setattr(allpairs, "_MIN_PARALLEL_OCCURRENCES", 0)
+    monkeypatch.setattr(fingerprints, "_MIN_PARALLEL_CHARS", 0)
+    monkeypatch.setattr(metrics, "_MIN_PARALLEL_CHARS", 0)
+    monkeypatch.setattr(metrics, "_MIN_PARALLEL_OCCURRENCES", 0)
 
 
 # -- the process map ------------------------------------------------------------------------------
@@ -72,7 +73,7 @@ def test_every_task_once_in_order_across_processes() -> None:
         time.sleep(0.002)  # long enough for every process to take some
         return t * t, os.getpid()
 
-    results = allpairs._map_in_processes(task, 200, 3)
+    results = processes._map_in_processes(task, 200, 3)
     assert [value for value, _ in results] == [t * t for t in range(200)]
     pids = {pid for _, pid in results}
     assert os.getpid() in pids and len(pids) == 3  # this process takes tasks too
@@ -88,7 +89,7 @@ def test_a_worker_exception_is_raised_here() -> None:
         return t
 
     with pytest.raises(KeyError, match="cobol"):
-        allpairs._map_in_processes(task, 40, 2)
+        processes._map_in_processes(task, 40, 2)
 
 
 def test_a_killed_worker_is_an_audit_error() -> None:
@@ -101,29 +102,29 @@ def test_a_killed_worker_is_an_audit_error() -> None:
         return t
 
     with pytest.raises(AuditError, match="killed by signal 9|returned"):
-        allpairs._map_in_processes(task, 50, 2)
+        processes._map_in_processes(task, 50, 2)
 
 
 def test_one_process_or_threads_mean_no_fork() -> None:
     parent = os.getpid()
-    assert {pid for pid in allpairs._map_in_processes(lambda t: os.getpid(), 5, 1)} == {parent}
+    assert {pid for pid in processes._map_in_processes(lambda t: os.getpid(), 5, 1)} == {parent}
     release = threading.Event()
     helper = threading.Thread(target=release.wait)
     helper.start()
     try:  # a fork with another thread running could copy a held lock
-        assert {pid for pid in allpairs._map_in_processes(lambda t: os.getpid(), 5, 4)} == {parent}
+        assert {pid for pid in processes._map_in_processes(lambda t: os.getpid(), 5, 4)} == {parent}
     finally:
         release.set()
         helper.join()
     with pytest.raises(ValueError, match="at most 256 tasks"):
-        allpairs._map_in_processes(lambda t: t, 257, 2)
+        processes._map_in_processes(lambda t: t, 257, 2)
 
 
 def test_deal_keeps_order_and_evens_out_lengths() -> None:
-    runs = allpairs._deal(list(range(10)), 4)
+    runs = processes._deal(list(range(10)), 4)
     assert [x for run in runs for x in run] == list(range(10))
     assert sorted(len(run) for run in runs) == [2, 2, 3, 3]
-    assert allpairs._deal([1, 2], 8) == [[1], [2]]
+    assert processes._deal([1, 2], 8) == [[1], [2]]
 
 
 def test_idle_jobs_follow_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
