@@ -58,7 +58,8 @@ import tree_sitter
 
 from mleaudit.audit.model import Span
 from mleaudit.audit.parsing import LANGUAGES, ParsedFile, get_language, get_parser, parser_safe
-from mleaudit.audit.similarity.winnow import _int_objects, hash_token
+from mleaudit.audit.similarity.winnow.hashing import hash_token
+from mleaudit.audit.similarity.winnow.int_pool import _int_objects
 
 __all__ = [
     "TokenizedFile",

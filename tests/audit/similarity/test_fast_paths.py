@@ -9,13 +9,9 @@ import numpy as np
 import pytest
 
 from mleaudit.audit.similarity.tokenize import _closing_events, _kind_table, tokenize_hashes, tokenize_text
-from mleaudit.audit.similarity.winnow import (
-    _kgram_fingerprints,
-    _winnow_reference,
-    _winnow_selected,
-    fingerprint_tokens,
-    hash_token,
-)
+from mleaudit.audit.similarity.winnow import fingerprint_tokens, hash_token
+from mleaudit.audit.similarity.winnow.fingerprints import _kgram_fingerprints
+from mleaudit.audit.similarity.winnow.selection import _winnow_reference, _winnow_selected
 
 BROKEN = [
     "def f(x:\n    return x +\n",

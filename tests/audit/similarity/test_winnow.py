@@ -11,14 +11,14 @@ from mleaudit.audit.similarity.winnow import (
     HASH_MOD,
     ROLLING_HASH_BASE,
     Fingerprint,
-    _int_objects,
-    _make_fingerprints,
-    _winnow_reference,
     fingerprint_tokens,
     hash_token,
     rolling_hashes,
     winnow,
 )
+from mleaudit.audit.similarity.winnow.fingerprints import _make_fingerprints
+from mleaudit.audit.similarity.winnow.int_pool import _int_objects
+from mleaudit.audit.similarity.winnow.selection import _winnow_reference
 
 # Values printed by @dodona/dolos-core 1.2.1 (TokenHash.hashToken).
 DOLOS_TOKEN_HASHES = {
