@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import Any, Mapping
 
 from mleaudit.grading.medals import Medal, MedalThresholds
-from mleaudit.grading.mlebench_divergence import Divergence
+from mleaudit.grading.mlebench_divergence.records import Divergence
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -45,8 +45,9 @@ Notes
 -----
 Every public name is re-exported here, so callers import from
 ``mleaudit.grading.mlebench_divergence``. Imports point down the listing above and out to
-``mleaudit.grading.spec``, ``medals`` and ``errors``; ``mleaudit.grading.grade``,
-``leaderboard`` and ``validation`` are imported inside functions (``grade`` imports this package).
+``mleaudit.grading.spec``, ``medals`` and ``errors``; ``mleaudit.grading.grade.reading`` and
+``grade.scoring``, ``leaderboard`` and ``validation`` are imported inside functions (importing
+``grade.*`` runs ``grade``'s ``__init__``, which imports this package), never ``grade`` itself.
 Nothing here imports ``mleaudit.audit`` or ``mleaudit.sandbox``. A new looseness kind is declared
 in :data:`mleaudit.grading.spec.MLEBENCH_LOOSENESS_KINDS`; its emulation goes in ``cells`` (what
 it does to cells or columns) or ``pairing`` (what it does to rows), and ``find._find`` calls it.

@@ -83,7 +83,7 @@ def find_mlebench_divergences(
     entries = tuple(spec.mlebench_looseness or ())
     if not entries:
         return DivergenceCheck()
-    from mleaudit.grading.grade import read_scoring_frames
+    from mleaudit.grading.grade.reading import read_scoring_frames
 
     try:
         submission, answers = read_scoring_frames(submission_path, spec, answers_path)
@@ -156,7 +156,7 @@ def _find(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec
         if isinstance(frames, str):
             computed, basis = False, f"not computed: {frames}"
         else:
-            from mleaudit.grading.grade import score_spec_frames
+            from mleaudit.grading.grade.scoring import score_spec_frames
 
             try:
                 score = _rounded(score_spec_frames(frames[0], frames[1], spec))

@@ -17,7 +17,7 @@ logger = logging.getLogger(__package__)
 
 
 def _rounded(score: float) -> float:
-    from mleaudit.grading.grade import round_score  # grade imports this module
+    from mleaudit.grading.grade.scoring import round_score  # grade's __init__ imports this package
 
     return round_score(score)
 
@@ -42,7 +42,7 @@ def _medal(score: float | None, thresholds: MedalThresholds | None) -> Medal | N
 
 
 def _checked_grade(submission: pd.DataFrame, answers: pd.DataFrame, spec: CompetitionSpec) -> CheckedGrade:
-    from mleaudit.grading.grade import score_spec_frames
+    from mleaudit.grading.grade.scoring import score_spec_frames
 
     try:
         return CheckedGrade(valid=True, score=_rounded(score_spec_frames(submission.copy(), answers.copy(), spec)))
