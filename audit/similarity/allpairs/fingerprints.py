@@ -44,7 +44,7 @@ def fingerprint_hashes(text: str, language: str, *, kgram_length: int = 23, kgra
     ValueError
         If ``kgram_length`` or ``kgrams_in_window`` is below 1.
     """
-    from mleaudit.audit.similarity.tokenize import _token_hash_array
+    from mleaudit.audit.similarity.tokenize.hashes import _token_hash_array
     from mleaudit.audit.similarity.winnow.fingerprints import _kgram_fingerprints
 
     return _kgram_fingerprints(_token_hash_array(text, language), kgram_length, kgrams_in_window)

@@ -8,7 +8,9 @@ import random
 import numpy as np
 import pytest
 
-from mleaudit.audit.similarity.tokenize import _closing_events, _kind_table, tokenize_hashes, tokenize_text
+from mleaudit.audit.similarity.tokenize import tokenize_hashes, tokenize_text
+from mleaudit.audit.similarity.tokenize.hashes import _closing_events
+from mleaudit.audit.similarity.tokenize.kinds import _kind_table
 from mleaudit.audit.similarity.winnow import fingerprint_tokens, hash_token
 from mleaudit.audit.similarity.winnow.fingerprints import _kgram_fingerprints
 from mleaudit.audit.similarity.winnow.selection import _winnow_reference, _winnow_selected
