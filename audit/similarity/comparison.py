@@ -344,9 +344,9 @@ class _Comparison:
     options: SimilarityOptions
     #: The detector references' seeds, for the bound that spares scoring most pairs.
     seeds: SeedLocations | None = None
-    #: Detector evidence by agent text: a journal holds the same code in several nodes, and
-    #: its best solution again in a file; the evidence depends on the text alone.
-    scored: dict[str, Sequence[Evidence | None]] = field(default_factory=dict)
+    #: Detector evidence by agent profile (:meth:`Profile.content_key`): a journal holds the same
+    #: code in several nodes, and its best solution again in a file.
+    scored: dict[tuple, Sequence[Evidence | None]] = field(default_factory=dict)
 
 
 def _worth_scoring(agent: Profile, visible: np.ndarray, shared: _Comparison) -> np.ndarray | None:
@@ -399,11 +399,12 @@ def _measure_file(members: Sequence[int], shared: _Comparison) -> list[_Candidat
         evidence: Sequence[Evidence | None] = [None] * len(positions)
         if shared.detector is not None and unit.language == "python":
             # Every Python reference is a detector reference, in the order of `positions`.
-            found_before = shared.scored.get(unit.text)
+            agent = profile_code(unit.text, unit.path)
+            key = (agent.content_key(), visible.tobytes())
+            found_before = shared.scored.get(key)
             if found_before is None:
-                agent = profile_code(unit.text, unit.path)
                 found_before = shared.detector.evidence_all(agent, wanted=_worth_scoring(agent, visible, shared))
-                shared.scored[unit.text] = found_before
+                shared.scored[key] = found_before
             evidence = found_before
         for row, k in enumerate(positions.tolist()):
             found = evidence[row]

@@ -410,6 +410,16 @@ class Profile:
     def __len__(self) -> int:
         return len(self.ids)
 
+    def content_key(self) -> tuple:
+        """What the detector's evidence against a reference depends on: the tokens and what is
+        known of them, not the path nor where each token lies in the text (two files that differ
+        only in comments, blank lines or spacing have one key)."""
+        key = self._cache.get("content_key")
+        if key is None:
+            key = (self.ids, frozenset(self.priors.items()), self.literals, self.names, self.prose)
+            self._cache["content_key"] = key
+        return key
+
     def id_array(self) -> np.ndarray:
         """The token ids as a uint64 array (built once)."""
         array = self._cache.get("ids")
