@@ -40,10 +40,10 @@ KNOWN_BROKEN = {
     "similarity-column": (
         "similarity/corpus.py:221 -> audit.expand (private decoding helpers), :222 -> audit.run.decode_text, "
         ":295 -> audit.notebooks.read_notebook; similarity/strings.py:26 -> audit.logs.keys; "
-        "similarity/detect.py:1495 -> audit.rules.loader"
+        "similarity/detect/policy.py:58 -> audit.rules.loader"
     ),
 }
-KNOWN_CYCLES = "audit/batch.py:685 -> audit/batch_dask.py:83 -> audit/batch.py"
+KNOWN_CYCLES = "audit/batch/runner.py:142 -> audit/batch_dask.py:83 -> audit/batch/runner.py"
 
 #: Run in the child process: every import between our modules, with its line numbers, as JSON.
 _GRAPH_SCRIPT = """
