@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from mleaudit.audit.similarity import cli as similarity_cli
+from mleaudit.audit.similarity.cli import compare as similarity_compare
 from mleaudit.audit.similarity.cli import TOO_SHORT, similarity
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "similarity" / "detect"
@@ -37,12 +37,12 @@ def _agents(tmp_path: Path, n: int = 5) -> Path:
 def test_compare_json_in_batches_is_the_whole_document(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        extra: tuple[str, ...]) -> None:
     agents = _agents(tmp_path)
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", 100)
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES_ALL", 100)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES", 100)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES_ALL", 100)
     whole = _run("compare", str(agents), "--reference", str(KERNELS), "--format", "json", *extra)
     assert whole.exit_code == 0, whole.output
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", 2)
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES_ALL", 2)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES", 2)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES_ALL", 2)
     batched = _run("compare", str(agents), "--reference", str(KERNELS), "--format", "json", *extra)
     assert batched.exit_code == 0, batched.output
     # The same text, and the text json.dumps writes for the whole document at once.
@@ -60,9 +60,9 @@ def test_compare_json_in_batches_is_the_whole_document(tmp_path: Path, monkeypat
 
 def test_compare_tsv_in_batches_is_the_same_table(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     agents = _agents(tmp_path)
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", 100)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES", 100)
     whole = _run("compare", str(agents), "--reference", str(KERNELS))
-    monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", 1)
+    monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES", 1)
     batched = _run("compare", str(agents), "--reference", str(KERNELS))
     assert whole.exit_code == batched.exit_code == 0
     assert batched.stdout == whole.stdout
@@ -122,7 +122,7 @@ def test_compare_with_an_index_in_batches_is_the_same_document(tmp_path: Path, m
     agents = _agents(tmp_path)
     outputs = []
     for size in (100, 2):
-        monkeypatch.setattr(similarity_cli, "COMPARE_BATCH_FILES", size)
+        monkeypatch.setattr(similarity_compare, "COMPARE_BATCH_FILES", size)
         result = _run("compare", str(agents), "--index", str(index), "--format", "json")
         assert result.exit_code == 0, result.output
         outputs.append(result.stdout)
