@@ -19,7 +19,8 @@ from mleaudit.audit.formatters.terminal import terminal_safe
 from mleaudit.audit.pipeline import AuditOptions, audit_run
 from mleaudit.audit.report import (EXIT_INCOMPLETE, EXIT_INTERNAL_ERROR, Gap, GapKind, VerdictKind, decide_verdict,
                           exit_code)
-from mleaudit.audit.rules import matchers
+from mleaudit.audit.rules.matchers import base as matcher_base
+from mleaudit.audit.rules.matchers import query as query_matcher
 from mleaudit.audit.rules.loader import find_rules_root, load_ruleset
 from mleaudit.audit.rules.strings import fold_strings
 from mleaudit.audit.run import load_run
@@ -148,7 +149,7 @@ def test_a_regex_that_backtracks_for_ever_is_cut_and_reported(tmp_path, monkeypa
             "category": "external-resource", "target": "code", "languages": ["python"],
             "match": {"regex": r"(?:a|aa)+$"}, "metadata": {"rationale": "A catastrophic regex."}}
     rules = load_ruleset([_rule_folder(tmp_path, rule)])
-    monkeypatch.setattr(matchers, "REGEX_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(matcher_base, "REGEX_TIMEOUT_SECONDS", 0.2)
     root = _write(tmp_path / "run", {"solve.py": "s = '" + "a" * 5000 + "b'\n"})
     report = _audit(root, rules)
     [gap] = report.verdict.gaps
@@ -162,7 +163,7 @@ def test_a_query_predicate_regex_that_backtracks_is_cut_too(tmp_path, monkeypatc
             "match": {"query": {"python": '((string_content) @s (#match? @s "(?:a|aa)+$"))'}},
             "metadata": {"rationale": "A catastrophic predicate."}}
     rules = load_ruleset([_rule_folder(tmp_path, rule)])
-    monkeypatch.setattr(matchers, "REGEX_TIMEOUT_SECONDS", 0.2)
+    monkeypatch.setattr(query_matcher, "REGEX_TIMEOUT_SECONDS", 0.2)
     report = _audit(_write(tmp_path / "run", {"solve.py": "s = '" + "a" * 5000 + "b'\n"}), rules)
     [gap] = report.verdict.gaps
     assert gap.rule_id == "ext-slow-query" and gap.error == "TimeoutError"

@@ -1,0 +1,237 @@
+"""The ``query`` matcher: tree-sitter queries by language, compiled once, and their compilation.
+
+Queries of every rule are also joined per language (:class:`_CombinedQueries`), so that a large
+unit's tree is walked once for all rules; on a pathological tree a query falls back to text
+(:mod:`~mleaudit.audit.rules.matchers.fallback`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import regex as _regex
+import tree_sitter
+
+from mleaudit.audit.parsing import LANGUAGES, get_language
+from mleaudit.audit.rules.match import Capture, Match
+from mleaudit.audit.rules.matchers.base import REGEX_TIMEOUT_SECONDS, Subject, tree_shape
+from mleaudit.audit.rules.matchers.fallback import TextRequirement, text_fallback, text_requirements
+from mleaudit.audit.rules.matchers.predicates import (
+    SUPPORTED_PREDICATES,
+    RegexPredicate,
+    own_regex_predicates,
+    unsupported_predicates,
+)
+from mleaudit.audit.rules.spec import QuerySpec
+
+
+#: Units at least this long (characters) run every rule's query at once (:class:`_CombinedQueries`):
+#: one walk of a large tree instead of one per rule (a 100,000-cell notebook: 1.6 s against 27 s).
+COMBINED_QUERY_MIN_CHARS = 200_000
+
+
+class _CombinedQueries:
+    """Every compiled query of a language joined into one, run once per large unit.
+
+    tree-sitter runs the patterns of one query in a single walk of the tree, so a large unit
+    is walked once for all rules; each :class:`QueryMatcher` then takes the matches of its own
+    patterns (their indices are offset by the patterns of the queries before it). Results are
+    kept for the last few units, since the engine runs rule by rule over the same units.
+    """
+
+    _KEEP = 4
+
+    def __init__(self) -> None:
+        self.sources: dict[str, list[tuple[str, int]]] = {}
+        self.queries: dict[str, tuple[int, tree_sitter.Query | None]] = {}
+        self.results: dict[tuple[str, int], tuple[Any, dict[int, list]]] = {}
+
+    def register(self, language: str, source: str, patterns: int) -> int:
+        entries = self.sources.setdefault(language, [])
+        for index, (known, _) in enumerate(entries):
+            if known == source:  # a ruleset loaded again registers nothing new
+                return index
+        entries.append((source, patterns))
+        return len(entries) - 1
+
+    def _query(self, language: str) -> tree_sitter.Query | None:
+        entries = self.sources.get(language, [])
+        built = self.queries.get(language)
+        if built is None or built[0] != len(entries):
+            try:
+                query = tree_sitter.Query(get_language(language), "\n".join(src for src, _ in entries))
+            except tree_sitter.QueryError:  # pragma: no cover - each part compiled alone
+                query = None
+            built = (len(entries), query)
+            self.queries[language] = built
+            self.results = {k: v for k, v in self.results.items() if k[0] != language}
+        return built[1]
+
+    def matches(self, language: str, index: int, parsed: Any) -> list | None:
+        """The matches of query ``index`` on ``parsed`` (pattern indices its own), or ``None`` to run it alone."""
+        query = self._query(language)
+        if query is None:
+            return None
+        key = (language, id(parsed))
+        cached = self.results.get(key)
+        if cached is None or cached[0] is not parsed:
+            cursor = tree_sitter.QueryCursor(query)
+            by_pattern: dict[int, list] = {}
+            for pattern, nodes_by_name in cursor.matches(parsed.root):
+                by_pattern.setdefault(pattern, []).append(nodes_by_name)
+            if cursor.did_exceed_match_limit:
+                return None
+            while len(self.results) >= self._KEEP:
+                self.results.pop(next(iter(self.results)))
+            cached = (parsed, by_pattern)
+            self.results[key] = cached
+        entries = self.sources[language]
+        offset = sum(patterns for _, patterns in entries[:index])
+        count = entries[index][1]
+        by_pattern = cached[1]
+        return [(p - offset, found) for p in range(offset, offset + count) for found in by_pattern.get(p, ())]
+
+
+_COMBINED = _CombinedQueries()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class QueryMatcher:
+    """Tree-sitter queries by language, compiled once, each with the source of its text fallback."""
+
+    queries: Mapping[str, tree_sitter.Query]
+    capture_names: frozenset[str] = frozenset()
+    #: The query source per language, for its :class:`TextFallback` (built on first use:
+    #: :func:`text_fallback`; only a pathological tree needs one).
+    fallbacks: Mapping[str, str] = field(default_factory=dict)
+    #: ``#match?``-family predicates by language and pattern index, applied here with a time bound.
+    regex_predicates: Mapping[str, Mapping[int, tuple[RegexPredicate, ...]]] = field(default_factory=dict)
+    #: Per language, what the text must hold for any pattern to match (:class:`TextRequirement`),
+    #: or ``None`` when some pattern has no such requirement (the query always runs).
+    requirements: Mapping[str, tuple[TextRequirement, ...] | None] = field(default_factory=dict)
+    #: Per language, this query's place among all compiled queries (:data:`_COMBINED`).
+    combined: Mapping[str, int] = field(default_factory=dict)
+
+    def could_match(self, language: str, text: str, folded: Callable[[], str | None] | None = None) -> bool:
+        """False only when no pattern of the query can match ``text`` (a cheap text test first).
+
+        On a unit large enough for the combined query (which walks its tree once for every
+        rule) only the literals are tested: a regex over the whole text would cost more.
+        ``folded`` gives the text as the regexes' prefilters read it (computed when absent).
+        """
+        needs = self.requirements.get(language)
+        large = len(text) >= COMBINED_QUERY_MIN_CHARS
+        return needs is None or any(need.met(text, regexes=not large, folded=folded) for need in needs)
+
+    def find(self, subject: Subject) -> list[Match]:
+        query = self.queries.get(subject.language or "")
+        if query is None or not subject.text:
+            return []
+        if not self.could_match(subject.language or "", subject.text, subject.folded):
+            # Every pattern needs a literal or a regex match that the text lacks: running the
+            # query on a large tree would only confirm it.
+            return []
+        parsed, shape = tree_shape(subject)
+        if shape is not None:
+            source = self.fallbacks.get(subject.language or "")
+            fallback = text_fallback(source) if source is not None else None
+            if fallback is None or fallback.structural:
+                subject.unevaluated.append(f"query pattern(s) without a literal not run on {shape}")
+            if fallback is None:
+                return []
+            return fallback.find(subject.text, f"text match: {shape}")
+        matches = []
+        found = None
+        if len(subject.text) >= COMBINED_QUERY_MIN_CHARS and subject.language in self.combined:
+            found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed)
+        if found is None:
+            found = tree_sitter.QueryCursor(query).matches(parsed.root)
+        predicates = self.regex_predicates.get(subject.language or "", {})
+        deadline = time.monotonic() + REGEX_TIMEOUT_SECONDS
+        for pattern, nodes_by_name in found:
+            if pattern in predicates and not all(p.holds(nodes_by_name, parsed, deadline) for p in predicates[pattern]):
+                continue
+            captures = {}
+            for name, nodes in nodes_by_name.items():
+                if not nodes:
+                    continue
+                node = min(nodes, key=lambda n: (n.start_byte, -n.end_byte))
+                captures[name] = Capture(
+                    start=parsed.char_offset(node.start_byte),
+                    end=parsed.char_offset(node.end_byte),
+                    text=parsed.node_text(node),
+                )
+            if captures:
+                matches.append(Match.from_captures(captures))
+        return matches
+
+
+
+def _pattern_has_capture(query: tree_sitter.Query, pattern: int) -> bool:
+    for capture in range(query.capture_count):
+        try:
+            # "" (one), "?", "*" or "+"; tree-sitter 0.26 raises for a capture the pattern lacks.
+            quantifier = query.capture_quantifier(pattern, capture)
+        except SystemError:
+            continue
+        if quantifier not in (None, 0):
+            return True
+    return False
+
+
+
+def compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
+    compiled: dict[str, tree_sitter.Query] = {}
+    fallbacks: dict[str, str] = {}
+    predicates: dict[str, dict[int, tuple[RegexPredicate, ...]]] = {}
+    requirements: dict[str, tuple[TextRequirement, ...] | None] = {}
+    combined: dict[str, int] = {}
+    names: set[str] = set()
+    for language, source in spec.queries:
+        if language not in LANGUAGES:
+            problems.append(f"query for unknown language {language!r} (known: {', '.join(sorted(LANGUAGES))})")
+            continue
+        unsupported = unsupported_predicates(source)
+        if unsupported:
+            problems.append(
+                f"{language} query uses predicate(s) {', '.join(unsupported)}, which tree-sitter ignores "
+                f"(supported: {', '.join('#' + p for p in sorted(SUPPORTED_PREDICATES))})"
+            )
+            continue
+        try:
+            query = tree_sitter.Query(get_language(language), source)
+        except tree_sitter.QueryError as exc:
+            problems.append(f"{language} query does not compile: {exc}")
+            continue
+        if query.capture_count == 0:
+            problems.append(f"{language} query has no @capture, so a match has no location")
+            continue
+        empty = [i for i in range(query.pattern_count) if not _pattern_has_capture(query, i)]
+        if empty:
+            problems.append(
+                f"{language} query pattern(s) {empty} have no @capture "
+                "(is a predicate outside its pattern's parentheses?)"
+            )
+            continue
+        try:
+            stripped, regex_predicates, all_regex_predicates = own_regex_predicates(query, source)
+            if stripped != source:  # compiling is costly (~14 ms a query): only when a predicate was taken out
+                query = tree_sitter.Query(get_language(language), stripped)
+        except (_regex.error, ValueError, OverflowError) as exc:
+            problems.append(f"{language} query has a #match? regex that does not compile: {exc}")
+            continue
+        except tree_sitter.QueryError as exc:  # pragma: no cover - the source compiled with the predicates
+            problems.append(f"{language} query does not compile without its regex predicates: {exc}")
+            continue
+        compiled[language] = query
+        predicates[language] = regex_predicates
+        combined[language] = _COMBINED.register(language, stripped, query.pattern_count)
+        requirements[language] = text_requirements(query, source, all_regex_predicates)
+        fallbacks[language] = source
+        names.update(query.capture_name(i) for i in range(query.capture_count))
+    if len(compiled) != len(spec.queries):
+        return None
+    return QueryMatcher(queries=compiled, capture_names=frozenset(names), fallbacks=fallbacks,
+                        regex_predicates=predicates, requirements=requirements, combined=combined)
