@@ -1,14 +1,14 @@
 """Code similarity between agent code and public kernels: Dolos's algorithm, copydetect's roles.
 
-Pipeline: :func:`tokenize_text` (tree-sitter node-type tokens, ``tokenize.py``) → fingerprints
-(k-gram hashes and winnowing, ``winnow.py``) → :class:`FingerprintIndex` (boilerplate, references,
+Pipeline: :func:`tokenize_text` (tree-sitter node-type tokens, ``tokenize/``) → fingerprints
+(k-gram hashes and winnowing, ``winnow/``) → :class:`FingerprintIndex` (boilerplate, references,
 agents; ignored hashes, ``fingerprint_index.py``) → :class:`PairReport` per agent × reference pair
 (``pairs.py``). The figures Dolos reports (``similarity``, ``total_overlap``,
 ``longest_fragment``, covered and total fingerprints) are computed as Dolos 3.5.1 computes them,
 so they can be checked against Dolos's own output; containment in both directions, fragments with
 spans into notebook cells, boilerplate exclusion and a reference corpus are added on top.
 
-The copy detector (``detect.py``) adds one decision statistic per pair, ``score`` in [0, 1)
+The copy detector (``detect``) adds one decision statistic per pair, ``score`` in [0, 1)
 (the information of the code the agent file shares with the reference, under a background model
 of the other references), and ``flagged`` when it reaches the policy threshold, which lives in
 ``rules/plagiarism/`` (see :func:`load_score_threshold`).
@@ -24,6 +24,42 @@ Naming: ``*_similarity`` and ``*_containment`` lie in [0, 1], higher meaning mor
 The package's names are loaded on first use (PEP 562), so that a command needing only part of
 the engine (``mleaudit similarity pairs``: tokenize, winnow, all pairs) does not import the copy
 detector, the corpus loader and the comparison code at start-up.
+
+Routine Listings
+----------------
+The modules, from the bottom layer up; a module imports only from its own layer or below.
+
+Tokens and fingerprints
+    ``winnow/`` (Dolos's token hash, rolling hashes, winnowing, :class:`Fingerprint`);
+    ``tokenize/`` (:class:`TokenizedFile`; tokens of a syntax tree, of characters, token hashes
+    alone).
+Pair figures
+    ``fingerprint_index.py`` (files by role, ignored hashes); ``substring.py`` (the exact longest
+    common substring); ``pair_metrics.py`` (:class:`DolosMetrics` of one pair);
+    ``allpairs/`` (the same figures for every pair of many files, with numpy and forked
+    processes); ``fragments.py`` (Dolos's fragments, :class:`Fragment`).
+Copy detector
+    ``detect`` (profiles, background model, :class:`Evidence`, ``score``); ``bounds.py`` (upper
+    bounds that skip pairs the detector could not flag); ``evidence.py`` (its evidence as
+    fragments).
+Reports
+    ``pairs.py`` (:class:`PairReport`, :func:`pair_report`); ``corpus.py`` (reference kernels read
+    from folders); ``strings.py`` (code kept in string literals); ``comparison.py``
+    (:func:`compare`, :class:`SimilarityReport`).
+Corpus index
+    ``index/``: the reference corpus on disk (SQLite or Redis), searched without tokenizing
+    every kernel, with the same figures as :func:`compare`.
+Command line
+    ``cli/`` (``mleaudit similarity``), ``corpus_cli.py`` (``mleaudit corpus``).
+
+Notes
+-----
+A language with a tree-sitter grammar is added to :data:`mleaudit.audit.parsing.LANGUAGES` and
+needs nothing here: the tokenizers read any grammar's node kinds. A tokenizer of another kind
+(as character tokens are, for text without a grammar) goes in ``tokenize/``; its docstring says
+where. A storage backend of the corpus index goes in ``index/``, beside the SQLite and Redis
+ones, behind the backend protocol its docstring names. A name meant for callers of the package
+is added to ``_ORIGIN`` below, with the module that defines it.
 """
 
 from __future__ import annotations
