@@ -567,7 +567,7 @@ def test_deeply_nested_metadata_and_jsonl_are_named_errors(tmp_path):
 
 
 def test_reports_are_written_whole(tmp_path, monkeypatch):
-    from mleaudit.audit import batch
+    from mleaudit.audit.batch import reports as batch
 
     target = tmp_path / "r.json"
     target.write_text("old")
