@@ -35,16 +35,53 @@ transcripts and inside the records of the line-oriented formats (``runlog``, ``p
 Logs are untrusted: a structured log cut short is read up to the break, a log that gives more
 than :data:`~mleaudit.audit.logs.common.MAX_LOG_EVENTS` events is read up to that many, and
 :func:`parse_log` says what was not read in :attr:`LogReading.problems`: JSON nested deeper
-than :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH` levels, a structured reader that failed (the log
-is then read as plain text), unreadable JSONL lines, a key written twice in one JSON object
-(the value JSON readers drop is read too: :mod:`mleaudit.audit.logs.shadowed`). Nothing raises. Lone UTF-16 surrogates
-that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
+than :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH` levels, a structured reader that
+failed (the log is then read as plain text), unreadable JSONL lines, a key written twice in one JSON object
+(the value JSON readers drop is read too: :mod:`mleaudit.audit.logs.shadowed`). Nothing raises.
+Lone UTF-16 surrogates that JSON escapes spell (``"\\udfff"``) become U+FFFD in the events, which
 :attr:`LogReading.notes` counts.
 
-Adding a format: a module with ``NAME``, ``detect(path, text) -> bool`` and
+Routine Listings
+----------------
+Shared by the adapters (each adapter is one module, or a package for the larger ones:
+``mlagentbench``, ``frameworks``, ``steplog``, whose ``__init__`` docstrings list their parts):
+
+common
+    :class:`~mleaudit.audit.logs.common.EventList` (the event cap),
+    :class:`~mleaudit.audit.logs.common.SpanMaker` (fast spans), ``CUT_SHORT``, code-language guesses.
+jsonregions
+    JSON in log text: bounded decoding (``loads_json``), value regions, what parses of a
+    document cut short (``load_json``), nesting and lone-surrogate notes.
+keys
+    Where JSON logs keep commands, code and tool names (the key table), roles as actors.
+toolcalls
+    ``call_actions``: the commands and code a tool call's arguments hold; calls printed as text.
+prompts
+    ``match_prompt``/``find_prompts``: commands and code typed at a shell or Python prompt.
+text
+    The plain-text reader; its ``scan_text`` reads free text embedded in other formats.
+trajectory
+    Step lists of agent trajectories in JSON documents (for ``jsondoc``).
+shadowed
+    The values hidden by a key written twice in one JSON object, read as events.
+inspect_archive
+    ``read_eval_archive``: the samples of an Inspect ``.eval`` zip archive, within hard limits.
+
+Notes
+-----
+Logs sit low: modules here import only each other (helpers above, adapters on them) plus
+:mod:`mleaudit.audit.model`, :mod:`mleaudit.audit.units`, :mod:`mleaudit.audit.parsing`,
+:mod:`mleaudit.audit.errors` and :mod:`mleaudit.grading.untrusted_json`; never the rules engine,
+the checks, the pipeline or the command line, which read logs through :func:`parse_log`.
+
+Adding a format (a new agent framework's log): a module (or a package, when it outgrows one
+module) with ``NAME``, ``detect(path, text) -> bool`` and
 ``read_events(path, text, notes=None) -> list[LogEvent]`` (events collected in an
-:class:`~mleaudit.audit.logs.common.EventList`; sentences on unread parts appended to ``notes``), an entry
-in :data:`ADAPTERS` ahead of ``text``, and a fixture under ``tests/fixtures/logs/``.
+:class:`~mleaudit.audit.logs.common.EventList`; sentences on unread parts appended to
+``notes``), built on the helpers above; an entry in :data:`ADAPTERS` ahead of ``text`` (in
+detection order: a format recognised by its path or a strict shape before looser ones), and a
+fixture under ``tests/fixtures/logs/``. A format that decodes JSON escapes also goes in
+``_DECODING_FORMATS``.
 """
 
 from __future__ import annotations
