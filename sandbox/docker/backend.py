@@ -38,7 +38,7 @@ from mleaudit.sandbox.docker.daemon import (
 from mleaudit.sandbox.errors import ImageNotFound, SandboxError, SandboxUnavailable
 from mleaudit.sandbox.logsink import CappedLog
 from mleaudit.sandbox.run_user import RunUsers
-from mleaudit.sandbox.runner import Execution, ExecutionPlan
+from mleaudit.sandbox.runner.plan import Execution, ExecutionPlan
 from mleaudit.sandbox.spec import SandboxSpec
 
 logger = logging.getLogger(__name__)

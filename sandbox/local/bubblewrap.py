@@ -19,7 +19,7 @@ from mleaudit.sandbox.local.host import find_bwrap, namespace_remedies
 from mleaudit.sandbox.local.limits import Limits, setup_limits
 from mleaudit.sandbox.local.process import exit_status, report_limits, run_supervised
 from mleaudit.sandbox.run_user import RunUsers, parse_user, session_keyring_preexec
-from mleaudit.sandbox.runner import Bind, Execution, ExecutionPlan, plan_masks
+from mleaudit.sandbox.runner.plan import Bind, Execution, ExecutionPlan, plan_masks
 from mleaudit.sandbox.spec import SandboxSpec, default_memory_bytes
 
 logger = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from mleaudit.sandbox.errors import SandboxUnavailable
 from mleaudit.sandbox.local.host import namespace_remedies
 from mleaudit.sandbox.local.limits import Limits
 from mleaudit.sandbox.logsink import CappedLog
-from mleaudit.sandbox.runner import ExecutionPlan
+from mleaudit.sandbox.runner.plan import ExecutionPlan
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import Any
 from mleaudit.sandbox.errors import SpecError
 from mleaudit.sandbox.local.limits import setup_limits
 from mleaudit.sandbox.local.process import exit_status, report_limits, run_supervised
-from mleaudit.sandbox.runner import Execution, ExecutionPlan
+from mleaudit.sandbox.runner.plan import Execution, ExecutionPlan
 from mleaudit.sandbox.spec import SandboxSpec
 
 
