@@ -138,10 +138,10 @@ def test_inconsistent_background_arrays_are_refused(tmp_path) -> None:
 
 
 def test_a_missing_shipped_background_stops_the_detector(tmp_path, monkeypatch) -> None:
-    from mleaudit.audit.similarity import detect
+    from mleaudit.audit.similarity.detect import background
 
-    monkeypatch.setattr(detect, "BACKGROUND_PATH", tmp_path / "gone.npz")
-    monkeypatch.setattr(detect, "_DEFAULT_BACKGROUND", [])
+    monkeypatch.setattr(background, "BACKGROUND_PATH", tmp_path / "gone.npz")
+    monkeypatch.setattr(background, "_DEFAULT_BACKGROUND", [])
     with pytest.raises(ConfigError, match="no such file"):
         DetectionCorpus([profile_code("x = 1\n")])
     # an explicit background, or none, does not need the file
