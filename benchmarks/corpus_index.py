@@ -61,9 +61,9 @@ from mleaudit.audit.model import Skipped  # noqa: E402
 from mleaudit.audit.notebooks import read_notebook  # noqa: E402
 from mleaudit.audit.similarity import FingerprintIndex, dolos_metrics  # noqa: E402
 from mleaudit.audit.similarity.corpus import decode_reference, iter_reference_files  # noqa: E402
-from mleaudit.audit.similarity import corpus_index as corpus_index_module  # noqa: E402
+from mleaudit.audit.similarity.index import detector_query as corpus_index_module  # noqa: E402
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus  # noqa: E402
-from mleaudit.audit.similarity.corpus_index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
+from mleaudit.audit.similarity.index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
 from mleaudit.audit.similarity.tokenize import tokenize_text  # noqa: E402
 from mleaudit.audit.units import CodeUnit  # noqa: E402
 

@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from detection_quality import clean_run_units  # noqa: E402
 
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus  # noqa: E402
-from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index  # noqa: E402
+from mleaudit.audit.similarity.index import build_corpus_index, load_corpus_index  # noqa: E402
 from mleaudit.audit.units import CodeUnit  # noqa: E402
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -99,7 +99,7 @@ def build_command(directories: tuple[Path, ...], index_path: Path, boilerplate: 
         mleaudit corpus build kernels/ -o shared.index --storage redis://10.0.0.5:6379/0
     """
     from mleaudit.audit.similarity import SimilarityOptions
-    from mleaudit.audit.similarity.corpus_index import build_corpus_index
+    from mleaudit.audit.similarity.index import build_corpus_index
 
     try:
         summary = build_corpus_index(
@@ -134,7 +134,7 @@ def add_command(index_path: Path, paths: tuple[Path, ...], root: Path | None, jo
 
         mleaudit corpus add kernels.index more-kernels/ --root more-kernels
     """
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -161,7 +161,7 @@ def remove_command(index_path: Path, paths: tuple[str, ...]) -> None:
 
         mleaudit corpus remove kernels.index kernels/author
     """
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -186,7 +186,7 @@ def sync_command(index_path: Path, directory: Path, jobs: int) -> None:
 
         mleaudit corpus sync kernels.index kernels/
     """
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -210,7 +210,7 @@ def compact_command(index_path: Path) -> None:
 
         mleaudit corpus compact kernels.index
     """
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     try:
         with load_corpus_index(index_path, writable=True) as index:
@@ -237,7 +237,7 @@ def info_command(index_path: Path, fmt: str, list_skipped: bool) -> None:
 
         mleaudit corpus info kernels.index --format json --skipped
     """
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     try:
         with load_corpus_index(index_path) as index:

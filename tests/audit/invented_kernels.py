@@ -58,7 +58,7 @@ def audit_against(tmp_path: Path, kernels: dict[str, str], files: dict[str, str]
     out = tmp_path / "report.json"
     source = ["--corpus", str(corpus)]
     if index:
-        from mleaudit.audit.similarity.corpus_index import build_corpus_index
+        from mleaudit.audit.similarity.index import build_corpus_index
 
         build_corpus_index([corpus], tmp_path / "kernels.index")
         source = ["--index", str(tmp_path / "kernels.index")]

@@ -12,7 +12,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from mleaudit.audit.cli import main
-from mleaudit.audit.similarity.corpus_index import build_corpus_index
+from mleaudit.audit.similarity.index import build_corpus_index
 
 from .invented_kernels import HEAT_KERNEL, LANTERN_KERNEL, audit_against
 

@@ -116,7 +116,7 @@ def _stored_docs(index) -> list[str]:
 @fork
 @pytest.mark.parametrize("storage", ["sqlite", "redis"])
 def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str, request) -> None:
-    from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+    from mleaudit.audit.similarity.index import build_corpus_index, load_corpus_index
 
     url = request.getfixturevalue("redis_url") if storage == "redis" else None
     folders = _corpus_folders(tmp_path)
@@ -157,7 +157,7 @@ def test_parallel_corpus_adds_keep_every_root_once(tmp_path: Path, storage: str,
 
 @fork
 def test_parallel_builds_of_one_index_leave_one_intact_index(tmp_path: Path) -> None:
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     folders = _corpus_folders(tmp_path)
     index_path = tmp_path / "k.index"

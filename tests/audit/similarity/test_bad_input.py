@@ -18,7 +18,7 @@ import pytest
 
 from mleaudit.audit.similarity import compare, load_reference_corpus
 from mleaudit.audit.similarity.corpus import MAX_REFERENCE_BYTES
-from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+from mleaudit.audit.similarity.index import build_corpus_index, load_corpus_index
 from mleaudit.audit.units import CodeUnit
 
 NESTED = "value = " + "(" * 5000 + "1" + ")" * 5000 + "\n"

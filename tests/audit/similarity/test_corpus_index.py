@@ -17,8 +17,8 @@ import pytest
 from click.testing import CliRunner
 
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
-from mleaudit.audit.similarity import corpus_index as corpus_index_module
-from mleaudit.audit.similarity.corpus_index import (
+from mleaudit.audit.similarity.index import adding, blobs, fingerprinting, locks, stored_tokens
+from mleaudit.audit.similarity.index import (
     CORPUS_INDEX_VERSION,
     CorpusIndexError,
     build_corpus_index,
@@ -285,7 +285,7 @@ def test_unordered_token_regions_are_stored_in_full(kernels: Path, tmp_path: Pat
         return TokenizedFile(path=tokens.path, language=tokens.language, text=tokens.text, tokens=tokens.tokens,
                              starts=tuple(starts), ends=tokens.ends, has_error=tokens.has_error)
 
-    monkeypatch.setattr(corpus_index_module, "tokenize_text", shuffled)
+    monkeypatch.setattr(fingerprinting, "tokenize_text", shuffled)
     folder = tmp_path / "one"
     folder.mkdir()
     shutil.copy(INVARIANCE / "base.py", folder / "base.py")
@@ -418,12 +418,12 @@ def test_a_version_1_index_is_refused_with_a_rebuild_message(kernels: Path, tmp_
 def test_detector_profiles_round_trip() -> None:
     text = (INVARIANCE / "base.py").read_text(encoding="utf-8")
     profile = profile_code(text, "author/base.py")
-    decoded, chars = corpus_index_module._decode_profile(
-        corpus_index_module._encode_profile(profile, len(text)), "author/base.py", "here")
+    decoded, chars = blobs._decode_profile(
+        blobs._encode_profile(profile, len(text)), "author/base.py", "here")
     assert chars == len(text)
     assert (decoded.ids, decoded.starts, decoded.ends, dict(decoded.priors)) == (
         profile.ids, profile.starts, profile.ends, dict(profile.priors))
-    skeleton = corpus_index_module._line_skeleton(
+    skeleton = stored_tokens._line_skeleton(
         [0] + [i + 1 for i, c in enumerate(text) if c == "\n"], len(text))
     assert len(skeleton) == len(text) and [i for i, c in enumerate(skeleton) if c == "\n"] == [
         i for i, c in enumerate(text) if c == "\n"]
@@ -645,9 +645,9 @@ def test_interrupted_add_leaves_a_consistent_index_that_the_next_add_completes(t
     index_path = tmp_path / "k.index"
     build_corpus_index([folders["base"]], index_path)
     # one file per chunk and per segment, so segments are committed before the interruption
-    monkeypatch.setattr(corpus_index_module, "SEGMENT_DOCS", 1)
-    monkeypatch.setattr(corpus_index_module, "_CHUNK_FILES", 1)
-    real_index_chunk = corpus_index_module._index_chunk
+    monkeypatch.setattr(adding, "SEGMENT_DOCS", 1)
+    monkeypatch.setattr(adding, "_CHUNK_FILES", 1)
+    real_index_chunk = adding._index_chunk
     calls = []
 
     def interrupted(task):
@@ -656,7 +656,7 @@ def test_interrupted_add_leaves_a_consistent_index_that_the_next_add_completes(t
             raise KeyboardInterrupt  # Ctrl-C while the third file is read
         return real_index_chunk(task)
 
-    monkeypatch.setattr(corpus_index_module, "_index_chunk", interrupted)
+    monkeypatch.setattr(adding, "_index_chunk", interrupted)
     with load_corpus_index(index_path, writable=True) as index:
         with pytest.raises(KeyboardInterrupt):
             index.add([folders["more"]])
@@ -685,7 +685,7 @@ def test_a_writer_waits_for_the_writer_lock(tmp_path: Path, kernels: Path) -> No
 
     index_path = tmp_path / "k.index"
     build_corpus_index([kernels / "author"], index_path)
-    held = corpus_index_module._file_writer_lock(index_path)
+    held = locks._file_writer_lock(index_path)
     held.__enter__()
     done = threading.Event()
 
@@ -715,7 +715,7 @@ def test_writer_locks_exclude_each_other_across_removals(tmp_path: Path) -> None
 
     def writer() -> None:
         for _ in range(20):
-            with corpus_index_module._file_writer_lock(index_path):
+            with locks._file_writer_lock(index_path):
                 inside.append(1)
                 if len(inside) > 1:
                     overlaps.append(len(inside))

@@ -19,15 +19,9 @@ from click.testing import CliRunner
 from mleaudit.audit.schemas import check_report
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
 from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
-from mleaudit.audit.similarity.corpus_index import (
-    CorpusIndexError,
-    _seed_values,
-    build_corpus_index,
-    evidence_bounds,
-    load_corpus_index,
-    upper_token_bits,
-    window_bound,
-)
+from mleaudit.audit.similarity.bounds import evidence_bounds, upper_token_bits, window_bound
+from mleaudit.audit.similarity.index import CorpusIndexError, build_corpus_index, load_corpus_index
+from mleaudit.audit.similarity.index.fingerprinting import _seed_values
 from mleaudit.audit.similarity.detect import (
     MAX_NEAR_DUPLICATES,
     DetectionCorpus,
@@ -384,14 +378,14 @@ def test_similarity_compare_index_lists_the_reference_flagged_pairs(tmp_path: Pa
 
 
 def test_similarity_compare_names_the_files_whose_search_was_cut(tmp_path: Path, monkeypatch) -> None:
-    import mleaudit.audit.similarity.corpus_index as corpus_index
+    from mleaudit.audit.similarity.index import search
     from mleaudit.audit.similarity.cli import similarity
 
     corpus, agent_text = write_corpus(tmp_path / "kernels")
     agent = tmp_path / "agent.py"
     agent.write_text(agent_text, encoding="utf-8")
     build_corpus_index([corpus], tmp_path / "k.index")
-    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 0)
+    monkeypatch.setattr(search, "_WINDOW_BUDGET_FACTOR", 0)
     cut = CliRunner().invoke(similarity, ["compare", str(agent), "--index", str(tmp_path / "k.index")])
     assert cut.exit_code == 0 and "1 of these 1 agent file(s)" in cut.stderr and str(agent) in cut.stderr
     whole = CliRunner().invoke(similarity, ["compare", str(agent), "--index", str(tmp_path / "k.index"), "--all"])
@@ -399,18 +393,18 @@ def test_similarity_compare_names_the_files_whose_search_was_cut(tmp_path: Path,
 
 
 def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_order(tmp_path, monkeypatch) -> None:
-    import mleaudit.audit.similarity.corpus_index as corpus_index
+    from mleaudit.audit.similarity.index import detector_query, search
 
     corpus, agent_text = write_corpus(tmp_path / "kernels")
     build_corpus_index([corpus], tmp_path / "k.index")
     # every seed counts as held by every reference (as widely held code does on a large corpus):
     # all references get the same seed bound
-    monkeypatch.setattr(corpus_index, "_SEED_HOLDERS", 0)
-    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 1)
+    monkeypatch.setattr(detector_query, "_SEED_HOLDERS", 0)
+    monkeypatch.setattr(search, "_WINDOW_BUDGET_FACTOR", 1)
     windowed: list[list[int]] = []
     tiled: list[list[int]] = []
     windows: dict[int, float] = {}
-    original_window, original_tile = corpus_index._DetectorQuery.window_bounds, corpus_index._DetectorQuery.tile_bounds
+    original_window, original_tile = detector_query._DetectorQuery.window_bounds, detector_query._DetectorQuery.tile_bounds
 
     def spy_window(self, agent, docs):
         found = original_window(self, agent, docs)
@@ -423,8 +417,8 @@ def test_references_the_seed_bound_cannot_tell_apart_are_checked_in_containment_
         tiled.append(list(docs))
         return original_tile(self, agent, docs, needed)
 
-    monkeypatch.setattr(corpus_index._DetectorQuery, "window_bounds", spy_window)
-    monkeypatch.setattr(corpus_index._DetectorQuery, "tile_bounds", spy_tile)
+    monkeypatch.setattr(detector_query._DetectorQuery, "window_bounds", spy_window)
+    monkeypatch.setattr(detector_query._DetectorQuery, "tile_bounds", spy_tile)
     agent = _unit("agent.py", agent_text)
     with load_corpus_index(tmp_path / "k.index") as index:
         ranked = index.candidates(agent, min_containment=0.0)
@@ -489,14 +483,14 @@ def _audit_json(tmp_path: Path, name: str, *extra: str) -> tuple[int, dict]:
 
 
 def test_a_copy_search_cut_by_its_budget_is_a_gap_never_a_clean_audit(tmp_path: Path, monkeypatch) -> None:
-    import mleaudit.audit.similarity.corpus_index as corpus_index
+    from mleaudit.audit.similarity.index import search
 
     corpus, agent_text = write_corpus(tmp_path / "kernels")
     build_corpus_index([corpus], tmp_path / "k.index")
     (tmp_path / "run").mkdir()
     (tmp_path / "run" / "solution.py").write_text(agent_text, encoding="utf-8")
     # the window bound's budget is 0 references: nothing past the first candidates is checked
-    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 0)
+    monkeypatch.setattr(search, "_WINDOW_BUDGET_FACTOR", 0)
     _, cut = _audit_json(tmp_path, "cut")
     gaps = [g for g in cut["verdict"]["gaps"] if g["kind"] == "similarity-incomplete"]
     assert [g["path"] for g in gaps] == ["solution.py"] and "--index-exhaustive" in gaps[0]["reason"]
@@ -513,7 +507,7 @@ def test_a_copy_search_cut_by_its_budget_is_a_gap_never_a_clean_audit(tmp_path: 
     assert "source/whales.py" in flagged and flagged >= {p["reference_path"] for p in cut["similarity"]["pairs"]
                                                          if p["flagged"]}
     # and by default on this corpus the budget is enough: the same pairs, no gap
-    monkeypatch.setattr(corpus_index, "_WINDOW_BUDGET_FACTOR", 4)
+    monkeypatch.setattr(search, "_WINDOW_BUDGET_FACTOR", 4)
     _, default = _audit_json(tmp_path, "default")
     assert default["similarity"]["search_incomplete"] == []
     assert {p["reference_path"] for p in default["similarity"]["pairs"] if p["flagged"]} == flagged

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mleaudit.audit.similarity import corpus_index as corpus_index_module
-from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+from mleaudit.audit.similarity.index import CorpusIndex, build_corpus_index, fingerprinting, load_corpus_index, postings
 from mleaudit.audit.similarity.detect import profile_code
 from mleaudit.audit.units import CodeUnit
 
@@ -91,7 +90,7 @@ def test_a_failed_build_removes_the_index_and_its_log(tmp_path: Path, monkeypatc
     def broken(self, pending):
         raise OSError("disk full")
 
-    monkeypatch.setattr(corpus_index_module.CorpusIndex, "_write_segment", broken)
+    monkeypatch.setattr(CorpusIndex, "_write_segment", broken)
     with pytest.raises(OSError, match="disk full"):
         build_corpus_index([corpus], tmp_path / "k.index")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus"]
@@ -103,20 +102,20 @@ def test_segment_postings_equal_one_entry_per_key() -> None:
     docs = np.concatenate([np.sort(rng.choice(1000, size=int((keys == k).sum()), replace=False)) for k in np.unique(keys)])
     counts = rng.integers(1, 9, size=keys.size)
     counts[7] = 70_000  # one key needs 32-bit counts
-    built = corpus_index_module._segment_postings(keys, docs, counts)
+    built = postings._segment_postings(keys, docs, counts)
     expected = []
     for key in np.unique(keys).tolist():
         at = keys == key
-        expected.append((key, corpus_index_module._encode_postings(docs[at], counts[at])))
+        expected.append((key, postings._encode_postings(docs[at], counts[at])))
     assert [(k, p.docs, p.counts, p.wide) for k, p in built] == [(k, p.docs, p.counts, p.wide) for k, p in expected]
     assert sum(p.wide for _, p in built) == 1
-    assert corpus_index_module._segment_postings(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
+    assert postings._segment_postings(np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)) == []
 
 
 def test_sum_grams_adds_changes_per_key_and_drops_zeros() -> None:
     keys = [np.array([5, 1, 9], np.int64), np.array([1, 5], np.int64), np.array([9, 2], np.int64)]
     contexts = [np.array([50, 10, 90], np.int64), np.array([10, 50], np.int64), np.array([90, 20], np.int64)]
     deltas = [np.array([1, 1, 1], np.int64), np.array([2, -1], np.int64), np.array([-1, -3], np.int64)]
-    unique, context, delta = corpus_index_module._sum_grams(keys, contexts, deltas)
+    unique, context, delta = fingerprinting._sum_grams(keys, contexts, deltas)
     assert unique.tolist() == [1, 2] and context.tolist() == [10, 20] and delta.tolist() == [3, -3]
-    assert [a.size for a in corpus_index_module._sum_grams([], [], [])] == [0, 0, 0]
+    assert [a.size for a in fingerprinting._sum_grams([], [], [])] == [0, 0, 0]

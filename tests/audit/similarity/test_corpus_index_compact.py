@@ -14,13 +14,14 @@ import pytest
 from click.testing import CliRunner
 
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
-from mleaudit.audit.similarity import corpus_index as corpus_index_module
 from mleaudit.audit.similarity.corpus_cli import corpus as corpus_group
-from mleaudit.audit.similarity.corpus_index import (
+from mleaudit.audit.similarity.index import (
     CORPUS_INDEX_VERSION,
     CorpusIndexError,
+    adding,
     build_corpus_index,
     load_corpus_index,
+    postings,
 )
 from mleaudit.audit.units import CodeUnit
 from tests.audit.similarity.test_corpus_index import redis_url  # noqa: F401 - a fixture
@@ -59,9 +60,9 @@ def segmented(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     bitmaps allowed for entries of any size, so that both layouts occur."""
     corpus = tmp_path / "corpus"
     _variants(corpus, 40)
-    monkeypatch.setattr(corpus_index_module, "SEGMENT_DOCS", 8)
-    monkeypatch.setattr(corpus_index_module, "MAX_POSTING_ENTRIES", 100)
-    monkeypatch.setattr(corpus_index_module, "_BITMAP_MIN_IDS", 1)
+    monkeypatch.setattr(adding, "SEGMENT_DOCS", 8)
+    monkeypatch.setattr(adding, "MAX_POSTING_ENTRIES", 100)
+    monkeypatch.setattr(postings, "_BITMAP_MIN_IDS", 1)
     summary = build_corpus_index([corpus], tmp_path / "k.index")
     assert summary.compacted is None
     return corpus, tmp_path / "k.index"
@@ -118,7 +119,7 @@ def test_add_replace_and_remove_stay_exact_after_compaction(segmented: tuple[Pat
 def test_a_build_compacts_when_a_key_has_too_many_entries(tmp_path: Path, monkeypatch) -> None:
     corpus = tmp_path / "corpus"
     _variants(corpus, 30)
-    monkeypatch.setattr(corpus_index_module, "SEGMENT_DOCS", 5)  # 6 segments > MAX_POSTING_ENTRIES
+    monkeypatch.setattr(adding, "SEGMENT_DOCS", 5)  # 6 segments > MAX_POSTING_ENTRIES
     summary = build_corpus_index([corpus], tmp_path / "k.index")
     assert summary.compacted is not None and summary.compacted.keys > 0
     assert summary.to_dict()["compacted"]["keys"] == summary.compacted.keys
@@ -158,7 +159,7 @@ def test_a_version_2_index_is_read_and_upgraded_by_compaction(segmented: tuple[P
 
 
 def test_postings_layouts_round_trip(monkeypatch) -> None:
-    monkeypatch.setattr(corpus_index_module, "_BITMAP_MIN_IDS", 1)
+    monkeypatch.setattr(postings, "_BITMAP_MIN_IDS", 1)
     rng = np.random.default_rng(7)
     dense = np.sort(rng.choice(np.arange(1000, 1400), size=300, replace=False))
     sparse = np.sort(rng.choice(10**6, size=50, replace=False))
@@ -166,33 +167,33 @@ def test_postings_layouts_round_trip(monkeypatch) -> None:
         # most references hold a hash once; a bitmap lists the others with their counts
         counts = np.where(rng.random(docs.size) < 0.2, rng.integers(2, 5, size=docs.size), 1)
         counts[3] = 80_000  # 32-bit counts
-        posting = corpus_index_module._encode_postings(docs, counts, bitmap=True)
+        posting = postings._encode_postings(docs, counts, bitmap=True)
         assert posting.bitmap == bitmap and posting.wide and posting.size == docs.size
         if bitmap:
             listed, listed_counts = posting.exceptions("x")
             assert listed.tolist() == docs[counts > 1].tolist() and listed_counts.tolist() == counts[counts > 1].tolist()
-        for copy in (posting, corpus_index_module._unpack_posting(corpus_index_module._pack_posting(posting), "x")):
+        for copy in (posting, postings._unpack_posting(postings._pack_posting(posting), "x")):
             ids, stored = copy.arrays("x")
             assert ids.tolist() == docs.tolist() and stored.tolist() == counts.tolist()
     # when most references hold the hash more than once, listing them costs more than the id list
-    assert not corpus_index_module._encode_postings(dense, np.full(dense.size, 3), bitmap=True).bitmap
+    assert not postings._encode_postings(dense, np.full(dense.size, 3), bitmap=True).bitmap
     # merging entries of one key: ids ascending whatever the entries' order; a reference listed
     # twice is corruption
-    low = corpus_index_module._encode_postings(dense[:100], np.ones(100, np.int64))
-    high = corpus_index_module._encode_postings(dense[100:], np.full(200, 2, np.int64), bitmap=True)
-    merged = corpus_index_module._merge_postings([high, low], "x")
+    low = postings._encode_postings(dense[:100], np.ones(100, np.int64))
+    high = postings._encode_postings(dense[100:], np.full(200, 2, np.int64), bitmap=True)
+    merged = postings._merge_postings([high, low], "x")
     assert merged.bitmap and merged.arrays("x")[0].tolist() == dense.tolist()
     assert merged.arrays("x")[1].tolist() == [1] * 100 + [2] * 200
     with pytest.raises(CorpusIndexError, match="listed twice"):
-        corpus_index_module._merge_postings([low, low], "x")
-    truncated = corpus_index_module._Posting(token=None, docs=high.docs[:-2], counts=high.counts, wide=False,
+        postings._merge_postings([low, low], "x")
+    truncated = postings._Posting(token=None, docs=high.docs[:-2], counts=high.counts, wide=False,
                                              bitmap=True, size=high.size)
     with pytest.raises(CorpusIndexError, match="corrupt postings entry"):
         truncated.ids("x")
 
 
 def test_counting_ids_equals_weighted_membership(monkeypatch) -> None:
-    monkeypatch.setattr(corpus_index_module, "_BITMAP_MIN_IDS", 1)
+    monkeypatch.setattr(postings, "_BITMAP_MIN_IDS", 1)
     rng = np.random.default_rng(11)
     size = 500
     groups, expected = [], np.zeros(size, np.int64)
@@ -200,20 +201,20 @@ def test_counting_ids_equals_weighted_membership(monkeypatch) -> None:
         entries = []
         for _ in range(3):
             docs = np.sort(rng.choice(size + 40, size=int(rng.integers(1, 400)), replace=False))
-            entries.append(corpus_index_module._encode_postings(docs, np.ones(docs.size, np.int64),
+            entries.append(postings._encode_postings(docs, np.ones(docs.size, np.int64),
                                                                 bitmap=bool(rng.integers(2))))
             inside = docs[docs < size]  # ids past the statistics are not live
             expected[inside] += weight
         groups.append((entries, weight))
     assert {p.bitmap for entries, _ in groups for p in entries} == {True, False}
-    assert corpus_index_module._count_ids(groups, size, "x").tolist() == expected.tolist()
+    assert postings._count_ids(groups, size, "x").tolist() == expected.tolist()
 
 
 def test_redis_compaction_matches_sqlite(tmp_path: Path, redis_url: str, monkeypatch) -> None:
     corpus = tmp_path / "corpus"
     _variants(corpus, 24)
-    monkeypatch.setattr(corpus_index_module, "SEGMENT_DOCS", 6)
-    monkeypatch.setattr(corpus_index_module, "_BITMAP_MIN_IDS", 1)
+    monkeypatch.setattr(adding, "SEGMENT_DOCS", 6)
+    monkeypatch.setattr(postings, "_BITMAP_MIN_IDS", 1)
     local = build_corpus_index([corpus], tmp_path / "local.index")
     shared = build_corpus_index([corpus], tmp_path / "shared.index", storage=redis_url)
     assert local.compacted is None and shared.compacted is None  # 4 entries per key at most

@@ -205,7 +205,7 @@ def test_comparison_report_records_how_listed_kernels_were_read(corpus_dir: Path
 
 
 def test_index_records_the_encoding_as_brute_force_does(corpus_dir: Path, tmp_path: Path) -> None:
-    from mleaudit.audit.similarity.corpus_index import build_corpus_index, load_corpus_index
+    from mleaudit.audit.similarity.index import build_corpus_index, load_corpus_index
 
     build_corpus_index([corpus_dir], tmp_path / "k.index")
     agents = [CodeUnit(path="code/ventes.py", language="python", text=FRENCH),
@@ -222,7 +222,7 @@ def test_index_records_the_encoding_as_brute_force_does(corpus_dir: Path, tmp_pa
 
 
 def test_cli_json_records_agent_and_kernel_encodings(corpus_dir: Path, tmp_path: Path) -> None:
-    from mleaudit.audit.similarity.corpus_index import build_corpus_index
+    from mleaudit.audit.similarity.index import build_corpus_index
 
     agent = tmp_path / "agent.py"
     agent.write_bytes(FRENCH.encode("cp1252"))
@@ -280,7 +280,8 @@ def test_names_and_notes_never_drive_the_terminal(tmp_path: Path) -> None:
 
 
 def test_a_forged_encoding_in_an_index_record_is_refused() -> None:
-    from mleaudit.audit.similarity.corpus_index import CorpusIndexError, _decode_record, _encode_record
+    from mleaudit.audit.similarity.index import CorpusIndexError
+    from mleaudit.audit.similarity.index.blobs import _decode_record, _encode_record
 
     def record(encoding: str, note: str) -> bytes:
         return _encode_record(language="python", source="file", hashes=np.zeros(0, np.int64),
