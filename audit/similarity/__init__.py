@@ -45,7 +45,8 @@ Copy detector
 Reports
     ``pairs.py`` (:class:`PairReport`, :func:`pair_report`); ``corpus.py`` (reference kernels read
     from folders); ``strings.py`` (code kept in string literals); ``comparison.py``
-    (:func:`compare`, :class:`SimilarityReport`).
+    (:func:`compare`, :class:`SimilarityReport`); ``options.py`` (:class:`SimilarityOptions`);
+    ``measuring.py`` (the pairs each agent file keeps, in this process or forked workers).
 Corpus index
     ``index/``: the reference corpus on disk (SQLite or Redis), searched without tokenizing
     every kernel, with the same figures as :func:`compare`.
@@ -70,7 +71,7 @@ from typing import Any
 #: Where each exported name is defined.
 _ORIGIN = {
     "CoverageTable": "mleaudit.audit.similarity.fingerprint_index",
-    "DEFAULT_MAX_PAIRS_PER_AGENT": "mleaudit.audit.similarity.comparison",
+    "DEFAULT_MAX_PAIRS_PER_AGENT": "mleaudit.audit.similarity.options",
     "DEFAULT_SCORE_THRESHOLD": "mleaudit.audit.similarity.detect",
     "DetectionCorpus": "mleaudit.audit.similarity.detect",
     "DolosMetrics": "mleaudit.audit.similarity.pair_metrics",
@@ -83,7 +84,7 @@ _ORIGIN = {
     "Profile": "mleaudit.audit.similarity.detect",
     "ReferenceCorpus": "mleaudit.audit.similarity.corpus",
     "Role": "mleaudit.audit.similarity.fingerprint_index",
-    "SimilarityOptions": "mleaudit.audit.similarity.comparison",
+    "SimilarityOptions": "mleaudit.audit.similarity.options",
     "SimilarityReport": "mleaudit.audit.similarity.comparison",
     "TokenizedFile": "mleaudit.audit.similarity.tokenize.tokenized_file",
     "build_fragments": "mleaudit.audit.similarity.fragments",
