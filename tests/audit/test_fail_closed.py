@@ -172,12 +172,13 @@ def test_a_query_predicate_regex_that_backtracks_is_cut_too(tmp_path, monkeypatc
 
 
 def test_a_rule_that_raises_is_a_gap_and_a_dismissal_never_makes_it_clean(tmp_path, ruleset, monkeypatch):
-    from mleaudit.audit.checks import provenance
+    from mleaudit.audit.checks.provenance import assess, executed
 
     def broken(unit):
         raise ValueError("cannot walk")
 
-    monkeypatch.setattr(provenance, "find_write_sites", broken)
+    monkeypatch.setattr(assess, "find_write_sites", broken)
+    monkeypatch.setattr(executed, "find_write_sites", broken)
     root = _write(tmp_path / "run", {"code/solve.py": "import pandas as pd\npd.DataFrame().to_csv('submission.csv')\n",
                                      "submission/submission.csv": "id,y\n1,0\n",
                                      "logs/agent.log": "$ python code/solve.py\n"})
