@@ -320,9 +320,9 @@ def test_a_linked_folder_is_removed_and_never_followed(tmp_path):
 
 
 def test_a_hard_linked_file_over_the_copy_budget_is_removed(tmp_path, monkeypatch):
-    import mleaudit.sandbox.extract as extract
+    import mleaudit.sandbox.extract.sanitize as sanitize
 
-    monkeypatch.setattr(extract, "MAX_HARD_LINK_COPY_BYTES", 10)
+    monkeypatch.setattr(sanitize, "MAX_HARD_LINK_COPY_BYTES", 10)
     out = tmp_path / "code"
     out.mkdir()
     big = tmp_path / "big.bin"
@@ -379,11 +379,11 @@ def test_many_links_and_hard_links_in_one_folder_are_all_handled(tmp_path):
 
 
 def test_the_way_back_up_is_found_by_name_when_dotdot_cannot_be_used(tmp_path, monkeypatch):
-    from mleaudit.sandbox import extract
+    from mleaudit.sandbox.extract import walk
 
     out = tmp_path / "code"
     out.mkdir()
-    depth = extract.MAX_HELD_DIR_FDS * 3
+    depth = walk.MAX_HELD_DIR_FDS * 3
     fd = _descend(out, [b"d"] * depth)
     os.symlink("/etc/passwd", b"bottom", dir_fd=fd)
     os.close(fd)
@@ -406,16 +406,16 @@ def test_the_way_back_up_is_found_by_name_when_dotdot_cannot_be_used(tmp_path, m
 
 
 def test_a_flood_of_minor_events_never_pushes_a_link_to_the_answers_out_of_the_record(tmp_path):
-    from mleaudit.sandbox.extract import MAX_EVENTS, _bounded_events
+    from mleaudit.sandbox.extract.events import MAX_EVENTS, bounded_events
 
     flood = [{"kind": "hard-link-copied", "detail": "copied", "path": f"code/f{i}"} for i in range(MAX_EVENTS + 5)]
     link = {"kind": "refused-output", "detail": "symbolic link to '/data/private/test.csv' removed", "path": "submission/x"}
     spoof = {"kind": "spoofed-validation-log", "detail": "spoofed", "path": "logs/x"}
-    events = _bounded_events([*flood, link, spoof])
+    events = bounded_events([*flood, link, spoof])
     assert len(events) == MAX_EVENTS + 1
     assert link in events and spoof in events
     assert events[-1]["kind"] == "events-truncated" and events[-1]["dropped"] == {"hard-link-copied": 7}
-    assert _bounded_events([link]) == [link]
+    assert bounded_events([link]) == [link]
 
 
 def test_extended_attributes_and_acls_are_removed_and_counted(tmp_path):
