@@ -17,6 +17,7 @@ Afterwards :func:`finalize_run_dir`:
   that name is kept as ``logs/validation_calls.agent.jsonl`` and reported as a spoofing attempt;
 - writes ``run.json`` with everything that happened, including these events.
 
+The dot-folder is removed at the end (the audit never enters dot-folders anyway).
 
 Routine Listings
 ----------------
