@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mleaudit.audit.driver import CellRole, read_driver
-from mleaudit.audit.expand import _code_sections, _found_in_text
+from mleaudit.audit.expand.found import _code_sections, _found_in_text
 from mleaudit.audit.units import LogEventKind
 
 _KEYS = 'import os\nfrom google.colab import userdata\nos.environ["OPENAI_API_KEY"] = userdata.get("k")'

@@ -10,8 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mleaudit.audit import expand
-from mleaudit.audit.expand import NOTEBOOK_OUTPUTS, expand_run
+from mleaudit.audit.expand import NOTEBOOK_OUTPUTS, expand_run, notebook_units
 from mleaudit.audit.notebooks import NotebookError, read_notebook, read_notebook_outputs
 from mleaudit.audit.run import load_run
 from mleaudit.audit.textmap import TextMap
@@ -165,7 +164,7 @@ def test_output_text_cap_lists_the_rest_as_unread():
 
 
 def test_event_limit_is_a_gap(tmp_path, monkeypatch):
-    monkeypatch.setattr(expand, "MAX_LOG_EVENTS", 3)
+    monkeypatch.setattr(notebook_units, "MAX_LOG_EVENTS", 3)
     (tmp_path / "nb.ipynb").write_text(V4)
     units = expand_run(load_run(tmp_path))
     assert len(units.log_events) == 3
@@ -174,7 +173,7 @@ def test_event_limit_is_a_gap(tmp_path, monkeypatch):
 
 
 def test_a_huge_output_is_cut_into_events_at_line_ends(tmp_path, monkeypatch):
-    monkeypatch.setattr(expand, "MAX_OUTPUT_EVENT_CHARS", 100)
+    monkeypatch.setattr(notebook_units, "MAX_OUTPUT_EVENT_CHARS", 100)
     text = "".join(f"epoch {i}: loss 0.{i:04d}\n" for i in range(50))
     (tmp_path / "nb.ipynb").write_text(_notebook([_code("fit()", [_stream(text)])]))
     events = expand_run(load_run(tmp_path)).log_events
