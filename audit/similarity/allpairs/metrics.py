@@ -85,7 +85,7 @@ def all_pair_metrics(
     ----------
     files : sequence of IndexedFile, or of fingerprint hash sequences
         Each file's fingerprints in document order: an
-        :class:`~mleaudit.audit.similarity.index.IndexedFile`, or its hashes (a 1-D int sequence, as
+        :class:`~mleaudit.audit.similarity.fingerprint_index.IndexedFile`, or its hashes (a 1-D int sequence, as
         :func:`fingerprint_hashes` returns them). The left file of a pair is the earlier one.
     ignored : frozenset of int
         Hashes that never count as shared (``FingerprintIndex.ignored_hashes``).

@@ -19,7 +19,7 @@ class PairTable:
     Row ``r`` is the pair ``(left[r], right[r])`` of input positions, ``left < right``, in the
     order of a nested loop (left ascending, then right). Every column is a numpy array of one
     value per pair; the figures mean what they mean on
-    :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`.
+    :class:`~mleaudit.audit.similarity.pair_metrics.DolosMetrics`.
 
     Attributes
     ----------
@@ -29,7 +29,7 @@ class PairTable:
         ``total_overlap / (left_total + right_total - left_ignored - right_ignored)``, in [0, 1].
     total_overlap, longest_fragment, left_covered, right_covered, left_total, right_total,
     left_ignored, right_ignored : numpy.ndarray of int64
-        As on :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`.
+        As on :class:`~mleaudit.audit.similarity.pair_metrics.DolosMetrics`.
     """
 
     left: np.ndarray
@@ -48,7 +48,7 @@ class PairTable:
         return len(self.left)
 
     def metrics(self, row: int) -> "DolosMetrics":
-        """Row ``row`` as a :class:`~mleaudit.audit.similarity.pairs.DolosMetrics`."""
+        """Row ``row`` as a :class:`~mleaudit.audit.similarity.pair_metrics.DolosMetrics`."""
         return DolosMetrics(
             similarity=float(self.similarity[row]),
             total_overlap=int(self.total_overlap[row]),
