@@ -20,7 +20,6 @@ from mleaudit.audit.rules.prefilter import FoldedTexts
 from mleaudit.audit.rules.spec import RuleStatus
 from mleaudit.audit.units import CodeUnit, LogEvent
 
-
 logger = logging.getLogger(__name__)
 
 

@@ -19,7 +19,6 @@ from mleaudit.audit.rules.policy import URL_ALLOWLIST_CATEGORIES, RulePolicy, fi
 from mleaudit.audit.rules.spec import PAIR_FIELDS
 from mleaudit.audit.units import Actor, CodeUnit, LogEvent
 
-
 #: A similarity finding shows at most this many of the pair's longest fragments.
 MAX_FRAGMENT_EVIDENCE = 5
 #: At most this many secondary locations (other ``all`` children) follow the primary evidence.

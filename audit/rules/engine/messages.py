@@ -10,9 +10,7 @@ import logging
 import string
 from typing import Any, Mapping, Sequence
 
-
 logger = logging.getLogger(__name__)
-
 
 #: Captured text longer than this is cut (with "…") before it goes into a message.
 MAX_TEMPLATE_VALUE_CHARS = 200

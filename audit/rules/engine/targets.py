@@ -38,9 +38,7 @@ from mleaudit.audit.rules.prefilter import FoldedTexts
 from mleaudit.audit.rules.spec import Target
 from mleaudit.audit.units import Actor, CodeUnit, LogEvent
 
-
 logger = logging.getLogger(__name__)
-
 
 _TEXT_TARGETS = (Target.CODE, Target.LOG, Target.FILE)
 

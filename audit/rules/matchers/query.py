@@ -26,7 +26,6 @@ from mleaudit.audit.rules.matchers.predicates import (
 )
 from mleaudit.audit.rules.spec import QuerySpec
 
-
 #: Units at least this long (characters) run every rule's query at once (:class:`_CombinedQueries`):
 #: one walk of a large tree instead of one per rule (a 100,000-cell notebook: 1.6 s against 27 s).
 COMBINED_QUERY_MIN_CHARS = 200_000

@@ -20,9 +20,7 @@ from mleaudit.audit.rules.strings.parts import (
     walk,
 )
 
-
 _BASH_ESCAPE = re.compile(r"\\(.)", re.S)
-
 
 #: ``$(echo TEXT | base64 -d)``: base64 text decoded by a pipeline the folding can read.
 _BASH_B64 = re.compile(r"\$\(\s*(?:echo|printf)\s+(?:-[neE]{1,3}\s+)?(['\"]?)([A-Za-z0-9+/=\s]{1,4000})\1\s*\|\s*"

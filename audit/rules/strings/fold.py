@@ -8,9 +8,7 @@ from mleaudit.audit.rules.strings.parts import FoldedString
 from mleaudit.audit.rules.strings.python import PythonFolder
 from mleaudit.audit.textcache import TextCache
 
-
 _FOLDERS = {"python": PythonFolder, "bash": BashFolder}
-
 
 #: Folds kept, by the size of their texts (see :mod:`mleaudit.audit.textcache`).
 _FOLDS = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)

@@ -14,7 +14,6 @@ from typing import Iterator
 
 import tree_sitter
 
-
 #: What a part of unknown value folds to (a parameter, a call result, an unresolved name).
 UNKNOWN = "{}"
 #: Folded values are cut to this many characters (a guard against values built by doubling).
