@@ -367,7 +367,7 @@ def test_audit_with_a_corpus_without_kernels_says_so(tmp_path: Path, ruleset) ->
 
 @pytest.mark.parametrize("display_threshold", [1.0, 0.25, 0.0])
 def test_pairs_the_evidence_bound_excludes_are_never_scored_and_the_report_is_unchanged(monkeypatch, display_threshold):
-    import mleaudit.audit.similarity.comparison as similarity_api
+    import mleaudit.audit.similarity.measuring as measuring
 
     agents, references = _agents(), _pieces()
     kernels = [CodeUnit(path=f"kernels/{p.name}", language="python", text=p.read_text(encoding="utf-8"))
@@ -386,7 +386,7 @@ def test_pairs_the_evidence_bound_excludes_are_never_scored_and_the_report_is_un
     bounded = compare(agents, references, options)
     bounded_scored = sum(scored)
     scored.clear()
-    monkeypatch.setattr(similarity_api, "_worth_scoring", lambda agent, visible, shared: None)
+    monkeypatch.setattr(measuring, "_worth_scoring", lambda agent, visible, shared: None)
     everything = compare(agents, references, options)
     assert bounded == everything
     assert any(p.flagged for p in everything.pairs)
@@ -410,7 +410,7 @@ def test_a_pair_whose_score_rounds_to_one_is_flagged_at_threshold_one_with_or_wi
     import shlex
     import textwrap
 
-    import mleaudit.audit.similarity.comparison as similarity_api
+    import mleaudit.audit.similarity.measuring as measuring
 
     def source(module) -> str:
         with open(module.__file__, encoding="utf-8") as handle:
@@ -421,6 +421,6 @@ def test_a_pair_whose_score_rounds_to_one_is_flagged_at_threshold_one_with_or_wi
     reference = CodeUnit(path="ref/k.py", language="python", text=source(textwrap) + "\n" + copied)
     options = SimilarityOptions(score_threshold=1.0, display_threshold=1.0)
     bounded = compare([agent], [reference], options)
-    monkeypatch.setattr(similarity_api, "_worth_scoring", lambda agent, visible, shared: None)
+    monkeypatch.setattr(measuring, "_worth_scoring", lambda agent, visible, shared: None)
     assert compare([agent], [reference], options) == bounded
     assert [(p.score, p.flagged) for p in bounded.pairs] == [(1.0, True)]
