@@ -2,9 +2,10 @@
 
 The engine owns the registry and never imports a check: the check modules
 (:mod:`mleaudit.audit.checks`) register themselves with :func:`check` when they are imported.
-Whoever loads rules imports :mod:`mleaudit.audit.checks` first (the pipeline, ``mleaudit rules``);
-for a library caller that did not, :func:`load_builtin_checks` imports the modules named in
-:data:`BUILTIN_CHECK_MODULES` (a plugin list, as data) on the first look-up.
+The pipeline imports :mod:`mleaudit.audit.checks`; every other loader of rules (``mleaudit
+rules``, the rules' self-tests, a library caller of ``load_ruleset``) gets them through
+:func:`load_builtin_checks`, which compiling a ``builtin`` matcher calls: it imports the modules
+named in :data:`BUILTIN_CHECK_MODULES` (a plugin list, kept as data) once.
 """
 
 from __future__ import annotations
