@@ -390,7 +390,7 @@ def check_command(image: str | None, gpu_image: str | None, as_json: bool) -> No
 @_data_dir_option
 def sandbox_run_command(spec_path: Path, run_dir: Path, backend: str, keep: bool, unsafe: bool, venv: Path | None,
                         rootfs: Path | None, competitions_dir: Path | None, data_dir: Path | None) -> None:
-    """Run the agent a YAML spec describes (see sandbox/spec.py for the keys).
+    """Run the agent a YAML spec describes (see sandbox/spec/__init__.py for the keys).
 
     With a 'competition:' key and no 'data:', the competition's public data is mounted and
     the validation endpoint served, as for 'mleaudit run'. Limits the spec leaves out get the

@@ -182,7 +182,7 @@ sizes = st.one_of(st.sampled_from(["512m", "4g", "1.5GiB", "0", "-1", "1e3", "9"
 gpus = st.one_of(st.sampled_from(["all", "2", "²", "٣", "0,1", "device=0,1", "device=", ",", "none", ""]), st.integers(),
                  st.lists(yaml_any, max_size=3), st.dictionaries(st.one_of(st.sampled_from(["count", "device_ids"]),
                                                                            st.integers()), yaml_any, max_size=2), yaml_any)
-#: One strategy per sandbox spec key (``sandbox/spec.py``), each leaning on the values its
+#: One strategy per sandbox spec key (``sandbox/spec/``), each leaning on the values its
 #: converter has to refuse.
 SANDBOX_FIELDS = {
     "command": st.one_of(st.sampled_from(["python3 /home/agent/solve.py", "", " "]), st.lists(safe_text, max_size=3), yaml_any),
