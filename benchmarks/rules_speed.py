@@ -89,7 +89,7 @@ class StageClock:
 
     @contextmanager
     def installed(self):
-        import mleaudit.audit.pipeline as pipeline
+        import mleaudit.audit.pipeline.orchestration as pipeline
 
         names = {"expand": "expand_run", "parse": "parse", "rules": "evaluate_ruleset"}
         saved = {name: getattr(pipeline, name) for name in names.values() if hasattr(pipeline, name)}

@@ -648,7 +648,7 @@ def test_cli_writes_the_new_formats(example_reports, data_dir, tmp_path, fmt, ch
 
 
 def test_pipeline_stores_the_texts_that_fragment_spans_point_into():
-    from mleaudit.audit.pipeline import MAX_SOURCE_CHARS, _similarity_sources
+    from mleaudit.audit.pipeline.similarity_stage import MAX_SOURCE_CHARS, _similarity_sources
     from mleaudit.audit.units import CellRange, CodeUnit
 
     log_text = "step 1\n```python\nimport pandas as pd\n```\n"
