@@ -1,7 +1,7 @@
 """Batch audits past one machine: each run audited on a worker of a dask.distributed cluster.
 
 ``mleaudit audit batch SOURCE --executor dask --scheduler tcp://HOST:8786`` sends the same per-run
-function the local process pool runs (:func:`mleaudit.audit.batch.runner._audit_one`) to the cluster's workers, one
+function the local process pool runs (:func:`mleaudit.audit.batch.task._audit_one`) to the cluster's workers, one
 task per run, and receives each result as soon as its run is done (the progress bar moves as
 they come back). The workers need ``mleaudit`` installed and must see the paths the batch names:
 the run folders, the corpus folder (``--corpus``), the competitions and prepared data, the
@@ -66,7 +66,7 @@ def audit_on_dask(entries: Sequence[BatchEntry], options: BatchOptions, schedule
         Called in this process as ``done(index, (report, error, seconds))`` for each run, in the
         order the runs finish.
     task : callable, optional
-        The per-run function (default :func:`mleaudit.audit.batch.runner._audit_one`); it must be importable by
+        The per-run function (default :func:`mleaudit.audit.batch.task._audit_one`); it must be importable by
         name on the workers.
 
     Raises
@@ -80,7 +80,7 @@ def audit_on_dask(entries: Sequence[BatchEntry], options: BatchOptions, schedule
     except ImportError:
         raise DaskUnavailable(f"--executor dask needs dask.distributed; install it with: {DASK_INSTALL_HINT}") from None
     if task is None:
-        from mleaudit.audit.batch.runner import _audit_one as task
+        from mleaudit.audit.batch.task import _audit_one as task
     try:
         client = Client(scheduler, timeout=CONNECT_TIMEOUT_S, set_as_default=False)
     except (OSError, TimeoutError, ValueError) as exc:

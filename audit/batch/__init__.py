@@ -36,6 +36,8 @@ discover
     :func:`discover_runs`: any source, ids unique within the batch.
 reports
     :func:`report_file_name` and :func:`write_text_atomic`.
+task
+    Auditing one run: the task the worker processes and the dask workers run.
 runner
     :func:`audit_batch`: the runs audited in worker processes (or on dask, :mod:`mleaudit.audit.batch_dask`).
 

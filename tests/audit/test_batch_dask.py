@@ -14,7 +14,7 @@ from click.testing import CliRunner
 distributed = pytest.importorskip("distributed", reason="dask.distributed is not installed (pip install 'mleaudit[dask]')")
 
 from mleaudit.audit.batch import BatchOptions, audit_batch, discover_runs  # noqa: E402
-from mleaudit.audit.batch.runner import _audit_one  # noqa: E402
+from mleaudit.audit.batch.task import _audit_one  # noqa: E402
 from mleaudit.audit.batch_dask import audit_on_dask  # noqa: E402
 from mleaudit.audit.cli import main  # noqa: E402
 
