@@ -216,7 +216,25 @@ from mleaudit.audit.review_cli import review as review_group
 main.add_command(review_group)
 from mleaudit.audit.contamination_cli import contamination as contamination_command
 main.add_command(contamination_command)
-from mleaudit.sandbox.cli import run_command as sandbox_run_command
-from mleaudit.sandbox.cli import sandbox as sandbox_group
-main.add_command(sandbox_run_command)
-main.add_command(sandbox_group)
+from mleaudit.sandbox import cli as sandbox_cli
+
+
+def _audit_after_sandbox_run(run_dir: Path, competition_id: str | None, competitions_dir: Path | None,
+                             data_dir: Path | None) -> int:
+    """``mleaudit run --audit``: audit the run dir the sandbox just wrote, print the text report and
+    return the exit code of ``--fail-on high`` (the sandbox calls it; it never imports the audit)."""
+    from mleaudit.audit.pipeline import AuditRequest, run_audit
+
+    request = AuditRequest(run_dir=run_dir, competition_id=competition_id, competitions_root=competitions_dir,
+                           data_dir=data_dir)
+    try:
+        report = run_audit(request, progress=lambda msg: click.echo(msg, err=True))
+    except (AuditError, GradingError) as exc:
+        raise sandbox_cli.SandboxCliError(f"audit of {run_dir}: {exc}") from None
+    get_formatter("text")(report, sys.stdout)
+    return exit_code(report, Severity.HIGH)
+
+
+sandbox_cli.audit_after_run = _audit_after_sandbox_run
+main.add_command(sandbox_cli.run_command)
+main.add_command(sandbox_cli.sandbox)

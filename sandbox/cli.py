@@ -2,8 +2,9 @@
 
 Thin click commands over :func:`mleaudit.sandbox.runner.run_sandbox`. Sandbox, spec, grading and audit
 errors become ``Error: <message>`` with exit code 2; a run that started has its ``run.json``
-written before the error is reported. ``grading`` and ``audit`` are imported inside the
-commands (the sandbox package depends only on ``mleaudit.audit.run``).
+written before the error is reported. ``grading`` is imported inside the commands; the audit
+never is: ``run --audit`` calls :data:`audit_after_run`, which the audit's command line installs
+(the sandbox package depends only on ``mleaudit.audit.run``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -168,21 +169,17 @@ def _summary(result: Any) -> None:
         click.echo(f"event:       {event['kind']}: {shown}")
 
 
-def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None) -> int:
-    from mleaudit.audit.errors import AuditError
-    from mleaudit.audit.formatters import get_formatter
-    from mleaudit.audit.model import Severity
-    from mleaudit.audit.pipeline import AuditRequest, run_audit
-    from mleaudit.audit.report import exit_code
-    from mleaudit.grading.errors import GradingError
+#: ``(run_dir, competition_id, competitions_dir, data_dir) -> exit code``: audits a finished run for
+#: ``mleaudit run --audit``. The audit sits above the sandbox, so it installs this when it adds
+#: these commands to its command line (:mod:`mleaudit.audit.cli`); the sandbox never imports it.
+AuditAfterRun = Callable[[Path, "str | None", "Path | None", "Path | None"], int]
+audit_after_run: AuditAfterRun | None = None
 
-    request = AuditRequest(run_dir=run_dir, competition_id=competition_id, competitions_root=competitions_dir, data_dir=data_dir)
-    try:
-        report = run_audit(request, progress=lambda msg: click.echo(msg, err=True))
-    except (AuditError, GradingError) as exc:
-        raise SandboxCliError(f"audit of {run_dir}: {exc}") from None
-    get_formatter("text")(report, sys.stdout)
-    return exit_code(report, Severity.HIGH)
+
+def _audit(run_dir: Path, competition_id: str | None, competitions_dir: Path | None, data_dir: Path | None) -> int:
+    if audit_after_run is None:
+        raise SandboxCliError("--audit needs the audit's command line (run it as `mleaudit run`), which was not loaded")
+    return audit_after_run(run_dir, competition_id, competitions_dir, data_dir)
 
 
 _backend_option = click.option("--backend", type=click.Choice(["local", "docker"]), default="local", show_default=True,

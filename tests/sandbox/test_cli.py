@@ -108,3 +108,17 @@ def test_sandbox_check_reports_each_backend():
     items = {item["name"]: item for item in json.loads(result.output)}
     assert set(items) == {"bubblewrap", "docker daemon", "docker image", "host GPUs", "docker GPUs"}
     assert all(set(item) == {"name", "ok", "detail"} for item in items.values())
+
+
+def test_run_audit_is_the_hook_the_audit_command_line_installs(monkeypatch, tmp_path):
+    """The sandbox never imports the audit: ``--audit`` calls what ``mleaudit.audit.cli`` installed."""
+    import mleaudit.audit.cli  # noqa: F401 - installs the hook, as the console script does
+    from mleaudit.sandbox import cli as sandbox_cli
+
+    assert sandbox_cli.audit_after_run is not None
+    calls = []
+    monkeypatch.setattr(sandbox_cli, "audit_after_run", lambda *args: calls.append(args) or 7)
+    assert sandbox_cli._audit(tmp_path, "c", None, None) == 7 and calls == [(tmp_path, "c", None, None)]
+    monkeypatch.setattr(sandbox_cli, "audit_after_run", None)
+    with pytest.raises(sandbox_cli.SandboxCliError, match="--audit needs the audit's command line"):
+        sandbox_cli._audit(tmp_path, "c", None, None)
