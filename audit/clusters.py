@@ -176,7 +176,7 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         ``run_pairs_skipped``: why run — run edges were not computed, or ``None``.
     """
     if score_threshold is None:
-        from mleaudit.audit.similarity import load_score_threshold
+        from mleaudit.audit.score_threshold import load_score_threshold
 
         score_threshold = load_score_threshold()
     graph = nx.Graph()

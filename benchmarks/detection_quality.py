@@ -76,8 +76,8 @@ from mleaudit.audit.similarity import (  # noqa: E402
     SimilarityOptions,
     compare,
     load_reference_corpus,
-    load_score_threshold,
 )
+from mleaudit.audit.score_threshold import load_score_threshold  # noqa: E402
 from mleaudit.audit.similarity.detect import bits_from_score, lex_code  # noqa: E402
 from mleaudit.audit.units import CodeUnit  # noqa: E402
 

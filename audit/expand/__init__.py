@@ -76,7 +76,7 @@ that feeds Python) goes in ``derived``; a new kind of run file is read in :func:
 read may be dropped silently: what is not read goes to ``skipped``, with why.
 """
 
-from mleaudit.audit.expand.decoding import _decode_as_declared, _declared_source_encoding, _is_binary
+from mleaudit.audit.expand.decoding import decode_as_declared, declared_source_encoding, is_binary_text
 from mleaudit.audit.expand.derived import heredoc_python_units
 from mleaudit.audit.expand.expander import RunUnits, expand_run
 from mleaudit.audit.expand.notebook_units import BINARY_OUTPUTS_NOT_READ, NOTEBOOK_OUTPUTS, NotebookRecord
@@ -87,9 +87,8 @@ __all__ = [
     "NotebookRecord",
     "RunUnits",
     "expand_run",
+    "decode_as_declared",
+    "declared_source_encoding",
     "heredoc_python_units",
-    # mleaudit.audit.similarity.corpus reads reference kernels' bytes as code files are read here
-    "_decode_as_declared",
-    "_declared_source_encoding",
-    "_is_binary",
+    "is_binary_text",
 ]

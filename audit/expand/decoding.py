@@ -13,7 +13,7 @@ _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
 _UTF8_NAMES = frozenset({"utf-8", "utf8", "utf_8", "u8", "utf", "cp65001", "utf-8-sig", "utf_8_sig"})
 
 
-def _declared_source_encoding(data: bytes) -> str | None:
+def declared_source_encoding(data: bytes) -> str | None:
     """The source encoding a Python file declares (PEP 263), when it is not UTF-8."""
     for line in data.split(b"\n", 2)[:2]:
         m = _CODING.match(line)
@@ -25,7 +25,7 @@ def _declared_source_encoding(data: bytes) -> str | None:
     return None
 
 
-def _decode_as_declared(data: bytes, name: str) -> tuple[str | None, str]:
+def decode_as_declared(data: bytes, name: str) -> tuple[str | None, str]:
     """``data`` decoded as Python would decode it under the cookie ``name``, or why it cannot be."""
     import codecs
 
@@ -42,7 +42,9 @@ def _decode_as_declared(data: bytes, name: str) -> tuple[str | None, str]:
     return text.replace("\x00", "\ufffd"), ""
 
 
-def _is_binary(text: str) -> bool:
+def is_binary_text(text: str) -> bool:
+    """Whether decoded ``text`` is binary content rather than text to audit: a NUL character, or
+    (64 characters and more) a share of U+FFFD above :data:`~mleaudit.audit.run.BINARY_INVALID_SHARE`."""
     if "\x00" in text:
         return True
     # Junk without NUL bytes decodes to mostly U+FFFD: not text worth auditing.

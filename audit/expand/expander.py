@@ -9,7 +9,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from mleaudit.audit.expand.decoding import _decode_as_declared, _declared_source_encoding, _is_binary
+from mleaudit.audit.expand.decoding import decode_as_declared, declared_source_encoding, is_binary_text
 from mleaudit.audit.expand.derived import _log_units, _with_heredocs
 from mleaudit.audit.expand.found import _code_in_messages
 from mleaudit.audit.expand.launch import _run_as_python
@@ -122,7 +122,7 @@ def expand_run(run: Run) -> RunUnits:
                 skipped.append(Skipped(path=artifact.path, reason=reason))
             continue
         text, decoding = decode_text(data, code=artifact.kind is ArtifactKind.CODE)
-        if _is_binary(text):
+        if is_binary_text(text):
             reason = "binary content (NUL bytes) in a text file" if "\x00" in text else (
                 f"binary content: {text.count(chr(0xFFFD))} of {len(text)} characters are not valid UTF-8")
             skipped.append(Skipped(path=artifact.path, reason=reason))
@@ -131,9 +131,9 @@ def expand_run(run: Run) -> RunUnits:
             notes.append(Skipped(path=artifact.path, reason=decoding))
         is_python = artifact.kind is ArtifactKind.CODE and (artifact.language or "python") == "python"
         if is_python:
-            declared = _declared_source_encoding(data)
+            declared = declared_source_encoding(data)
             if declared is not None:
-                decoded, problem = _decode_as_declared(data, declared)
+                decoded, problem = decode_as_declared(data, declared)
                 if decoded is None:
                     skipped.append(Skipped(path=artifact.path, reason=problem))
                     continue

@@ -11,7 +11,7 @@ spans into notebook cells, boilerplate exclusion and a reference corpus are adde
 The copy detector (``detect``) adds one decision statistic per pair, ``score`` in [0, 1)
 (the information of the code the agent file shares with the reference, under a background model
 of the other references), and ``flagged`` when it reaches the policy threshold, which lives in
-``rules/plagiarism/`` (see :func:`load_score_threshold`).
+``rules/plagiarism/`` (read by :func:`mleaudit.audit.score_threshold.load_score_threshold`).
 
 Every pair is measured (both containments, the score), but a report keeps only the pairs a
 reviewer is shown: per agent file its best pairs by score and by containment and every flagged
@@ -95,7 +95,6 @@ _ORIGIN = {
     "fingerprint_tokens": "mleaudit.audit.similarity.winnow.fingerprints",
     "hash_token": "mleaudit.audit.similarity.winnow.hashing",
     "load_reference_corpus": "mleaudit.audit.similarity.corpus",
-    "load_score_threshold": "mleaudit.audit.similarity.detect",
     "pair_report": "mleaudit.audit.similarity.pairs",
     "profile_code": "mleaudit.audit.similarity.detect",
     "rolling_hashes": "mleaudit.audit.similarity.winnow.hashing",

@@ -218,20 +218,20 @@ def decode_kernel_bytes(data: bytes, path: str, *, notebook: bool = False) -> tu
         else:
             return text, TextDecoding(path, "utf-8-sig" if data.startswith(_UTF8_BOM) else "utf-8")
     # Imported here: the audit's readers are only needed for bytes that are not plain UTF-8.
-    from mleaudit.audit.expand import _decode_as_declared, _declared_source_encoding, _is_binary
+    from mleaudit.audit.expand.decoding import decode_as_declared, declared_source_encoding, is_binary_text
     from mleaudit.audit.run import decode_text
 
     text, note = decode_text(data, code=not notebook)
-    if _is_binary(text):
+    if is_binary_text(text):
         if "\x00" in text:
             return Skipped(path=path, reason="binary content (NUL characters in the decoded text)")
         detail = (note or "").removeprefix("not valid UTF-8: ")
         return Skipped(path=path, reason=f"not text in any encoding (no encoding detected; as UTF-8, {detail})")
     encoding = _encoding_named(note) if note else "utf-8"
     if not notebook and not wide:
-        declared = _declared_source_encoding(data)
+        declared = declared_source_encoding(data)
         if declared is not None:
-            decoded, problem = _decode_as_declared(data, declared)
+            decoded, problem = decode_as_declared(data, declared)
             if decoded is None:
                 return Skipped(path=path, reason=problem)
             return decoded, TextDecoding(path, declared, f"read in its declared source encoding {declared!r}, "

@@ -47,7 +47,8 @@ class SimilarityOptions:
         (in [0, 1]); 0.0 keeps every pair. Pairs the detector flags are always kept.
     score_threshold : float, default DEFAULT_SCORE_THRESHOLD
         A pair is ``flagged`` when its ``score`` reaches this value (in [0, 1]). The policy value
-        lives in ``rules/plagiarism/``; callers pass :func:`load_score_threshold`'s result.
+        lives in ``rules/plagiarism/``; callers pass
+        :func:`~mleaudit.audit.score_threshold.load_score_threshold`'s result.
     max_pairs_per_agent : int or None, default DEFAULT_MAX_PAIRS_PER_AGENT (10)
         How many pairs the report keeps per agent file (per path: code blocks of one log count
         together): the N of highest ``score`` and the N of highest ``agent_containment`` (at most

@@ -100,8 +100,8 @@ def compare_command(agent_paths: tuple[str, ...], reference_dir: Path | None, in
         SimilarityOptions,
         compare,
         load_reference_corpus,
-        load_score_threshold,
     )
+    from mleaudit.audit.score_threshold import load_score_threshold
     from mleaudit.audit.similarity.comparison import decodings_of_pairs
 
     if (reference_dir is None) == (index_path is None):

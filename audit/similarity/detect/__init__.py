@@ -111,7 +111,8 @@ evidence
 detection_corpus
     :class:`DetectionCorpus` and :func:`near_duplicate_members` (forks left out of a background).
 policy
-    :func:`load_score_threshold`: the threshold read from the plagiarism rules.
+    :func:`score_threshold_from_rules`: the threshold a ruleset states (read from the rules by
+    :mod:`mleaudit.audit.score_threshold`).
 
 The modules import one another in that order, downwards, and nothing of the package above them
 (comparison, the corpus index, pairs); a change of what a stored profile or table means goes with
@@ -153,7 +154,7 @@ from mleaudit.audit.similarity.detect.evidence import (
     score_from_bits,
 )
 from mleaudit.audit.similarity.detect.detection_corpus import DetectionCorpus, near_duplicate_members
-from mleaudit.audit.similarity.detect.policy import load_score_threshold, score_threshold_from_rules
+from mleaudit.audit.similarity.detect.policy import score_threshold_from_rules
 
 __all__ = [
     "AgentQuery",
@@ -185,7 +186,6 @@ __all__ = [
     "jump_bits",
     "lex_code",
     "load_background",
-    "load_score_threshold",
     "near_duplicate_members",
     "profile_code",
     "reference_evidence",

@@ -26,10 +26,10 @@ from mleaudit.audit.similarity.detect import (
     MAX_NEAR_DUPLICATES,
     DetectionCorpus,
     NgramTable,
-    load_score_threshold,
     profile_code,
     reference_evidence,
 )
+from mleaudit.audit.score_threshold import load_score_threshold
 from mleaudit.audit.units import CodeUnit
 from tests.conftest import shared_path
 

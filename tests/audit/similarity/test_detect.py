@@ -25,7 +25,6 @@ from mleaudit.audit.similarity import (
     SimilarityOptions,
     compare,
     dolos_metrics,
-    load_score_threshold,
     profile_code,
     score_threshold_from_rules,
     tokenize_text,
@@ -40,6 +39,7 @@ from mleaudit.audit.similarity.detect import (
     score_from_bits,
     token_bits,
 )
+from mleaudit.audit.score_threshold import load_score_threshold
 from mleaudit.audit.units import CodeUnit
 from tests.conftest import REPO_ROOT, shared_path
 
