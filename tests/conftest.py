@@ -43,3 +43,17 @@ def shared_path(*parts: str) -> Path:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO_ROOT
+
+
+@pytest.fixture(autouse=True)
+def _fresh_similarity_caches():
+    """Each test starts without the process's prepared corpus (a test that patches the tokenizer or
+    the decoder must see its patch used); tests/audit/similarity/test_reference_side.py checks reuse."""
+    import sys
+
+    for name, attribute in (("mleaudit.audit.similarity.reference_side", "_PREPARED"),
+                            ("mleaudit.audit.similarity.corpus", "_DECODED")):
+        module = sys.modules.get(name)
+        if module is not None:
+            getattr(module, attribute).clear()
+    yield

@@ -103,7 +103,7 @@ _ORIGIN = {
     "tokenize_chars": "mleaudit.audit.similarity.tokenize.chars",
     "tokenize_text": "mleaudit.audit.similarity.tokenize.trees",
     "tokenize_tree": "mleaudit.audit.similarity.tokenize.trees",
-    "tokenize_unit": "mleaudit.audit.similarity.comparison",
+    "tokenize_unit": "mleaudit.audit.similarity.reference_side",
     "winnow": "mleaudit.audit.similarity.winnow.fingerprints",
 }
 

@@ -26,15 +26,14 @@ from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from mleaudit.audit.model import Skipped
-from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.similarity.bounds import SeedLocations
 from mleaudit.audit.similarity.corpus import ReferenceCorpus, TextDecoding, reference_id
 from mleaudit.audit.similarity.detect import DetectionCorpus, Profile, profile_code
-from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
-from mleaudit.audit.similarity.measuring import Comparison, coverage_tables, kept_overall, measure_files
+from mleaudit.audit.similarity.fingerprint_index import Role
+from mleaudit.audit.similarity.measuring import Comparison, kept_overall, measure_files
 from mleaudit.audit.similarity.options import DEFAULT_MAX_PAIRS_PER_AGENT, SimilarityOptions
 from mleaudit.audit.similarity.pairs import PairReport, pair_report
-from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
+from mleaudit.audit.similarity.reference_side import index_units, reference_side, tokenize_unit
 from mleaudit.audit.units import CodeUnit
 
 __all__ = [
@@ -104,17 +103,6 @@ def decodings_of_pairs(pairs: Sequence[PairReport], decodings: Sequence[TextDeco
     named = {p.reference_path for p in pairs}
     chosen = {d.path: d for d in decodings if d.note is not None and d.path in named}
     return tuple(chosen[path] for path in sorted(chosen))
-
-
-def tokenize_unit(unit: CodeUnit) -> TokenizedFile:
-    """Tokenize a :class:`~mleaudit.audit.units.CodeUnit` (its ``text`` in its ``language``).
-
-    Raises
-    ------
-    KeyError
-        If the unit's language has no grammar (and is not ``"chars"``).
-    """
-    return tokenize_text(unit.text, unit.language, unit.path)
 
 
 def _corpus_digest(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit]) -> str:
@@ -195,49 +183,26 @@ def compare(
         skipped.extend(references.skipped)
         decodings = references.decodings
         references = references.units
-    index = FingerprintIndex(options.kgram_length, options.kgrams_in_window, options.max_doc_fraction)
-
-    def add(units: Sequence[CodeUnit], role: Role) -> list[tuple[CodeUnit, IndexedFile]]:
-        added = []
-        for unit in units:
-            if unit.language not in LANGUAGES and unit.language != "chars":
-                skipped.append(Skipped(path=unit.path, reason=f"no grammar for language {unit.language!r}"))
-                continue
-            tokenized = tokenize_unit(unit)
-            if role is Role.BOILERPLATE:
-                entry = index.add_boilerplate(tokenized)
-            elif role is Role.REFERENCE:
-                entry = index.add_reference(tokenized)
-            else:
-                entry = index.add_agent(tokenized)
-            added.append((unit, entry))
-        return added
-
-    add(boilerplate, Role.BOILERPLATE)
-    reference_entries = add(references, Role.REFERENCE)
-    agent_entries = add(agents, Role.AGENT)
-    ignored = index.ignored_hashes
+    corpus_digest = _corpus_digest(list(references), list(boilerplate))
+    side = reference_side(references, boilerplate, options, corpus_digest)
+    skipped.extend(side.skipped)
+    reference_entries = side.reference_entries
+    agent_entries = index_units(side.index.fork(), agents, Role.AGENT, skipped)
 
     # The copy detector lexes Python; other languages keep Dolos's figures only (score 0).
-    detected = [k for k, (unit, _) in enumerate(reference_entries) if unit.language == "python"]
     detector: DetectionCorpus | None = None
     reference_profiles: dict[int, Profile] = {}
-    if detected and any(unit.language == "python" for unit, _ in agent_entries):
-        reference_profiles = {
-            k: profile_code(reference_entries[k][0].text, reference_entries[k][0].path) for k in detected
-        }
-        detector = DetectionCorpus(
-            [reference_profiles[k] for k in detected],
-            [profile_code(unit.text, unit.path) for unit in boilerplate if unit.language == "python"],
-        )
+    seeds: SeedLocations | None = None
+    if side.detected and any(unit.language == "python" for unit, _ in agent_entries):
+        detector, reference_profiles, seeds = side.detector()
     shared = Comparison(
         agents=agent_entries,
         reference_paths=[unit.path for unit, _ in reference_entries],
-        ignored=ignored,
-        tables=coverage_tables(reference_entries, ignored),
+        ignored=side.ignored,
+        tables=side.tables,
         detector=detector,
         options=options,
-        seeds=None if detector is None else SeedLocations([(p.seed_keys(), len(p.ids)) for p in detector.references]),
+        seeds=seeds,
     )
     # Agent units grouped by path (the code blocks of one log share it), in first-seen order.
     by_path: dict[str, list[int]] = {}
@@ -259,7 +224,7 @@ def compare(
         pair = pair_report(
             agent_entry,
             reference_entry,
-            ignored,
+            side.ignored,
             reference_id=reference_id(reference_unit.path),
             min_fragment_kgrams=options.min_fragment_kgrams,
             agent_unit=agent_unit,
@@ -279,6 +244,6 @@ def compare(
         options=options,
         pairs=tuple(pairs),
         skipped=tuple(skipped),
-        corpus_digest=_corpus_digest(list(references), list(boilerplate)),
+        corpus_digest=corpus_digest,
         decodings=decodings_of_pairs(pairs, decodings),
     )

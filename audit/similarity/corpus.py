@@ -24,6 +24,7 @@ reads files in worker processes and hashes each file's bytes before decoding the
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import re
@@ -424,6 +425,10 @@ def iter_reference_files(directory: str | Path) -> Iterator[tuple[Path, str]]:
         yield path, relative
 
 
+#: Decoded kernels of the last corpus read, by relative path and digest of their bytes.
+_DECODED: dict[tuple[str, bytes], tuple[CodeUnit | Skipped, TextDecoding | None]] = {}
+
+
 def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFERENCE_BYTES) -> ReferenceCorpus:
     """Read every ``.py`` and ``.ipynb`` file under ``directory`` (recursively) as a reference kernel.
 
@@ -448,8 +453,19 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
     units: list[CodeUnit] = []
     skipped: list[Skipped] = []
     decodings: list[TextDecoding] = []
+    decoded: dict[tuple[str, bytes], tuple[CodeUnit | Skipped, TextDecoding | None]] = {}
     for path, relative in iter_reference_files(directory):
-        result, decoding = read_reference_recorded(path, relative, max_bytes=max_bytes)
+        data = read_reference_bytes(path, relative, max_bytes=max_bytes)
+        if isinstance(data, Skipped):
+            result, decoding = data, None
+        else:
+            # The same bytes under the same name decode the same: a batch worker reads its corpus
+            # once per run, and decoding notebooks costs far more than reading and hashing them.
+            key = (relative, hashlib.blake2b(data, digest_size=32).digest())
+            found = _DECODED.get(key)
+            if found is None:
+                found = decode_reference_recorded(data, relative)
+            result, decoding = decoded[key] = found
         if isinstance(result, Skipped):
             logger.info("skipping reference %s: %s", relative, result.reason)
             skipped.append(result)
@@ -458,4 +474,7 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
                 logger.info("reference %s: %s", relative, decoding.note)
             units.append(result)
             decodings.append(decoding or TextDecoding(relative, "utf-8"))
+    # Only the latest corpus is kept (a batch compares every run with one corpus).
+    _DECODED.clear()
+    _DECODED.update(decoded)
     return ReferenceCorpus(units=tuple(units), skipped=tuple(skipped), decodings=tuple(decodings))

@@ -254,6 +254,17 @@ class FingerprintIndex:
         self._extra_ignored.update(int(h) for h in hashes)
         self._ignored_cache = None
 
+    def fork(self) -> "FingerprintIndex":
+        """A copy holding the same files, to which files can be added without changing this one
+        (the files already indexed are shared: they are never changed once added)."""
+        copy = FingerprintIndex(self.kgram_length, self.kgrams_in_window, self.max_doc_fraction)
+        copy._files = list(self._files)
+        copy._reference_docs = Counter(self._reference_docs)
+        copy._boilerplate_hashes = set(self._boilerplate_hashes)
+        copy._extra_ignored = set(self._extra_ignored)
+        copy._ignored_cache = self._ignored_cache
+        return copy
+
     # -- queries -------------------------------------------------------------------------------
 
     def files(self, role: Role | None = None) -> list[IndexedFile]:
