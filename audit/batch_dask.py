@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from mleaudit.audit.errors import AuditError
 
 if TYPE_CHECKING:  # pragma: no cover - types only
-    from mleaudit.audit.batch import BatchEntry, BatchOptions
+    from mleaudit.audit.batch.entries import BatchEntry, BatchOptions
 
 __all__ = ["DASK_INSTALL_HINT", "DaskUnavailable", "audit_on_dask"]
 
