@@ -84,6 +84,7 @@ class DetectionCorpus:
 
     Examples
     --------
+    >>> from mleaudit.audit.similarity.detect.profiles import profile_code
     >>> kernel = "df = read('train.csv')\\nmodel = Forest(trees=317, depth=9, seed=2024)\\n"
     >>> corpus = DetectionCorpus([profile_code(kernel, "k.py")])
     >>> agent = profile_code("import x\\nmodel = Forest(trees=317, depth=9, seed=2024)\\n", "a.py")

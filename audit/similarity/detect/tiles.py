@@ -90,6 +90,7 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
 
     Examples
     --------
+    >>> from mleaudit.audit.similarity.detect.profiles import profile_code
     >>> a = profile_code("x = f(a, 'k')\\ny = 1\\nz = g(b, 'k') + 2\\n")
     >>> r = profile_code("q = f(c, 'k')\\nz = g(d, 'k') + 2\\n")
     >>> [(t.agent_start, t.length) for t in find_tiles(a, r)]
@@ -117,17 +118,35 @@ def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_re
             used_r[r0:r1] = _ONES[:length] if length <= len(_ONES) else b"\x01" * length
             tiles.append(Tile(agent_start=a0, agent_stop=a1, reference_start=r0, reference_stop=r1))
             continue
-        # Part of the run is taken by a longer tile: its free stretches compete again.
+        # Part of the run is taken by a longer tile: its free stretches compete again. The
+        # stretches are found with `find` on both sides (repetitive code yields thousands of
+        # mostly covered runs; stepping over their tokens one by one cost most of the time).
         x, length = 0, a1 - a0
         while x < length:
-            if used_a[a0 + x] or used_r[r0 + x]:
-                x += 1
-                continue
-            y = x
-            while y < length and not used_a[a0 + y] and not used_r[r0 + y]:
-                y += 1
+            x = _next_free(used_a, used_r, a0, r0, x, length)
+            if x >= length:
+                break
+            taken_a = used_a.find(1, a0 + x, a1)
+            taken_r = used_r.find(1, r0 + x, r1)
+            y = min(length if taken_a < 0 else taken_a - a0, length if taken_r < 0 else taken_r - r0)
             if y - x >= min_tokens:
                 heapq.heappush(pending, (-(y - x), a0 + x, a0 + y, r0 + x, r0 + y))
             x = y
     tiles.sort(key=lambda t: (t.agent_start, t.reference_start))
     return tiles
+
+
+def _next_free(used_a: bytearray, used_r: bytearray, a0: int, r0: int, x: int, length: int) -> int:
+    """The first offset ``>= x`` (below ``length``) free on both sides of a run starting at
+    ``a0``/``r0``, or ``length`` when there is none."""
+    while x < length:
+        free_a = used_a.find(0, a0 + x, a0 + length)
+        if free_a < 0:
+            return length
+        free_r = used_r.find(0, r0 + free_a - a0, r0 + length)
+        if free_r < 0:
+            return length
+        if free_r - r0 == free_a - a0:
+            return free_a - a0
+        x = free_r - r0
+    return length
