@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -229,6 +230,14 @@ class Thresholds:
         return all(c.test(getattr(pair, c.field, None)) for c in self.conditions)
 
 
+@functools.lru_cache(maxsize=65536)
+def _glob_hit(path: str, globs: tuple[str, ...]) -> bool:
+    """Whether ``path`` or (for a glob without ``/``) its file name matches one of ``globs``;
+    memoized: a run's events name a few paths, each tested by every rule with a filter."""
+    name = PurePosixPath(path).name
+    return any(fnmatch.fnmatchcase(path, g) or ("/" not in g and fnmatch.fnmatchcase(name, g)) for g in globs)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PathFilter:
     """``include``/``exclude`` globs matched with :func:`fnmatch.fnmatchcase` on host paths.
@@ -244,8 +253,7 @@ class PathFilter:
     def _hit(path: str, globs: tuple[str, ...]) -> bool:
         if not globs:
             return False  # most rules have no filter: no path parsing for every unit and event
-        name = PurePosixPath(path).name
-        return any(fnmatch.fnmatchcase(path, g) or ("/" not in g and fnmatch.fnmatchcase(name, g)) for g in globs)
+        return _glob_hit(path, globs)
 
     def accepts(self, path: str) -> bool:
         """True when ``path`` passes ``include`` (if any) and matches no ``exclude`` glob."""

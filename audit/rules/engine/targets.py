@@ -102,7 +102,9 @@ class _MatchMemo:
         key = (subject.language, subject.text)
         known = self._found.get(key)
         if known is None:
-            probe = replace(subject, unevaluated=[], folds=self._folds or subject.folds)
+            # Built field by field: dataclasses.replace costs more than the match of most texts.
+            probe = Subject(text=subject.text, language=subject.language, path=subject.path, policy=subject.policy,
+                            unevaluated=[], folds=self._folds or subject.folds)
             try:
                 known = (self._rule.matcher.find(probe), None, tuple(probe.unevaluated))
             except Exception as exc:  # noqa: BLE001 - raised again for each subject, reported by _guarded
