@@ -148,7 +148,7 @@ def check_corpus_index(corpus_index: Path | None, corpus: Path | None, no_simila
     if no_similarity:
         raise InputError("--index compares the code with a corpus index and --no-similarity skips the comparison: "
                          "give one of them")
-    from mleaudit.audit.similarity.corpus_index import CorpusIndexError, load_corpus_index
+    from mleaudit.audit.similarity.index import CorpusIndexError, load_corpus_index
 
     try:
         with load_corpus_index(corpus_index) as index:

@@ -21,7 +21,7 @@ class AuditOptions:
         ``None`` skips similarity.
     corpus_index : Path or None
         A corpus index (``mleaudit corpus build``) to compare the run's code with instead of a
-        folder: :meth:`mleaudit.audit.similarity.corpus_index.CorpusIndex.compare` with its
+        folder: :meth:`mleaudit.audit.similarity.index.CorpusIndex.compare` with its
         defaults (the 5 references of highest agent containment per file and every reference
         the copy detector flags). Opened once per process. The report then holds no reference
         texts (the index stores fingerprints, not the kernels).

@@ -73,7 +73,7 @@ _OPEN_INDEXES: dict[str, Any] = {}
 
 def _open_index(path: Path) -> Any:
     """The corpus index at ``path``, opened once per process (:class:`CorpusIndexError` if unreadable)."""
-    from mleaudit.audit.similarity.corpus_index import load_corpus_index
+    from mleaudit.audit.similarity.index import load_corpus_index
 
     key = str(Path(path).resolve())
     index = _OPEN_INDEXES.get(key)

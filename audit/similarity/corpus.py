@@ -18,7 +18,7 @@ a Python file's PEP 263 declaration honoured). Each file's encoding is recorded
 
 :func:`load_reference_corpus` reads a folder in one go for :func:`mleaudit.audit.similarity.compare`;
 :func:`iter_reference_files`, :func:`read_reference_bytes` and :func:`decode_reference` are the
-same steps one file at a time, for the corpus index (:mod:`mleaudit.audit.similarity.corpus_index`), which
+same steps one file at a time, for the corpus index (:mod:`mleaudit.audit.similarity.index`), which
 reads files in worker processes and hashes each file's bytes before decoding them.
 """
 

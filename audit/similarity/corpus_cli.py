@@ -1,6 +1,6 @@
 """``mleaudit corpus``: build, extend and inspect a reference corpus index.
 
-Thin click commands over :mod:`mleaudit.audit.similarity.corpus_index`; every library error becomes an
+Thin click commands over :mod:`mleaudit.audit.similarity.index`; every library error becomes an
 :class:`mleaudit.audit.cli_options.InputError` (exit code 2) with the library's message.
 """
 

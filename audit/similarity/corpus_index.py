@@ -2,9 +2,8 @@
 
 The corpus index is the package :mod:`mleaudit.audit.similarity.index` (storage backends,
 codecs, retrieval, the copy detector's search, build/add/compact). This module stays because
-``mleaudit.audit.similarity.corpus_index`` is how the audit pipeline, the ``--index`` option
-check and ``mleaudit similarity compare`` import the index, and how code outside this project
-may too: it re-exports the package's public names and, as this module always did, the copy
+``mleaudit.audit.similarity.corpus_index`` is how code written against earlier versions imports
+the index: it re-exports the package's public names and, as this module always did, the copy
 detector's bound functions of :mod:`mleaudit.audit.similarity.bounds`. New code imports from
 :mod:`mleaudit.audit.similarity.index`.
 """

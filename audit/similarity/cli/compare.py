@@ -188,7 +188,7 @@ def _compare_with_index(index_path: Path, agents: list[CodeUnit], options, *, to
     every reference the bound cannot exclude; neither, the index's default.
     """
     try:
-        from mleaudit.audit.similarity.corpus_index import DEFAULT_TOP, load_corpus_index
+        from mleaudit.audit.similarity.index import DEFAULT_TOP, load_corpus_index
     except ImportError as exc:
         raise InputError(f"cannot read the corpus index {index_path}: corpus indexes are not available "
                          f"in this installation ({exc})") from exc

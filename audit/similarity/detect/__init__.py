@@ -71,7 +71,7 @@ the figures, with leave-one-competition-out.
 Everything the background needs is a sum over documents: an n-gram's document frequency, a
 context's total and its number of distinct continuations. A corpus index can therefore store
 the corpus-level :class:`NgramTable` and each document's :class:`Profile`, and derive any
-reference's leave-out background by subtraction (:mod:`mleaudit.audit.similarity.corpus_index`), with
+reference's leave-out background by subtraction (:mod:`mleaudit.audit.similarity.index`), with
 the same figures as :class:`DetectionCorpus` over the same notebooks.
 
 Naming: *bits* are ``-log2`` of a probability; a *tile* is a pair of equal token runs; the
