@@ -184,9 +184,9 @@ def compare(
         decodings = references.decodings
         references = references.units
     corpus_digest = _corpus_digest(list(references), list(boilerplate))
-    side = reference_side(references, boilerplate, options, corpus_digest)
+    side = reference_side(references, boilerplate, options)
     skipped.extend(side.skipped)
-    reference_entries = side.reference_entries
+    reference_entries = side.entries_for(references)
     agent_entries = index_units(side.index.fork(), agents, Role.AGENT, skipped)
 
     # The copy detector lexes Python; other languages keep Dolos's figures only (score 0).

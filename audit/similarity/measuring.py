@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import multiprocessing
 import signal
+import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -154,6 +155,7 @@ def kept_overall(candidates: list[_Candidate], shared: Comparison) -> list[_Cand
 
 #: Set in the parent before worker processes fork (they inherit it; nothing is pickled).
 _SHARED: Comparison | None = None
+_POOL_LOCK = threading.Lock()
 
 
 def ignore_sigint() -> None:
@@ -192,11 +194,14 @@ def measure_files(files: Sequence[Sequence[int]], shared: Comparison, jobs: int 
         for members in files:
             candidates.extend(_measure_file(members, shared))
         return candidates, workers
-    _SHARED = shared
-    try:
-        with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_sigint) as pool:
-            for found in pool.imap(_measure_file_in_worker, files):
-                candidates.extend(found)
-    finally:
-        _SHARED = None
+    # One pool at a time per process: the workers inherit `_SHARED` when they fork, and a second
+    # thread setting it meanwhile would hand them its own comparison.
+    with _POOL_LOCK:
+        _SHARED = shared
+        try:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_sigint) as pool:
+                for found in pool.imap(_measure_file_in_worker, files):
+                    candidates.extend(found)
+        finally:
+            _SHARED = None
     return candidates, workers

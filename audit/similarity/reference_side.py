@@ -11,6 +11,7 @@ index, so the prepared side is never changed by one run and seen by the next.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -88,6 +89,15 @@ class ReferenceSide:
     _detector: tuple[DetectionCorpus, dict[int, Profile], SeedLocations] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
+    def entries_for(self, references: Sequence[CodeUnit]) -> list[tuple[CodeUnit, IndexedFile]]:
+        """The indexed references paired with the caller's own units (the ones with a grammar, in
+        order): equal in path, language and text to those the side was prepared from, they may
+        differ in what the report shows of them (a notebook's cell numbers, a log block's origin)."""
+        mine = [unit for unit in references if unit.language in LANGUAGES or unit.language == "chars"]
+        if len(mine) != len(self.reference_entries):
+            raise ValueError("references differ from those the side was prepared from")
+        return [(unit, entry) for unit, (_, entry) in zip(mine, self.reference_entries)]
+
     @property
     def detected(self) -> list[int]:
         """Positions of the Python references: the copy detector lexes Python only."""
@@ -114,8 +124,20 @@ _PREPARED: dict[tuple, ReferenceSide] = {}
 _PREPARED_LOCK = threading.Lock()
 
 
-def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit], options: SimilarityOptions,
-                   digest: str) -> ReferenceSide:
+def side_key(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit]) -> str:
+    """Digest of what a prepared side depends on: each unit's role, path, language and text, every
+    field hashed on its own (no separator inside a path or a language name can make two lists
+    collide)."""
+    digest = hashlib.sha256()
+    for role, units in (("reference", references), ("boilerplate", boilerplate)):
+        for unit in units:
+            for value in (role, unit.path, unit.language, unit.text):
+                digest.update(hashlib.sha256(value.encode("utf-8", errors="surrogatepass")).digest())
+    return digest.hexdigest()
+
+
+def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit],
+                   options: SimilarityOptions) -> ReferenceSide:
     """The prepared reference side for ``references`` and ``boilerplate`` under ``options``.
 
     Parameters
@@ -123,17 +145,16 @@ def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUni
     references, boilerplate : sequence of CodeUnit
     options : SimilarityOptions
         Only the k-gram length, the window and ``max_doc_fraction`` shape the side.
-    digest : str
-        The digest of every reference and boilerplate unit (role, path, language, text): two
-        calls with the same digest and options get the same side.
 
     Returns
     -------
     ReferenceSide
-        Shared with later calls of this process that have the same key; callers add agent files
-        only to a fork of its index.
+        Shared with later calls of this process with the same units (:func:`side_key`) and
+        options; callers add agent files only to a fork of its index, and pair its entries with
+        their own units (:meth:`ReferenceSide.entries_for`): a unit's cells and origin are not
+        part of the key.
     """
-    key = (digest, options.kgram_length, options.kgrams_in_window, options.max_doc_fraction)
+    key = (side_key(references, boilerplate), options.kgram_length, options.kgrams_in_window, options.max_doc_fraction)
     with _PREPARED_LOCK:
         side = _PREPARED.get(key)
     if side is not None:

@@ -79,3 +79,71 @@ def test_a_kernel_changed_on_disk_is_read_again(tmp_path) -> None:
     second = load_reference_corpus(folder)
     assert [(u.path, u.text) for u in second.units] == [("a.py", KERNEL_B), ("b.py", KERNEL_B), ("c.py", KERNEL_A)]
     assert set(corpus_module._DECODED) == {key for key in corpus_module._DECODED if key[0] in {"a.py", "b.py", "c.py"}}
+
+
+def _locations(report) -> list:
+    return [[(f["reference_location"], f["reference"]) for f in p.to_dict().get("fragments", [])] for p in report.pairs]
+
+
+def test_a_reused_side_reports_the_cells_and_origins_of_the_callers_own_units() -> None:
+    """Equal texts may lie in other cells of a notebook or elsewhere in a log: the key is the text,
+    what the report shows of a reference comes from the units of the call."""
+    from mleaudit.audit.model import Span
+    from mleaudit.audit.units import CellRange
+
+    text = KERNEL_A + KERNEL_B
+    agents = [_unit("code/train.py", "x = 1\n" + KERNEL_B)]
+    lines = text.count("\n")
+    one_cell = CodeUnit(path="k/nb.ipynb", language="python", text=text, source="notebook",
+                        cells=(CellRange(cell_index=0, start_line=1, end_line=lines),))
+    two_cells = CodeUnit(path="k/nb.ipynb", language="python", text=text, source="notebook",
+                         cells=(CellRange(cell_index=0, start_line=1, end_line=5),
+                                CellRange(cell_index=2, start_line=6, end_line=lines)))
+    size = len(text.encode())
+    early = CodeUnit(path="logs/j.json", language="python", text=text, source="log",
+                     origin=Span(path="logs/j.json", start_byte=100, end_byte=100 + size, start_line=10, start_col=0,
+                                 end_line=10 + lines, end_col=0))
+    late = CodeUnit(path="logs/j.json", language="python", text=text, source="log",
+                    origin=Span(path="logs/j.json", start_byte=9000, end_byte=9000 + size, start_line=300, start_col=0,
+                                end_line=300 + lines, end_col=0))
+    for first, second in ((one_cell, two_cells), (early, late)):
+        side_module.clear_prepared()
+        compare(agents, [first])
+        reused = _locations(compare(agents, [second]))
+        side_module.clear_prepared()
+        fresh = _locations(compare(agents, [second]))
+        assert reused == fresh and reused != [[]], (reused, fresh)
+
+
+def test_fields_that_run_into_each_other_do_not_share_a_side() -> None:
+    agents = [_unit("code/train.py", KERNEL_B)]
+    side_module.clear_prepared()
+    compare(agents, [CodeUnit(path="k\0python", language="python", text=KERNEL_B)])
+    reused = _report(agents, [CodeUnit(path="k", language="python\0python", text=KERNEL_B)])
+    side_module.clear_prepared()
+    assert reused == _report(agents, [CodeUnit(path="k", language="python\0python", text=KERNEL_B)])
+    assert reused[0] == [] and reused[1], "a unit in a language without a grammar is skipped, never compared"
+
+
+def test_threads_comparing_with_worker_processes_each_get_their_own_figures() -> None:
+    import threading
+
+    cases = [([_unit(f"code/{i}.py", KERNEL_A if i % 2 else KERNEL_B), _unit(f"code/x{i}.py", "y = 2\n" + KERNEL_A)],
+              [_unit("k/a.py", KERNEL_A)] if i % 3 else [_unit("k/b.py", KERNEL_B), _unit("k/a.py", KERNEL_A)])
+             for i in range(6)]
+    expected = [[p.to_dict() for p in compare(agents, references).pairs] for agents, references in cases]
+    got: dict[int, object] = {}
+
+    def work(i: int) -> None:
+        agents, references = cases[i]
+        try:
+            got[i] = [p.to_dict() for p in compare(agents, references, jobs=2).pairs]
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            got[i] = repr(exc)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(cases))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [got[i] for i in range(len(cases))] == expected
