@@ -17,7 +17,10 @@ from mleaudit.audit.similarity.detect.constants import (
 from mleaudit.audit.similarity.detect.evidence import Evidence, boilerplate_mask, reference_evidence
 from mleaudit.audit.similarity.detect.ngrams import NgramTable
 from mleaudit.audit.similarity.detect.profiles import Profile
-from mleaudit.audit.similarity.detect.token_model import AgentQuery
+from mleaudit.audit.similarity.detect.token_model import AgentQuery, ShareIndex
+
+#: Cells (references x agent tokens) of the share matrices made at once by :meth:`DetectionCorpus.evidence_all`.
+_SHARE_CELLS = 1 << 20
 
 
 def near_duplicate_members(index: int, sample: np.ndarray, holders: Callable[[np.ndarray], Mapping[int, np.ndarray]],
@@ -98,6 +101,7 @@ class DetectionCorpus:
         self.boilerplate = list(boilerplate)
         self.background = _resolve_background(background)
         self.table = NgramTable.from_profiles(self.references)
+        self._shares: ShareIndex | None = None
         self._clusters = self._near_duplicates()
 
     def _near_duplicates(self) -> list[tuple[int, ...]]:
@@ -166,5 +170,20 @@ class DetectionCorpus:
         """
         mask = self.boilerplate_mask(agent) if self.boilerplate else None
         query = AgentQuery(agent)
-        return [self.evidence(agent, i, mask=mask, query=query) if wanted is None or wanted[i] else None
-                for i in range(len(self.references))]
+        chosen = [i for i in range(len(self.references)) if wanted is None or wanted[i]]
+        found: list[Evidence | None] = [None] * len(self.references)
+        # the shares of a block of references (each with its near-duplicates) from one lookup
+        block = max(1, _SHARE_CELLS // max(1, len(agent.ids)))
+        for start in range(0, len(chosen), block):
+            part = chosen[start : start + block]
+            query.preload_shares(self.references, self._share_index(),
+                                 sorted({m for i in part for m in self.near_duplicates(i)}))
+            for i in part:
+                found[i] = self.evidence(agent, i, mask=mask, query=query)
+            query.forget_shares()
+        return found
+
+    def _share_index(self) -> ShareIndex:
+        if self._shares is None:
+            self._shares = ShareIndex(self.references)
+        return self._shares

@@ -29,6 +29,59 @@ class Tile:
 _ONES = b"\x01" * 4096
 
 
+def _sorted_seeds(reference: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """The reference's seed keys sorted (stable) and the order that sorts them, kept with the
+    profile: a reference meets every agent file of a comparison."""
+    found = reference._cache.get("seed_order")
+    if found is None:
+        seeds = reference.seed_keys()
+        order = np.argsort(seeds, kind="stable")
+        found = reference._cache["seed_order"] = (order, seeds[order])
+    return found
+
+
+def _maximal_run_columns(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS
+                         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """:func:`_maximal_runs` as four aligned arrays ``(a0, a1, r0, r1)`` in the same order, or
+    ``None`` when there is none."""
+    seeds_a = agent.seed_keys()
+    order, sorted_r = _sorted_seeds(reference)
+    if not seeds_a.size or not sorted_r.size:
+        return None
+    low = np.searchsorted(sorted_r, seeds_a, side="left")
+    high = np.searchsorted(sorted_r, seeds_a, side="right")
+    found = high - low
+    keep = (found > 0) & (found <= MAX_SEED_OCCURRENCES)
+    if not keep.any():
+        return None
+    counts = found[keep]
+    agent_at = np.repeat(np.flatnonzero(keep), counts)
+    # position of each pair in `sorted_r`: the group's first index plus a running offset
+    firsts = np.repeat(low[keep], counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    reference_at = order[firsts + offsets]
+    # One integer per seed pair, by diagonal (the offset between the files) then agent position:
+    # a plain sort of it orders the pairs as a two-key lexsort would, for less.
+    span = seeds_a.size + 1
+    key = np.sort((agent_at - reference_at + sorted_r.size) * span + agent_at)
+    agent_at = key % span
+    diagonal = key // span
+    breaks = np.flatnonzero((np.diff(diagonal) != 0) | (np.diff(agent_at) != 1)) + 1
+    starts = np.concatenate(([0], breaks))
+    stops = np.concatenate((breaks, [agent_at.size])) - 1
+    a0 = agent_at[starts]
+    a1 = agent_at[stops] + _SEED
+    long_enough = (a1 - a0) >= min_tokens
+    if not long_enough.any():
+        return None
+    a0, a1 = a0[long_enough], a1[long_enough]
+    r0 = a0 - (diagonal[starts][long_enough] - sorted_r.size)
+    # longest first; ties by agent start, then reference start (the stop follows from those)
+    by = np.lexsort((r0, a0, a0 - a1))
+    a0, a1, r0 = a0[by], a1[by], r0[by]
+    return a0, a1, r0, r0 + (a1 - a0)
+
+
 def _maximal_runs(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS
                   ) -> list[tuple[int, int, int, int, int]]:
     """Maximal equal runs of at least ``min_tokens`` tokens, as ``(-length, a0, a1, r0, r1)``,
@@ -38,38 +91,13 @@ def _maximal_runs(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE
     :data:`MAX_SEED_OCCURRENCES` times in the reference is a repetition and seeds nothing.
     Consecutive seeds on one diagonal (the same offset between the files) make one run.
     """
-    seeds_a, seeds_r = agent.seed_keys(), reference.seed_keys()
-    if not seeds_a.size or not seeds_r.size:
-        return []
-    order = np.argsort(seeds_r, kind="stable")
-    sorted_r = seeds_r[order]
-    low = np.searchsorted(sorted_r, seeds_a, side="left")
-    high = np.searchsorted(sorted_r, seeds_a, side="right")
-    found = high - low
-    keep = (found > 0) & (found <= MAX_SEED_OCCURRENCES)
-    if not keep.any():
-        return []
-    counts = found[keep]
-    agent_at = np.repeat(np.flatnonzero(keep), counts)
-    # position of each pair in `sorted_r`: the group's first index plus a running offset
-    firsts = np.repeat(low[keep], counts)
-    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    reference_at = order[firsts + offsets]
-    diagonal = agent_at - reference_at
-    by = np.lexsort((agent_at, diagonal))
-    agent_at, diagonal = agent_at[by], diagonal[by]
-    breaks = np.flatnonzero((np.diff(diagonal) != 0) | (np.diff(agent_at) != 1)) + 1
-    starts = np.concatenate(([0], breaks))
-    stops = np.concatenate((breaks, [agent_at.size])) - 1
-    a0 = agent_at[starts]
-    a1 = agent_at[stops] + _SEED
-    r0 = a0 - diagonal[starts]
-    r1 = a1 - diagonal[starts]
-    long_enough = (a1 - a0) >= min_tokens
-    a0, a1, r0, r1 = a0[long_enough], a1[long_enough], r0[long_enough], r1[long_enough]
-    # longest first; ties by agent start, then reference start
-    by = np.lexsort((r1, r0, a1, a0, a0 - a1))
-    return list(zip((a0 - a1)[by].tolist(), a0[by].tolist(), a1[by].tolist(), r0[by].tolist(), r1[by].tolist()))
+    columns = _maximal_run_columns(agent, reference, min_tokens)
+    return [] if columns is None else _run_tuples(columns)
+
+
+def _run_tuples(columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]) -> list[tuple[int, int, int, int, int]]:
+    a0, a1, r0, r1 = columns
+    return list(zip((a0 - a1).tolist(), a0.tolist(), a1.tolist(), r0.tolist(), r1.tolist()))
 
 
 def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
@@ -96,17 +124,41 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
     >>> [(t.agent_start, t.length) for t in find_tiles(a, r)]
     [(0, 10), (13, 8)]
     """
-    return _greedy_tiles(_maximal_runs(agent, reference, min_tokens), len(agent.ids), len(reference.ids), min_tokens)
+    columns = _maximal_run_columns(agent, reference, min_tokens)
+    if columns is None:
+        return []
+    return _greedy_tiles(_run_tuples(columns), len(agent.ids), len(reference.ids), min_tokens, columns)
+
+
+#: Runs looked at without taking a tile before the runs left are screened (:func:`_screen`);
+#: doubled each time a screening keeps most of them.
+_SCREEN_AFTER = 16
 
 
 def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_reference: int,
-                  min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
+                  min_tokens: int = MIN_TILE_TOKENS,
+                  columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[Tile]:
+    """The tiles of :func:`find_tiles` from ``runs`` (:func:`_maximal_runs`); ``columns`` are the
+    same runs as arrays (:func:`_maximal_run_columns`), for screening them in bulk."""
     used_a = bytearray(n_agent)
     used_r = bytearray(n_reference)
     tiles: list[Tile] = []
     pending: list[tuple[int, int, int, int, int]] = []  # free stretches of runs, a heap
     at, count = 0, len(runs)
+    misses, screen_after = 0, _SCREEN_AFTER
     while at < count or pending:
+        if misses >= screen_after and count - at > screen_after:
+            # Most runs of repetitive code end up inside tiles taken before them: drop, in one
+            # pass over the arrays, the runs that can no longer yield a tile.
+            if columns is None:
+                columns = tuple(np.array(c, dtype=np.int64) for c in zip(*runs))[1:]  # type: ignore[assignment]
+            left = _screen(columns, at, used_a, used_r, min_tokens)
+            if left.size * 4 > (count - at) * 3:
+                screen_after *= 2
+            runs = [runs[i] for i in left.tolist()]
+            columns = tuple(c[left] for c in columns)  # type: ignore[assignment]
+            at, count, misses = 0, len(runs), 0
+            continue
         if pending and (at >= count or pending[0] < runs[at]):
             _, a0, a1, r0, r1 = heapq.heappop(pending)
         else:
@@ -117,7 +169,9 @@ def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_re
             used_a[a0:a1] = _ONES[:length] if length <= len(_ONES) else b"\x01" * length
             used_r[r0:r1] = _ONES[:length] if length <= len(_ONES) else b"\x01" * length
             tiles.append(Tile(agent_start=a0, agent_stop=a1, reference_start=r0, reference_stop=r1))
+            misses = 0
             continue
+        misses += 1
         # Part of the run is taken by a longer tile: its free stretches compete again. The
         # stretches are found with `find` on both sides (repetitive code yields thousands of
         # mostly covered runs; stepping over their tokens one by one cost most of the time).
@@ -134,6 +188,32 @@ def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_re
             x = y
     tiles.sort(key=lambda t: (t.agent_start, t.reference_start))
     return tiles
+
+
+def _screen(columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], at: int, used_a: bytearray,
+            used_r: bytearray, min_tokens: int) -> np.ndarray:
+    """Indices (``>= at``, in order) of the runs that may still yield a tile.
+
+    A run yields a tile, now or from one of its free stretches later, only where ``min_tokens``
+    tokens in a row are free on both sides at once; tokens once taken stay taken, so a run
+    without such a stretch now never will, and looking at it later would change nothing. Those
+    runs are dropped; the others keep their order.
+    """
+    a0, a1, r0, _ = (c[at:] for c in columns)
+    lengths = a1 - a0
+    firsts = np.cumsum(lengths) - lengths
+    # every token of every run, on both sides: taken on either side (1) or free on both (0)
+    steps = np.arange(int(lengths.sum())) - np.repeat(firsts, lengths)
+    free_a = np.frombuffer(used_a, dtype=np.uint8)
+    free_r = np.frombuffer(used_r, dtype=np.uint8)
+    taken = free_a[np.repeat(a0, lengths) + steps] | free_r[np.repeat(r0, lengths) + steps]
+    counted = np.concatenate(([0], np.cumsum(taken, dtype=np.int64)))
+    # a stretch of min_tokens free tokens starts at step s of a run when s <= length - min_tokens
+    starts = np.flatnonzero((counted[min_tokens:] - counted[:-min_tokens]) == 0)
+    starts = starts[steps[starts] <= np.repeat(lengths - min_tokens, lengths)[starts]]
+    alive = np.zeros(lengths.size, dtype=bool)
+    alive[np.searchsorted(firsts, starts, side="right") - 1] = True
+    return np.flatnonzero(alive) + at
 
 
 def _next_free(used_a: bytearray, used_r: bytearray, a0: int, r0: int, x: int, length: int) -> int:

@@ -53,6 +53,7 @@ class AgentQuery:
         self._shares: dict[int, tuple[Profile, tuple[np.ndarray, ...], tuple[np.ndarray, ...]]] = {}
         self._rows: tuple[NgramTable, list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None = None
         self._background_rows: tuple[NgramTable, list[np.ndarray], list[np.ndarray], list[np.ndarray]] | None = None
+        self._idiom_rows: tuple[NgramTable, np.ndarray, np.ndarray, np.ndarray] | None = None
 
     def keys(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct n-gram keys and context keys whose table rows the agent file reads (a
@@ -83,6 +84,31 @@ class AgentQuery:
             found = (keys[IDIOM_ORDER - 1], context)
             self.agent._cache["idiom_query"] = found
         return found
+
+    def idiom_rows(self, idioms: NgramTable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Counts, context totals and kinds of the background's idiom table at every agent
+        position (:meth:`idiom_keys`); no file is ever left out of it, so they are read once."""
+        found = self._idiom_rows
+        if found is None or found[0] is not idioms:
+            grams, contexts = self.idiom_keys()
+            totals, kinds = idioms.context(contexts)
+            found = self._idiom_rows = (idioms, idioms.count(grams), totals, kinds)
+        return found[1], found[2], found[3]
+
+    def preload_shares(self, profiles: Sequence[Profile], shares: "ShareIndex", ids: Sequence[int]) -> None:
+        """Fill the :meth:`share` of ``profiles[i]`` for every ``i`` in ``ids`` from one lookup of
+        the agent's keys in ``shares`` (the same values as one search per file)."""
+        wanted = [i for i in ids if id(profiles[i]) not in self._shares]
+        if not wanted:
+            return
+        grams, contexts = shares.rows(self.grams, self.contexts, wanted)
+        for row, i in enumerate(wanted):
+            self._shares[id(profiles[i])] = (profiles[i], tuple(g[row] for g in grams),
+                                             tuple(c[row] for c in contexts))
+
+    def forget_shares(self) -> None:
+        """Drop the cached shares (a long agent file against many references holds many)."""
+        self._shares.clear()
 
     def background_rows(self, table: NgramTable) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
         """:meth:`rows` of the background's table (cached apart from the corpus's rows)."""
@@ -117,6 +143,63 @@ class AgentQuery:
                 grams[k] += member_grams[k]
                 contexts[k] += member_contexts[k]
         return grams, contexts
+
+
+class ShareIndex:
+    """Every corpus file's distinct n-grams and context counts in two sorted arrays, so that an
+    agent file's :meth:`AgentQuery.share` with many files comes from one search.
+
+    Parameters
+    ----------
+    profiles : sequence of Profile
+        The corpus files; ids are positions in it.
+    """
+
+    def __init__(self, profiles: Sequence[Profile]) -> None:
+        self._files = len(profiles)
+        grams = [p.grams()[0] for p in profiles]
+        contexts = [p.context_counts() for p in profiles]
+        self._gram_keys, self._gram_files, _ = self._sorted([(g, np.ones(g.size, np.int64)) for g in grams])
+        self._context_keys, self._context_files, self._context_counts = self._sorted(contexts)
+
+    @staticmethod
+    def _sorted(parts: Sequence[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if not parts:
+            empty = np.zeros(0, np.int64)
+            return empty, empty, empty
+        keys = np.concatenate([np.asarray(k, dtype=np.int64) for k, _ in parts])
+        values = np.concatenate([np.asarray(v, dtype=np.int64) for _, v in parts])
+        files = np.repeat(np.arange(len(parts), dtype=np.int64), [len(k) for k, _ in parts])
+        order = np.argsort(keys, kind="stable")
+        return keys[order], files[order], values[order]
+
+    @staticmethod
+    def _matrix(queries: np.ndarray, keys: np.ndarray, files: np.ndarray, values: np.ndarray,
+                rows: np.ndarray) -> np.ndarray:
+        """``out[r, i]``: the value file ``rows^-1[f]`` holds for key ``queries[i]`` (0 when none)."""
+        out = np.zeros((int((rows >= 0).sum()), queries.size), dtype=np.int64)
+        low = np.searchsorted(keys, queries, side="left")
+        found = np.searchsorted(keys, queries, side="right") - low
+        if not found.any():
+            return out
+        positions = np.repeat(np.arange(queries.size), found)
+        at = np.repeat(low, found) + (np.arange(int(found.sum())) - np.repeat(np.cumsum(found) - found, found))
+        row = rows[files[at]]
+        kept = row >= 0
+        # each file holds a key at most once: no two entries land on one cell
+        out[row[kept], positions[kept]] = values[at[kept]]
+        return out
+
+    def rows(self, grams: Sequence[np.ndarray], contexts: Sequence[np.ndarray], ids: Sequence[int]
+             ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per order, a matrix with a row per file of ``ids`` (in that order): 1 where the file
+        holds the agent's n-gram; its number of n-grams with the agent's context."""
+        rows = np.full(self._files, -1, dtype=np.int64)
+        rows[np.asarray(ids, dtype=np.int64)] = np.arange(len(ids))
+        return ([self._matrix(g, self._gram_keys, self._gram_files, np.ones(self._gram_keys.size, np.int64), rows)
+                 for g in grams],
+                [self._matrix(c, self._context_keys, self._context_files, self._context_counts, rows)
+                 for c in contexts])
 
 
 def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = (), *,
@@ -189,9 +272,7 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
     if extra is not None and extra.idioms is not None and extra.idioms.keys.size and n >= IDIOM_ORDER:
         # The background's idiom model explains what it can (Witten-Bell over the trigram
         # estimate, one order of n-grams as long as a statement); it never makes a token rarer.
-        grams, contexts = query.idiom_keys()
-        idiom_counts = extra.idioms.count(grams)
-        idiom_totals, idiom_kinds = extra.idioms.context(contexts)
+        idiom_counts, idiom_totals, idiom_kinds = query.idiom_rows(extra.idioms)
         usable = (positions >= IDIOM_ORDER - 1) & (idiom_totals > 0)
         explained = (idiom_counts + idiom_kinds * probability) / np.maximum(idiom_totals + idiom_kinds, 1)
         probability = np.where(usable, np.maximum(probability, explained), probability)

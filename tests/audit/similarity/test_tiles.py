@@ -10,6 +10,8 @@ import random
 import pytest
 
 from mleaudit.audit.similarity.detect import MIN_TILE_TOKENS, find_tiles, profile_code
+from mleaudit.audit.similarity.detect import tiles as tiles_module
+from mleaudit.audit.similarity.detect.constants import MAX_SEED_OCCURRENCES
 from mleaudit.audit.similarity.detect.tiles import Tile, _greedy_tiles, _maximal_runs
 
 
@@ -69,3 +71,52 @@ def test_repetitive_code_gives_the_tiles_of_the_plain_procedure() -> None:
     tiles = find_tiles(agent, reference)
     assert tiles == _plain_tiles(runs, len(agent.ids), len(reference.ids))
     assert sum(t.length for t in tiles) > 0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_runs_screened_in_bulk_give_the_tiles_of_the_plain_procedure(seed: int, monkeypatch) -> None:
+    """Hundreds of heavily overlapping runs: the bulk screening of runs that can no longer yield a
+    tile runs (counted) and changes nothing."""
+    screened = []
+    real = tiles_module._screen
+    monkeypatch.setattr(tiles_module, "_screen", lambda *args: screened.append(1) or real(*args))
+    rng = random.Random(1000 + seed)
+    n_agent, n_reference = rng.randint(60, 300), rng.randint(60, 300)
+    runs = _random_runs(rng, n_agent, n_reference, rng.randint(200, 400))
+    assert _greedy_tiles(runs, n_agent, n_reference) == _plain_tiles(runs, n_agent, n_reference)
+    assert screened, "the case must reach the bulk screening"
+
+
+def test_repeated_blocks_screened_in_bulk_give_the_tiles_of_the_plain_procedure(monkeypatch) -> None:
+    screened = []
+    real = tiles_module._screen
+    monkeypatch.setattr(tiles_module, "_screen", lambda *args: screened.append(1) or real(*args))
+    block = "".join(f"x{i} = model.fit(X[{i}], y, epochs={i % 4})\n" for i in range(8))
+    agent = profile_code(block * 6 + "print(x3)\n" + block[: len(block) // 2] * 3)
+    reference = profile_code(block * 9 + block[len(block) // 3 :] * 4)
+    runs = _maximal_runs(agent, reference)
+    assert find_tiles(agent, reference) == _plain_tiles(runs, len(agent.ids), len(reference.ids))
+    assert screened
+
+
+def test_maximal_runs_are_the_diagonals_of_shared_seeds() -> None:
+    """Every shared seed (6-gram held at most MAX_SEED_OCCURRENCES times by the reference) lies in
+    exactly one run, on its diagonal; runs are maximal, longest first."""
+    rng = random.Random(3)
+    words = [f"v{i}" for i in range(6)]
+    agent = profile_code("".join(f"{rng.choice(words)} = {rng.choice(words)} + 1\n" for _ in range(80)))
+    reference = profile_code("".join(f"{rng.choice(words)} = {rng.choice(words)} + 1\n" for _ in range(90)))
+    runs = _maximal_runs(agent, reference)
+    seeds_a, seeds_r = agent.seed_keys().tolist(), reference.seed_keys().tolist()
+    held = {key: [j for j, k in enumerate(seeds_r) if k == key] for key in set(seeds_r)}
+    expected = set()
+    for i, key in enumerate(seeds_a):
+        places = held.get(key, [])
+        if 0 < len(places) <= MAX_SEED_OCCURRENCES:
+            expected.update((i, j) for j in places)
+    covered = set()
+    for negative, a0, a1, r0, r1 in runs:
+        assert -negative == a1 - a0 == r1 - r0 >= MIN_TILE_TOKENS
+        covered.update((a0 + x, r0 + x) for x in range(a1 - a0 - MIN_TILE_TOKENS + 1))
+    assert covered == expected
+    assert runs == sorted(runs)
