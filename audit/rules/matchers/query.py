@@ -1,6 +1,6 @@
 """The ``query`` matcher: tree-sitter queries by language, compiled once, and their compilation.
 
-Queries of every rule are also joined per language (:class:`_CombinedQueries`), so that a large
+Queries of every rule are also joined per language (:class:`_CombinedQueries`), so that a
 unit's tree is walked once for all rules; on a pathological tree a query falls back to text
 (:mod:`~mleaudit.audit.rules.matchers.fallback`).
 """
@@ -25,27 +25,33 @@ from mleaudit.audit.rules.matchers.predicates import (
     unsupported_predicates,
 )
 from mleaudit.audit.rules.spec import QuerySpec
+from mleaudit.audit.textcache import TextCache
 
-#: Units at least this long (characters) run every rule's query at once (:class:`_CombinedQueries`):
-#: one walk of a large tree instead of one per rule (a 100,000-cell notebook: 1.6 s against 27 s).
+#: Units at least this long (characters) always run every rule's query at once (:class:`_CombinedQueries`,
+#: rebuilt for queries compiled since; a 100,000-cell notebook: 1.6 s against 27 s), their matches
+#: grouped by pattern, and test only the literals of a query's text requirements.
 COMBINED_QUERY_MIN_CHARS = 200_000
 
 
 class _CombinedQueries:
-    """Every compiled query of a language joined into one, run once per large unit.
+    """Every compiled query of a language joined into one, run once per parsed unit.
 
-    tree-sitter runs the patterns of one query in a single walk of the tree, so a large unit
-    is walked once for all rules; each :class:`QueryMatcher` then takes the matches of its own
-    patterns (their indices are offset by the patterns of the queries before it). Results are
-    kept for the last few units, since the engine runs rule by rule over the same units.
+    tree-sitter runs the patterns of one query in a single walk of the tree, so a unit is
+    walked once for all rules; each :class:`QueryMatcher` then takes the matches of its own
+    patterns (their indices are offset by the patterns of the queries before it). A pattern's
+    matches do not depend on the other patterns beside it, and tree-sitter yields the matches
+    of the patterns of one query in the same relative order alone or combined, so the
+    matches kept in the combined order are those of the query run alone
+    (``tests/audit/rules/test_combined_queries.py`` checks it on every shared unit). Results
+    are kept per parsed tree for every unit of a run, since the engine runs rule by rule over
+    the same units.
     """
-
-    _KEEP = 4
 
     def __init__(self) -> None:
         self.sources: dict[str, list[tuple[str, int]]] = {}
-        self.queries: dict[str, tuple[int, tree_sitter.Query | None]] = {}
-        self.results: dict[tuple[str, int], tuple[Any, dict[int, list]]] = {}
+        self.queries: dict[str, tuple[int, tree_sitter.Query | None, tuple[int, ...]]] = {}
+        # Keyed by the parsed tree's identity, which the entry keeps alive (so the id is not reused).
+        self.results = TextCache(max_chars=16 * 1024 * 1024, max_entries=20_000)
 
     def register(self, language: str, source: str, patterns: int) -> int:
         entries = self.sources.setdefault(language, [])
@@ -55,42 +61,64 @@ class _CombinedQueries:
         entries.append((source, patterns))
         return len(entries) - 1
 
-    def _query(self, language: str) -> tree_sitter.Query | None:
+    def _query(self, language: str, index: int, fresh: bool) -> tuple[int, tree_sitter.Query | None, tuple[int, ...]]:
+        """The combined query of ``language`` and its pattern offsets.
+
+        Rebuilt when ``fresh`` and queries were registered since, or when query ``index`` is
+        not in it and the registered queries have doubled since the last build (compiling all
+        queries costs about as much as a ruleset load, so queries compiled one by one, as
+        tests do, do not rebuild it each time).
+        """
         entries = self.sources.get(language, [])
         built = self.queries.get(language)
-        if built is None or built[0] != len(entries):
+        stale = built is None or (built[0] != len(entries) and (fresh or (index >= built[0] and len(entries) >= 2 * built[0])))
+        if stale:
             try:
                 query = tree_sitter.Query(get_language(language), "\n".join(src for src, _ in entries))
             except tree_sitter.QueryError:  # pragma: no cover - each part compiled alone
                 query = None
-            built = (len(entries), query)
+            offsets = []
+            total = 0
+            for _, patterns in entries:
+                offsets.append(total)
+                total += patterns
+            built = (len(entries), query, tuple(offsets))
             self.queries[language] = built
-            self.results = {k: v for k, v in self.results.items() if k[0] != language}
-        return built[1]
+            self.results.clear()
+        return built  # type: ignore[return-value]
 
-    def matches(self, language: str, index: int, parsed: Any) -> list | None:
-        """The matches of query ``index`` on ``parsed`` (pattern indices its own), or ``None`` to run it alone."""
-        query = self._query(language)
-        if query is None:
+    def _all(self, language: str, built: tuple[int, tree_sitter.Query | None, tuple[int, ...]], parsed: Any) -> list | None:
+        key = (language, built[0], id(parsed))
+        def run() -> tuple[Any, list | None]:
+            cursor = tree_sitter.QueryCursor(built[1])
+            found = cursor.matches(parsed.root)
+            return parsed, (None if cursor.did_exceed_match_limit else found)
+        kept, found = self.results.get_or_compute(key, len(parsed.text), run)
+        if kept is not parsed:  # pragma: no cover - the entry keeps its tree alive
+            kept, found = run()
+        return found
+
+    def matches(self, language: str, index: int, parsed: Any, *, grouped: bool = False) -> list | None:
+        """The matches of query ``index`` on ``parsed`` (pattern indices its own), or ``None`` to run it alone.
+
+        In tree-sitter's order, or grouped by pattern when ``grouped`` (the order large units
+        have always had).
+        """
+        built = self._query(language, index, fresh=grouped)
+        if built[1] is None or index >= built[0]:
             return None
-        key = (language, id(parsed))
-        cached = self.results.get(key)
-        if cached is None or cached[0] is not parsed:
-            cursor = tree_sitter.QueryCursor(query)
+        found = self._all(language, built, parsed)
+        if found is None:
+            return None
+        offset = built[2][index]
+        end = offset + self.sources[language][index][1]
+        if grouped:
             by_pattern: dict[int, list] = {}
-            for pattern, nodes_by_name in cursor.matches(parsed.root):
-                by_pattern.setdefault(pattern, []).append(nodes_by_name)
-            if cursor.did_exceed_match_limit:
-                return None
-            while len(self.results) >= self._KEEP:
-                self.results.pop(next(iter(self.results)))
-            cached = (parsed, by_pattern)
-            self.results[key] = cached
-        entries = self.sources[language]
-        offset = sum(patterns for _, patterns in entries[:index])
-        count = entries[index][1]
-        by_pattern = cached[1]
-        return [(p - offset, found) for p in range(offset, offset + count) for found in by_pattern.get(p, ())]
+            for pattern, nodes_by_name in found:
+                if offset <= pattern < end:
+                    by_pattern.setdefault(pattern, []).append(nodes_by_name)
+            return [(p - offset, nodes) for p in range(offset, end) for nodes in by_pattern.get(p, ())]
+        return [(pattern - offset, nodes_by_name) for pattern, nodes_by_name in found if offset <= pattern < end]
 
 
 _COMBINED = _CombinedQueries()
@@ -143,8 +171,9 @@ class QueryMatcher:
             return fallback.find(subject.text, f"text match: {shape}")
         matches = []
         found = None
-        if len(subject.text) >= COMBINED_QUERY_MIN_CHARS and subject.language in self.combined:
-            found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed)
+        if subject.language in self.combined:
+            found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed,
+                                      grouped=len(subject.text) >= COMBINED_QUERY_MIN_CHARS)
         if found is None:
             found = tree_sitter.QueryCursor(query).matches(parsed.root)
         predicates = self.regex_predicates.get(subject.language or "", {})

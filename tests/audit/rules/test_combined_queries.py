@@ -1,0 +1,112 @@
+"""Combined queries: the matches a query takes from every rule's patterns joined are those it finds alone."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import tree_sitter
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mleaudit.audit.parsing import parse
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.rules.matchers import QueryMatcher
+from mleaudit.audit.rules.matchers.query import _COMBINED
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _queries(matcher, found):
+    if isinstance(matcher, QueryMatcher):
+        found.append(matcher)
+    for name in ("positives", "negatives", "filters", "children"):
+        for child in getattr(matcher, name, ()) or ():
+            _queries(child, found)
+    if getattr(matcher, "child", None) is not None:
+        _queries(matcher.child, found)
+    return found
+
+
+@pytest.fixture(scope="module")
+def shipped():
+    """Every query of the shipped rules: ``(language, place in the combined query, query)``."""
+    seen = {}
+    for rule in load_ruleset():
+        if rule.matcher is None:
+            continue
+        for matcher in _queries(rule.matcher, []):
+            for language, index in matcher.combined.items():
+                seen[(language, index)] = matcher.queries[language]
+    return sorted(seen.items(), key=lambda item: item[0])
+
+
+def _code_cases() -> dict[str, list[str]]:
+    """The code of every rule test case, by language."""
+    by_language: dict[str, list[str]] = {}
+    for path in sorted((REPO / "rules").rglob("*.test.yaml")):
+        cases = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key in ("invalid", "valid", "todo"):
+            for case in cases.get(key) or []:
+                if isinstance(case, dict) and isinstance(case.get("code"), str):
+                    by_language.setdefault(case.get("language", "python"), []).append(case["code"])
+    return by_language
+
+
+CASES = _code_cases()
+
+
+def _normal(found):
+    return [(pattern, {name: [(n.start_byte, n.end_byte, n.type) for n in nodes] for name, nodes in caps.items()})
+            for pattern, caps in found]
+
+
+def _assert_same(shipped, text: str, language: str) -> None:
+    parsed = parse(text, language)
+    for (lang, index), query in shipped:
+        if lang != language:
+            continue
+        alone = tree_sitter.QueryCursor(query).matches(parsed.root)
+        combined = _COMBINED.matches(language, index, parsed)
+        assert combined is not None
+        assert _normal(combined) == _normal(alone), (index, text[:200])
+
+
+def test_every_shipped_query_takes_part_in_the_combined_query(shipped):
+    assert any(lang == "python" for (lang, _), _ in shipped)
+    for (language, index), _query in shipped:
+        assert _COMBINED.matches(language, index, parse("x = 1\n", language)) is not None
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_combined_matches_equal_the_query_alone_on_every_rule_case(shipped, language):
+    for text in CASES[language]:
+        _assert_same(shipped, text, language)
+
+
+def test_combined_matches_equal_the_query_alone_on_the_project_source(shipped):
+    files = sorted((REPO / "audit").rglob("*.py"))
+    for path in random.Random(7).sample(files, 25):
+        _assert_same(shipped, path.read_text(encoding="utf-8"), "python")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(CASES.get("python", ["x = 1"])), min_size=1, max_size=4), st.randoms(use_true_random=False))
+def test_combined_matches_equal_the_query_alone_on_mixed_cases(shipped, snippets, rnd):
+    lines = "\n".join(snippets).splitlines()
+    rnd.shuffle(lines)  # broken code too: error nodes change what the patterns see
+    _assert_same(shipped, "\n".join(lines[: rnd.randint(1, len(lines))]), "python")
+
+
+def test_grouped_matches_hold_the_same_matches(shipped):
+    text = "\n".join(CASES.get("python", []))
+    parsed = parse(text, "python")
+    for (language, index), query in shipped:
+        if language != "python":
+            continue
+        alone = _normal(tree_sitter.QueryCursor(query).matches(parsed.root))
+        grouped = _normal(_COMBINED.matches(language, index, parsed, grouped=True))
+        assert sorted(grouped, key=repr) == sorted(alone, key=repr)
+        assert [p for p, _ in grouped] == sorted(p for p, _ in grouped)
