@@ -132,12 +132,10 @@ class CodeUnit:
     actor: Actor = Actor.UNKNOWN
 
     def __post_init__(self) -> None:
-        for name in ("path", "text"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                clean = encodable(value)
-                if clean is not value:
-                    object.__setattr__(self, name, clean)
+        path, text = self.path, self.text
+        if type(path) is str and type(text) is str and path.isascii() and text.isascii():
+            return  # ASCII holds no surrogate: nothing to replace
+        _replace_surrogates(self, ("path", "text"))
 
     def host_span(self, span: Span) -> Span:
         """Map ``span`` (relative to ``text``) to the host file.
@@ -210,9 +208,18 @@ class LogEvent:
     actor: Actor = Actor.UNKNOWN
 
     def __post_init__(self) -> None:
-        for name in ("text", "role", "location"):
-            value = getattr(self, name)
-            if isinstance(value, str):
-                clean = encodable(value)
-                if clean is not value:
-                    object.__setattr__(self, name, clean)
+        text, role, location = self.text, self.role, self.location
+        if (type(text) is str and type(role) is str and type(location) is str
+                and text.isascii() and role.isascii() and location.isascii()):
+            return  # ASCII holds no surrogate: nothing to replace
+        _replace_surrogates(self, ("text", "role", "location"))
+
+
+def _replace_surrogates(record: object, names: tuple[str, ...]) -> None:
+    """Set each text field of a frozen ``record`` named in ``names`` to :func:`encodable` of it."""
+    for name in names:
+        value = getattr(record, name)
+        if isinstance(value, str):
+            clean = encodable(value)
+            if clean is not value:
+                object.__setattr__(record, name, clean)

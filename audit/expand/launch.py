@@ -17,6 +17,24 @@ from mleaudit.audit.units import CodeUnit, LogEvent, LogEventKind
 #: What starts Python on a file in a command or in code: an interpreter, ``sys.executable``, or
 #: Python's own ways to run a file's text (``exec``, ``compile``, ``runpy``, a source loader).
 _PYTHON_LAUNCH = re.compile(r"python|pypy|sys\.executable|\bexec\b|\bcompile\b|runpy|run_path|SourceFileLoader")
+#: The plain words of :data:`_PYTHON_LAUNCH` (found anywhere, as the pattern finds them) and the
+#: two it takes only as whole words. The regex tries every alternative at every position of a long
+#: text; ``in`` scans for a word in C.
+_LAUNCH_WORDS = ("python", "pypy", "sys.executable", "runpy", "run_path", "SourceFileLoader")
+_LAUNCH_WHOLE_WORDS = {word: re.compile(rf"\b{word}\b") for word in ("exec", "compile")}
+
+
+def _starts_python(text: str) -> bool:
+    """Whether :data:`_PYTHON_LAUNCH` finds something in ``text`` (the same answer, found faster)."""
+    if any(word in text for word in _LAUNCH_WORDS):
+        return True
+    for word, whole in _LAUNCH_WHOLE_WORDS.items():
+        found = text.find(word)
+        while found != -1:
+            if whole.match(text, found) is not None:  # ``\b`` sees the character before ``found``
+                return True
+            found = text.find(word, found + 1)
+    return False
 
 
 def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log_events: list[LogEvent],
@@ -45,7 +63,7 @@ def _run_as_python(unnamed_logs: dict[str, str], code_units: list[CodeUnit], log
     sources += [u.text for u in code_units]
     named: set[str] = set()
     for text in sources:
-        if _PYTHON_LAUNCH.search(text) is not None:
+        if _starts_python(text):
             named.update(names_at.findall(text))
     units = []
     for name in sorted(named):

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from itertools import accumulate
 
 from mleaudit.audit.model import Span
-from mleaudit.audit.units import LogEvent
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = [
     "CUT_SHORT",
@@ -26,6 +27,7 @@ __all__ = [
     "SHELL_WORDS",
     "SpanMaker",
     "guess_code_language",
+    "restamp",
 ]
 
 #: ``LogEvent.location`` of an event the log ends inside (a fenced code block never closed): the
@@ -89,6 +91,9 @@ class EventList(list):
 class SpanMaker:
     """Builds :class:`Span` records for one text; equal to ``Span.from_offsets`` but O(log n).
 
+    The line index is built on the first span asked for (a reader that gives no event builds
+    none).
+
     Parameters
     ----------
     text : str
@@ -97,18 +102,24 @@ class SpanMaker:
         POSIX path of the file, relative to the run root.
     """
 
-    __slots__ = ("text", "path", "_starts")
+    __slots__ = ("text", "path", "_line_starts")
 
     def __init__(self, text: str, path: str) -> None:
         self.text = text
         self.path = path
-        starts = [0]
-        find = text.find
-        pos = find("\n")
-        while pos != -1:
-            starts.append(pos + 1)
-            pos = find("\n", pos + 1)
-        self._starts = starts
+        self._line_starts: list[int] | None = None
+
+    @property
+    def _starts(self) -> list[int]:
+        """Where each line starts: 0, then one past every ``\\n``."""
+        starts = self._line_starts
+        if starts is None:
+            # split and accumulate run in C; a find loop costs a Python step per line
+            lines = self.text.split("\n")
+            lines.pop()
+            starts = [0, *accumulate([len(line) + 1 for line in lines])]
+            self._line_starts = starts
+        return starts
 
     def _point(self, offset: int) -> tuple[int, int]:
         index = bisect_right(self._starts, offset) - 1
@@ -116,26 +127,51 @@ class SpanMaker:
 
     def span(self, start: int, end: int) -> Span:
         """The span of characters ``[start, end)`` (clamped to the text)."""
-        start = max(0, min(start, len(self.text)))
-        end = max(start, min(end, len(self.text)))
-        start_line, start_col = self._point(start)
-        end_line, end_col = self._point(end)
+        length = len(self.text)
+        start = 0 if start < 0 else length if start > length else start
+        end = start if end < start else length if end > length else end
+        starts = self._line_starts or self._starts
+        first = bisect_right(starts, start) - 1
+        last = bisect_right(starts, end, first) - 1
         return Span(
             path=self.path,
             start_byte=start,
             end_byte=end,
-            start_line=start_line,
-            start_col=start_col,
-            end_line=end_line,
-            end_col=end_col,
+            start_line=first + 1,
+            start_col=start - starts[first] + 1,
+            end_line=last + 1,
+            end_col=end - starts[last] + 1,
         )
 
     def line_span(self, offset: int) -> Span:
         """The span of the whole line holding ``offset`` (without its newline)."""
-        index = bisect_right(self._starts, max(0, min(offset, len(self.text)))) - 1
-        start = self._starts[index]
+        starts = self._starts
+        index = bisect_right(starts, max(0, min(offset, len(self.text)))) - 1
+        start = starts[index]
         end = self.text.find("\n", start)
         return self.span(start, len(self.text) if end == -1 else end)
+
+
+def restamp(event: LogEvent, index: int, *, kind: LogEventKind | None = None, role: str | None = None,
+            actor: Actor | None = None) -> LogEvent:
+    """``dataclasses.replace(event, index=index, ...)`` for the fields readers renumber and
+    re-attribute, built directly (``replace`` looks up every field of the class on each call).
+
+    Parameters
+    ----------
+    event : LogEvent
+    index : int
+        The event's number in its log.
+    kind, role, actor : optional
+        New values; ``None`` keeps the event's own.
+
+    Returns
+    -------
+    LogEvent
+    """
+    return LogEvent(index=index, kind=event.kind if kind is None else kind, text=event.text, span=event.span,
+                    language=event.language, role=event.role if role is None else role, location=event.location,
+                    actor=event.actor if actor is None else actor)
 
 
 #: Command words that start a shell script rather than Python (not followed by ``=``, ``(``,

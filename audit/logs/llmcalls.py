@@ -27,13 +27,14 @@ log cut short: only a block the file ends inside is marked
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import Iterator
 
-from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.common import EventList, SpanMaker, restamp
 from mleaudit.audit.logs.text import scan_text
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
-__all__ = ["NAME", "Section", "detect", "read_events", "section_events", "split_sections"]
+__all__ = ["NAME", "Section", "banner_matches", "detect", "read_events", "section_events", "split_sections"]
 
 NAME = "llmcalls"
 
@@ -61,6 +62,36 @@ class Section:
     model: str = ""
 
 
+def banner_matches(text: str, end: int | None = None) -> Iterator[re.Match[str]]:
+    """``_BANNER.finditer(text, 0, end)``, trying the pattern only on lines that hold ``===``.
+
+    A banner is one line with ``===`` in it, so a line without is never one; ``find`` skips
+    to the next such line in C instead of trying the pattern at every line start.
+
+    Parameters
+    ----------
+    text : str
+    end : int, optional
+        Where the search stops (default: the end of the text).
+
+    Yields
+    ------
+    re.Match
+        The banners, in file order.
+    """
+    end = len(text) if end is None else end
+    found = text.find("===", 0, end)
+    while found != -1:
+        line_start = text.rfind("\n", 0, found) + 1
+        banner = _BANNER.match(text, line_start, end)
+        if banner is not None:
+            yield banner
+        line_end = text.find("\n", found, end)
+        if line_end == -1:
+            return
+        found = text.find("===", line_end, end)
+
+
 def split_sections(text: str) -> list[Section]:
     """The sections of an LLM call log, in file order.
 
@@ -81,7 +112,7 @@ def split_sections(text: str) -> list[Section]:
     ['prompt', 'response']
     """
     sections: list[Section] = []
-    banners = list(_BANNER.finditer(text))
+    banners = list(banner_matches(text))
     first = banners[0].start() if banners else len(text)
     if text[:first].strip():
         sections.append(Section(kind="preamble", start=0, end=first))
@@ -96,7 +127,7 @@ def split_sections(text: str) -> list[Section]:
 def detect(path: str, text: str) -> bool:
     """A prompt banner and a response banner in the first megabyte of text."""
     seen: set[str] = set()
-    for banner in _BANNER.finditer(text, 0, min(len(text), _DETECT_CHARS)):
+    for banner in banner_matches(text, min(len(text), _DETECT_CHARS)):
         seen.add("prompt" if banner.group("prompt") else "response" if banner.group("response") else "tokens")
         if {"prompt", "response"} <= seen:
             return True
@@ -107,8 +138,8 @@ _ROLES = {"prompt": "user", "response": "assistant", "tokens": "scaffold", "prea
 
 
 def section_events(spans: SpanMaker, section: Section, actor: Actor, *,
-                   code_actor: Actor = Actor.AGENT) -> list[LogEvent]:
-    """The events of one section (see the module docstring), ``index`` from 0.
+                   code_actor: Actor = Actor.AGENT, first_index: int = 0) -> list[LogEvent]:
+    """The events of one section (see the module docstring), ``index`` from ``first_index``.
 
     Parameters
     ----------
@@ -119,6 +150,8 @@ def section_events(spans: SpanMaker, section: Section, actor: Actor, *,
         Who wrote the section's text (its MESSAGE events).
     code_actor : Actor
         Who the section's code and commands belong to.
+    first_index : int
+        The number of the first event (a reader that joins sections numbers on).
 
     Returns
     -------
@@ -128,11 +161,12 @@ def section_events(spans: SpanMaker, section: Section, actor: Actor, *,
     role = _ROLES[section.kind]
     cut_at_end = section.end >= len(spans.text)
     events = []
-    for event in scan_text(spans, section.start, section.end, plain_kind=LogEventKind.MESSAGE, cut_at_end=cut_at_end):
+    for number, event in enumerate(scan_text(spans, section.start, section.end, plain_kind=LogEventKind.MESSAGE,
+                                             cut_at_end=cut_at_end), first_index):
         if event.kind in (LogEventKind.CODE, LogEventKind.COMMAND):
-            events.append(replace(event, role=role, actor=code_actor))
+            events.append(restamp(event, number, role=role, actor=code_actor))
         else:
-            events.append(replace(event, kind=LogEventKind.MESSAGE, role=role, actor=actor))
+            events.append(restamp(event, number, kind=LogEventKind.MESSAGE, role=role, actor=actor))
     return events
 
 
@@ -157,6 +191,6 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
     events = EventList()
     actors = {"prompt": Actor.SCAFFOLD, "response": Actor.AGENT, "tokens": Actor.SCAFFOLD, "preamble": Actor.UNKNOWN}
     for section in split_sections(text):
-        for event in section_events(spans, section, actors[section.kind]):
-            events.append(replace(event, index=len(events)))
+        for event in section_events(spans, section, actors[section.kind], first_index=len(events)):
+            events.append(event)
     return events

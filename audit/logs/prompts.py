@@ -79,6 +79,9 @@ _OPEN_END = re.compile(r"(?:\||&&)[ \t\r]*$")
 #: Lines that may start a prompt; the rest are skipped without trying each form.
 _CANDIDATE = re.compile(r"[ \t]*(?:[$#%!>(\[~\x1b\u279c\u276f\u03bb\u00bb]|PS[ \t>]|In[ \t]?\[|[A-Za-z]:\\|"
                         r"[\w.-]+@|(?:ba|z|k|da|fi|tc|c)?sh-\d)")
+#: The line break before a line :data:`_CANDIDATE` matches (no alternative of it spans a line
+#: break, so the line's end does not change the answer): :func:`find_prompts` visits only these.
+_CANDIDATE_LINE = re.compile(r"\n(?=" + _CANDIDATE.pattern + ")")
 _HEREDOC = re.compile(r"<<(-?)[ \t]*(['\"]?)([A-Za-z_][\w]*)\2")
 
 
@@ -301,12 +304,21 @@ def find_prompts(text: str, start: int, end: int, *, verbatim: bool = True) -> l
         In text order, not overlapping.
     """
     hits: list[PromptHit] = []
-    pos = start
-    while pos < end:
+    if start >= end:
+        return hits
+    # The region's first line is tried as it is (a region may start inside a line); every later
+    # line that match_prompt would look at is found by one search for its line break.
+    hit = match_prompt(text, start, end, verbatim=verbatim)
+    if hit is not None:
+        hits.append(hit)
+    after = start if hit is None else hit.end
+    candidates = _CANDIDATE_LINE.finditer(text, start, end)
+    for line_break in candidates:
+        pos = line_break.end()
+        if pos <= after:
+            continue  # inside the last hit's block, or its own first line
         hit = match_prompt(text, pos, end, verbatim=verbatim)
         if hit is not None:
             hits.append(hit)
-            pos = hit.end + 1
-            continue
-        pos = _line_end(text, pos, end) + 1
+            after = hit.end
     return hits

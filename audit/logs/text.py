@@ -79,6 +79,15 @@ _OUTPUT_NAME = re.compile(r"(?:output|stdout|stderr|preview|\.out$|\.err$)", re.
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
+def _blocks(text: str, start: int, end: int):
+    """``_BLOCKS.finditer(text, start, end)``; a region with no fence and no execute tag has
+    none, and ``find`` tells that without trying the pattern at every line."""
+    if text.find("```", start, end) == -1 and text.find("~~~", start, end) == -1 and text.find(
+            "<execute_", start, end) == -1:
+        return ()
+    return _BLOCKS.finditer(text, start, end)
+
+
 def detect(path: str, text: str) -> bool:
     """Plain text is the fallback format: anything without NUL characters reads as text."""
     return "\x00" not in text[:65536]
@@ -165,10 +174,9 @@ class _Builder:
         """Free text ``[start, end)``, one event per paragraph."""
         kind = self.plain_kind or (LogEventKind.OUTPUT if self.after_exec else LogEventKind.MESSAGE)
         pos = start
-        chunk = self.text[start:end]
-        for brk in _PARAGRAPH_BREAK.finditer(chunk):
-            self._paragraph(kind, pos, start + brk.start())
-            pos = start + brk.end()
+        for brk in _PARAGRAPH_BREAK.finditer(self.text, start, end):  # no anchor: as in text[start:end]
+            self._paragraph(kind, pos, brk.start())
+            pos = brk.end()
         self._paragraph(kind, pos, end)
 
     def _paragraph(self, kind: LogEventKind, start: int, end: int) -> None:
@@ -235,7 +243,7 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
     cut = (end >= len(text)) if cut_at_end is None else cut_at_end
     builder = _Builder(spans, plain_kind)
     pos = start
-    for match in _BLOCKS.finditer(text, start, end):
+    for match in _blocks(text, start, end):
         _scan_lines(builder, pos, match.start())
         location = ""
         if match.group("tag"):

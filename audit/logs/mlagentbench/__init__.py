@@ -124,7 +124,8 @@ def _kind_of(path: str, text: str) -> str | None:
             return "main"
         return None
     if _AGENT_CALL_LOG.search(path) or _SCAFFOLD_CALL_LOG.search(path):
-        if not any(section.kind == "prompt" for section in llmcalls.split_sections(head)):
+        # a prompt section is a prompt banner (llmcalls.split_sections); the first one tells
+        if not any(banner.group("prompt") for banner in llmcalls.banner_matches(head)):
             return None
         return "agent-call" if _AGENT_CALL_LOG.search(path) else "scaffold-call"
     if _AGENT_STATE.search(path):

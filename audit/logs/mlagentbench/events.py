@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from mleaudit.audit.logs.common import EventList, SpanMaker
+from mleaudit.audit.logs.common import EventList, SpanMaker, restamp
 from mleaudit.audit.logs.jsonregions import string_content
 from mleaudit.audit.logs.text import scan_text
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
@@ -40,7 +38,7 @@ class Events:
         for event in scan_text(self.spans, start, end, plain_kind=LogEventKind.MESSAGE):
             code = event.kind in (LogEventKind.CODE, LogEventKind.COMMAND)
             kind = event.kind if code else LogEventKind.MESSAGE
-            self.events.append(replace(event, index=len(self.events), kind=kind, role=role,
+            self.events.append(restamp(event, len(self.events), kind=kind, role=role,
                                        actor=code_actor if code else actor))
 
     def add_value(self, kind: LogEventKind, region: tuple[int, int], value: str, actor: Actor, where: str, *,

@@ -23,8 +23,25 @@ _SCAFFOLD_ACTIONS = frozenset({"Append Summary to Research Log", "Retrieval from
 _MAX_DEPTH = 48
 
 
+_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+#: Short keys already told (the keys of a state repeat in every step); a function of the key alone.
+_NAMES: dict[str, bool] = {}
+
+
+def _is_name(key: str) -> bool:
+    """Whether ``key`` is written ``.key`` in a location."""
+    known = _NAMES.get(key)
+    if known is None:
+        known = _NAME.fullmatch(key) is not None
+        if len(key) <= 64 and len(_NAMES) < 4096:
+            _NAMES[key] = known
+    return known
+
+
 def _key_path(parent: str, key: str) -> str:
-    if re.fullmatch(r"[A-Za-z_]\w*", key):
+    if _is_name(key):
         return f"{parent}.{key}" if parent else key
     return f"{parent}[{json.dumps(key)}]"
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import replace
-
 from mleaudit.audit.logs import llmcalls
 from mleaudit.audit.logs.mlagentbench.actions import derived, parse_input
 from mleaudit.audit.logs.mlagentbench.events import Events
@@ -111,5 +109,5 @@ def read_call_log(out: Events, agent_call: bool) -> None:
     actors = {"prompt": Actor.SCAFFOLD, "response": response_actor, "tokens": Actor.SCAFFOLD,
               "preamble": Actor.SCAFFOLD}
     for section in llmcalls.split_sections(out.text):
-        for event in llmcalls.section_events(out.spans, section, actors[section.kind]):
-            out.events.append(replace(event, index=len(out.events)))
+        for event in llmcalls.section_events(out.spans, section, actors[section.kind], first_index=len(out.events)):
+            out.events.append(event)

@@ -1,0 +1,189 @@
+"""Fast paths of the log readers against the straightforward code they replace.
+
+Each test keeps the plain implementation (as it was before the fast path) and checks that the
+fast one gives the same answer on hand-picked texts and on generated ones, hostile pieces
+included: prompts, banners, line breaks in every place, words that a search could mistake.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mleaudit.audit.expand import launch
+from mleaudit.audit.logs import jsonregions, llmcalls, prompts
+from mleaudit.audit.logs.common import SpanMaker, restamp
+from mleaudit.audit.logs.text import _BLOCKS, _blocks
+from mleaudit.audit.model import Span
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
+from mleaudit.grading.untrusted_json import collect_shadowed
+from tests.property.strategies import json_text
+
+#: Pieces that make prompts, banners, fences and launch words, joined at random.
+PIECES = (
+    "\n", "\n\n", "\r\n", " ", "\t", "$ ", "$ ls -la", "# ", "# pip install x", "% ", "!pip install x", "> ",
+    ">> ", ">>> ", ">>> import os", "... ", "... x = 1", "In [3]: ", "...: ", "PS C:\\work> ", "C:\\work>dir",
+    "user@host:~/dir$ ", "(venv) $ ", "bash-5.1$ ", "~/w$ ", "\x1b[32m", "\u276f ", "\u279c  dir ", "cat <<EOF",
+    "EOF", "echo 'open", "\\", "|", "&&", "===", "=== prompt ===", "===================prompt=====================",
+    "=== gpt-4 response (500) ===", "===tokens===", "== response ==", "RESPONSE", "prompt", "```", "```python",
+    "~~~", "<execute_bash>", "</execute_bash>", "<execute_ipython>", "x = 1", "import os", "hello world",
+    "python", "pypy", "sys.executable", "exec", "execute", "compile", "compiled", "_exec", "exec_", "runpy",
+    "run_path", "SourceFileLoader", "é", "\u2028", "\x0c", "a@b", "sh-5", "[", "(", "~",
+)
+texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
+
+
+# --- prompts.find_prompts ---------------------------------------------------------------------
+
+def _find_prompts_plain(text: str, start: int, end: int, *, verbatim: bool = True) -> list:
+    hits = []
+    pos = start
+    while pos < end:
+        hit = prompts.match_prompt(text, pos, end, verbatim=verbatim)
+        if hit is not None:
+            hits.append(hit)
+            pos = hit.end + 1
+            continue
+        pos = prompts._line_end(text, pos, end) + 1
+    return hits
+
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.integers(0, 60), st.integers(0, 400), st.booleans())
+def test_find_prompts_visits_the_lines_the_plain_loop_visits(text, start, length, verbatim):
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    assert prompts.find_prompts(text, start, end, verbatim=verbatim) == _find_prompts_plain(
+        text, start, end, verbatim=verbatim)
+
+
+def test_find_prompts_examples():
+    text = "intro\n$ ls\nout\n>>> x = 1\n... y = 2\nmore $ not\n  $ cd /x && \\\n  make\n"
+    for start in range(len(text)):
+        for end in (start, start + 5, len(text)):
+            assert prompts.find_prompts(text, start, end) == _find_prompts_plain(text, start, end)
+
+
+# --- llmcalls.banner_matches ------------------------------------------------------------------
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.none() | st.integers(0, 400))
+def test_banner_matches_are_the_pattern_matches(text, end):
+    end = None if end is None else min(end, len(text))
+    plain = llmcalls._BANNER.finditer(text, 0, len(text) if end is None else end)
+    assert [m.span() for m in llmcalls.banner_matches(text, end)] == [m.span() for m in plain]
+
+
+# --- text._blocks -----------------------------------------------------------------------------
+
+@settings(max_examples=400, deadline=None)
+@given(texts, st.integers(0, 60), st.integers(0, 400))
+def test_blocks_are_the_pattern_matches(text, start, length):
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    assert [m.span() for m in _blocks(text, start, end)] == [m.span() for m in _BLOCKS.finditer(text, start, end)]
+
+
+# --- launch._starts_python --------------------------------------------------------------------
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.sampled_from(PIECES) | st.text(max_size=3), max_size=12).map("".join))
+def test_launch_words_as_the_pattern_finds_them(text):
+    assert launch._starts_python(text) == (launch._PYTHON_LAUNCH.search(text) is not None)
+
+
+def test_launch_words_examples():
+    for text in ("exec(open('x').read())", "executable", "an exec", "re.compile", "compiled", "x_exec", "execé",
+                 "éexec", "exec_", "", "python3 x", "sys.executable"):
+        assert launch._starts_python(text) == (launch._PYTHON_LAUNCH.search(text) is not None), text
+
+
+# --- common.SpanMaker, restamp ----------------------------------------------------------------
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.lists(st.tuples(st.integers(-5, 450), st.integers(-5, 450)), max_size=8))
+def test_span_maker_matches_span_from_offsets(text, pairs):
+    spans = SpanMaker(text, "logs/x.log")
+    for start, end in pairs:
+        assert spans.span(start, end) == Span.from_offsets(text, "logs/x.log", start, end)
+    for offset, _ in pairs:
+        clamped = max(0, min(offset, len(text)))
+        line_start = text.rfind("\n", 0, clamped) + 1
+        line_end = text.find("\n", line_start)
+        assert spans.line_span(offset) == Span.from_offsets(
+            text, "logs/x.log", line_start, len(text) if line_end == -1 else line_end)
+
+
+def test_restamp_is_replace():
+    event = LogEvent(index=3, kind=LogEventKind.CODE, text="x = '\udfff'", span=Span.from_offsets("abc", "p", 0, 2),
+                     language="python", role="user", location="[2].code", actor=Actor.SCAFFOLD)
+    names = {field.name for field in dataclasses.fields(LogEvent)}
+    # restamp rebuilds every field: one added to LogEvent must be added there too
+    assert names == {"index", "kind", "text", "span", "language", "role", "location", "actor"}
+    assert restamp(event, 7) == dataclasses.replace(event, index=7)
+    assert restamp(event, 0, kind=LogEventKind.MESSAGE, role="", actor=Actor.AGENT) == dataclasses.replace(
+        event, index=0, kind=LogEventKind.MESSAGE, role="", actor=Actor.AGENT)
+
+
+def test_post_init_fast_path_keeps_replacing_surrogates():
+    span = Span.from_offsets("abc", "p", 0, 1)
+    for text, role, location in (("a\udfffb", "", ""), ("ok", "r\ud800", ""), ("ok", "", "l\udc00"),
+                                 ("é\udfff", "é", "é"), ("plain", "user", "x")):
+        event = LogEvent(index=0, kind=LogEventKind.MESSAGE, text=text, span=span, role=role, location=location)
+        for value in (event.text, event.role, event.location):
+            assert re.search("[\ud800-\udfff]", value) is None
+        assert len(event.text) == len(text)
+
+
+# --- jsonregions.json_members_partial ---------------------------------------------------------
+
+def _members_partial_plain(text: str, start: int) -> dict:
+    members: dict = {}
+    if text[start : start + 1] != "{":
+        return members
+    pos = jsonregions._skip_ws(text, start + 1)
+    if text[pos : pos + 1] == "}":
+        return members
+    while True:
+        try:
+            key, pos = jsonregions._DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            return members
+        pos = jsonregions._skip_ws(text, pos)
+        if not isinstance(key, str) or text[pos : pos + 1] != ":":
+            return members
+        value_start = jsonregions._skip_ws(text, pos + 1)
+        value, value_end, broke = jsonregions._salvage(text, value_start, 1)
+        if broke is not None:
+            if value is not None:
+                members[key] = (value_start, len(text))
+            return members
+        members[key] = (value_start, value_end)
+        pos = jsonregions._skip_ws(text, value_end)
+        sep = text[pos : pos + 1]
+        if sep != ",":
+            return members
+        pos = jsonregions._skip_ws(text, pos + 1)
+
+
+def _reported(function, text, start):
+    with collect_shadowed(propagate=False) as hidden:
+        result = function(text, start)
+    return result, [(member.key, repr(member.value)) for member in hidden], hidden.overflowed
+
+
+_REPEATED = ('{"a": 1, "a": {"b": [1, {"c": 2, "c": 3}], "b": "x"}, "d": [{"e": 1, "e": 2}]',
+             '{"code": "A", "code": "B"}', '{"a": {"x": 1, "x": 2}, "b": [1, 2', '{"a": "\\udfff", "a": [}')
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_text() | st.sampled_from(_REPEATED), st.integers(0, 30))
+def test_members_partial_as_the_plain_walk(text, start):
+    # every object start, and arbitrary offsets: the same members, regions and hidden-key reports
+    starts = {min(start, len(text))} | {i for i, char in enumerate(text[:2000]) if char == "{"}
+    for offset in sorted(starts)[:8]:
+        assert _reported(jsonregions.json_members_partial, text, offset) == _reported(
+            _members_partial_plain, text, offset)
