@@ -17,7 +17,7 @@ from mleaudit.audit.similarity.detect.constants import (
 from mleaudit.audit.similarity.detect.evidence import Evidence, boilerplate_mask, reference_evidence
 from mleaudit.audit.similarity.detect.ngrams import NgramTable
 from mleaudit.audit.similarity.detect.profiles import Profile
-from mleaudit.audit.similarity.detect.token_model import AgentQuery, ShareIndex
+from mleaudit.audit.similarity.detect.token_model import AgentQuery, ShareIndex, token_bits_rows
 
 #: Cells (references x agent tokens) of the share matrices made at once by :meth:`DetectionCorpus.evidence_all`.
 _SHARE_CELLS = 1 << 20
@@ -178,8 +178,11 @@ class DetectionCorpus:
             part = chosen[start : start + block]
             query.preload_shares(self.references, self._share_index(),
                                  sorted({m for i in part for m in self.near_duplicates(i)}))
-            for i in part:
-                found[i] = self.evidence(agent, i, mask=mask, query=query)
+            left_outs = [[self.references[m] for m in self.near_duplicates(i)] for i in part]
+            bits = token_bits_rows(agent, self.table, left_outs, query=query, background=self.background)
+            for row, i in enumerate(part):
+                found[i] = reference_evidence(agent, self.references[i], self.table, left_outs[row], mask=mask,
+                                              query=query, background=self.background, bits=bits[row])
             query.forget_shares()
         return found
 

@@ -237,11 +237,38 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
     ----------
     Witten & Bell (1991), see the module docstring.
     """
+    return token_bits_rows(agent, table, [left_out], query=query, background=background)[0]
+
+
+def token_bits_rows(agent: Profile, table: NgramTable, left_outs: Sequence[Sequence[Profile]], *,
+                    query: AgentQuery | None = None, background: Background | None | str = "default") -> np.ndarray:
+    """:func:`token_bits` under several leave-out sets at once, a row each.
+
+    Every step is element by element (or a maximum along a row), so each row holds exactly the
+    floats :func:`token_bits` gives for its leave-out set; the logarithm is taken row by row on
+    a contiguous array, as for one file.
+
+    Parameters
+    ----------
+    agent : Profile
+    table : NgramTable
+    left_outs : sequence of sequence of Profile
+        One leave-out set per row (see :func:`token_bits`).
+    query : AgentQuery, optional
+    background : Background, None or "default", default "default"
+
+    Returns
+    -------
+    ndarray of float64, shape (len(left_outs), len(agent.ids))
+    """
     n = len(agent.ids)
-    if not n:
-        return np.zeros(0)
+    rows = len(left_outs)
+    if not n or not rows:
+        return np.zeros((rows, n))
     query = query if query is not None else AgentQuery(agent)
-    own_grams, own_contexts = query.left_out(left_out)
+    own = [query.left_out(left_out) for left_out in left_outs]
+    own_grams = [np.stack([grams[k] for grams, _ in own]) for k in range(MODEL_ORDER)]
+    own_contexts = [np.stack([contexts[k] for _, contexts in own]) for k in range(MODEL_ORDER)]
     counts, totals, all_kinds = query.rows(table)
     extra = _resolve_background(background)
     if extra is not None and extra.table.keys.size:
@@ -251,8 +278,8 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
         all_kinds = [a + b for a, b in zip(all_kinds, more_kinds)]
     positions = np.arange(n)
     prior = np.exp2(-agent.prior_array())
-    probability = prior
-    documents = 0
+    probability = np.broadcast_to(prior, (rows, n))
+    documents = np.zeros((rows, 1), dtype=np.int64)
     for k in range(MODEL_ORDER):
         count = counts[k] - own_grams[k]
         total = totals[k] - own_contexts[k]
@@ -264,7 +291,7 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
             unigram_df = count
             # Every code file holds `=` or `(`: the agent's most widespread token is in about
             # every document of the background, a lower bound of their number.
-            documents = int(count.max(initial=0))
+            documents = np.maximum(count.max(axis=1, keepdims=True), 0)
             continue
         usable = (positions >= k) & (total > 0) & (kinds > 0)
         mixed = (count + kinds * probability) / np.maximum(total + kinds, 1)
@@ -277,15 +304,19 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
         explained = (idiom_counts + idiom_kinds * probability) / np.maximum(idiom_totals + idiom_kinds, 1)
         probability = np.where(usable, np.maximum(probability, explained), probability)
     literal = agent.literal_array()
-    if documents > 0 and literal.any():
+    if literal.any() and bool((documents > 0).any()):
         # A string found in other files (a column name of the competition's data, a metric's
         # name) says little about *which* file was copied, in whatever order it comes: it costs
         # at most the information of "a file holds it", -log2(df / documents).
-        held = literal & (unigram_df > 0)
-        bag = np.where(held, np.minimum(unigram_df, documents) / documents, 0.0)
+        held = literal & (unigram_df > 0) & (documents > 0)
+        divisor = np.maximum(documents, 1)
+        bag = np.where(held, np.minimum(unigram_df, divisor) / divisor, 0.0)
         probability = np.where(held, np.maximum(probability, bag), probability)
+    probability = np.ascontiguousarray(probability, dtype=np.float64)
+    bits = np.empty((rows, n))
     with np.errstate(divide="ignore"):
-        bits = -np.log2(probability)
+        for row in range(rows):
+            bits[row] = -np.log2(probability[row].copy())
     bits = np.minimum(np.where(probability > 0, bits, MAX_TOKEN_BITS), MAX_TOKEN_BITS)
     # A name in quotes (a column of the competition's data) is dictated by the data, as an
     # identifier's spelling is chosen by its writer: it costs at most what any token of the
@@ -303,5 +334,5 @@ def token_bits(agent: Profile, table: NgramTable, left_out: Sequence[Profile] = 
         bits = np.where(listed, np.minimum(bits, LISTED_NAME_BITS), bits)
     if agent.prose:
         # Shared prose (a docstring's sentences) is documentation, not copied code.
-        bits[np.fromiter(agent.prose, dtype=np.int64, count=len(agent.prose))] = 0.0
+        bits[:, np.fromiter(agent.prose, dtype=np.int64, count=len(agent.prose))] = 0.0
     return bits
