@@ -172,6 +172,8 @@ def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_re
             misses = 0
             continue
         misses += 1
+        if used_a.find(0, a0, a1) < 0 or used_r.find(0, r0, r1) < 0:
+            continue  # wholly taken on one side: nothing of it competes again
         # Part of the run is taken by a longer tile: its free stretches compete again. The
         # stretches are found with `find` on both sides (repetitive code yields thousands of
         # mostly covered runs; stepping over their tokens one by one cost most of the time).
