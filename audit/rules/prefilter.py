@@ -234,10 +234,15 @@ def regex_prefilter(pattern: str, *, verbose: bool = False) -> Prefilter | None:
 
 
 class FoldedTexts:
-    """:func:`fold` of each distinct text, computed once for all the rules of one evaluation."""
+    """:func:`fold` of each distinct text, computed once for all the rules of one evaluation.
+
+    Also which literals each folded text holds (:meth:`holds_any`), each tested once per text
+    for all the rules whose gates name it.
+    """
 
     def __init__(self) -> None:
         self._folded: dict[str, str | None] = {}
+        self._holds: dict[str, dict[str, bool]] = {}
 
     def get(self, text: str) -> str | None:
         """``fold(text)``, from the memo when this text was folded before."""
@@ -246,3 +251,19 @@ class FoldedTexts:
         except KeyError:
             folded = self._folded[text] = fold(text)
             return folded
+
+    def holds_any(self, text: str, literals: frozenset[str] | tuple[str, ...]) -> bool:
+        """True when ``fold(text)`` holds one of ``literals`` (lower-cased), or is ``None``."""
+        folded = self.get(text)
+        if folded is None:
+            return True
+        known = self._holds.get(text)
+        if known is None:
+            known = self._holds[text] = {}
+        for literal in literals:
+            hit = known.get(literal)
+            if hit is None:
+                hit = known[literal] = literal in folded
+            if hit:
+                return True
+        return False

@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 
 from mleaudit.audit.model import Finding
 from mleaudit.audit.rules.context import RunContext
+from mleaudit.audit.rules.engine.plan import event_groups, unit_groups
 from mleaudit.audit.rules.engine.targets import EvaluationError, evaluate_targets
 from mleaudit.audit.rules.loader import CompiledRule, Ruleset
 from mleaudit.audit.rules.policy import RulePolicy
@@ -21,6 +22,10 @@ from mleaudit.audit.rules.spec import RuleStatus
 from mleaudit.audit.units import CodeUnit, LogEvent
 
 logger = logging.getLogger(__name__)
+
+#: Rules go over the units and events grouped once for all (:mod:`~.plan`); tests turn it off to
+#: compare with every rule going over every unit and event.
+_GROUPED = True
 
 
 def evaluate_rule(
@@ -127,6 +132,10 @@ def evaluate_ruleset(
     errors: list[EvaluationError] = []
     evaluated: list[str] = []
     folds = FoldedTexts()  # each distinct text lower-cased once for every rule's prefilter
+    groups = None
+    if _GROUPED:
+        code_units, log_events = tuple(code_units), tuple(log_events)  # indexed by the groups
+        groups = (unit_groups(code_units), event_groups(log_events))
     for rule in ruleset:
         if rule.spec.status is RuleStatus.EXPERIMENTAL and not include_experimental:
             continue
@@ -134,7 +143,7 @@ def evaluate_ruleset(
         try:
             kept, dropped = evaluate_targets(rule, code_units=code_units, log_events=log_events, files=files,
                                       run_context=run_context, pairs=pairs, run_id=run_id, policy=policy,
-                                      errors=errors, folds=folds)
+                                      errors=errors, folds=folds, groups=groups)
         except Exception as exc:  # noqa: BLE001 - one broken rule must not stop the others
             logger.info("rule %s failed", rule.id, exc_info=True)
             errors.append(EvaluationError(rule_id=rule.id, where="all units", path=".", error=type(exc).__name__,

@@ -30,6 +30,7 @@ from mleaudit.audit.rules.engine.findings import (
     unit_locator,
 )
 from mleaudit.audit.rules.engine.messages import render_message
+from mleaudit.audit.rules.engine.plan import TextGroups
 from mleaudit.audit.rules.loader import CompiledRule
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.rules.matchers import Subject
@@ -143,11 +144,15 @@ def _text_findings(rule: CompiledRule, subject: Subject, locator: Locator, run_i
     return produced
 
 
-def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
+def _code_findings(rule: CompiledRule, units: Sequence[CodeUnit], run_id: str,
                    policy: RulePolicy | None, errors: list[EvaluationError],
-                   folds: FoldedTexts | None = None) -> Iterable[Produced]:
+                   folds: FoldedTexts | None = None, groups: TextGroups | None = None) -> Iterable[Produced]:
     spec = rule.spec
     memo = _MatchMemo(rule, folds)
+    if groups is not None and folds is not None:
+        # Only the units the filters below take and the rule's gate lets in (same findings).
+        units = [units[i] for i in groups.candidates(rule, lambda key: (
+            (not spec.languages or key[0] in spec.languages) and key[1] in spec.actors), folds)]
     for unit in units:
         if spec.languages and unit.language not in spec.languages:
             continue
@@ -164,11 +169,15 @@ def _code_findings(rule: CompiledRule, units: Iterable[CodeUnit], run_id: str,
                             errors)
 
 
-def _log_findings(rule: CompiledRule, events: Iterable[LogEvent], run_id: str,
+def _log_findings(rule: CompiledRule, events: Sequence[LogEvent], run_id: str,
                   policy: RulePolicy | None, errors: list[EvaluationError],
-                  folds: FoldedTexts | None = None) -> Iterable[Produced]:
+                  folds: FoldedTexts | None = None, groups: TextGroups | None = None) -> Iterable[Produced]:
     spec = rule.spec
     memo = _MatchMemo(rule, folds)
+    if groups is not None and folds is not None:
+        # Only the events the filters below take and the rule's gate lets in (same findings).
+        events = [events[i] for i in groups.candidates(rule, lambda key: (
+            key[0] in spec.events and key[1] in spec.actors), folds)]
     for event in events:
         if event.kind not in spec.events or event.actor not in spec.actors or not spec.paths.accepts(event.span.path):
             continue
@@ -253,14 +262,18 @@ def _similarity_findings(rule: CompiledRule, pairs: Iterable[Any], texts: Mappin
 def evaluate_targets(rule: CompiledRule, *, code_units: Sequence[CodeUnit], log_events: Sequence[LogEvent],
               files: Sequence[tuple[str, str]], run_context: RunContext | None, pairs: Sequence[Any], run_id: str,
               policy: RulePolicy | None, errors: list[EvaluationError],
-              folds: FoldedTexts | None = None) -> tuple[list[Finding], list[Finding]]:
+              folds: FoldedTexts | None = None,
+              groups: tuple[TextGroups, TextGroups] | None = None) -> tuple[list[Finding], list[Finding]]:
+    """The findings of ``rule`` (kept, allowlisted); ``groups`` (of the code units, of the log
+    events) lets it skip the units and events it cannot match (:mod:`~.plan`)."""
     spec = rule.spec
     produced: list[tuple[Target, Produced]] = []
     for target in spec.targets:
         if target is Target.CODE:
-            found: Iterable[Produced] = _code_findings(rule, code_units, run_id, policy, errors, folds)
+            found: Iterable[Produced] = _code_findings(rule, code_units, run_id, policy, errors, folds,
+                                                       groups[0] if groups else None)
         elif target is Target.LOG:
-            found = _log_findings(rule, log_events, run_id, policy, errors, folds)
+            found = _log_findings(rule, log_events, run_id, policy, errors, folds, groups[1] if groups else None)
         elif target is Target.FILE:
             found = _file_findings(rule, files, run_id, policy, errors, folds)
         elif target is Target.RUN and run_context is not None:
