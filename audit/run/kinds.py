@@ -8,6 +8,7 @@ A file whose name says nothing (``ArtifactKind.OTHER``) is told by its content i
 from __future__ import annotations
 
 import enum
+import functools
 from pathlib import PurePosixPath
 
 from mleaudit.audit.parsing import language_for_path
@@ -38,6 +39,7 @@ _DATA_SUFFIXES = frozenset(
 )  # fmt: skip
 
 
+@functools.lru_cache(maxsize=8192)
 def classify_path(path: str) -> tuple[ArtifactKind, str | None]:
     """The artifact kind and grammar name of a run file, from its name alone.
 
@@ -60,6 +62,11 @@ def classify_path(path: str) -> tuple[ArtifactKind, str | None]:
     (<ArtifactKind.CODE: 'code'>, 'python')
     >>> classify_path("logs/agent.log")
     (<ArtifactKind.LOG: 'log'>, None)
+
+    Notes
+    -----
+    A function of the name alone, asked several times per file (walk, load, read): the answers
+    are cached.
     """
     pure = PurePosixPath(path)
     suffix = pure.suffix.lower()

@@ -50,8 +50,33 @@ def display_name(name: str) -> str:
 
 
 def _inside(root_real: str, path: str) -> bool:
-    real = os.path.realpath(path)
+    return _real_inside(root_real, os.path.realpath(path))
+
+
+def _real_inside(root_real: str, real: str) -> bool:
+    """Whether the real path ``real`` is ``root_real`` or lies under it."""
     return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _plain_parts(root: Path, path: Path | str) -> tuple[str, ...] | None:
+    """:func:`_relative_parts` of a path spelled plainly (``/``-separated, no empty, ``.`` or
+    ``..`` part), split as a string; ``None`` for anything else, which ``pathlib`` then reads."""
+    if os.sep != "/" or os.altsep is not None:
+        return None
+    text = os.fspath(path)
+    if not isinstance(text, str):
+        return None
+    if text.startswith("/"):
+        prefix = os.fspath(root)
+        if not isinstance(prefix, str) or prefix == "/" or not prefix.startswith("/") or prefix.endswith("/"):
+            return None
+        if not text.startswith(prefix + "/"):
+            return None
+        text = text[len(prefix) + 1:]
+    parts = tuple(text.split("/"))
+    if any(part in ("", ".", "..") for part in parts):
+        return None
+    return parts
 
 
 def _relative_parts(root: Path, path: Path | str) -> tuple[str, ...]:
@@ -62,6 +87,9 @@ def _relative_parts(root: Path, path: Path | str) -> tuple[str, ...]:
     OSError
         If ``path`` is not below ``root`` or has ``..``/``.`` components.
     """
+    fast = _plain_parts(root, path)
+    if fast is not None:
+        return fast
     candidate = Path(path)
     if candidate.is_absolute():
         try:

@@ -19,6 +19,7 @@ from mleaudit.audit.run.decoding import (
     printable_share,
 )
 from mleaudit.audit.run.kinds import ArtifactKind
+from mleaudit.audit.run.unparsable import surely_a_syntax_error
 
 
 #: Bytes of a file looked at to tell its kind from its content.
@@ -153,6 +154,8 @@ def _parses_as_python(text: str) -> bool:
     definition (at any depth; tree-sitter, the text is only parsed)."""
     if _MODULE_STATEMENT_START.search(text) is None:
         return False
+    if surely_a_syntax_error(LONE_CR.sub("\n", text) if "\r" in text else text):
+        return False  # the parse would find the error: it is spared
     root = _python_tree(text).root_node
     return not root.has_error and "statement" in _python_nodes(root)
 
@@ -173,7 +176,9 @@ def python_by_content(text: str, agent_folder: bool, top: bool = False) -> str |
         text = LONE_CR.sub("\n", text)
     small = len(text) <= _PARSE_SNIFF_BYTES
     calls = agent_folder or top
-    if small and (calls or _MODULE_STATEMENT_START.search(text) is not None):
+    # A text whose first lines rule out an error-free parse is spared the parse (unparsable): it
+    # would find a syntax error, as surely_a_syntax_error tells it would.
+    if small and (calls or _MODULE_STATEMENT_START.search(text) is not None) and not surely_a_syntax_error(text):
         root = _python_tree(text).root_node
         if not root.has_error:
             nodes = _python_nodes(root)

@@ -16,7 +16,7 @@ from pathlib import Path
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.run.kinds import _partly_readable, _sniffed_by_content
 from mleaudit.audit.run.layout import RunLayout
-from mleaudit.audit.run.reading import _DIR_FD, _DIR_FLAGS, _inside, _refused_component, display_name
+from mleaudit.audit.run.reading import _DIR_FD, _DIR_FLAGS, _real_inside, _refused_component, display_name
 
 
 #: Folders never entered, with why: caches, version-control stores and installed packages
@@ -149,6 +149,9 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
             else:
                 walk.skipped.append(Skipped(path=folder, reason=f"cannot list folder: {reason}"))
             continue
+        # The folder's real path, once: an entry that lstat says is no link resolves to it plus
+        # its name, so each entry is checked without resolving every folder above it again.
+        folder_real = root_real if not parts else os.path.realpath(os.path.join(root, *parts))
         siblings = {name for name, _ in entries}
         subdirs: list[tuple[tuple[str, ...], str]] = []
         for name, info in entries:
@@ -178,7 +181,7 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
                         walk.skipped.append(Skipped(path=rel, reason=(
                             f"folder not entered ({_SKIP_DIRS[name]}) but it holds {hidden}")))
                     continue
-                if not _inside(root_real, path):
+                if not _real_inside(root_real, os.path.join(folder_real, name)):
                     walk.skipped.append(Skipped(path=rel, reason="directory resolves outside the run root"))
                     continue
                 if len(parts) + 1 > RunLayout.MAX_FOLDER_DEPTH:
@@ -191,7 +194,7 @@ def _walk(root: Path, names: list[str] | None) -> _Walk:
             if not stat.S_ISREG(info.st_mode):
                 walk.skipped.append(Skipped(path=rel, reason="not a regular file"))
                 continue
-            if not _inside(root_real, path):
+            if not _real_inside(root_real, os.path.join(folder_real, name)):
                 walk.skipped.append(Skipped(path=rel, reason="file resolves outside the run root"))
                 continue
             if info.st_size > RunLayout.MAX_FILE_BYTES and not (_partly_readable(rel) or _sniffed_by_content(rel)):
