@@ -13,11 +13,13 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from itertools import accumulate
+from typing import Iterator
 
 from mleaudit.audit.model import Span
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = [
+    "AtLineStart",
     "CUT_SHORT",
     "is_cut_short",
     "lines_start_with",
@@ -172,6 +174,49 @@ def restamp(event: LogEvent, index: int, *, kind: LogEventKind | None = None, ro
     return LogEvent(index=index, kind=event.kind if kind is None else kind, text=event.text, span=event.span,
                     language=event.language, role=event.role if role is None else role, location=event.location,
                     actor=event.actor if actor is None else actor)
+
+
+class AtLineStart:
+    """A pattern tried at every line start: ``^(?:source)`` with ``re.MULTILINE``, found faster.
+
+    The plain form tries the pattern at every position of the text; this one tries it at the
+    start of the text and after each line break, which the regex engine finds with a fast scan
+    for its first character. The answers are the same for patterns that never match across a
+    line break (:meth:`matches` relies on it; :meth:`search` does not).
+
+    Parameters
+    ----------
+    source : str
+        The pattern without its ``^``.
+    flags : int
+        Regex flags; ``re.MULTILINE`` is added.
+    """
+
+    __slots__ = ("pattern", "_first", "_after_break")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        flags |= re.MULTILINE
+        #: The plain form, for readers that need a pattern object.
+        self.pattern = re.compile(f"^(?:{source})", flags)
+        self._first = re.compile(f"(?:{source})", flags)
+        self._after_break = re.compile(f"\n(?:{source})", flags)
+
+    def search(self, text: str, end: int | None = None) -> bool:
+        """Whether ``self.pattern.search(text, 0, end)`` finds a match."""
+        end = len(text) if end is None else end
+        return self._first.match(text, 0, end) is not None or self._after_break.search(text, 0, end) is not None
+
+    def matches(self, text: str, end: int | None = None) -> Iterator[tuple[int, re.Match[str]]]:
+        """``(line start, match)`` for each match of ``self.pattern.finditer(text, 0, end)``;
+        a match found after a line break includes it (the line starts one character later)."""
+        end = len(text) if end is None else end
+        first = self._first.match(text, 0, end)
+        pos = 0
+        if first is not None:
+            yield 0, first
+            pos = first.end()
+        for match in self._after_break.finditer(text, pos, end):
+            yield match.start() + 1, match
 
 
 #: Command words that start a shell script rather than Python (not followed by ``=``, ``(``,

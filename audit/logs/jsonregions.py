@@ -244,12 +244,7 @@ def _salvage(text: str, pos: int, depth: int) -> tuple[Any, int | None, JsonBrea
         value, end = _DECODER.raw_decode(text, pos)
         return value, end, None
     except (ValueError, RecursionError) as exc:
-        return _salvage_broken(text, pos, depth, exc)
-
-
-def _salvage_broken(text: str, pos: int, depth: int, exc: Exception) -> tuple[Any, int | None, JsonBreak | None]:
-    """:func:`_salvage` once decoding the value at ``pos`` failed with ``exc``."""
-    failure = _decode_error(text, pos, exc)
+        failure = _decode_error(text, pos, exc)
     opener = text[pos : pos + 1]
     if opener not in ("[", "{") or depth >= MAX_SALVAGE_DEPTH:
         return None, None, failure
@@ -361,17 +356,6 @@ def json_value_regions(text: str, start: int) -> tuple[list[tuple[int, int, Any]
         pos = _skip_ws(text, pos + 1)
 
 
-def _scan(text: str, pos: int) -> tuple[Any, int]:
-    """``_DECODER.raw_decode(text, pos)`` (the same value, end and errors), one call shorter."""
-    try:
-        return _SCAN_ONCE(text, pos)
-    except StopIteration as err:
-        raise json.JSONDecodeError("Expecting value", text, err.value) from None
-
-
-_SCAN_ONCE = _DECODER.scan_once
-
-
 def json_members_partial(text: str, start: int) -> dict[str, tuple[int, int]]:
     """Like :func:`json_member_regions`, but returns the members read before a break.
 
@@ -381,28 +365,27 @@ def json_members_partial(text: str, start: int) -> dict[str, tuple[int, int]]:
     members: dict[str, tuple[int, int]] = {}
     if text[start : start + 1] != "{":
         return members
-    # _salvage and _skip_ws inlined: this runs for every object of every JSON log walked
+    # _skip_ws inlined: this runs for every member of every JSON object walked
     skip = _WS.match
     pos = skip(text, start + 1).end()
     if text[pos : pos + 1] == "}":
         return members
     while True:
         try:
-            key, pos = _scan(text, pos)
+            key, pos = _DECODER.raw_decode(text, pos)
         except (ValueError, RecursionError):
             return members
         pos = skip(text, pos).end()
         if not isinstance(key, str) or text[pos : pos + 1] != ":":
             return members
         value_start = skip(text, pos + 1).end()
-        try:
-            value_end = _scan(text, value_start)[1]
-        except (ValueError, RecursionError) as exc:
-            value, value_end, broke = _salvage_broken(text, value_start, 1, exc)
-            if broke is not None:
-                if value is not None:
-                    members[key] = (value_start, len(text))
-                return members
+        # through _salvage, as deep in the stack as ever: how deep a document decodes before a
+        # RecursionError depends on it
+        value, value_end, broke = _salvage(text, value_start, 1)
+        if broke is not None:
+            if value is not None:
+                members[key] = (value_start, len(text))
+            return members
         members[key] = (value_start, value_end)  # the last value of a repeated key, as decoded
         pos = skip(text, value_end).end()
         if text[pos : pos + 1] != ",":

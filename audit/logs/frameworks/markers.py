@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mleaudit.audit.logs.common import guess_code_language
+from mleaudit.audit.logs.common import AtLineStart, guess_code_language
 
 __all__ = ["FENCE_OPEN", "TIMESTAMP", "Lines", "Modes", "line_bounds", "mask"]
 
@@ -23,18 +23,19 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[A-Za-z]|\x1b\][^\x07\x1b\n]{0,400}(?:\x
 _RULE_CHARS = frozenset("─━═-╌┄┈╴╶╰╯╭╮┌┐└┘ \t")
 _BOX_RULE_CHARS = frozenset("─━═╌┄┈╴╶")
 
-_CHAIN_DETECT = re.compile(
-    r"^[ \t]*(?:> Entering new [^\n]{0,200}chain\.\.\.|Invoking: `[^`\n]{1,200}` with `)", re.MULTILINE
+# Detection: each pattern tried at line starts only (AtLineStart: at the start of the text and
+# after each line break), as ``^`` in multiline mode would.
+_CHAIN_DETECT = AtLineStart(r"[ \t]*(?:> Entering new [^\n]{0,200}chain\.\.\.|Invoking: `[^`\n]{1,200}` with `)")
+_SMOL_DETECT = AtLineStart(
+    r"[ \t│╭─]*(?:Executing (?:parsed|this) code:|Calling tool: '[^'\n]{1,200}' with arguments:)"
 )
-_SMOL_DETECT = re.compile(
-    r"^[ \t│╭─]*(?:Executing (?:parsed|this) code:|Calling tool: '[^'\n]{1,200}' with arguments:)", re.MULTILINE
+_AUTOGEN_DETECT = AtLineStart(
+    r"[ \t]*(?:>>>>>>>> (?:EXECUTING|USING AUTO REPLY|NO HUMAN INPUT)|exitcode: -?\d{1,6} \(execution (?:succeeded|failed)\))"
 )
-_AUTOGEN_DETECT = re.compile(
-    r"^[ \t]*(?:>>>>>>>> (?:EXECUTING|USING AUTO REPLY|NO HUMAN INPUT)|exitcode: -?\d{1,6} \(execution (?:succeeded|failed)\))",
-    re.MULTILINE,
-)
-_CREW_TOOL_DETECT = re.compile(r"^[ \t]*(?:#{1,3}[ \t]*)?Using [Tt]ool:[ \t]*\S", re.MULTILINE)
-_CREW_INPUT_DETECT = re.compile(r"^[ \t]*(?:#{1,3}[ \t]*)?Tool Input:", re.MULTILINE)
+_CREW_TOOL_DETECT = AtLineStart(r"[ \t]*(?:#{1,3}[ \t]*)?Using [Tt]ool:[ \t]*\S")
+_CREW_INPUT_DETECT = AtLineStart(r"[ \t]*(?:#{1,3}[ \t]*)?Tool Input:")
+#: Lines whose first character may start a scaffold printout header (:func:`_generic_headers`).
+_HEADER_CANDIDATE = AtLineStart(r"[-=#*~\[ECRG]")
 
 _CHAIN_ENTER = re.compile(r"[ \t]*> Entering new [^\n]{0,200}chain\.{0,3}[ \t\r]*$")
 _CHAIN_END = re.compile(r"[ \t]*> Finished chain\.?[ \t\r]*$")
@@ -108,10 +109,10 @@ class Modes:
     __slots__ = ("autogen", "chain", "crew", "generic", "smol")
 
     def __init__(self, text: str) -> None:
-        self.chain = _CHAIN_DETECT.search(text) is not None
-        self.smol = _SMOL_DETECT.search(text) is not None
-        self.autogen = _AUTOGEN_DETECT.search(text) is not None
-        self.crew = _CREW_TOOL_DETECT.search(text) is not None and _CREW_INPUT_DETECT.search(text) is not None
+        self.chain = _CHAIN_DETECT.search(text)
+        self.smol = _SMOL_DETECT.search(text)
+        self.autogen = _AUTOGEN_DETECT.search(text)
+        self.crew = _CREW_TOOL_DETECT.search(text) and _CREW_INPUT_DETECT.search(text)
         self.generic = _generic_headers(text)
 
     def any(self) -> bool:
@@ -174,20 +175,32 @@ def _header_kind(text: str, start: int, end: int) -> str | None:
     return None
 
 
+def _line_end(text: str, start: int) -> tuple[int, int]:
+    """``(end, line break)`` of the line starting at ``start``: its end as :func:`line_bounds`
+    gives it (before a ``\\r`` ending it) and where its ``\\n`` is (-1: the last line)."""
+    nl = text.find("\n", start)
+    end = len(text) if nl == -1 else nl
+    return (end - 1 if end > start and text[end - 1] == "\r" else end), nl
+
+
 def _generic_headers(text: str) -> bool:
     """Whether a scaffold code header is followed by a line of code."""
-    starts, ends = line_bounds(text)
-    for i, (start, end) in enumerate(zip(starts, ends)):
-        if start == end or text[start] not in "-=#*~[ECRG":
-            continue
+    # The lines line_bounds gives, visited from the candidates' line starts on: a header starts
+    # with one of "-=#*~[ECRG" (never an empty line), and the line after it that is not empty
+    # is looked at.
+    for start, _ in _HEADER_CANDIDATE.matches(text):
+        end, nl = _line_end(text, start)
         if _header_kind(text, start, end) != "code":
             continue
-        j = i + 1
-        while j < len(starts) and starts[j] == ends[j]:
-            j += 1
-        if j < len(starts) and (_CODE_START.match(text, starts[j], ends[j]) is not None
-                                or guess_code_language(text[starts[j]:ends[j]]) == "bash"):
-            return True
+        while nl != -1:
+            next_start = nl + 1
+            next_end, nl = _line_end(text, next_start)
+            if next_start == next_end:
+                continue
+            if (_CODE_START.match(text, next_start, next_end) is not None
+                    or guess_code_language(text[next_start:next_end]) == "bash"):
+                return True
+            break
     return False
 
 

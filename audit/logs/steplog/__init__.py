@@ -87,12 +87,10 @@ Imports point down the listing above; the modules import only the shared log hel
 
 from __future__ import annotations
 
-import re
-
 from mleaudit.audit.logs.common import SpanMaker
 from mleaudit.audit.logs.steplog.actions import action_tool, classify_action, input_events
 from mleaudit.audit.logs.steplog.reading import read_fields, read_records
-from mleaudit.audit.logs.steplog.records import AFTER_TAG, REACT_DETECT, split_records, tagged_enough
+from mleaudit.audit.logs.steplog.records import AFTER_TAG, REACT_LINES, split_records, tagged_enough
 from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "classify_action", "detect", "read_events"]
@@ -127,8 +125,9 @@ def _bare_step_log(text: str) -> bool:
 
 def _fields(text: str) -> bool:
     head = text[:1_000_000]
-    has_action = re.search(r"^Action:", head, re.MULTILINE) is not None
-    return has_action and re.search(r"^Action Input:", head, re.MULTILINE) is not None
+    # lines that start "Action:" and "Action Input:" (``^`` in multiline mode), found with ``in``
+    has_action = head.startswith("Action:") or "\nAction:" in head
+    return has_action and (head.startswith("Action Input:") or "\nAction Input:" in head)
 
 
 def detect(path: str, text: str) -> bool:
@@ -139,7 +138,7 @@ def detect(path: str, text: str) -> bool:
     without a logger name need two tagged records, one an action; lines that start with a tag
     and carry no time stamp need an action and a thought or an observation besides.
     """
-    return bool(REACT_DETECT.search(text[:1_000_000])) or tagged_enough(text) or _fields(text) or (
+    return REACT_LINES.search(text, min(len(text), 1_000_000)) or tagged_enough(text) or _fields(text) or (
         _bare_step_log(text))
 
 
@@ -161,7 +160,7 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         Indexed from 0; every ``text`` equals ``file_text[span.start_byte:span.end_byte]``.
     """
     spans = SpanMaker(text, path)
-    if REACT_DETECT.search(text[:1_000_000]) or tagged_enough(text):
+    if REACT_LINES.search(text, min(len(text), 1_000_000)) or tagged_enough(text):
         return read_records(text, spans)
     if not _fields(text) and _bare_step_log(text):
         return read_records(text, spans, bare=True)

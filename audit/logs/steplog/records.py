@@ -7,7 +7,9 @@ import functools
 import re
 from dataclasses import dataclass
 
-__all__ = ["AFTER_TAG", "REACT_DETECT", "TAG_COLON", "Record", "end_of_line", "split_records", "tagged_enough", "trim"]
+from mleaudit.audit.logs.common import AtLineStart
+
+__all__ = ["AFTER_TAG", "REACT_DETECT", "REACT_LINES", "TAG_COLON", "Record", "end_of_line", "split_records", "tagged_enough", "trim"]
 
 _STAMP = (
     r"(?:\d{4}[-/]\d\d[-/]\d\d[ T_]\d\d:\d\d(?::\d\d(?:[,.]\d{1,9})?)?(?:[ \t]?(?:Z|UTC|[+-]\d\d:?\d\d))?"
@@ -16,10 +18,9 @@ _STAMP = (
 _LEVEL = r"(?:DEBUG|INFO|WARNING|WARN|ERROR|CRITICAL|FATAL|TRACE|NOTICE)"
 _SEP = r"(?:[ \t]*[|:-][ \t]+|[ \t]+|(?=\n)|$)"
 #: The head of a timestamped record: time (bare, ``[...]`` or ``(...)``), then a level.
-_HEAD = re.compile(
-    r"^[ \t]*(?:\[" + _STAMP + r"\]|\(" + _STAMP + r"\)|" + _STAMP + r")" + _SEP
-    + r"(?:(?P<level>\[?" + _LEVEL + r"\]?)" + _SEP + r")?",
-    re.MULTILINE,
+_HEAD = AtLineStart(
+    r"[ \t]*(?:\[" + _STAMP + r"\]|\(" + _STAMP + r"\)|" + _STAMP + r")" + _SEP
+    + r"(?:(?P<level>\[?" + _LEVEL + r"\]?)" + _SEP + r")?"
 )
 #: A logger name after the level: ``agent:``, ``agent -``, ``agent |``, ``[agent]``, ``[agent.py:42]``.
 _LOGGER = re.compile(r"(?:\[[\w.<>/:-]{1,200}\]|[\w.<>/-]{1,200}(?::|[ \t]+[-|]))[ \t]+")
@@ -52,9 +53,10 @@ _TAG_CLASSES = (
 #: What may stand between a THOUGHT/OBSERVATION tag and the colon that ends its header.
 TAG_COLON = re.compile(r"[ \t]*+(?:\([^)\n]{0,200}\)|\[[^\]\n]{0,200}\]|[\w.-]{1,80})?[ \t]*+:[ \t]?")
 #: Old-style detection: one record with a logger name and a tag is enough.
-REACT_DETECT = re.compile(
-    r"^\d{4}-\d\d-\d\d[ T][\d:,.]+[ \t]+(?:[A-Z]+[ \t]+)?[\w.-]+:[ \t]+(?:THOUGHT|ACTION|OBSERVATION)\b", re.MULTILINE
+REACT_LINES = AtLineStart(
+    r"\d{4}-\d\d-\d\d[ T][\d:,.]+[ \t]+(?:[A-Z]+[ \t]+)?[\w.-]+:[ \t]+(?:THOUGHT|ACTION|OBSERVATION)\b"
 )
+REACT_DETECT = REACT_LINES.pattern
 AFTER_TAG = re.compile(r"[ \t]*(?:[:=][ \t]*)?")
 
 
@@ -102,21 +104,21 @@ def _record_head(text: str, head_end: int, level: bool, end: int) -> tuple[int, 
 
 
 #: Where a record may start in a step log without time stamps: a line that starts with a tag.
-_BARE_LINE = re.compile(r"^[ \t]*(?=(?:\[|<|\*\*)?(?i:THOUGHTS?|THINKING|ACTION|OBSERVATION)(?![\w-]))",
-                        re.MULTILINE)
+_BARE_LINE = AtLineStart(r"[ \t]*(?=(?:\[|<|\*\*)?(?i:THOUGHTS?|THINKING|ACTION|OBSERVATION)(?![\w-]))")
 _BARE_TAGS = frozenset({"thought", "action", "input", "observation"})
 
 
 def _heads(text: str, end: int, bare: bool) -> list[tuple[int, int, bool]]:
     """``(line start, head end, has a level)`` of each record head in ``text[:end]``: time-stamped
     lines, or (``bare``) lines that start with a THOUGHT/ACTION/OBSERVATION tag."""
+    # both patterns match within one line (AtLineStart.matches)
     if not bare:
-        return [(m.start(), m.end(), bool(m.group("level"))) for m in _HEAD.finditer(text, 0, end)]
+        return [(line_start, m.end(), bool(m.group("level"))) for line_start, m in _HEAD.matches(text, end)]
     heads = []
-    for match in _BARE_LINE.finditer(text, 0, end):
+    for line_start, match in _BARE_LINE.matches(text, end):
         tag = _tag_at(text, match.end(), end_of_line(text, match.end(), end))
         if tag is not None and _tag_class(tag) in _BARE_TAGS:
-            heads.append((match.start(), match.end(), False))
+            heads.append((line_start, match.end(), False))
     return heads
 
 

@@ -187,3 +187,70 @@ def test_members_partial_as_the_plain_walk(text, start):
     for offset in sorted(starts)[:8]:
         assert _reported(jsonregions.json_members_partial, text, offset) == _reported(
             _members_partial_plain, text, offset)
+
+
+# --- common.AtLineStart: the readers' line-start patterns -------------------------------------
+
+_LINE_PIECES = PIECES + (
+    "2024-01-02 10:11:12", "12:00:01", "[2024-01-02 10:11:12]", " INFO ", "agent: ", "THOUGHT", "ACTION",
+    "OBSERVATION", "[ACTION]", "<THOUGHT>", "**Action", "Action:", "Action Input:", "> Entering new AgentExecutor chain...",
+    "Invoking: `tool` with `", "Executing parsed code:", "Calling tool: 'x' with arguments:", ">>>>>>>> EXECUTING",
+    "exitcode: 0 (execution succeeded)", "## Using tool: x", "Tool Input:", "----- node 1 code -----", "[step 3] code:",
+    "Executing code:", "Generated script:", "cd /x", "ls", "=== output ===", "│", "╭─",
+)
+line_texts = st.lists(st.sampled_from(_LINE_PIECES), max_size=40).map("".join)
+
+
+def _line_start_patterns():
+    from mleaudit.audit.logs.frameworks import markers
+    from mleaudit.audit.logs.steplog import records
+
+    return (records._HEAD, records._BARE_LINE, records.REACT_LINES, markers._CHAIN_DETECT, markers._SMOL_DETECT,
+            markers._AUTOGEN_DETECT, markers._CREW_TOOL_DETECT, markers._CREW_INPUT_DETECT, markers._HEADER_CANDIDATE)
+
+
+@settings(max_examples=400, deadline=None)
+@given(line_texts, st.none() | st.integers(0, 500))
+def test_at_line_start_as_the_multiline_pattern(text, end):
+    stop = len(text) if end is None else min(end, len(text))
+    for lines in _line_start_patterns():
+        assert lines.search(text, stop) == (lines.pattern.search(text, 0, stop) is not None)
+        found = [(start, m.end(), m.groupdict()) for start, m in lines.matches(text, stop)]
+        plain = [(m.start(), m.end(), m.groupdict()) for m in lines.pattern.finditer(text, 0, stop)]
+        assert found == plain
+
+
+def _generic_headers_plain(text: str) -> bool:
+    from mleaudit.audit.logs.common import guess_code_language
+    from mleaudit.audit.logs.frameworks import markers
+
+    starts, ends = markers.line_bounds(text)
+    for i, (start, end) in enumerate(zip(starts, ends)):
+        if start == end or text[start] not in "-=#*~[ECRG":
+            continue
+        if markers._header_kind(text, start, end) != "code":
+            continue
+        j = i + 1
+        while j < len(starts) and starts[j] == ends[j]:
+            j += 1
+        if j < len(starts) and (markers._CODE_START.match(text, starts[j], ends[j]) is not None
+                                or guess_code_language(text[starts[j]:ends[j]]) == "bash"):
+            return True
+    return False
+
+
+@settings(max_examples=400, deadline=None)
+@given(line_texts)
+def test_generic_headers_as_the_line_by_line_walk(text):
+    from mleaudit.audit.logs.frameworks import markers
+
+    assert markers._generic_headers(text) == _generic_headers_plain(text)
+
+
+def test_generic_headers_examples():
+    from mleaudit.audit.logs.frameworks import markers
+
+    for text in ("----- node 1 code -----\n\nimport os\n", "----- node 1 code -----\r\n\r\n\r\nls -la\n",
+                 "----- node 1 code -----\n", "----- node 1 code -----", "Executing code:\n\n\nx = 1",
+                 "text\n[step 3] code:\nprint(1)\n", "Generated script:\n\nhello there\n"):
+        assert markers._generic_headers(text) == _generic_headers_plain(text), text
