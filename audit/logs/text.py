@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import re
 from pathlib import PurePosixPath
+from typing import Iterator
 
 from mleaudit.audit.logs.common import CUT_SHORT, EventList, SpanMaker, guess_code_language
 from mleaudit.audit.logs.prompts import find_prompts
@@ -79,13 +80,44 @@ _OUTPUT_NAME = re.compile(r"(?:output|stdout|stderr|preview|\.out$|\.err$)", re.
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
-def _blocks(text: str, start: int, end: int):
-    """``_BLOCKS.finditer(text, start, end)``; a region with no fence and no execute tag has
-    none, and ``find`` tells that without trying the pattern at every line."""
-    if text.find("```", start, end) == -1 and text.find("~~~", start, end) == -1 and text.find(
-            "<execute_", start, end) == -1:
-        return ()
-    return _BLOCKS.finditer(text, start, end)
+def _fence_line(text: str, pos: int, end: int) -> int:
+    """The first line start at or after ``pos`` where, past blanks, a ``` or ~~~ fence begins
+    (where the fence alternative of :data:`_BLOCKS` can match), else ``end``."""
+    while True:
+        ticks, tildes = text.find("```", pos, end), text.find("~~~", pos, end)
+        found = min(ticks, tildes) if ticks != -1 and tildes != -1 else max(ticks, tildes)
+        if found == -1:
+            return end
+        line_start = text.rfind("\n", 0, found) + 1
+        if line_start >= pos and not text[line_start:found].strip(" \t"):
+            return line_start
+        line_end = text.find("\n", found, end)
+        if line_end == -1:
+            return end
+        pos = line_end + 1
+
+
+def _blocks(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
+    """``_BLOCKS.finditer(text, start, end)``, trying the pattern only where a match can start: at
+    a line whose first non-blank characters are a fence, or at ``<execute_``. ``find`` gets there
+    in C instead of the pattern being tried at every position."""
+    pos = start
+    fence = tag = -1  # the next candidates at or after pos (-1: not looked for yet)
+    while pos < end:
+        if fence < pos:
+            fence = _fence_line(text, pos, end)
+        if tag < pos:
+            tag = text.find("<execute_", pos, end)
+            tag = end if tag == -1 else tag
+        candidate = min(fence, tag)
+        if candidate >= end:
+            return
+        match = _BLOCKS.match(text, candidate, end)
+        if match is not None:
+            yield match
+            pos = match.end()
+        else:
+            pos = candidate + 1
 
 
 def detect(path: str, text: str) -> bool:

@@ -32,6 +32,7 @@ PIECES = (
     "~~~", "<execute_bash>", "</execute_bash>", "<execute_ipython>", "x = 1", "import os", "hello world",
     "python", "pypy", "sys.executable", "exec", "execute", "compile", "compiled", "_exec", "exec_", "runpy",
     "run_path", "SourceFileLoader", "é", "\u2028", "\x0c", "a@b", "sh-5", "[", "(", "~",
+    "  ```", "\t~~~ bash", "x ```", "````", "~~", "``", "```\n", "\n```", "<execute_python>", "</execute_python>", "<",
 )
 texts = st.lists(st.sampled_from(PIECES), max_size=40).map("".join)
 
@@ -82,9 +83,21 @@ def test_banner_matches_are_the_pattern_matches(text, end):
 @settings(max_examples=400, deadline=None)
 @given(texts, st.integers(0, 60), st.integers(0, 400))
 def test_blocks_are_the_pattern_matches(text, start, length):
-    start = min(start, len(text))
-    end = min(len(text), start + length)
-    assert [m.span() for m in _blocks(text, start, end)] == [m.span() for m in _BLOCKS.finditer(text, start, end)]
+    # the drawn region, and every region from a line start (or one past it) to the end
+    regions = {(min(start, len(text)), min(len(text), start + length))}
+    regions |= {(i, len(text)) for i in range(len(text) + 1) if i == 0 or text[i - 1] == "\n"}
+    regions |= {(i + 1, len(text)) for i in range(len(text)) if text[i] == "\n"}
+    for begin, end in sorted(regions):
+        assert [m.span() for m in _blocks(text, begin, end)] == [
+            m.span() for m in _BLOCKS.finditer(text, begin, end)]
+
+
+def test_blocks_examples():
+    for text in ("```\nx\n```", "a\n```py\nx\n```\n<execute_bash>ls</execute_bash>", "  ~~~\nx", "x ```\ny\n```",
+                 "<execute_bash>ls</execute_bash><execute_ipython>x</execute_ipython>", "```", "```\n```\n```\n"):
+        for begin in range(len(text) + 1):
+            assert [m.span() for m in _blocks(text, begin, len(text))] == [
+                m.span() for m in _BLOCKS.finditer(text, begin, len(text))], (text, begin)
 
 
 # --- launch._starts_python --------------------------------------------------------------------
