@@ -33,6 +33,11 @@ from mleaudit.audit.textcache import TextCache
 COMBINED_QUERY_MIN_CHARS = 200_000
 
 
+#: A combined query: how many queries it joins, the query, the offset of each one's patterns and
+#: the query of each pattern.
+_Built = tuple[int, "tree_sitter.Query | None", tuple[int, ...], list[int]]
+
+
 class _CombinedQueries:
     """Every compiled query of a language joined into one, run once per parsed unit.
 
@@ -49,7 +54,7 @@ class _CombinedQueries:
 
     def __init__(self) -> None:
         self.sources: dict[str, list[tuple[str, int]]] = {}
-        self.queries: dict[str, tuple[int, tree_sitter.Query | None, tuple[int, ...]]] = {}
+        self.queries: dict[str, _Built] = {}
         # Keyed by the parsed tree's identity, which the entry keeps alive (so the id is not reused).
         self.results = TextCache(max_chars=16 * 1024 * 1024, max_entries=20_000)
 
@@ -61,7 +66,7 @@ class _CombinedQueries:
         entries.append((source, patterns))
         return len(entries) - 1
 
-    def _query(self, language: str, index: int, fresh: bool) -> tuple[int, tree_sitter.Query | None, tuple[int, ...]]:
+    def _query(self, language: str, index: int, fresh: bool) -> _Built:
         """The combined query of ``language`` and its pattern offsets.
 
         Rebuilt when ``fresh`` and queries were registered since, or when query ``index`` is
@@ -77,48 +82,54 @@ class _CombinedQueries:
                 query = tree_sitter.Query(get_language(language), "\n".join(src for src, _ in entries))
             except tree_sitter.QueryError:  # pragma: no cover - each part compiled alone
                 query = None
-            offsets = []
-            total = 0
-            for _, patterns in entries:
-                offsets.append(total)
-                total += patterns
-            built = (len(entries), query, tuple(offsets))
+            offsets: list[int] = []
+            owner: list[int] = []  # the query of each pattern
+            for number, (_, patterns) in enumerate(entries):
+                offsets.append(len(owner))
+                owner.extend([number] * patterns)
+            built = (len(entries), query, tuple(offsets), owner)
             self.queries[language] = built
             self.results.clear()
         return built  # type: ignore[return-value]
 
-    def _all(self, language: str, built: tuple[int, tree_sitter.Query | None, tuple[int, ...]], parsed: Any) -> list | None:
+    def _all(self, language: str, built: _Built, parsed: Any) -> dict[int, list] | None:
+        """The combined query's matches on ``parsed`` by query (pattern indices the query's own,
+        in tree-sitter's order), computed once per tree; ``None`` past the match limit."""
         key = (language, built[0], id(parsed))
-        def run() -> tuple[Any, list | None]:
+
+        def run() -> tuple[Any, dict[int, list] | None]:
             cursor = tree_sitter.QueryCursor(built[1])
             found = cursor.matches(parsed.root)
-            return parsed, (None if cursor.did_exceed_match_limit else found)
-        kept, found = self.results.get_or_compute(key, len(parsed.text), run)
+            if cursor.did_exceed_match_limit:
+                return parsed, None
+            offsets, owner = built[2], built[3]
+            by_query: dict[int, list] = {}
+            for pattern, nodes_by_name in found:
+                index = owner[pattern]
+                by_query.setdefault(index, []).append((pattern - offsets[index], nodes_by_name))
+            return parsed, by_query
+
+        kept, by_query = self.results.get_or_compute(key, len(parsed.text), run)
         if kept is not parsed:  # pragma: no cover - the entry keeps its tree alive
-            kept, found = run()
-        return found
+            kept, by_query = run()
+        return by_query
 
     def matches(self, language: str, index: int, parsed: Any, *, grouped: bool = False) -> list | None:
         """The matches of query ``index`` on ``parsed`` (pattern indices its own), or ``None`` to run it alone.
 
         In tree-sitter's order, or grouped by pattern when ``grouped`` (the order large units
-        have always had).
+        have always had). The list is shared by every call for this tree: read it, do not change it.
         """
         built = self._query(language, index, fresh=grouped)
         if built[1] is None or index >= built[0]:
             return None
-        found = self._all(language, built, parsed)
-        if found is None:
+        by_query = self._all(language, built, parsed)
+        if by_query is None:
             return None
-        offset = built[2][index]
-        end = offset + self.sources[language][index][1]
+        found = by_query.get(index, [])
         if grouped:
-            by_pattern: dict[int, list] = {}
-            for pattern, nodes_by_name in found:
-                if offset <= pattern < end:
-                    by_pattern.setdefault(pattern, []).append(nodes_by_name)
-            return [(p - offset, nodes) for p in range(offset, end) for nodes in by_pattern.get(p, ())]
-        return [(pattern - offset, nodes_by_name) for pattern, nodes_by_name in found if offset <= pattern < end]
+            return sorted(found, key=lambda item: item[0])  # stable: each pattern's matches keep their order
+        return found
 
 
 _COMBINED = _CombinedQueries()
@@ -156,6 +167,17 @@ class QueryMatcher:
         query = self.queries.get(subject.language or "")
         if query is None or not subject.text:
             return []
+        large = len(subject.text) >= COMBINED_QUERY_MIN_CHARS
+        found = None
+        if not large and subject.language in self.combined:
+            # The combined query walks each unit's tree once for all rules: when it left this
+            # query no match on an ordinary tree, there is nothing to find, whatever the text
+            # test below would say (its regexes cost more than the walk).
+            parsed, shape = tree_shape(subject)
+            if shape is None:
+                found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed)
+                if found is not None and not found:
+                    return []
         if not self.could_match(subject.language or "", subject.text, subject.folded):
             # Every pattern needs a literal or a regex match that the text lacks: running the
             # query on a large tree would only confirm it.
@@ -170,10 +192,8 @@ class QueryMatcher:
                 return []
             return fallback.find(subject.text, f"text match: {shape}")
         matches = []
-        found = None
-        if subject.language in self.combined:
-            found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed,
-                                      grouped=len(subject.text) >= COMBINED_QUERY_MIN_CHARS)
+        if found is None and subject.language in self.combined:
+            found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed, grouped=large)
         if found is None:
             found = tree_sitter.QueryCursor(query).matches(parsed.root)
         predicates = self.regex_predicates.get(subject.language or "", {})

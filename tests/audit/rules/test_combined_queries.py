@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from mleaudit.audit.parsing import parse
 from mleaudit.audit.rules.loader import load_ruleset
-from mleaudit.audit.rules.matchers import QueryMatcher
+from mleaudit.audit.rules.matchers import QueryMatcher, Subject
 from mleaudit.audit.rules.matchers.query import _COMBINED
 
 REPO = Path(__file__).resolve().parents[3]
@@ -110,3 +111,38 @@ def test_grouped_matches_hold_the_same_matches(shipped):
         grouped = _normal(_COMBINED.matches(language, index, parsed, grouped=True))
         assert sorted(grouped, key=repr) == sorted(alone, key=repr)
         assert [p for p, _ in grouped] == sorted(p for p, _ in grouped)
+
+
+@pytest.fixture(scope="module")
+def matchers():
+    found = []
+    for rule in load_ruleset():
+        if rule.matcher is not None:
+            found.extend(_queries(rule.matcher, []))
+    return found
+
+
+def _find_both_ways(matchers, text: str, language: str) -> None:
+    for matcher in matchers:
+        if language not in matcher.queries:
+            continue
+        combined, alone = Subject(text=text, language=language), Subject(text=text, language=language)
+        # Without its place in the combined query the matcher tests the text first, then runs alone.
+        assert matcher.find(combined) == dataclasses.replace(matcher, combined={}).find(alone), text[:200]
+        assert combined.unevaluated == alone.unevaluated
+
+
+@pytest.mark.parametrize("language", sorted(CASES))
+def test_query_matchers_find_the_same_with_the_combined_query(matchers, language):
+    for text in CASES[language]:
+        _find_both_ways(matchers, text, language)
+    deep = "x = " + "(" * 1200 + "1" + ")" * 1200 + "\n"  # a tree too deep to query: the text fallback
+    _find_both_ways(matchers, deep + CASES[language][0], language)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(CASES.get("python", ["x = 1"])), min_size=1, max_size=4), st.randoms(use_true_random=False))
+def test_query_matchers_find_the_same_on_mixed_cases(matchers, snippets, rnd):
+    lines = "\n".join(snippets).splitlines()
+    rnd.shuffle(lines)
+    _find_both_ways(matchers, "\n".join(lines[: rnd.randint(1, len(lines))]), "python")
