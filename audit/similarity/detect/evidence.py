@@ -13,7 +13,7 @@ from mleaudit.audit.similarity.detect.background import Background
 from mleaudit.audit.similarity.detect.constants import EVIDENCE_SCALE_BITS, GAP_BITS, MAX_GAP_TOKENS
 from mleaudit.audit.similarity.detect.ngrams import NgramTable
 from mleaudit.audit.similarity.detect.profiles import Profile
-from mleaudit.audit.similarity.detect.tiles import Tile, _greedy_tiles, _maximal_run_columns, _run_tuples, find_tiles
+from mleaudit.audit.similarity.detect.tiles import Tile, _maximal_run_columns, find_tiles, tile_runs
 from mleaudit.audit.similarity.detect.token_model import AgentQuery, token_bits
 
 
@@ -151,7 +151,7 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
     columns = _maximal_run_columns(agent, reference)
     if columns is None:
         return Evidence(bits=0.0)
-    tiles = _greedy_tiles(_run_tuples(columns), len(agent.ids), len(reference.ids), columns=columns)
+    tiles = tile_runs(columns, len(agent.ids), len(reference.ids))
     if bits is None:
         bits = token_bits(agent, table, left_out, query=query, background=background)
     if mask is not None and any(mask):

@@ -127,39 +127,65 @@ def find_tiles(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TO
     columns = _maximal_run_columns(agent, reference, min_tokens)
     if columns is None:
         return []
-    return _greedy_tiles(_run_tuples(columns), len(agent.ids), len(reference.ids), min_tokens, columns)
+    return tile_runs(columns, len(agent.ids), len(reference.ids), min_tokens)
 
 
 #: Runs looked at without taking a tile before the runs left are screened (:func:`_screen`);
 #: doubled each time a screening keeps most of them.
 _SCREEN_AFTER = 16
+#: Runs turned into tuples at a time (most runs of repetitive code are screened out unseen).
+_CHUNK = 64
 
 
 def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_reference: int,
-                  min_tokens: int = MIN_TILE_TOKENS,
-                  columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> list[Tile]:
-    """The tiles of :func:`find_tiles` from ``runs`` (:func:`_maximal_runs`); ``columns`` are the
-    same runs as arrays (:func:`_maximal_run_columns`), for screening them in bulk."""
+                  min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
+    """:func:`tile_runs` of runs given as :func:`_maximal_runs` tuples."""
+    if not runs:
+        return []
+    _, a0, a1, r0, r1 = (np.array(c, dtype=np.int64) for c in zip(*runs))
+    return tile_runs((a0, a1, r0, r1), n_agent, n_reference, min_tokens)
+
+
+def tile_runs(columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], n_agent: int, n_reference: int,
+              min_tokens: int = MIN_TILE_TOKENS) -> list[Tile]:
+    """Greedy string tiling of maximal runs (Wise 1993): the tiles of :func:`find_tiles`.
+
+    Parameters
+    ----------
+    columns : tuple of four ndarray of int64
+        The runs ``(a0, a1, r0, r1)``, longest first (:func:`_maximal_run_columns`).
+    n_agent, n_reference : int
+        Tokens of each file.
+    min_tokens : int
+        Shortest tile kept.
+
+    Returns
+    -------
+    list of Tile
+        Sorted by agent position, then reference position.
+    """
     used_a = bytearray(n_agent)
     used_r = bytearray(n_reference)
     tiles: list[Tile] = []
     pending: list[tuple[int, int, int, int, int]] = []  # free stretches of runs, a heap
-    at, count = 0, len(runs)
+    runs: list[tuple[int, int, int, int, int]] = []  # the next runs as tuples, from `done` on
+    done, at, count = 0, 0, int(columns[0].size)
     misses, screen_after = 0, _SCREEN_AFTER
-    while at < count or pending:
-        if misses >= screen_after and count - at > screen_after:
+    while done + at < count or pending:
+        if misses >= screen_after and count - done - at > screen_after:
             # Most runs of repetitive code end up inside tiles taken before them: drop, in one
             # pass over the arrays, the runs that can no longer yield a tile.
-            if columns is None:
-                columns = tuple(np.array(c, dtype=np.int64) for c in zip(*runs))[1:]  # type: ignore[assignment]
-            left = _screen(columns, at, used_a, used_r, min_tokens)
-            if left.size * 4 > (count - at) * 3:
+            left = _screen(columns, done + at, used_a, used_r, min_tokens)
+            if left.size * 4 > (count - done - at) * 3:
                 screen_after *= 2
-            runs = [runs[i] for i in left.tolist()]
             columns = tuple(c[left] for c in columns)  # type: ignore[assignment]
-            at, count, misses = 0, len(runs), 0
+            runs, done, at, count, misses = [], 0, 0, int(left.size), 0
             continue
-        if pending and (at >= count or pending[0] < runs[at]):
+        if at >= len(runs) and done + at < count:
+            done += at
+            runs = _run_tuples(tuple(c[done : done + _CHUNK] for c in columns))  # type: ignore[arg-type]
+            at = 0
+        if pending and (at >= len(runs) or pending[0] < runs[at]):
             _, a0, a1, r0, r1 = heapq.heappop(pending)
         else:
             _, a0, a1, r0, r1 = runs[at]
@@ -192,29 +218,27 @@ def _greedy_tiles(runs: list[tuple[int, int, int, int, int]], n_agent: int, n_re
     return tiles
 
 
+def _free_windows(used: bytearray, width: int) -> np.ndarray:
+    """``out[i]``: how many of the positions ``0 .. i - 1`` start ``width`` tokens in a row free."""
+    taken = np.concatenate(([0], np.cumsum(np.frombuffer(used, dtype=np.uint8), dtype=np.int64)))
+    free = (taken[width:] - taken[:-width]) == 0
+    return np.concatenate(([0], np.cumsum(free, dtype=np.int64)))
+
+
 def _screen(columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray], at: int, used_a: bytearray,
             used_r: bytearray, min_tokens: int) -> np.ndarray:
     """Indices (``>= at``, in order) of the runs that may still yield a tile.
 
     A run yields a tile, now or from one of its free stretches later, only where ``min_tokens``
-    tokens in a row are free on both sides at once; tokens once taken stay taken, so a run
-    without such a stretch now never will, and looking at it later would change nothing. Those
-    runs are dropped; the others keep their order.
+    tokens in a row are free on both sides; tokens once taken stay taken, so a run whose agent
+    range or reference range holds no ``min_tokens`` free tokens in a row now never will, and
+    looking at it later would change nothing. Those runs are dropped; the others keep their order.
     """
-    a0, a1, r0, _ = (c[at:] for c in columns)
-    lengths = a1 - a0
-    firsts = np.cumsum(lengths) - lengths
-    # every token of every run, on both sides: taken on either side (1) or free on both (0)
-    steps = np.arange(int(lengths.sum())) - np.repeat(firsts, lengths)
-    free_a = np.frombuffer(used_a, dtype=np.uint8)
-    free_r = np.frombuffer(used_r, dtype=np.uint8)
-    taken = free_a[np.repeat(a0, lengths) + steps] | free_r[np.repeat(r0, lengths) + steps]
-    counted = np.concatenate(([0], np.cumsum(taken, dtype=np.int64)))
-    # a stretch of min_tokens free tokens starts at step s of a run when s <= length - min_tokens
-    starts = np.flatnonzero((counted[min_tokens:] - counted[:-min_tokens]) == 0)
-    starts = starts[steps[starts] <= np.repeat(lengths - min_tokens, lengths)[starts]]
-    alive = np.zeros(lengths.size, dtype=bool)
-    alive[np.searchsorted(firsts, starts, side="right") - 1] = True
+    a0, a1, r0, r1 = (c[at:] for c in columns)
+    windows_a = _free_windows(used_a, min_tokens)
+    windows_r = _free_windows(used_r, min_tokens)
+    # a window starting at s lies in [start, stop) when start <= s <= stop - min_tokens
+    alive = (windows_a[a1 - min_tokens + 1] > windows_a[a0]) & (windows_r[r1 - min_tokens + 1] > windows_r[r0])
     return np.flatnonzero(alive) + at
 
 
