@@ -71,7 +71,7 @@ Notes
 -----
 Logs sit low: modules here import only each other (helpers above, adapters on them) plus
 :mod:`mleaudit.audit.model`, :mod:`mleaudit.audit.units`, :mod:`mleaudit.audit.parsing`,
-:mod:`mleaudit.audit.errors` and :mod:`mleaudit.grading.untrusted_json`; never the rules engine,
+:mod:`mleaudit.audit.errors`, :mod:`mleaudit.audit.textcache` and :mod:`mleaudit.grading.untrusted_json`; never the rules engine,
 the checks, the pipeline or the command line, which read logs through :func:`parse_log`.
 
 Adding a format (a new agent framework's log): a module (or a package, when it outgrows one

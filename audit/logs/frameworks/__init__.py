@@ -87,6 +87,7 @@ from __future__ import annotations
 from mleaudit.audit.logs.frameworks.literal import read_literal
 from mleaudit.audit.logs.frameworks.markers import Modes, mask
 from mleaudit.audit.logs.frameworks.reader import Reader
+from mleaudit.audit.textcache import TextCache
 from mleaudit.audit.units import LogEvent
 
 __all__ = ["NAME", "detect", "read_events", "read_literal"]
@@ -111,6 +112,14 @@ def detect(path: str, text: str) -> bool:
     -------
     bool
     """
+    return _DETECTED.get_or_compute(text, len(text), lambda: _detect_text(text))
+
+
+#: Detection answers by text (a function of the text alone; a log is often saved many times over).
+_DETECTED = TextCache(max_chars=32 * 1024 * 1024, max_entries=4096)
+
+
+def _detect_text(text: str) -> bool:
     head = text[:_DETECT_CHARS]
     if "\x00" in head[:65536]:
         return False

@@ -91,6 +91,7 @@ from mleaudit.audit.logs.common import SpanMaker
 from mleaudit.audit.logs.steplog.actions import action_tool, classify_action, input_events
 from mleaudit.audit.logs.steplog.reading import read_fields, read_records
 from mleaudit.audit.logs.steplog.records import AFTER_TAG, REACT_LINES, split_records, tagged_enough
+from mleaudit.audit.textcache import TextCache
 from mleaudit.audit.units import LogEvent, LogEventKind
 
 __all__ = ["NAME", "classify_action", "detect", "read_events"]
@@ -138,6 +139,15 @@ def detect(path: str, text: str) -> bool:
     without a logger name need two tagged records, one an action; lines that start with a tag
     and carry no time stamp need an action and a thought or an observation besides.
     """
+    return _DETECTED.get_or_compute(text, len(text), lambda: _detect_text(text))
+
+
+#: Detection answers by text (a function of the text alone): the same log is often saved many
+#: times over (a workspace snapshot per step), and telling prose from a step log reads it all.
+_DETECTED = TextCache(max_chars=32 * 1024 * 1024, max_entries=4096)
+
+
+def _detect_text(text: str) -> bool:
     return REACT_LINES.search(text, min(len(text), 1_000_000)) or tagged_enough(text) or _fields(text) or (
         _bare_step_log(text))
 

@@ -267,3 +267,17 @@ def test_generic_headers_examples():
                  "----- node 1 code -----\n", "----- node 1 code -----", "Executing code:\n\n\nx = 1",
                  "text\n[step 3] code:\nprint(1)\n", "Generated script:\n\nhello there\n"):
         assert markers._generic_headers(text) == _generic_headers_plain(text), text
+
+
+# --- detection answers kept by text -----------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(line_texts, min_size=1, max_size=4))
+def test_detection_kept_by_text_answers_as_detection(batch):
+    from mleaudit.audit.logs import frameworks, steplog
+
+    for _ in range(2):  # the second round is answered from the cache
+        for number, text in enumerate(batch):
+            path = f"env_log/traces/step_{number}_files/research_log.log"
+            assert steplog.detect(path, text) == bool(steplog._detect_text(text))
+            assert frameworks.detect(path, text) == bool(frameworks._detect_text(text))
