@@ -162,7 +162,8 @@ def step_text(usage: ValidationUsage) -> str:
 
 
 def usage_of(ctx: RunContext, window_s: float) -> ValidationUsage:
-    return ctx.memoize(f"validation:{window_s}", lambda: assess_validation(ctx, window_s=window_s))
+    # Keyed by the number, not its spelling: a rule's ``window_s: 60`` shares the default 60.0's result.
+    return ctx.memoize(f"validation:{float(window_s)!r}", lambda: assess_validation(ctx, window_s=window_s))
 
 
 def is_probing(usage: ValidationUsage, min_step_calls: int) -> bool:

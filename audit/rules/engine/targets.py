@@ -214,13 +214,20 @@ def _actor_view(ctx: RunContext, actors: frozenset[Actor]) -> ActorView:
     key = ("actor-view", actors)
     view = ctx.memo.get(key)
     if view is None:
-        units = tuple(u for u in ctx.code_units if u.actor in actors)
-        events = tuple(e for e in ctx.log_events if e.actor in actors)
+        # Actors compared by value: hashing an Enum member runs Python code, for every unit and event.
+        names = frozenset(actor.value for actor in actors)
+        units = tuple(u for u in ctx.code_units if u.actor._value_ in names)
+        events = tuple(e for e in ctx.log_events if e.actor._value_ in names)
+        writers = ctx.memo.get("actor-writers")
+        if writers is None:
+            # (path, actor) pairs in order of first appearance, units first: a run has few.
+            writers = ctx.memo["actor-writers"] = tuple(dict.fromkeys(
+                [(u.path, u.actor._value_) for u in ctx.code_units]
+                + [(e.span.path, e.actor._value_) for e in ctx.log_events]))
         by_path: dict[str, set[str]] = {}
-        for unit in units:
-            by_path.setdefault(unit.path, set()).add(unit.actor.value)
-        for event in events:
-            by_path.setdefault(event.span.path, set()).add(event.actor.value)
+        for path, name in writers:
+            if name in names:
+                by_path.setdefault(path, set()).add(name)
         narrowed = replace(ctx, code_units=units, log_events=events, skipped=ctx.skipped, memo={})
         view = ActorView(ctx=narrowed, actors_by_path={p: frozenset(a) for p, a in by_path.items()})
         ctx.memo[key] = view
