@@ -3,7 +3,8 @@ near-duplicates (forks), left out of its background."""
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from typing import Callable, Mapping, Sequence
 
 import numpy as np
@@ -21,6 +22,8 @@ from mleaudit.audit.similarity.detect.token_model import AgentQuery, ShareIndex,
 
 #: Cells (references x agent tokens) of the share matrices made at once by :meth:`DetectionCorpus.evidence_all`.
 _SHARE_CELLS = 1 << 20
+#: Agent files whose evidence against the whole corpus is kept (:meth:`DetectionCorpus.evidence_all`).
+_EVIDENCE_MEMO = 256
 
 
 def near_duplicate_members(index: int, sample: np.ndarray, holders: Callable[[np.ndarray], Mapping[int, np.ndarray]],
@@ -102,6 +105,8 @@ class DetectionCorpus:
         self.background = _resolve_background(background)
         self.table = NgramTable.from_profiles(self.references)
         self._shares: ShareIndex | None = None
+        self._memo: OrderedDict[tuple, tuple[Evidence | None, ...]] = OrderedDict()
+        self._memo_lock = threading.Lock()
         self._clusters = self._near_duplicates()
 
     def _near_duplicates(self) -> list[tuple[int, ...]]:
@@ -167,7 +172,28 @@ class DetectionCorpus:
         Returns
         -------
         list of Evidence or None
+
+        Notes
+        -----
+        The result depends only on the agent's tokens and what is known of them
+        (:meth:`Profile.content_key`) and on ``wanted``: the last :data:`_EVIDENCE_MEMO` results
+        are kept with the corpus, so code that comes back (a benchmark's starter file in every
+        run of a task, the seeds of one agent) is scored once per corpus.
         """
+        key = (agent.content_key(), None if wanted is None else np.asarray(wanted, dtype=bool).tobytes())
+        with self._memo_lock:
+            known = self._memo.get(key)
+            if known is not None:
+                self._memo.move_to_end(key)
+                return list(known)
+        found = self._evidence_all(agent, wanted)
+        with self._memo_lock:
+            self._memo[key] = tuple(found)
+            while len(self._memo) > _EVIDENCE_MEMO:
+                self._memo.popitem(last=False)
+        return found
+
+    def _evidence_all(self, agent: Profile, wanted: Sequence[bool] | None) -> list[Evidence | None]:
         mask = self.boilerplate_mask(agent) if self.boilerplate else None
         query = AgentQuery(agent)
         chosen = [i for i in range(len(self.references)) if wanted is None or wanted[i]]

@@ -53,3 +53,32 @@ def test_evidence_against_the_corpus_equals_evidence_pair_by_pair(monkeypatch) -
     one_by_one = [corpus.evidence(agent, i) for i in range(len(references))]
     assert together == one_by_one
     assert any(e.bits > 0 for e in together)
+
+
+def test_evidence_of_code_met_again_comes_from_the_memo_and_equals_a_fresh_scoring(monkeypatch) -> None:
+    rng = random.Random(5)
+    references = [profile_code(_code(rng, rng.randint(5, 30)), f"r{i}.py") for i in range(10)]
+    corpus = DetectionCorpus(references)
+    texts = [_code(rng, 12) for _ in range(4)]
+    first = [corpus.evidence_all(profile_code(text, "a.py")) for text in texts]
+    scored = []
+    real = DetectionCorpus._evidence_all
+    monkeypatch.setattr(DetectionCorpus, "_evidence_all", lambda self, *a: scored.append(1) or real(self, *a))
+    # the same code at another path, with other comments: its tokens are the same
+    again = [corpus.evidence_all(profile_code("# another note\n" + text, "b.py")) for text in texts]
+    assert again == first and not scored
+    wanted = [i % 2 == 0 for i in range(len(references))]
+    part = corpus.evidence_all(profile_code(texts[0], "a.py"), wanted)
+    assert scored and part == [e if w else None for e, w in zip(first[0], wanted)]
+    # other code is scored, and equals what a corpus without a memo finds
+    other = profile_code(texts[0] + "extra = 1\n", "c.py")
+    assert corpus.evidence_all(other) == DetectionCorpus(references).evidence_all(other)
+
+
+def test_the_evidence_memo_holds_a_bounded_number_of_agent_files(monkeypatch) -> None:
+    monkeypatch.setattr(detection_corpus_module, "_EVIDENCE_MEMO", 3)
+    rng = random.Random(8)
+    corpus = DetectionCorpus([profile_code(_code(rng, 20), "r.py")])
+    for i in range(7):
+        corpus.evidence_all(profile_code(f"value_{i} = {i}\n" + _code(rng, 5), "a.py"))
+    assert len(corpus._memo) == 3
