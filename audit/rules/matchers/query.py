@@ -31,6 +31,10 @@ from mleaudit.audit.textcache import TextCache
 #: rebuilt for queries compiled since; a 100,000-cell notebook: 1.6 s against 27 s), their matches
 #: grouped by pattern, and test only the literals of a query's text requirements.
 COMBINED_QUERY_MIN_CHARS = 200_000
+#: Smaller units run each query alone until the queries run alone have walked this many
+#: characters of text: compiling every rule's queries into one costs about as much as that (0.7 s),
+#: which a short run would not win back.
+COMBINED_AFTER_CHARS = 4_000_000
 
 
 #: A combined query: how many queries it joins, the query, the offset of each one's patterns and
@@ -57,6 +61,8 @@ class _CombinedQueries:
         self.queries: dict[str, _Built] = {}
         # Keyed by the parsed tree's identity, which the entry keeps alive (so the id is not reused).
         self.results = TextCache(max_chars=16 * 1024 * 1024, max_entries=20_000)
+        #: Characters walked by queries run alone since the last build (:data:`COMBINED_AFTER_CHARS`).
+        self.walked = 0
 
     def register(self, language: str, source: str, patterns: int) -> int:
         entries = self.sources.setdefault(language, [])
@@ -90,6 +96,7 @@ class _CombinedQueries:
             built = (len(entries), query, tuple(offsets), owner)
             self.queries[language] = built
             self.results.clear()
+            self.walked = 0
         return built  # type: ignore[return-value]
 
     def _all(self, language: str, built: _Built, parsed: Any) -> dict[int, list] | None:
@@ -120,6 +127,9 @@ class _CombinedQueries:
         In tree-sitter's order, or grouped by pattern when ``grouped`` (the order large units
         have always had). The list is shared by every call for this tree: read it, do not change it.
         """
+        known = self.queries.get(language)
+        if not grouped and (known is None or index >= known[0]) and self.walked < COMBINED_AFTER_CHARS:
+            return None  # not built (or without this query) and not yet worth building
         built = self._query(language, index, fresh=grouped)
         if built[1] is None or index >= built[0]:
             return None
@@ -196,6 +206,7 @@ class QueryMatcher:
             found = _COMBINED.matches(subject.language, self.combined[subject.language], parsed, grouped=large)
         if found is None:
             found = tree_sitter.QueryCursor(query).matches(parsed.root)
+            _COMBINED.walked += len(subject.text)
         predicates = self.regex_predicates.get(subject.language or "", {})
         deadline = time.monotonic() + REGEX_TIMEOUT_SECONDS
         for pattern, nodes_by_name in found:

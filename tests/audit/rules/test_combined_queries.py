@@ -15,9 +15,18 @@ from hypothesis import strategies as st
 from mleaudit.audit.parsing import parse
 from mleaudit.audit.rules.loader import load_ruleset
 from mleaudit.audit.rules.matchers import QueryMatcher, Subject
+from mleaudit.audit.rules.matchers import query as query_module
 from mleaudit.audit.rules.matchers.query import _COMBINED
 
 REPO = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _combined_at_once():
+    """Every unit runs the combined query here, short runs included."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(query_module, "COMBINED_AFTER_CHARS", 0)
+        yield
 
 
 def _queries(matcher, found):
@@ -146,3 +155,16 @@ def test_query_matchers_find_the_same_on_mixed_cases(matchers, snippets, rnd):
     lines = "\n".join(snippets).splitlines()
     rnd.shuffle(lines)
     _find_both_ways(matchers, "\n".join(lines[: rnd.randint(1, len(lines))]), "python")
+
+
+def test_short_runs_run_each_query_alone_until_the_combined_query_is_worth_building(matchers, monkeypatch):
+    monkeypatch.setattr(query_module, "COMBINED_AFTER_CHARS", 10**12)
+    fresh = query_module._CombinedQueries()
+    fresh.sources = {language: list(entries) for language, entries in _COMBINED.sources.items()}
+    monkeypatch.setattr(query_module, "_COMBINED", fresh)
+    text = "\n".join(CASES["python"][:20])
+    _find_both_ways(matchers, text, "python")
+    assert fresh.queries == {} and fresh.walked > 0  # nothing compiled: every query ran alone
+    monkeypatch.setattr(query_module, "COMBINED_AFTER_CHARS", fresh.walked)
+    _find_both_ways(matchers, text, "python")
+    assert "python" in fresh.queries
