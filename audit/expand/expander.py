@@ -4,6 +4,7 @@ runs with Python, and the sandbox's recorded agent command."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
@@ -84,6 +85,12 @@ def _archive_units(artifact: Artifact, data: bytes, log_formats, log_events, cod
         code_units.extend(_log_units(by_member[virtual], text))
 
 
+@functools.lru_cache(maxsize=8192)
+def _eval_archive(path: str) -> bool:
+    """Whether ``path`` names an Inspect ``.eval`` archive (a function of the path: cached)."""
+    return PurePosixPath(path).suffix.lower() == ".eval"
+
+
 def expand_run(run: Run) -> RunUnits:
     """Turn a loaded run into code units and log events.
 
@@ -113,7 +120,7 @@ def expand_run(run: Run) -> RunUnits:
         except OSError as exc:
             skipped.append(Skipped(path=artifact.path, reason=f"cannot read: {exc.strerror or exc}"))
             continue
-        if artifact.kind is ArtifactKind.LOG and PurePosixPath(artifact.path).suffix.lower() == ".eval":
+        if artifact.kind is ArtifactKind.LOG and _eval_archive(artifact.path):
             try:
                 _archive_units(artifact, data, log_formats, log_events, code_units, skipped, notes)
             except Exception as exc:  # noqa: BLE001 - one hostile archive must not stop the audit

@@ -370,22 +370,31 @@ def json_members_partial(text: str, start: int) -> dict[str, tuple[int, int]]:
     pos = skip(text, start + 1).end()
     if text[pos : pos + 1] == "}":
         return members
+    scan = _DECODER.scan_once
     while True:
         try:
-            key, pos = _DECODER.raw_decode(text, pos)
+            # a string key is scanned directly (raw_decode's answer, one call shorter)
+            key, pos = scan(text, pos) if text[pos : pos + 1] == '"' else _DECODER.raw_decode(text, pos)
         except (ValueError, RecursionError):
             return members
         pos = skip(text, pos).end()
         if not isinstance(key, str) or text[pos : pos + 1] != ":":
             return members
         value_start = skip(text, pos + 1).end()
-        # through _salvage, as deep in the stack as ever: how deep a document decodes before a
-        # RecursionError depends on it
-        value, value_end, broke = _salvage(text, value_start, 1)
-        if broke is not None:
-            if value is not None:
-                members[key] = (value_start, len(text))
-            return members
+        if text[value_start : value_start + 1] not in ("[", "{"):
+            # a scalar, or nothing: decoded whole or not at all (what _salvage then says)
+            try:
+                value_end = scan(text, value_start)[1]
+            except (StopIteration, ValueError, RecursionError):
+                return members
+        else:
+            # a container goes through _salvage, as deep in the stack as ever: how deep a
+            # document decodes before a RecursionError depends on it
+            value, value_end, broke = _salvage(text, value_start, 1)
+            if broke is not None:
+                if value is not None:
+                    members[key] = (value_start, len(text))
+                return members
         members[key] = (value_start, value_end)  # the last value of a repeated key, as decoded
         pos = skip(text, value_end).end()
         if text[pos : pos + 1] != ",":

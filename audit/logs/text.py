@@ -50,6 +50,7 @@ typed commands of a region, for the line-oriented readers (``steplog``, ``pylogg
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import PurePosixPath
 from typing import Iterator
@@ -302,6 +303,12 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
     return builder.events
 
 
+@functools.lru_cache(maxsize=8192)
+def _output_name(path: str) -> bool:
+    """Whether the file name says program output (a function of the path: cached)."""
+    return _OUTPUT_NAME.search(PurePosixPath(path).name) is not None
+
+
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:
     """Events of a plain-text transcript, in file order (see the module docstring).
 
@@ -321,5 +328,5 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         (or ``"bash"`` for an untagged shell block). A block the file ends inside has
         ``location`` :data:`~mleaudit.audit.logs.common.CUT_SHORT`.
     """
-    plain_kind = LogEventKind.OUTPUT if _OUTPUT_NAME.search(PurePosixPath(path).name) else None
+    plain_kind = LogEventKind.OUTPUT if _output_name(path) else None
     return scan_text(SpanMaker(text, path), 0, len(text), plain_kind=plain_kind)

@@ -85,6 +85,7 @@ def classify_path(path: str) -> tuple[ArtifactKind, str | None]:
     return ArtifactKind.OTHER, None
 
 
+@functools.lru_cache(maxsize=8192)
 def _partly_readable(rel: str) -> bool:
     """Whether a file over the size cap is read in part: text logs are, archives are not."""
     kind, _ = classify_path(rel)

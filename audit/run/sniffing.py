@@ -79,6 +79,7 @@ def _data_format(head: bytes) -> str | None:
     return "pickle" if _PICKLE.match(head) else None
 
 
+@functools.lru_cache(maxsize=8192)
 def in_agent_folder(path: str) -> bool:
     """Whether ``path`` lies under a folder the agent writes (:data:`_AGENT_FOLDERS`)."""
     return any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1])

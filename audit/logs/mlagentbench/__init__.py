@@ -72,6 +72,7 @@ helpers (:mod:`~mleaudit.audit.logs.common`, :mod:`~mleaudit.audit.logs.jsonregi
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import PurePosixPath
 from typing import Any
@@ -114,10 +115,16 @@ def _json_object(text: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+@functools.lru_cache(maxsize=8192)
+def _in_agent_folder(path: str) -> bool:
+    """Whether a folder on ``path`` is one the agent writes (a function of the path: cached)."""
+    return any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1])
+
+
 def _kind_of(path: str, text: str) -> str | None:
     """Which MLAgentBench file ``path`` is, when its content agrees; else ``None``."""
     head = text[:200_000]
-    if any(part in _AGENT_FOLDERS for part in PurePosixPath(path).parts[:-1]):
+    if _in_agent_folder(path):
         return None
     if _MAIN_LOG.search(path):
         if STEP.search(head) or "Enabled Tools in Prompt" in head[:2000] or re.search(r"^Action:", head, re.M):
