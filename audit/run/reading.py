@@ -172,18 +172,32 @@ def _open_nofollow(abs_path: Path, root: Path | None) -> int:
     return _open_in_root(root, _relative_parts(root, abs_path))
 
 
+#: Bytes asked for by each read past the file's size at open (a file that grows while read).
+_READ_CHUNK = 1024 * 1024
+
+
 def _read_fd(fd: int, rel_path: str, limit: int) -> bytes:
     """Up to ``limit + 1`` bytes of an open regular file; the descriptor is closed."""
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(errno.EINVAL, f"{rel_path}: not a regular file")
-        with os.fdopen(fd, "rb", closefd=True) as handle:
-            fd = -1
-            return handle.read(limit + 1)
+        # Read up to limit + 1 bytes or the end of the file, as a buffered read(limit + 1) does,
+        # in reads sized by the file (one byte more, to see a file that grew): a read of the
+        # whole cap allocates the cap for every file, however small.
+        wanted = limit + 1
+        chunks = []
+        size = min(wanted, info.st_size + 1)
+        while wanted > 0:
+            chunk = os.read(fd, min(wanted, size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            wanted -= len(chunk)
+            size = _READ_CHUNK
+        return b"".join(chunks)
     finally:
-        if fd >= 0:
-            os.close(fd)
+        os.close(fd)
 
 
 def _read_capped(abs_path: Path, rel_path: str, *, root: Path | None = None) -> bytes:
