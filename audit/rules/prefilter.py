@@ -57,6 +57,13 @@ _MAX_CLAUSES = 4
 #: as literal text), POSIX classes, which ``re`` reads as a nested set, and the ASCII separators
 #: ``\x1c``-``\x1f``, which ``regex`` skips as blanks in verbose mode and ``re`` reads as text.
 _FOREIGN_SYNTAX = re.compile(r"\{(?!\d*(?:,\d*)?\})|\[:\^?\w+:\]|[\x1c-\x1f]")
+#: An escape (``\{`` is a literal brace to both) or what :data:`_FOREIGN_SYNTAX` looks for.
+_ESCAPE_OR_FOREIGN = re.compile(r"\\[^\x1c-\x1f]|" + _FOREIGN_SYNTAX.pattern, re.S)
+
+
+def _foreign(pattern: str) -> bool:
+    """True when ``pattern`` holds syntax :mod:`re` and ``regex`` read differently, escapes aside."""
+    return any(not m.group().startswith("\\") for m in _ESCAPE_OR_FOREIGN.finditer(pattern))
 
 
 def fold(text: str) -> str | None:
@@ -215,7 +222,7 @@ def regex_prefilter(pattern: str, *, verbose: bool = False) -> Prefilter | None:
         no such clause is implied, when the pattern uses syntax :mod:`re` reads differently
         from the ``regex`` package, or when :mod:`re` cannot parse it.
     """
-    if _sre_parse is None or _FOREIGN_SYNTAX.search(pattern):
+    if _sre_parse is None or _foreign(pattern):
         return None
     try:
         parsed = _sre_parse.parse(pattern, re.VERBOSE if verbose else 0)

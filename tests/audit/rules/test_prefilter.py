@@ -34,6 +34,8 @@ def _clauses(pattern: str, **kwargs) -> tuple[tuple[str, ...], ...] | None:
     (r"(?:abc)?def", (("def",),)),
     (r"(?:foo|ba)bar", (("foobar", "babar"),)),
     (r"api[._]openai", (("api.openai", "api_openai"),)),
+    (r"kaggle\w*\(|kaggle\w*\r?\n\{", (("kaggle",),)),  # an escaped brace is a brace to re and regex alike
+    (r"\\\{x\}", (("\\{x}",),)),
 ])
 def test_prefilter_keeps_the_literals_every_match_holds(pattern, clauses):
     assert _clauses(pattern) == clauses
@@ -51,11 +53,14 @@ def test_prefilter_keeps_the_literals_every_match_holds(pattern, clauses):
     r"sch\u00f6n",          # non-ASCII literals are never used
     r"(",                   # does not parse
     "(?x)secret\x1ckey",     # verbose mode: regex skips \x1c as a blank, re reads it as text
+    "(?x)secret\\\x1ckey",   # escaped too
+    r"kaggle\\{e<=1}",      # an escaped backslash, then a fuzzy count
 ])
 def test_prefilter_refuses_what_it_cannot_derive_safely(pattern):
     found = regex_prefilter(pattern)
     assert found is None or all(all(s.isascii() and len(s) >= 3 for s in c) for c in found.clauses)
-    if pattern in (r"kaggle{e<=1}", r"[[:alpha:]]kaggle", r"\p{L}kaggle", "(", r"(?:abc)?", r"a|bcd", "(?x)secret\x1ckey"):
+    if pattern in (r"kaggle{e<=1}", r"[[:alpha:]]kaggle", r"\p{L}kaggle", "(", r"(?:abc)?", r"a|bcd", "(?x)secret\x1ckey",
+                   "(?x)secret\\\x1ckey", r"kaggle\\{e<=1}"):
         assert found is None
 
 
