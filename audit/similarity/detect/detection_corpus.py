@@ -18,12 +18,14 @@ from mleaudit.audit.similarity.detect.constants import (
 from mleaudit.audit.similarity.detect.evidence import Evidence, boilerplate_mask, reference_evidence
 from mleaudit.audit.similarity.detect.ngrams import NgramTable
 from mleaudit.audit.similarity.detect.profiles import Profile
+from mleaudit.audit.similarity.detect.tiles import RunFinder
 from mleaudit.audit.similarity.detect.token_model import AgentQuery, ShareIndex, token_bits_rows
 
 #: Cells (references x agent tokens) of the share matrices made at once by :meth:`DetectionCorpus.evidence_all`.
 _SHARE_CELLS = 1 << 20
 #: Agent files whose evidence against the whole corpus is kept (:meth:`DetectionCorpus.evidence_all`).
 _EVIDENCE_MEMO = 256
+_NO_RUNS = (np.zeros(0, np.int64),) * 4
 
 
 def near_duplicate_members(index: int, sample: np.ndarray, holders: Callable[[np.ndarray], Mapping[int, np.ndarray]],
@@ -105,6 +107,7 @@ class DetectionCorpus:
         self.background = _resolve_background(background)
         self.table = NgramTable.from_profiles(self.references)
         self._shares: ShareIndex | None = None
+        self._runs: RunFinder | None = None
         self._memo: OrderedDict[tuple, tuple[Evidence | None, ...]] = OrderedDict()
         self._memo_lock = threading.Lock()
         self._clusters = self._near_duplicates()
@@ -206,11 +209,18 @@ class DetectionCorpus:
                                  sorted({m for i in part for m in self.near_duplicates(i)}))
             left_outs = [[self.references[m] for m in self.near_duplicates(i)] for i in part]
             bits = token_bits_rows(agent, self.table, left_outs, query=query, background=self.background)
+            runs = self._run_finder().columns(agent, part)
             for row, i in enumerate(part):
                 found[i] = reference_evidence(agent, self.references[i], self.table, left_outs[row], mask=mask,
-                                              query=query, background=self.background, bits=bits[row])
+                                              query=query, background=self.background, bits=bits[row],
+                                              runs=runs[row] if runs[row] is not None else _NO_RUNS)
             query.forget_shares()
         return found
+
+    def _run_finder(self) -> RunFinder:
+        if self._runs is None:
+            self._runs = RunFinder(self.references)
+        return self._runs
 
     def _share_index(self) -> ShareIndex:
         if self._shares is None:

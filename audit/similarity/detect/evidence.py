@@ -123,7 +123,8 @@ def boilerplate_mask(agent: Profile, boilerplate: Sequence[Profile]) -> bytearra
 
 def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, left_out: Sequence[Profile], *,
                        mask: bytearray | None = None, query: AgentQuery | None = None,
-                       background: Background | None | str = "default", bits: np.ndarray | None = None) -> Evidence:
+                       background: Background | None | str = "default", bits: np.ndarray | None = None,
+                       runs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> Evidence:
     """Evidence that ``agent`` copied code from ``reference``, under a given background.
 
     Parameters
@@ -142,14 +143,17 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
     bits : ndarray of float64, optional
         :func:`token_bits` of ``agent`` under ``table``, ``left_out`` and ``background``, when
         already known (with nothing left out they are the same for every reference).
+    runs : tuple of four ndarray, optional
+        The pair's maximal runs ``(a0, a1, r0, r1)`` when already found (:class:`RunFinder`;
+        empty arrays for none).
 
     Returns
     -------
     Evidence
         ``bits`` = information of the best chain of tiles (0 when nothing is shared).
     """
-    columns = _maximal_run_columns(agent, reference)
-    if columns is None:
+    columns = _maximal_run_columns(agent, reference) if runs is None else runs
+    if columns is None or not columns[0].size:
         return Evidence(bits=0.0)
     tiles = tile_runs(columns, len(agent.ids), len(reference.ids))
     if bits is None:

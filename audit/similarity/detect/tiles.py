@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 
@@ -80,6 +81,91 @@ def _maximal_run_columns(agent: Profile, reference: Profile, min_tokens: int = M
     by = np.lexsort((r0, a0, a0 - a1))
     a0, a1, r0 = a0[by], a1[by], r0[by]
     return a0, a1, r0, r0 + (a1 - a0)
+
+
+class RunFinder:
+    """:func:`_maximal_run_columns` of one agent file against many references, from one search.
+
+    The references' sorted seeds are joined into one table (built on first use); an agent's seeds
+    are looked up once, and the runs of every reference come from one sort of the seed pairs
+    keyed by reference, diagonal and agent position: the same runs, in the same order, as one
+    search per reference.
+
+    Parameters
+    ----------
+    references : sequence of Profile
+        Numbered by their place in the sequence.
+    """
+
+    #: Seed pairs (agent seed x reference occurrence) past which a block of references is
+    #: searched one reference at a time instead (bounded memory on repetitive code).
+    MAX_PAIRS = 1 << 20
+
+    def __init__(self, references: Sequence[Profile]) -> None:
+        self._references = list(references)
+        self._table: tuple[np.ndarray, ...] | None = None
+
+    def _joined(self) -> tuple[np.ndarray, ...]:
+        if self._table is None:
+            parts = [_sorted_seeds(r) for r in self._references]
+            sizes = np.array([keys.size for _, keys in parts], dtype=np.int64)
+            keys = np.concatenate([k for _, k in parts]) if parts else np.zeros(0, np.int64)
+            positions = np.concatenate([o for o, _ in parts]).astype(np.int64) if parts else np.zeros(0, np.int64)
+            # how often each seed occurs in its own reference
+            within = np.concatenate([np.searchsorted(k, k, side="right") - np.searchsorted(k, k, side="left")
+                                     for _, k in parts]) if parts else np.zeros(0, np.int64)
+            files = np.repeat(np.arange(len(parts), dtype=np.int64), sizes)
+            order = np.argsort(keys, kind="stable")
+            self._table = (keys[order], files[order], positions[order], within[order], sizes)
+        return self._table
+
+    def columns(self, agent: Profile, ids: Sequence[int], min_tokens: int = MIN_TILE_TOKENS
+                ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None]:
+        """:func:`_maximal_run_columns` of ``agent`` against each reference of ``ids``, in that order."""
+        seeds_a = agent.seed_keys()
+        if not seeds_a.size or not ids:
+            return [None] * len(ids)
+        keys, files, positions, within, sizes = self._joined()
+        low = np.searchsorted(keys, seeds_a, side="left")
+        counts = np.searchsorted(keys, seeds_a, side="right") - low
+        total = int(counts.sum())
+        chosen = np.asarray(ids, dtype=np.int64)
+        span = seeds_a.size + 1
+        stride = (seeds_a.size + int(sizes[chosen].max()) + 2) * span
+        if total > self.MAX_PAIRS or len(self._references) * stride >= 1 << 62:
+            return [_maximal_run_columns(agent, self._references[i], min_tokens) for i in ids]
+        agent_at = np.repeat(np.arange(seeds_a.size, dtype=np.int64), counts)
+        at = np.repeat(low, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+        wanted = np.zeros(len(self._references), dtype=bool)
+        wanted[chosen] = True
+        file = files[at]
+        # a seed found more than MAX_SEED_OCCURRENCES times in a reference seeds nothing there
+        keep = wanted[file] & (within[at] <= MAX_SEED_OCCURRENCES)
+        agent_at, file, reference_at = agent_at[keep], file[keep], positions[at[keep]]
+        # one integer per seed pair: reference, then diagonal (shifted positive as for one
+        # reference), then agent position
+        key = np.sort(file * stride + (agent_at - reference_at + sizes[file]) * span + agent_at)
+        file = key // stride
+        rest = key - file * stride
+        diagonal = rest // span
+        agent_at = rest - diagonal * span
+        breaks = np.flatnonzero((np.diff(file) != 0) | (np.diff(diagonal) != 0) | (np.diff(agent_at) != 1)) + 1
+        starts = np.concatenate(([0], breaks)).astype(np.int64)
+        stops = np.concatenate((breaks, [agent_at.size])).astype(np.int64) - 1
+        a0 = agent_at[starts]
+        a1 = agent_at[stops] + _SEED
+        owner = file[starts]
+        long_enough = (a1 - a0) >= min_tokens
+        a0, a1, owner = a0[long_enough], a1[long_enough], owner[long_enough]
+        r0 = a0 - (diagonal[starts][long_enough] - sizes[owner])
+        # per reference: longest first; ties by agent start, then reference start
+        by = np.lexsort((r0, a0, a0 - a1, owner))
+        a0, a1, r0, owner = a0[by], a1[by], r0[by], owner[by]
+        r1 = r0 + (a1 - a0)
+        first = np.searchsorted(owner, chosen, side="left")
+        last = np.searchsorted(owner, chosen, side="right")
+        return [(a0[lo:hi], a1[lo:hi], r0[lo:hi], r1[lo:hi]) if hi > lo else None
+                for lo, hi in zip(first.tolist(), last.tolist())]
 
 
 def _maximal_runs(agent: Profile, reference: Profile, min_tokens: int = MIN_TILE_TOKENS

@@ -7,6 +7,7 @@ from __future__ import annotations
 import heapq
 import random
 
+import numpy as np
 import pytest
 
 from mleaudit.audit.similarity.detect import MIN_TILE_TOKENS, find_tiles, profile_code
@@ -120,3 +121,31 @@ def test_maximal_runs_are_the_diagonals_of_shared_seeds() -> None:
         covered.update((a0 + x, r0 + x) for x in range(a1 - a0 - MIN_TILE_TOKENS + 1))
     assert covered == expected
     assert runs == sorted(runs)
+
+
+def _same_columns(found, expected) -> bool:
+    if found is None or expected is None:
+        return found is None and expected is None
+    return all(a.dtype == b.dtype and np.array_equal(a, b) for a, b in zip(found, expected))
+
+
+@pytest.mark.parametrize("max_pairs", [1 << 20, 50])
+def test_runs_against_many_references_equal_one_search_per_reference(max_pairs: int, monkeypatch) -> None:
+    """One lookup for a block of references gives each reference's runs as its own search does,
+    including seeds a reference repeats past MAX_SEED_OCCURRENCES, references without a shared
+    seed, and (with a tiny budget) the fallback to one search per reference."""
+    monkeypatch.setattr(tiles_module.RunFinder, "MAX_PAIRS", max_pairs)
+    rng = random.Random(21)
+    lines = [f"df['c{i % 7}'] = df['c{(i * 3) % 7}'].fillna({i % 4})\n" for i in range(40)]
+    references = [profile_code("".join(rng.choice(lines) for _ in range(rng.randint(0, 60))), f"r{i}.py")
+                  for i in range(14)]
+    references.append(profile_code(lines[0] * 80, "repeats.py"))  # one seed far past the cap
+    references.append(profile_code("print('nothing shared')\n", "alone.py"))
+    finder = tiles_module.RunFinder(references)
+    for agent_text in ("".join(rng.sample(lines, 25)), lines[0] * 5 + "".join(lines[5:9]), "x = 1\n", ""):
+        agent = profile_code(agent_text, "agent.py")
+        for ids in (list(range(len(references))), [15, 3, 14, 0], [7]):
+            found = finder.columns(agent, ids)
+            assert len(found) == len(ids)
+            for i, columns in zip(ids, found):
+                assert _same_columns(columns, tiles_module._maximal_run_columns(agent, references[i]))
