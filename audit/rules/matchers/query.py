@@ -241,6 +241,39 @@ def _pattern_has_capture(query: tree_sitter.Query, pattern: int) -> bool:
 
 
 
+#: Queries compiled in this process, by (language, source): rules share queries (the comment
+#: filters of most rules are one query), and a compiled query is never changed, only run.
+_BY_SOURCE: dict[tuple[str, str], Any] = {}
+_MAX_BY_SOURCE = 4096
+
+
+def _compile_one(language: str, source: str) -> Any:
+    """``(query, stripped source, regex predicates, text requirements, capture names)``, or the problem."""
+    unsupported = unsupported_predicates(source)
+    if unsupported:
+        return (f"{language} query uses predicate(s) {', '.join(unsupported)}, which tree-sitter ignores "
+                f"(supported: {', '.join('#' + p for p in sorted(SUPPORTED_PREDICATES))})")
+    try:
+        query = tree_sitter.Query(get_language(language), source)
+    except tree_sitter.QueryError as exc:
+        return f"{language} query does not compile: {exc}"
+    if query.capture_count == 0:
+        return f"{language} query has no @capture, so a match has no location"
+    empty = [i for i in range(query.pattern_count) if not _pattern_has_capture(query, i)]
+    if empty:
+        return f"{language} query pattern(s) {empty} have no @capture (is a predicate outside its pattern's parentheses?)"
+    try:
+        stripped, regex_predicates, all_regex_predicates = own_regex_predicates(query, source)
+        if stripped != source:  # compiling is costly (~14 ms a query): only when a predicate was taken out
+            query = tree_sitter.Query(get_language(language), stripped)
+    except (_regex.error, ValueError, OverflowError) as exc:
+        return f"{language} query has a #match? regex that does not compile: {exc}"
+    except tree_sitter.QueryError as exc:  # pragma: no cover - the source compiled with the predicates
+        return f"{language} query does not compile without its regex predicates: {exc}"
+    names = frozenset(query.capture_name(i) for i in range(query.capture_count))
+    return query, stripped, regex_predicates, text_requirements(query, source, all_regex_predicates), names
+
+
 def compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
     compiled: dict[str, tree_sitter.Query] = {}
     fallbacks: dict[str, str] = {}
@@ -252,44 +285,23 @@ def compile_query(spec: QuerySpec, problems: list[str]) -> QueryMatcher | None:
         if language not in LANGUAGES:
             problems.append(f"query for unknown language {language!r} (known: {', '.join(sorted(LANGUAGES))})")
             continue
-        unsupported = unsupported_predicates(source)
-        if unsupported:
-            problems.append(
-                f"{language} query uses predicate(s) {', '.join(unsupported)}, which tree-sitter ignores "
-                f"(supported: {', '.join('#' + p for p in sorted(SUPPORTED_PREDICATES))})"
-            )
+        key = (language, source)
+        done = _BY_SOURCE.get(key)
+        if done is None:
+            done = _compile_one(language, source)
+            if len(_BY_SOURCE) >= _MAX_BY_SOURCE:
+                _BY_SOURCE.pop(next(iter(_BY_SOURCE)))
+            _BY_SOURCE[key] = done
+        if isinstance(done, str):
+            problems.append(done)
             continue
-        try:
-            query = tree_sitter.Query(get_language(language), source)
-        except tree_sitter.QueryError as exc:
-            problems.append(f"{language} query does not compile: {exc}")
-            continue
-        if query.capture_count == 0:
-            problems.append(f"{language} query has no @capture, so a match has no location")
-            continue
-        empty = [i for i in range(query.pattern_count) if not _pattern_has_capture(query, i)]
-        if empty:
-            problems.append(
-                f"{language} query pattern(s) {empty} have no @capture "
-                "(is a predicate outside its pattern's parentheses?)"
-            )
-            continue
-        try:
-            stripped, regex_predicates, all_regex_predicates = own_regex_predicates(query, source)
-            if stripped != source:  # compiling is costly (~14 ms a query): only when a predicate was taken out
-                query = tree_sitter.Query(get_language(language), stripped)
-        except (_regex.error, ValueError, OverflowError) as exc:
-            problems.append(f"{language} query has a #match? regex that does not compile: {exc}")
-            continue
-        except tree_sitter.QueryError as exc:  # pragma: no cover - the source compiled with the predicates
-            problems.append(f"{language} query does not compile without its regex predicates: {exc}")
-            continue
+        query, stripped, regex_predicates, needs, capture_names = done
         compiled[language] = query
         predicates[language] = regex_predicates
         combined[language] = _COMBINED.register(language, stripped, query.pattern_count)
-        requirements[language] = text_requirements(query, source, all_regex_predicates)
+        requirements[language] = needs
         fallbacks[language] = source
-        names.update(query.capture_name(i) for i in range(query.capture_count))
+        names.update(capture_names)
     if len(compiled) != len(spec.queries):
         return None
     return QueryMatcher(queries=compiled, capture_names=frozenset(names), fallbacks=fallbacks,
