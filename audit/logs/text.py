@@ -176,7 +176,7 @@ class _Builder:
             while end > start and self.text[end - 1] in " \t\r\n":
                 end -= 1
         body = self.text[start:end] if text is None else text
-        if not body.strip():
+        if not body or body.isspace():  # as "not body.strip()", without copying body
             return
         if kind is LogEventKind.COMMAND and len(body) > MAX_COMMAND_CHARS:
             self._split_command(start, end, language, body, text is None, location)

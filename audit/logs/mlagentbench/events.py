@@ -28,7 +28,7 @@ class Events:
             body = self.text[start:end]
         else:
             body = text
-        if not body.strip():
+        if not body or body.isspace():  # as "not body.strip()", without copying body
             return
         self.events.append(LogEvent(index=len(self.events), kind=kind, text=body, span=self.spans.span(start, end),
                                     language=language, role=role, location=location, actor=actor))
@@ -44,7 +44,7 @@ class Events:
     def add_value(self, kind: LogEventKind, region: tuple[int, int], value: str, actor: Actor, where: str, *,
                   language: str | None = None, role: str = "") -> None:
         """A JSON string value (``region`` includes its quotes) as one event."""
-        if not value.strip():
+        if not value or value.isspace():  # as "not value.strip()", without copying value
             return
         inside = string_content(self.text, region) or region
         self.events.append(LogEvent(index=len(self.events), kind=kind, text=value, span=self.spans.span(*inside),
