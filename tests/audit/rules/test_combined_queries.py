@@ -168,3 +168,18 @@ def test_short_runs_run_each_query_alone_until_the_combined_query_is_worth_build
     monkeypatch.setattr(query_module, "COMBINED_AFTER_CHARS", fresh.walked)
     _find_both_ways(matchers, text, "python")
     assert "python" in fresh.queries
+
+
+def test_a_query_source_is_compiled_once_and_its_problems_are_reported_each_time():
+    from mleaudit.audit.rules.spec import QuerySpec
+
+    source = '((call function: (identifier) @fn) (#eq? @fn "zz_cache_probe"))'
+    first = query_module.compile_query(QuerySpec(queries=(("python", source),)), [])
+    second = query_module.compile_query(QuerySpec(queries=(("python", source),)), [])
+    assert first.queries["python"] is second.queries["python"] and first == second
+    other = query_module.compile_query(QuerySpec(queries=(("python", source.replace("probe", "other")),)), [])
+    assert other.queries["python"] is not first.queries["python"]
+    for _ in range(2):
+        problems: list[str] = []
+        assert query_module.compile_query(QuerySpec(queries=(("python", "(call @x"),)), problems) is None
+        assert len(problems) == 1 and "does not compile" in problems[0]
