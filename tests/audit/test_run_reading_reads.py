@@ -56,3 +56,42 @@ def test_a_folder_is_refused_and_its_descriptor_closed(tmp_path):
         _read_fd(fd, "d", 10)
     with pytest.raises(OSError):
         os.fstat(fd)  # closed
+
+
+# --- _relative_parts: plain paths split as strings, as pathlib splits them ----------------------
+
+def _relative_parts_pathlib(root, path):
+    from pathlib import Path
+
+    candidate = Path(path)
+    if candidate.is_absolute():
+        try:
+            candidate = candidate.relative_to(root)
+        except ValueError:
+            raise OSError("not under the run root") from None
+    parts = candidate.parts
+    if not parts or any(part in ("", ".", "..") for part in parts):
+        raise OSError("not a plain path under the run root")
+    return parts
+
+
+_PATH_PIECES = ("a", "b.py", "..", ".", "", "/", "//", "x y", "é", "\udcff", "run", "logs")
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(_PATH_PIECES), max_size=6), st.sampled_from(["", "/work/run", "/work/run/", "/work"]),
+       st.sampled_from(["/work/run", "/work", "/"]))
+def test_relative_parts_as_pathlib(pieces, prefix, root):
+    from pathlib import Path
+
+    path = prefix + "/".join(pieces) if not prefix or prefix.endswith("/") else prefix + "/" + "/".join(pieces)
+    for given_path in (path, Path(path) if path else path):
+        try:
+            expected = _relative_parts_pathlib(Path(root), given_path)
+        except OSError:
+            expected = None
+        try:
+            found = reading._relative_parts(Path(root), given_path)
+        except OSError:
+            found = None
+        assert found == expected, (root, given_path)
