@@ -128,30 +128,70 @@ def _print_summary(summary: dict, stream) -> None:
         console.print(f"[red]not audited[/red] {_shown(run['run_id'])}: {_shown(reason)}", markup=True)
 
 
-def _clusters(results, jobs: int = 1) -> dict:
-    """Copy clusters of the batch: each run's flagged notebook pairs and its code against the other runs'."""
-    from mleaudit.audit.clusters import RunCode, copy_clusters
+class _RunFiles:
+    """The text of a run's files by run-relative path, for the log origins of the run's flagged
+    pairs: the run is loaded on the first look (most runs are never looked at), then kept."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self._run_dir = run_dir
+        self._run = None
+        self._unreadable = False
+
+    def __call__(self, path: str) -> str | None:
+        from mleaudit.audit.errors import AuditError
+        from mleaudit.audit.pipeline import artifact_text
+        from mleaudit.audit.run import load_run
+
+        if self._run is None and not self._unreadable:
+            try:
+                self._run = load_run(self._run_dir)
+            except (AuditError, OSError):
+                self._unreadable = True  # no node ids or steps then, as for a journal that cannot be read
+        return artifact_text(self._run, path) if self._run is not None else None
+
+
+def _read_run_code(result):
+    """A run's code for the clusters, read and expanded here (an audit that did not hand it back)."""
+    from mleaudit.audit.clusters import RunCode
     from mleaudit.audit.errors import AuditError
     from mleaudit.audit.expand import expand_run
-    from mleaudit.audit.run import load_run
-
     from mleaudit.audit.pipeline import artifact_text
     from mleaudit.audit.report_similarity import record_locations
+    from mleaudit.audit.run import load_run
     from mleaudit.audit.starter import starter_units
+
+    try:
+        run = load_run(result.entry.run_dir)
+        expanded = expand_run(run)
+    except AuditError:
+        return None  # its report already says what could not be read
+    host_text = partial(artifact_text, run)
+    return RunCode(run_id=result.entry.run_id, units=expanded.code_units,
+                   locations=record_locations(expanded.log_events), host_text=host_text,
+                   starter=starter_units(expanded.code_units, host_text, expanded.log_events))
+
+
+def _clusters(results, jobs: int = 1) -> dict:
+    """Copy clusters of the batch: each run's flagged notebook pairs and its code against the other runs'.
+
+    A run's code is the one its audit handed back (``BatchResult.code``: the audit's own
+    expansion, its files read again only for the log origins of its flagged pairs); a run
+    audited without handing it back is read and expanded here.
+    """
+    from dataclasses import replace
+
+    from mleaudit.audit.clusters import copy_clusters
 
     code = []
     for result in results:
         if result.report is None:
             continue
-        try:
-            run = load_run(result.entry.run_dir)
-            expanded = expand_run(run)
-        except AuditError:
-            continue  # its report already says what could not be read
-        host_text = partial(artifact_text, run)
-        code.append(RunCode(run_id=result.entry.run_id, units=expanded.code_units,
-                            locations=record_locations(expanded.log_events), host_text=host_text,
-                            starter=starter_units(expanded.code_units, host_text, expanded.log_events)))
+        if result.code is not None:
+            code.append(replace(result.code, run_id=result.entry.run_id, host_text=_RunFiles(result.entry.run_dir)))
+            continue
+        read = _read_run_code(result)
+        if read is not None:
+            code.append(read)
     return copy_clusters({r.entry.run_id: r.report for r in results if r.report is not None}, code, jobs=jobs)
 
 

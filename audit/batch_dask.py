@@ -42,7 +42,9 @@ NO_WORKER_TIMEOUT_S = 60
 #: Seconds between looks at the cluster while no result comes.
 POLL_S = 0.2
 
-Outcome = tuple[dict[str, Any] | None, str | None, float]
+#: ``(report, error, seconds)``, and the run's code for the copy clusters where the task kept it
+#: (see :data:`mleaudit.audit.batch.task.Outcome`).
+Outcome = tuple[Any, ...]
 
 
 class DaskUnavailable(AuditError):
@@ -63,8 +65,8 @@ def audit_on_dask(entries: Sequence[BatchEntry], options: BatchOptions, schedule
     scheduler : str
         The scheduler's address (``tcp://10.0.0.5:8786``).
     done : callable
-        Called in this process as ``done(index, (report, error, seconds))`` for each run, in the
-        order the runs finish.
+        Called in this process as ``done(index, (report, error, seconds[, code]))`` for each run,
+        in the order the runs finish.
     task : callable, optional
         The per-run function (default :func:`mleaudit.audit.batch.task._audit_one`); it must be importable by
         name on the workers.

@@ -77,13 +77,16 @@ class BatchResult:
     """The outcome of auditing one run.
 
     ``report`` is :meth:`mleaudit.audit.report.AuditReport.to_dict` or ``None`` when the audit failed;
-    ``error`` then says why. ``seconds`` is the wall time of that run's audit.
+    ``error`` then says why. ``seconds`` is the wall time of that run's audit. ``code`` is the
+    run's code for the batch's copy clusters (a :class:`mleaudit.audit.clusters.RunCode` without
+    ``host_text``), handed back by the audit when similarity is on; ``None`` otherwise.
     """
 
     entry: BatchEntry
     report: Mapping[str, Any] | None
     error: str | None
     seconds: float
+    code: Any = None
 
 
 _UUID_TAIL = re.compile(r"_[0-9a-f]{8}(?:-[0-9a-f]{4}){0,3}(?:-[0-9a-f]{12})?$", re.IGNORECASE)

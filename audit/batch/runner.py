@@ -88,9 +88,11 @@ def audit_batch(
     _prepare_embedded(entries, options)
     results: dict[int, BatchResult] = {}
 
-    def done(index: int, outcome: tuple[dict[str, Any] | None, str | None, float]) -> None:
-        report, error, seconds = outcome
-        result = BatchResult(entry=entries[index], report=report, error=error, seconds=seconds)
+    def done(index: int, outcome: tuple[Any, ...]) -> None:
+        # (report, error, seconds) or, from an audit that kept the run's code, (..., code)
+        report, error, seconds, *rest = outcome
+        code = rest[0] if rest and report is not None else None
+        result = BatchResult(entry=entries[index], report=report, error=error, seconds=seconds, code=code)
         results[index] = result
         if progress is not None:
             progress(result)

@@ -7,13 +7,13 @@ import datetime as _dt
 import logging
 from collections import Counter
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from mleaudit.audit import __version__
 from mleaudit.audit import checks  # noqa: F401  (importing the package registers the built-in checks)
 from mleaudit.audit.attribution import attribute_units
 from mleaudit.audit.checks.divergence import divergence_memo
-from mleaudit.audit.expand import expand_run
+from mleaudit.audit.expand import RunUnits, expand_run
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.pipeline.coverage import _audit_gaps, _file_readings, _unread_data_files
@@ -41,6 +41,7 @@ def audit_run(
     grade_skipped: str | None = None,
     answers: dict[str, Any] | None = None,
     policy: RulePolicy | None = None,
+    on_expanded: Callable[[Run, RunUnits], None] | None = None,
 ) -> AuditReport:
     """Audit one run.
 
@@ -64,6 +65,9 @@ def audit_run(
         The competition's audit policy (``audit:`` of its config): label-leak columns for the
         rules' ``terms`` filters and ``allow_urls``; allowlisted matches go to
         ``meta["allowlisted"]`` instead of the findings.
+    on_expanded : callable, optional
+        Called with the run and its expansion before attribution (a batch keeps the code it
+        compares across runs without expanding the run a second time).
 
     Returns
     -------
@@ -73,6 +77,8 @@ def audit_run(
     """
     options = options or AuditOptions()
     expanded = expand_run(run)
+    if on_expanded is not None:
+        on_expanded(run, expanded)
     code_units, log_events = attribute_units(expanded.code_units, expanded.log_events, run.layout)
     expanded = replace(expanded, code_units=code_units, log_events=log_events)
     run_skipped = list(run.skipped) + list(expanded.skipped)

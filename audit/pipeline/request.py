@@ -40,7 +40,7 @@ class AuditRequest:
     fail_on: Severity = Severity.HIGH
 
 
-def run_audit(request: AuditRequest, progress=None) -> AuditReport:
+def run_audit(request: AuditRequest, progress=None, *, on_expanded=None) -> AuditReport:
     """Resolve a request's paths, grade the run when possible, and audit it.
 
     The competition comes from ``request.competition_id`` or the run's metadata. Embedded
@@ -53,6 +53,8 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     request : AuditRequest
     progress : callable, optional
         Called with one-line status messages (the CLI prints them on stderr).
+    on_expanded : callable, optional
+        Passed to :func:`audit_run`: called with the loaded run and its expansion.
 
     Returns
     -------
@@ -147,7 +149,7 @@ def run_audit(request: AuditRequest, progress=None) -> AuditReport:
     elif options.corpus_index is not None:
         say(f"comparing code with the corpus index {options.corpus_index}")
     return audit_run(run, ruleset=ruleset, options=options, grade=grade, grade_skipped=grade_skipped, answers=answers,
-                     policy=policy)
+                     policy=policy, on_expanded=on_expanded)
 
 
 def _answer_matching(spec: Any) -> dict[str, Any]:

@@ -81,7 +81,7 @@ def test_a_lost_worker_is_retried_once_then_listed(tmp_path: Path, cluster) -> N
         outcomes: dict[int, tuple] = {}
         audit_on_dask([entry], options, cluster.scheduler_address,
                       lambda index, outcome: outcomes.__setitem__(index, outcome), task=die_until_marked)
-        report, error, _ = outcomes[0]
+        report, error, *_ = outcomes[0]
         if entry.run_id == "run-0":  # died once, audited on the second attempt
             assert error is None and report["run"]["run_id"] == "run-0"
         else:  # died both times: listed with the reason
@@ -117,4 +117,4 @@ def test_runs_waiting_on_a_cluster_without_workers_are_listed_not_left_hanging(t
         audit_on_dask(entries, BatchOptions(jobs=1, similarity=False, grade=False), empty.scheduler_address,
                       lambda index, outcome: outcomes.__setitem__(index, outcome))
     assert sorted(outcomes) == [0, 1]
-    assert all(report is None and "had no worker for 1 s" in error for report, error, _ in outcomes.values())
+    assert all(report is None and "had no worker for 1 s" in error for report, error, *_ in outcomes.values())
