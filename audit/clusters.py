@@ -27,6 +27,7 @@ A cluster is a connected component with at least two runs.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -86,11 +87,91 @@ def _starter(runs: Sequence[RunCode]) -> list[CodeUnit]:
     return [unit for text, unit in first.items() if len(declared[text]) >= 2]
 
 
+#: What the processes comparing groups of runs' files inherit (set in the parent before they fork).
+_GROUPS_JOB: tuple[Sequence[CodeUnit], Sequence[CodeUnit], Any] | None = None
+_GROUPS_LOCK = threading.Lock()
+
+
+def _groups(units: Sequence[CodeUnit]) -> list[list[int]]:
+    """The positions of ``units`` in groups that keep each file (a path) and each text in one group,
+    in their order, largest groups (by text) first."""
+    parent = list(range(len(units)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[tuple[str, str], int] = {}
+    for i, unit in enumerate(units):
+        for key in (("path", unit.path), ("text", unit.text)):
+            j = first.setdefault(key, i)
+            parent[root(i)] = root(j)
+    members: dict[int, list[int]] = {}
+    for i in range(len(units)):
+        members.setdefault(root(i), []).append(i)
+    return sorted(members.values(), key=lambda group: -sum(len(units[i].text) for i in group))
+
+
+def _compare_group(group: Sequence[int]) -> list[Any]:
+    from mleaudit.audit.similarity import compare
+
+    if _GROUPS_JOB is None:  # set before the pool starts
+        raise RuntimeError("run comparison worker started without its units")
+    units, starter, options = _GROUPS_JOB
+    return [pair for pair in compare([units[i] for i in group], units, options, boilerplate=starter).pairs
+            if pair.flagged]
+
+
+def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: Any, jobs: int) -> list[Any]:
+    """The flagged pairs of ``compare(units, units, options, boilerplate=starter)``, in its order.
+
+    With ``jobs > 1`` the files are compared group by group (:func:`_groups`) in forked processes,
+    each against all of ``units``: a file's pairs depend only on the file and the references
+    (the detector's background model is the references'), so the pairs are those of one call, and
+    a stable sort on the report order puts them in its order (pairs that tie on it share an agent
+    path, hence a group, in which they keep the call's order). A group holds every copy of a text,
+    so the detector scores each text once, as in one process; the references are prepared here
+    once and inherited (:func:`mleaudit.audit.similarity.reference_side.reference_side`).
+    """
+    import multiprocessing
+
+    from mleaudit.audit.similarity import compare
+
+    groups = _groups(units)
+    workers = min(jobs, len(groups))
+    if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
+        return [pair for pair in compare(units, units, options, boilerplate=starter, jobs=jobs).pairs if pair.flagged]
+    from mleaudit.audit.similarity.measuring import ignore_sigint
+    from mleaudit.audit.similarity.reference_side import reference_side
+
+    global _GROUPS_JOB
+    side = reference_side(units, starter, options)
+    if side.detected:
+        side.detector()
+    with _GROUPS_LOCK:
+        _GROUPS_JOB = (units, starter, options)
+        try:
+            with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_sigint) as pool:
+                found = pool.map(_compare_group, groups, chunksize=1)
+        finally:
+            _GROUPS_JOB = None
+    return sorted((pair for pairs in found for pair in pairs), key=lambda pair: pair.sort_key())
+
+
+def _comparison_options(score_threshold: float) -> Any:
+    from mleaudit.audit.similarity import SimilarityOptions
+
+    # Only flagged pairs become edges, and a report keeps every flagged pair whatever its caps:
+    # the least caps spare building the fragments of pairs no edge would use.
+    return SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0, max_pairs_per_agent=1, max_pairs=1)
+
+
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -> tuple[list[dict[str, Any]], str | None]:
     from dataclasses import replace
 
     from mleaudit.audit.report_similarity import log_origin, unit_of_pair
-    from mleaudit.audit.similarity import SimilarityOptions, compare
 
     starter = _starter(runs)
     owned = _distinct_python(runs, {unit.text for unit in starter})
@@ -124,11 +205,10 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -
             return None
         run = code_of[owner[unit.path]]
         return log_origin(original[id(unit)], run.locations, run.host_text, journals.setdefault(run.run_id, {}))
-    options = SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
-    report = compare(units, units, options, boilerplate=starter, jobs=jobs)
+    options = _comparison_options(score_threshold)
     edges = []
     seen = set()
-    for pair in report.pairs:
+    for pair in _compared(units, starter, options, jobs):
         left, right = owner.get(pair.agent_path), owner.get(pair.reference_path)
         if not pair.flagged or left is None or right is None or left == right:
             continue
