@@ -29,7 +29,7 @@ Layering
 The engine may import the model, parsing, units and the rest of :mod:`mleaudit.audit.rules`
 (``spec``, ``loader``, ``matchers``, ``policy``, ``prefilter``, ``context``, ``match``); it never
 imports the built-in checks (a ``run`` rule calls them through its compiled matcher) nor the
-pipeline. Inside the package: ``messages``, then ``findings``, ``targets``, ``evaluate``.
+pipeline. Inside the package: ``messages``, then ``findings``, ``plan``, ``targets``, ``evaluate``.
 
 Adding to it
 ------------
@@ -43,6 +43,9 @@ Routine Listings
 :mod:`~.messages`: :func:`render_message`, :data:`MAX_TEMPLATE_VALUE_CHARS`.
 :mod:`~.findings`: locators and :class:`~mleaudit.audit.model.Finding` records from matches,
 :data:`MAX_FRAGMENT_EVIDENCE`.
+:mod:`~.plan`: the units and events of one evaluation grouped once, so that each rule goes over
+only those its filters take and its text gate lets in (:func:`~.plan.unit_groups`,
+:func:`~.plan.event_groups`).
 :mod:`~.targets`: :class:`EvaluationError`, one rule over each target's units.
 :mod:`~.evaluate`: :func:`evaluate_rule`, :func:`evaluate_ruleset`, :func:`evaluate_rules`,
 :class:`RuleEvaluation`, :func:`finding_order`.

@@ -40,7 +40,7 @@ Matchers may import the model, parsing, :mod:`~mleaudit.audit.rules.spec`, ``mat
 ``prefilter``, ``strings``, ``context`` and ``registry`` of the rules engine; never the loader,
 the engine, the built-in checks (found through :mod:`mleaudit.audit.rules.registry`) nor the
 pipeline. Inside the package the modules import down this list: ``base``, ``predicates``,
-``fallback``, ``query``, ``text``, ``combine``, ``compile``.
+``fallback``, ``query``, ``text``, ``combine``, ``gate``, ``compile``.
 
 Adding a matcher
 ----------------
@@ -60,6 +60,8 @@ there: the other modules import it by name), :func:`tree_shape`, :func:`bounded_
 :mod:`~.text`: :class:`RegexMatcher`, :class:`StringsMatcher`, :func:`literal_runs`.
 :mod:`~.combine`: :class:`AllMatcher`, :class:`AnyMatcher`, :class:`NotMatcher`,
 :class:`InsideFilter`, :class:`TermsFilter`, :data:`POLICY_LISTS`, :class:`BuiltinMatcher`.
+:mod:`~.gate`: :func:`~.gate.text_gate`, :class:`~.gate.Gate` (literals a text must hold for a
+matcher to find anything in it; the engine skips the texts a rule's gate keeps out).
 :mod:`~.compile`: :func:`compile_matcher`, :func:`leaf_specs`.
 """
 
