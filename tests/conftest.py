@@ -52,7 +52,8 @@ def _fresh_similarity_caches():
     import sys
 
     for name, attribute in (("mleaudit.audit.similarity.reference_side", "_PREPARED"),
-                            ("mleaudit.audit.similarity.corpus", "_DECODED")):
+                            ("mleaudit.audit.similarity.corpus", "_DECODED"),
+                            ("mleaudit.audit.similarity.corpus", "_SEEN")):
         module = sys.modules.get(name)
         if module is not None:
             getattr(module, attribute).clear()

@@ -26,14 +26,20 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import re
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import NamedTuple
 
-from mleaudit.audit.errors import ConfigError
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.similarity.kernel_files import (
+    MAX_REFERENCE_BYTES,
+    REFERENCE_SUFFIXES,
+    file_signature,
+    iter_reference_files,
+    read_reference_bytes,
+    reference_sort_key,
+)
 from mleaudit.audit.units import CodeUnit
 from mleaudit.grading import untrusted_json
 
@@ -56,10 +62,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-#: Files above this size are skipped (notebooks with embedded outputs reach several MB).
-MAX_REFERENCE_BYTES = 32 * 1024 * 1024
-#: File suffixes read as kernels.
-REFERENCE_SUFFIXES = (".py", ".ipynb")
 #: How much of a file is searched for a NUL byte to call it binary (git's heuristic).
 _BINARY_PROBE_BYTES = 8192
 
@@ -76,17 +78,6 @@ def reference_id(path: str) -> str:
     """
     stem, dot, suffix = path.rpartition(".")
     return stem if dot and "/" not in suffix else path
-
-
-def reference_sort_key(path: str) -> tuple[str, ...]:
-    """Corpus order of a relative POSIX path: folder by folder (``a/b.py`` before ``a-c.py``).
-
-    Examples
-    --------
-    >>> sorted(["a-c.py", "a/b.py"], key=reference_sort_key)
-    ['a/b.py', 'a-c.py']
-    """
-    return tuple(path.split("/"))
 
 
 class TextDecoding(NamedTuple):
@@ -322,48 +313,6 @@ def _unit_of_text(text: str, relative: str) -> CodeUnit | Skipped:
     )
 
 
-def read_reference_bytes(path: str | Path, relative: str, *, max_bytes: int = MAX_REFERENCE_BYTES) -> bytes | Skipped:
-    """The bytes of one kernel file, or why it was not read (symbolic link, not a regular file, over the cap).
-
-    Parameters
-    ----------
-    path : str or Path
-        The file on disk.
-    relative : str
-        Its POSIX path relative to the corpus root (recorded on a :class:`Skipped`).
-    max_bytes : int, optional
-        Files larger than this are not read.
-
-    Returns
-    -------
-    bytes or Skipped
-    """
-    path = Path(path)
-    try:
-        relative.encode("utf-8")
-    except UnicodeEncodeError:
-        # os.walk hands undecodable name bytes over as lone surrogates, which no report or
-        # index can store; the escaped name still tells a person which file it is.
-        escaped = relative.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="backslashreplace")
-        return Skipped(path=escaped, reason="file name is not valid UTF-8")
-    try:
-        if path.is_symlink():
-            return Skipped(path=relative, reason="symbolic link (not followed)")
-        if not path.is_file():
-            return Skipped(path=relative, reason="not a regular file")
-        size = path.stat().st_size
-        if size > max_bytes:
-            return Skipped(path=relative, reason=f"file too large ({size} bytes > {max_bytes})")
-        with path.open("rb") as stream:
-            # Read one byte past the cap: the file may have grown since stat().
-            data = stream.read(max_bytes + 1)
-    except OSError as exc:
-        return Skipped(path=relative, reason=f"cannot read ({exc.strerror or type(exc).__name__})")
-    if len(data) > max_bytes:
-        return Skipped(path=relative, reason=f"file too large (more than {max_bytes} bytes)")
-    return data
-
-
 def read_reference(path: str | Path, relative: str, *, max_bytes: int = MAX_REFERENCE_BYTES) -> CodeUnit | Skipped:
     """Read one kernel file with the corpus's checks (:func:`read_reference_bytes`, then :func:`decode_reference`).
 
@@ -392,41 +341,12 @@ def read_reference_recorded(path: str | Path, relative: str, *,
     return decode_reference_recorded(data, relative)
 
 
-def iter_reference_files(directory: str | Path) -> Iterator[tuple[Path, str]]:
-    """The kernel files under ``directory`` (recursively), in path order.
-
-    Hidden files and folders (``.git``, ``.ipynb_checkpoints``) are left out, and so are files
-    whose suffix is not in :data:`REFERENCE_SUFFIXES`. Symbolic links are yielded (so that
-    :func:`read_reference` can list them as skipped) but never followed into folders.
-
-    Yields
-    ------
-    (Path, str)
-        The file and its POSIX path relative to ``directory``.
-
-    Raises
-    ------
-    ConfigError
-        If ``directory`` does not exist or is not a folder.
-    """
-    root = Path(directory)
-    if not root.is_dir():
-        raise ConfigError(f"reference corpus {str(directory)!r} is not a folder")
-    found: list[tuple[str, Path]] = []
-    for current, folders, files in os.walk(root):
-        folders[:] = sorted(f for f in folders if not f.startswith("."))
-        base = Path(current)
-        for name in files:
-            if name.startswith(".") or not name.lower().endswith(REFERENCE_SUFFIXES):
-                continue
-            path = base / name
-            found.append((path.relative_to(root).as_posix(), path))
-    for relative, path in sorted(found, key=lambda item: reference_sort_key(item[0])):
-        yield path, relative
-
-
 #: Decoded kernels of the last corpus read, by relative path and digest of their bytes.
 _DECODED: dict[tuple[str, bytes], tuple[CodeUnit | Skipped, TextDecoding | None]] = {}
+
+
+#: Of the last corpus read, the key in :data:`_DECODED` of each file by its signature.
+_SEEN: dict[tuple, tuple[str, bytes]] = {}
 
 
 def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFERENCE_BYTES) -> ReferenceCorpus:
@@ -454,9 +374,16 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
     skipped: list[Skipped] = []
     decodings: list[TextDecoding] = []
     decoded: dict[tuple[str, bytes], tuple[CodeUnit | Skipped, TextDecoding | None]] = {}
+    seen: dict[tuple, tuple[str, bytes]] = {}
     for path, relative in iter_reference_files(directory):
-        data = read_reference_bytes(path, relative, max_bytes=max_bytes)
-        if isinstance(data, Skipped):
+        signature = file_signature(path, relative, max_bytes)
+        key = _SEEN.get(signature) if signature is not None else None
+        found = _DECODED.get(key) if key is not None else None
+        if found is not None and key is not None and signature is not None:
+            # Not read again: the same file, unchanged since it was read (see _file_signature).
+            result, decoding = decoded[key] = found
+            seen[signature] = key
+        elif isinstance(data := read_reference_bytes(path, relative, max_bytes=max_bytes), Skipped):
             result, decoding = data, None
         else:
             # The same bytes under the same name decode the same: a batch worker reads its corpus
@@ -466,6 +393,8 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
             if found is None:
                 found = decode_reference_recorded(data, relative)
             result, decoding = decoded[key] = found
+            if signature is not None:
+                seen[signature] = key
         if isinstance(result, Skipped):
             logger.info("skipping reference %s: %s", relative, result.reason)
             skipped.append(result)
@@ -477,4 +406,6 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
     # Only the latest corpus is kept (a batch compares every run with one corpus).
     _DECODED.clear()
     _DECODED.update(decoded)
+    _SEEN.clear()
+    _SEEN.update(seen)
     return ReferenceCorpus(units=tuple(units), skipped=tuple(skipped), decodings=tuple(decodings))

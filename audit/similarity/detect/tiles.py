@@ -142,6 +142,8 @@ class RunFinder:
         # a seed found more than MAX_SEED_OCCURRENCES times in a reference seeds nothing there
         keep = wanted[file] & (within[at] <= MAX_SEED_OCCURRENCES)
         agent_at, file, reference_at = agent_at[keep], file[keep], positions[at[keep]]
+        if not agent_at.size:
+            return [None] * len(ids)
         # one integer per seed pair: reference, then diagonal (shifted positive as for one
         # reference), then agent position
         key = np.sort(file * stride + (agent_at - reference_at + sizes[file]) * span + agent_at)

@@ -7,6 +7,9 @@ options that shape fingerprints), and each run's agent files go into a fork of t
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference_corpus
 from mleaudit.audit.similarity import corpus as corpus_module
 from mleaudit.audit.similarity import reference_side as side_module
@@ -147,3 +150,28 @@ def test_threads_comparing_with_worker_processes_each_get_their_own_figures() ->
     for thread in threads:
         thread.join()
     assert [got[i] for i in range(len(cases))] == expected
+
+
+def test_an_unchanged_kernel_is_not_read_again_and_an_edited_one_is_even_with_its_times_set_back(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "a.py").write_text(KERNEL_A)
+    (folder / "b.py").write_text(KERNEL_B)
+    first = load_reference_corpus(folder)
+    read = []
+    real = corpus_module.read_reference_bytes
+    monkeypatch.setattr(corpus_module, "read_reference_bytes", lambda path, *a, **k: read.append(Path(path).name) or real(path, *a, **k))
+    assert load_reference_corpus(folder) == first and read == []
+    # same size, same modification time: the change time still moves
+    status = (folder / "a.py").stat()
+    edited = KERNEL_A.replace("731", "732")
+    assert len(edited) == len(KERNEL_A)
+    (folder / "a.py").write_text(edited)
+    os.utime(folder / "a.py", ns=(status.st_atime_ns, status.st_mtime_ns))
+    second = load_reference_corpus(folder)
+    assert read == ["a.py"] and [u.text for u in second.units] == [edited, KERNEL_B]
+    # a file replaced by a symbolic link to the same text is not a kernel any more
+    (folder / "b.py").unlink()
+    (folder / "b.py").symlink_to(folder / "a.py")
+    third = load_reference_corpus(folder)
+    assert [u.path for u in third.units] == ["a.py"] and [s.path for s in third.skipped] == ["b.py"]

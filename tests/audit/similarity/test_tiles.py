@@ -144,7 +144,7 @@ def test_runs_against_many_references_equal_one_search_per_reference(max_pairs: 
     finder = tiles_module.RunFinder(references)
     for agent_text in ("".join(rng.sample(lines, 25)), lines[0] * 5 + "".join(lines[5:9]), "x = 1\n", ""):
         agent = profile_code(agent_text, "agent.py")
-        for ids in (list(range(len(references))), [15, 3, 14, 0], [7]):
+        for ids in (list(range(len(references))), [15, 3, 14, 0], [7], [15]):
             found = finder.columns(agent, ids)
             assert len(found) == len(ids)
             for i, columns in zip(ids, found):
