@@ -33,15 +33,17 @@ class TextGroups:
     filter (paths are many: nearly one per event in some logs).
     """
 
-    def __init__(self, items: Sequence[tuple[Hashable, str, str | None, str]]) -> None:
+    def __init__(self, items: Sequence[tuple[Hashable, Hashable, str, str | None, str]]) -> None:
+        """``items``: ``(fast key, filter key, path, language, text)``; the fast key (strings)
+        stands for the filter key (Enum members, whose hashing runs Python code) in lookups."""
         key_ids: dict[Hashable, int] = {}
         self._keys: list[Hashable] = []
         self._paths: list[str] = []
         groups: dict[tuple[int, str | None, str], list[int]] = {}
-        for index, (key, path, language, text) in enumerate(items):
-            kid = key_ids.get(key)
+        for index, (fast, key, path, language, text) in enumerate(items):
+            kid = key_ids.get(fast)
             if kid is None:
-                kid = key_ids[key] = len(self._keys)
+                kid = key_ids[fast] = len(self._keys)
                 self._keys.append(key)
             self._paths.append(path)
             found = groups.get((kid, language, text))
@@ -77,9 +79,11 @@ class TextGroups:
 
 def unit_groups(units: Sequence[CodeUnit]) -> TextGroups:
     """Code units by ``((language, actor), language, text)``."""
-    return TextGroups([((u.language, u.actor), u.path, u.language, u.text) for u in units])
+    return TextGroups([((u.language, u.actor._value_), (u.language, u.actor), u.path, u.language, u.text)
+                       for u in units])
 
 
 def event_groups(events: Sequence[LogEvent]) -> TextGroups:
     """Log events by ``((kind, actor), language, text)``."""
-    return TextGroups([((e.kind, e.actor), e.span.path, e.language, e.text) for e in events])
+    return TextGroups([((e.kind._value_, e.actor._value_), (e.kind, e.actor), e.span.path, e.language, e.text)
+                       for e in events])
