@@ -192,10 +192,27 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
                         detail=f"{count} of its data rows appear verbatim in {unit_location(unit, start)}")
 
     # --- write sites ----------------------------------------------------------------------
+    # Logs repeat one script at every step and name one file many times: each text is
+    # normalised, and each name looked for in the actions, once.
+    normalised: dict[str, str] = {}
+
+    def normal(text: str) -> str:
+        found = normalised.get(text)
+        if found is None:
+            found = normalised[text] = normalise_code(text)
+        return found
+
+    mentioned: dict[str, tuple[str, int] | None] = {}
+
+    def mention(name: str) -> tuple[str, int] | None:
+        if name not in mentioned:
+            mentioned[name] = last_mention(name, actions)
+        return mentioned[name]
+
     logged_code: dict[str, tuple[str, int]] = {}
     for unit in log_units:
         if unit.language == "python" and unit.origin is not None:
-            logged_code[normalise_code(unit.text)] = (unit.origin.path, unit.origin.start_byte)
+            logged_code[normal(unit.text)] = (unit.origin.path, unit.origin.start_byte)
     sites: list[Site] = []
     written_names: set[str] = set()
     for unit in ctx.code_units:
@@ -205,11 +222,11 @@ def assess_provenance(ctx: RunContext, *, min_typed_rows: int = 3) -> Provenance
         elif unit.source == "log":
             when = (unit.origin.path, unit.origin.start_byte) if unit.origin is not None else (unit.path, 0)
         else:
-            when = last_mention(PurePosixPath(unit.path).name, actions)
+            when = mention(PurePosixPath(unit.path).name)
             if when is None and unit.source == "notebook" and notebook_ran(Path(ctx.root), unit.path):
                 when = (unit.path, 0)
             elif when is None and unit.source != "notebook":
-                when = logged_code.get(normalise_code(unit.text))
+                when = logged_code.get(normal(unit.text))
         ran = when is not None
         for site in find_write_sites(unit):
             # Every file name the destination may resolve to (os.path.join parts, f-string tails).

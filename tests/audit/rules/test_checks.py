@@ -359,6 +359,22 @@ def test_provenance_counts_a_script_the_logs_run(tmp_path):
     assert result.outcome == "written" and "code/make_sub.py:3" in result.detail
 
 
+def test_provenance_looks_for_each_script_name_once(tmp_path, monkeypatch):
+    from mleaudit.audit.checks.provenance import assess
+
+    script = 'import pandas as pd\nOUT_DIR = "/home/submission"\npd.DataFrame(preds).to_csv(f"{OUT_DIR}/submission.csv")\n'
+    files = {"code/make_sub.py": script, "code/a/make_sub.py": script, "code/b/make_sub.py": script + "\n",
+             "code/other.py": "x = 1\n"}
+    transcript = "$ cd /home/code && python make_sub.py\n$ python other.py\n"
+    plain = assess_provenance(_transcript_context(tmp_path / "one", transcript, SUBMISSION, files))
+    names = []
+    real = assess.last_mention
+    monkeypatch.setattr(assess, "last_mention", lambda name, actions: names.append(name) or real(name, actions))
+    result = assess_provenance(_transcript_context(tmp_path / "two", transcript, SUBMISSION, files))
+    assert sorted(names) == ["make_sub.py", "other.py"]  # three files named make_sub.py: one search
+    assert (result.outcome, result.detail) == (plain.outcome, plain.detail) and result.outcome == "written"
+
+
 def test_provenance_executed_notebook_counts(tmp_path):
     cell = {"cell_type": "code", "execution_count": 3, "metadata": {}, "outputs": [],
             "source": ["sub.to_csv('/home/submission/submission.csv', index=False)\n"]}
