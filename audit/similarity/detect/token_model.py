@@ -133,7 +133,10 @@ class AgentQuery:
         return found[1], found[2]
 
     def left_out(self, members: Sequence[Profile]) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """The summed :meth:`share` of ``members``."""
+        """The summed :meth:`share` of ``members`` (arrays to read, not to write)."""
+        if len(members) == 1:
+            member_grams, member_contexts = self.share(members[0])
+            return list(member_grams), list(member_contexts)
         n = len(self.agent.ids)
         grams = [np.zeros(n, np.int64) for _ in range(MODEL_ORDER)]
         contexts = [np.zeros(n, np.int64) for _ in range(MODEL_ORDER)]
