@@ -72,6 +72,9 @@ _BLOCKS = re.compile(
     r"|<(?P<tag>execute_(?:bash|shell|ipython|python))>(?P<tbody>(?:[^<]|<(?!execute_))*?)</(?P=tag)>",
     re.MULTILINE | re.DOTALL,
 )
+#: The opening line of a fenced block: the first part of :data:`_BLOCKS`.
+_FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}+|~{3,}+)[ \t]*(?P<lang>[^\s`~]*)[^\n]*\n", re.MULTILINE)
+_CLOSE_TAIL = re.compile(r"[ \t\r]*$", re.MULTILINE)
 _LOOKS_PYTHON = re.compile(
     r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+"
     r"|print\(|[A-Za-z_][\w.]*[ \t]*=[ \t]*[\w.]+\()",
@@ -98,6 +101,65 @@ def _fence_line(text: str, pos: int, end: int) -> int:
         pos = line_end + 1
 
 
+class _FencedBlock:
+    """What ``_BLOCKS.match`` gives for a fenced block (the groups :func:`scan_text` reads), found
+    by :func:`_fenced_block`."""
+
+    __slots__ = ("_text", "_opener", "_body", "_close")
+
+    def __init__(self, text: str, opener: re.Match[str], body: tuple[int, int], close: tuple[int, int] | None):
+        self._text, self._opener, self._body, self._close = text, opener, body, close
+
+    def span(self, name: str = "") -> tuple[int, int]:
+        if name in ("indent", "fence", "lang"):
+            return self._opener.span(name)
+        if name == "body":
+            return self._body
+        if name == "close":
+            return self._close or (-1, -1)
+        if name in ("tag", "tbody"):
+            return -1, -1
+        if name:
+            raise IndexError(f"no such group: {name!r}")
+        return self._opener.start(), self.end()
+
+    def group(self, name: str) -> str | None:
+        if name in ("indent", "fence", "lang"):
+            return self._opener.group(name)
+        if name == "tag":
+            return None
+        start, stop = self.span(name)
+        return None if start < 0 else self._text[start:stop]
+
+    def start(self) -> int:
+        return self._opener.start()
+
+    def end(self) -> int:
+        return self._close[1] if self._close is not None else self._body[1]
+
+
+def _fenced_block(text: str, line_start: int, end: int) -> _FencedBlock | None:
+    """The fenced block ``_BLOCKS.match(text, line_start, end)`` finds at a fence line, found by
+    looking for its closing fence with ``find`` (the pattern's lazy body tries the closing line at
+    every character); ``None`` when the fence line opens no block (the pattern is then asked)."""
+    opener = _FENCE_OPEN.match(text, line_start, end)
+    if opener is None:
+        return None
+    fence = opener.group("fence")
+    body_start = opener.end()
+    found = text.find(fence, body_start, end)
+    while found != -1:
+        # a closing line: at a line start (after a line break, so at or past the body's start),
+        # blanks, the fence itself, then blanks to the line's end
+        close_start = text.rfind("\n", 0, found) + 1
+        if close_start >= body_start and not text[close_start:found].strip(" \t"):
+            tail = _CLOSE_TAIL.match(text, found + len(fence), end)
+            if tail is not None:
+                return _FencedBlock(text, opener, (body_start, close_start), (close_start, tail.end()))
+        found = text.find(fence, found + 1, end)
+    return _FencedBlock(text, opener, (body_start, end), None)
+
+
 def _blocks(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
     """``_BLOCKS.finditer(text, start, end)``, trying the pattern only where a match can start: at
     a line whose first non-blank characters are a fence, or at ``<execute_``. ``find`` gets there
@@ -113,7 +175,9 @@ def _blocks(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
         candidate = min(fence, tag)
         if candidate >= end:
             return
-        match = _BLOCKS.match(text, candidate, end)
+        match = _fenced_block(text, candidate, end) if candidate == fence else None
+        if match is None:
+            match = _BLOCKS.match(text, candidate, end)
         if match is not None:
             yield match
             pos = match.end()

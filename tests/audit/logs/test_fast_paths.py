@@ -88,16 +88,25 @@ def test_blocks_are_the_pattern_matches(text, start, length):
     regions |= {(i, len(text)) for i in range(len(text) + 1) if i == 0 or text[i - 1] == "\n"}
     regions |= {(i + 1, len(text)) for i in range(len(text)) if text[i] == "\n"}
     for begin, end in sorted(regions):
-        assert [m.span() for m in _blocks(text, begin, end)] == [
-            m.span() for m in _BLOCKS.finditer(text, begin, end)]
+        assert [_groups(m) for m in _blocks(text, begin, end)] == [
+            _groups(m) for m in _BLOCKS.finditer(text, begin, end)]
+
+
+def _groups(match) -> tuple:
+    """What scan_text reads of a block match."""
+    names = ("indent", "lang", "body", "close", "tag", "tbody")
+    return (match.span(), match.start(), match.end(), tuple(match.group(name) for name in names),
+            tuple(match.span(name) for name in names))
 
 
 def test_blocks_examples():
     for text in ("```\nx\n```", "a\n```py\nx\n```\n<execute_bash>ls</execute_bash>", "  ~~~\nx", "x ```\ny\n```",
+                 "```\nx\n````\n``` \r\n", "````\n```\n````", "```\n  ```  y\n ```\t\n", "```\n```", "~~~\n~~~~\n~~~",
                  "<execute_bash>ls</execute_bash><execute_ipython>x</execute_ipython>", "```", "```\n```\n```\n"):
         for begin in range(len(text) + 1):
-            assert [m.span() for m in _blocks(text, begin, len(text))] == [
-                m.span() for m in _BLOCKS.finditer(text, begin, len(text))], (text, begin)
+            for end in (len(text), max(begin, len(text) - 2)):
+                assert [_groups(m) for m in _blocks(text, begin, end)] == [
+                    _groups(m) for m in _BLOCKS.finditer(text, begin, end)], (text, begin, end)
 
 
 # --- launch._starts_python --------------------------------------------------------------------
