@@ -30,7 +30,7 @@ from mleaudit.audit.rules.registry import check
 from mleaudit.audit.rules.match import Match
 from mleaudit.audit.units import LogEventKind
 
-__all__ = ["public_notebook_refs", "find_refs", "ref_owners"]
+__all__ = ["public_notebook_refs", "find_refs"]
 
 #: A run of path-like segments joined by slashes (URLs included); pairs of adjacent segments
 #: are the candidate references. A run starts only where no name character precedes it, so a
@@ -42,11 +42,8 @@ MAX_SCAN_CHARS = 5_000_000
 MAX_REFS = 25
 
 
-def find_refs(text: str, known, *, owners: frozenset[str] | None = None) -> Iterator[tuple[int, int, str]]:
+def find_refs(text: str, known) -> Iterator[tuple[int, int, str]]:
     """``(start, end, ref)`` for each known ``owner/slug`` in ``text`` (lower-cased ``ref``).
-
-    ``owners`` (:func:`ref_owners` of ``known``) lets a pair whose first segment owns no known
-    notebook be passed over without building its reference.
 
     Examples
     --------
@@ -65,20 +62,12 @@ def find_refs(text: str, known, *, owners: frozenset[str] | None = None) -> Iter
             offset += len(segment) + 1
         for i in range(len(segments) - 1):
             owner, slug = segments[i], segments[i + 1]
-            # An ASCII owner lower-cases alone as it does in the reference: none known, no reference.
-            if owners is not None and owner.isascii() and owner.lower() not in owners:
-                continue
             # A Kaggle slug has no extension: "slug.ipynb" from `kaggle kernels pull -p` counts.
             for candidate in (slug, slug.rsplit(".", 1)[0]):
                 ref = f"{owner}/{candidate}".lower()
                 if ref in known:
                     yield starts[i], starts[i + 1] + len(candidate), ref
                     break
-
-
-def ref_owners(known) -> frozenset[str]:
-    """The owners (the part before ``/``) of the references ``known`` holds."""
-    return frozenset(ref.split("/", 1)[0] for ref in known)
 
 
 def _description_refs(competition: str | None, known) -> frozenset[str]:
@@ -133,7 +122,6 @@ def public_notebook_refs(ctx: RunContext, *, event_kinds: tuple[str, ...] = ("ou
     if ignored:
         known = {ref: comps for ref, comps in known.items() if ref not in ignored}
     kinds = {LogEventKind(k) for k in event_kinds}
-    owners = ref_owners(known)
     first: dict[str, tuple] = {}
     # Only each reference's first place is kept, so a text seen before (a log repeats the same
     # script and output at every step) cannot add one: it is searched once.
@@ -142,7 +130,7 @@ def public_notebook_refs(ctx: RunContext, *, event_kinds: tuple[str, ...] = ("ou
         if event.kind not in kinds or event.text in searched:
             continue
         searched.add(event.text)
-        for start, end, ref in find_refs(event.text, known, owners=owners):
+        for start, end, ref in find_refs(event.text, known):
             if ref not in first:
                 first[ref] = (event_evidence(event, "notebook reference", start, end), f"{event.kind.value} event",
                               event.actor.value)
@@ -151,7 +139,7 @@ def public_notebook_refs(ctx: RunContext, *, event_kinds: tuple[str, ...] = ("ou
             if unit.text in searched:
                 continue
             searched.add(unit.text)
-            for start, end, ref in find_refs(unit.text, known, owners=owners):
+            for start, end, ref in find_refs(unit.text, known):
                 if ref not in first:
                     first[ref] = (unit_evidence(unit, start, end, "notebook reference"), "code", unit.actor.value)
     if not first:
