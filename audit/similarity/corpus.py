@@ -380,7 +380,7 @@ def load_reference_corpus(directory: str | Path, *, max_bytes: int = MAX_REFEREN
         key = _SEEN.get(signature) if signature is not None else None
         found = _DECODED.get(key) if key is not None else None
         if found is not None and key is not None and signature is not None:
-            # Not read again: the same file, unchanged since it was read (see _file_signature).
+            # Not read again: the same file, unchanged since it was read (see file_signature).
             result, decoding = decoded[key] = found
             seen[signature] = key
         elif isinstance(data := read_reference_bytes(path, relative, max_bytes=max_bytes), Skipped):

@@ -10,19 +10,25 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Iterator
 
 from mleaudit.audit.errors import ConfigError
 from mleaudit.audit.model import Skipped
 
-__all__ = ["MAX_REFERENCE_BYTES", "REFERENCE_SUFFIXES", "file_signature", "iter_reference_files",
+__all__ = ["MAX_REFERENCE_BYTES", "REFERENCE_SUFFIXES", "SETTLED_NS", "file_signature", "iter_reference_files",
            "read_reference_bytes", "reference_sort_key"]
 
 #: Files above this size are skipped (notebooks with embedded outputs reach several MB).
 MAX_REFERENCE_BYTES = 32 * 1024 * 1024
 #: File suffixes read as kernels.
 REFERENCE_SUFFIXES = (".py", ".ipynb")
+#: A file changed this recently (nanoseconds) is read again at the next load: the coarsest time
+#: step of common file systems (FAT's two seconds) with room for a file server's clock.
+SETTLED_NS = 5_000_000_000
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+_now_ns = time.time_ns
 
 def reference_sort_key(path: str) -> tuple[str, ...]:
     """Corpus order of a relative POSIX path: folder by folder (``a/b.py`` before ``a-c.py``).
@@ -115,6 +121,12 @@ def file_signature(path: Path, relative: str, max_bytes: int) -> tuple | None:
     does: device, inode, size, and the modification and change times in nanoseconds (a write
     moves the change time, which no program can set back).
 
+    A file changed less than :data:`SETTLED_NS` before the call has no signature: a file system
+    keeps times to its clock's step (a second on some, two on FAT), so a write within the same
+    step can leave every field as it was (git's "racily clean" entries). The times are those of
+    the opened file, as a read would see them (a network file system revalidates them on open,
+    not on ``lstat``).
+
     Parameters
     ----------
     path : Path
@@ -127,13 +139,21 @@ def file_signature(path: Path, relative: str, max_bytes: int) -> tuple | None:
     Returns
     -------
     tuple or None
-        Equal for an unchanged file; ``None`` for anything but a regular file, or when it cannot
-        be looked at.
+        Equal for an unchanged file; ``None`` for anything but a regular file, for one changed
+        too recently, or when it cannot be looked at.
     """
+    settled = _now_ns() - SETTLED_NS
     try:
-        status = os.lstat(path)
+        # only a regular file is opened (opening a device or a pipe may act on it)
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        descriptor = os.open(path, _OPEN_FLAGS)
+        try:
+            status = os.fstat(descriptor)
+        finally:
+            os.close(descriptor)
     except (OSError, ValueError):
         return None
-    if not stat.S_ISREG(status.st_mode):
+    if not stat.S_ISREG(status.st_mode) or max(status.st_mtime_ns, status.st_ctime_ns) >= settled:
         return None
     return (relative, max_bytes, status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns, status.st_ctime_ns)

@@ -153,6 +153,10 @@ def test_threads_comparing_with_worker_processes_each_get_their_own_figures() ->
 
 
 def test_an_unchanged_kernel_is_not_read_again_and_an_edited_one_is_even_with_its_times_set_back(tmp_path, monkeypatch) -> None:
+    from mleaudit.audit.similarity import kernel_files
+
+    # files written now are settled only SETTLED_NS later (see the next test): the clock is moved on
+    monkeypatch.setattr(kernel_files, "_now_ns", lambda: 2**62)
     folder = tmp_path / "kernels"
     folder.mkdir()
     (folder / "a.py").write_text(KERNEL_A)
@@ -175,3 +179,55 @@ def test_an_unchanged_kernel_is_not_read_again_and_an_edited_one_is_even_with_it
     (folder / "b.py").symlink_to(folder / "a.py")
     third = load_reference_corpus(folder)
     assert [u.path for u in third.units] == ["a.py"] and [s.path for s in third.skipped] == ["b.py"]
+
+
+
+def _status_with_times(status: os.stat_result, ns: int) -> os.stat_result:
+    fields = list(status)
+    fields[7:10] = [ns // 10**9] * 3
+    return os.stat_result(fields, {"st_atime_ns": ns, "st_mtime_ns": ns, "st_ctime_ns": ns})
+
+
+def test_a_kernel_edited_within_its_file_systems_time_step_after_a_load_is_read_again(tmp_path, monkeypatch) -> None:
+    # A file system keeps times to its clock's step (a second, FAT two): two writes within one
+    # step leave size and times as they were, so a signature taken then says nothing (git's
+    # "racily clean" entries).
+    from mleaudit.audit.similarity import kernel_files
+
+    step = kernel_files._now_ns() // 10**9 * 10**9
+    real_fstat, real_lstat = os.fstat, os.lstat
+    monkeypatch.setattr(kernel_files.os, "fstat", lambda fd: _status_with_times(real_fstat(fd), step))
+    monkeypatch.setattr(kernel_files.os, "lstat", lambda path: _status_with_times(real_lstat(path), step))
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "a.py").write_text(KERNEL_A)
+    assert [u.text for u in load_reference_corpus(folder).units] == [KERNEL_A]
+    edited = KERNEL_A.replace("731", "732")
+    (folder / "a.py").write_text(edited)
+    assert [u.text for u in load_reference_corpus(folder).units] == [edited]
+    # once the step is long past, the same file is known again without a read
+    monkeypatch.setattr(kernel_files, "_now_ns", lambda: step + 2 * kernel_files.SETTLED_NS)
+    read = []
+    real = corpus_module.read_reference_bytes
+    monkeypatch.setattr(corpus_module, "read_reference_bytes",
+                        lambda path, *a, **k: read.append(Path(path).name) or real(path, *a, **k))
+    assert [u.text for u in load_reference_corpus(folder).units] == [edited] and read == ["a.py"]
+    assert [u.text for u in load_reference_corpus(folder).units] == [edited] and read == ["a.py"]
+
+
+def test_a_kernel_is_known_by_the_times_of_the_opened_file_not_by_cached_attributes(tmp_path, monkeypatch) -> None:
+    # A network file system may answer lstat from attributes cached for up to a minute, and
+    # revalidates them when the file is opened: the old attributes must not vouch for new bytes.
+    from mleaudit.audit.similarity import kernel_files
+
+    monkeypatch.setattr(kernel_files, "_now_ns", lambda: 2**62)
+    cached: dict = {}
+    real_lstat = os.lstat
+    monkeypatch.setattr(kernel_files.os, "lstat", lambda path, *a, **k: cached.setdefault(str(path), real_lstat(path)))
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "a.py").write_text(KERNEL_A)
+    assert [u.text for u in load_reference_corpus(folder).units] == [KERNEL_A]
+    edited = KERNEL_A.replace("731", "7319")
+    (folder / "a.py").write_text(edited)
+    assert [u.text for u in load_reference_corpus(folder).units] == [edited]
