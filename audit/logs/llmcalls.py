@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, restamp
-from mleaudit.audit.logs.text import scan_text
+from mleaudit.audit.logs.text import Stamp, scan_text, stampable
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "Section", "banner_matches", "detect", "read_events", "section_events", "split_sections"]
@@ -160,6 +160,9 @@ def section_events(spans: SpanMaker, section: Section, actor: Actor, *,
     """
     role = _ROLES[section.kind]
     cut_at_end = section.end >= len(spans.text)
+    if stampable(section.start, section.end):
+        return scan_text(spans, section.start, section.end, plain_kind=LogEventKind.MESSAGE, cut_at_end=cut_at_end,
+                         stamp=Stamp(first_index, role, actor, code_actor))
     events = []
     for number, event in enumerate(scan_text(spans, section.start, section.end, plain_kind=LogEventKind.MESSAGE,
                                              cut_at_end=cut_at_end), first_index):

@@ -53,13 +53,14 @@ from __future__ import annotations
 import functools
 import re
 from pathlib import PurePosixPath
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
+from mleaudit.audit.logs import common
 from mleaudit.audit.logs.common import CUT_SHORT, EventList, SpanMaker, guess_code_language
 from mleaudit.audit.logs.prompts import find_prompts
-from mleaudit.audit.units import LogEvent, LogEventKind
+from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
-__all__ = ["NAME", "detect", "read_events", "scan_text"]
+__all__ = ["NAME", "Stamp", "detect", "read_events", "scan_text", "stampable"]
 
 NAME = "text"
 
@@ -223,15 +224,38 @@ def _piece_end(body: str, pos: int) -> int:
     return limit
 
 
+class Stamp(NamedTuple):
+    """How :func:`scan_text` numbers and attributes the events it builds, for readers that renumber
+    and re-attribute them: ``index`` from ``first_index``, ``role`` on all, code and commands
+    with ``code_actor``, everything else a MESSAGE with ``actor`` (what those readers made of
+    the plain events before, built once)."""
+
+    first_index: int
+    role: str
+    actor: Actor
+    code_actor: Actor
+
+
 class _Builder:
     """Collects events in file order; free text is OUTPUT once a command or code event was seen."""
 
-    def __init__(self, spans: SpanMaker, plain_kind: LogEventKind | None) -> None:
+    def __init__(self, spans: SpanMaker, plain_kind: LogEventKind | None, stamp: Stamp | None = None) -> None:
         self.spans = spans
         self.text = spans.text
         self.events = EventList()
         self.plain_kind = plain_kind
         self.after_exec = False
+        self.stamp = stamp
+
+    def _event(self, kind: LogEventKind, body: str, span, language: str | None, location: str) -> LogEvent:
+        stamp = self.stamp
+        if stamp is None:
+            return LogEvent(index=len(self.events), kind=kind, text=body, span=span, language=language,
+                            location=location)
+        code = kind is LogEventKind.CODE or kind is LogEventKind.COMMAND
+        return LogEvent(index=stamp.first_index + len(self.events), kind=kind if code else LogEventKind.MESSAGE,
+                        text=body, span=span, language=language, role=stamp.role, location=location,
+                        actor=stamp.code_actor if code else stamp.actor)
 
     def add(self, kind: LogEventKind, start: int, end: int, language: str | None, text: str | None = None,
             location: str = "") -> None:
@@ -245,8 +269,7 @@ class _Builder:
         if kind is LogEventKind.COMMAND and len(body) > MAX_COMMAND_CHARS:
             self._split_command(start, end, language, body, text is None, location)
             return
-        self.events.append(LogEvent(index=len(self.events), kind=kind, text=body, span=self.spans.span(start, end),
-                                    language=language, location=location))
+        self.events.append(self._event(kind, body, self.spans.span(start, end), language, location))
         if kind in (LogEventKind.COMMAND, LogEventKind.CODE):
             self.after_exec = True
 
@@ -262,8 +285,7 @@ class _Builder:
             piece = body[pos:cut]
             if piece.strip():
                 span = self.spans.span(start + pos, start + cut) if verbatim else self.spans.span(start, end)
-                self.events.append(LogEvent(index=len(self.events), kind=LogEventKind.COMMAND, text=piece,
-                                            span=span, language=language, location=location))
+                self.events.append(self._event(LogEventKind.COMMAND, piece, span, language, location))
             pos = cut
         self.after_exec = True
 
@@ -282,9 +304,7 @@ class _Builder:
         while end > start and self.text[end - 1] in " \t\n\r":
             end -= 1
         if end > start:
-            self.events.append(
-                LogEvent(index=len(self.events), kind=kind, text=self.text[start:end], span=self.spans.span(start, end))
-            )
+            self.events.append(self._event(kind, self.text[start:end], self.spans.span(start, end), None, ""))
 
 
 
@@ -313,7 +333,7 @@ def _skip_template_indent(text: str, indent: str, start: int, end: int) -> int:
 
 
 def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKind | None = None,
-              cut_at_end: bool | None = None) -> list[LogEvent]:
+              cut_at_end: bool | None = None, stamp: Stamp | None = None) -> list[LogEvent]:
     """Events of the region ``[start, end)`` of a text, read as a plain-text transcript.
 
     Parameters
@@ -329,6 +349,10 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
         Whether a fenced block left open at ``end`` means the file was cut short (its event's
         ``location`` is then :data:`~mleaudit.audit.logs.common.CUT_SHORT`); by default only when
         ``end`` is the end of the file.
+    stamp : Stamp, optional
+        Number and attribute the events as :class:`Stamp` says (else ``index`` from 0, the
+        kinds above, no role, actor unknown). Only for a region shorter than the event limit
+        (:func:`stampable`): the limit then cannot be reached inside it.
 
     Returns
     -------
@@ -338,7 +362,7 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
     """
     text = spans.text
     cut = (end >= len(text)) if cut_at_end is None else cut_at_end
-    builder = _Builder(spans, plain_kind)
+    builder = _Builder(spans, plain_kind, stamp)
     pos = start
     for match in _blocks(text, start, end):
         _scan_lines(builder, pos, match.start())
@@ -371,6 +395,13 @@ def scan_text(spans: SpanMaker, start: int, end: int, *, plain_kind: LogEventKin
 def _output_name(path: str) -> bool:
     """Whether the file name says program output (a function of the path: cached)."""
     return _OUTPUT_NAME.search(PurePosixPath(path).name) is not None
+
+
+def stampable(start: int, end: int) -> bool:
+    """Whether :func:`scan_text` may stamp the events of ``[start, end)``: the region is shorter
+    than the event limit, so it gives fewer events than that (each holds a character of its own)
+    and the limit, whose exception hands over the region's events as built, is never reached."""
+    return end - start < common.MAX_LOG_EVENTS
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mleaudit.audit.logs.common import EventList, SpanMaker, restamp
 from mleaudit.audit.logs.jsonregions import string_content
-from mleaudit.audit.logs.text import scan_text
+from mleaudit.audit.logs.text import Stamp, scan_text, stampable
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["Events"]
@@ -35,6 +35,11 @@ class Events:
 
     def free_text(self, start: int, end: int, actor: Actor, *, role: str, code_actor: Actor = Actor.AGENT) -> None:
         """Free text as MESSAGE events (paragraphs), its code blocks as CODE/COMMAND events."""
+        if stampable(start, end):
+            stamp = Stamp(len(self.events), role, actor, code_actor)
+            for event in scan_text(self.spans, start, end, plain_kind=LogEventKind.MESSAGE, stamp=stamp):
+                self.events.append(event)
+            return
         for event in scan_text(self.spans, start, end, plain_kind=LogEventKind.MESSAGE):
             code = event.kind in (LogEventKind.CODE, LogEventKind.COMMAND)
             kind = event.kind if code else LogEventKind.MESSAGE

@@ -290,3 +290,37 @@ def test_detection_kept_by_text_answers_as_detection(batch):
             path = f"env_log/traces/step_{number}_files/research_log.log"
             assert steplog.detect(path, text) == bool(steplog._detect_text(text))
             assert frameworks.detect(path, text) == bool(frameworks._detect_text(text))
+
+
+# --- text.scan_text with a Stamp: the events the readers renumbered and re-attributed before ----
+
+@settings(max_examples=300, deadline=None)
+@given(texts, st.integers(0, 40), st.integers(0, 400), st.integers(0, 5), st.sampled_from(["user", "assistant", ""]),
+       st.sampled_from(list(Actor)), st.sampled_from(list(Actor)), st.none() | st.booleans())
+def test_stamped_scan_as_renumbered_plain_events(text, start, length, first, role, actor, code_actor, cut):
+    from mleaudit.audit.logs.text import Stamp, scan_text
+
+    start = min(start, len(text))
+    end = min(len(text), start + length)
+    spans = SpanMaker(text, "agent_log/step_1_log.log")
+    plain = scan_text(spans, start, end, plain_kind=LogEventKind.MESSAGE, cut_at_end=cut)
+    expected = []
+    for number, event in enumerate(plain, first):
+        code = event.kind in (LogEventKind.CODE, LogEventKind.COMMAND)
+        expected.append(dataclasses.replace(event, index=number, kind=event.kind if code else LogEventKind.MESSAGE,
+                                            role=role, actor=code_actor if code else actor))
+    stamped = scan_text(spans, start, end, plain_kind=LogEventKind.MESSAGE, cut_at_end=cut,
+                        stamp=Stamp(first, role, actor, code_actor))
+    assert stamped == expected
+
+
+def test_a_region_past_the_event_limit_is_not_stamped(monkeypatch):
+    # the limit's exception hands over the region's events as built: unstamped, as before
+    from mleaudit.audit.logs import common, parse_log
+
+    monkeypatch.setattr(common, "MAX_LOG_EVENTS", 5)
+    text = "===prompt===\n" + "".join(f"para {i}\n\n" for i in range(20)) + "===gpt response===\nok\n"
+    reading = parse_log("agent_log/step_1_log.log", text)
+    assert len(reading.events) == 5
+    assert [event.index for event in reading.events] == list(range(5))
+    assert all(event.role == "" for event in reading.events)
