@@ -121,15 +121,19 @@ class _CombinedQueries:
             kept, by_query = run()
         return by_query
 
+    def ready(self, language: str, index: int) -> bool:
+        """Whether query ``index`` of ``language`` runs combined on a small unit: built with it, or worth building."""
+        known = self.queries.get(language)
+        return (known is not None and index < known[0]) or self.walked >= COMBINED_AFTER_CHARS
+
     def matches(self, language: str, index: int, parsed: Any, *, grouped: bool = False) -> list | None:
         """The matches of query ``index`` on ``parsed`` (pattern indices its own), or ``None`` to run it alone.
 
         In tree-sitter's order, or grouped by pattern when ``grouped`` (the order large units
         have always had). The list is shared by every call for this tree: read it, do not change it.
         """
-        known = self.queries.get(language)
-        if not grouped and (known is None or index >= known[0]) and self.walked < COMBINED_AFTER_CHARS:
-            return None  # not built (or without this query) and not yet worth building
+        if not grouped and not self.ready(language, index):
+            return None
         built = self._query(language, index, fresh=grouped)
         if built[1] is None or index >= built[0]:
             return None
@@ -179,7 +183,7 @@ class QueryMatcher:
             return []
         large = len(subject.text) >= COMBINED_QUERY_MIN_CHARS
         found = None
-        if not large and subject.language in self.combined:
+        if not large and subject.language in self.combined and _COMBINED.ready(subject.language, self.combined[subject.language]):
             # The combined query walks each unit's tree once for all rules: when it left this
             # query no match on an ordinary tree, there is nothing to find, whatever the text
             # test below would say (its regexes cost more than the walk).
