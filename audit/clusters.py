@@ -287,7 +287,9 @@ def copy_clusters(reports: Mapping[str, Mapping[str, Any]], runs: Sequence[RunCo
         if len(run_nodes) < 2:
             continue
         edges = []
-        for a, b, data in sorted(graph.subgraph(component).edges(data=True), key=lambda e: (e[0], e[1])):
+        # by both ends in order: which end an edge view gives first follows the component's set order,
+        # which changes with the process's string hashing
+        for a, b, data in sorted(graph.subgraph(component).edges(data=True), key=lambda e: tuple(sorted(e[:2]))):
             left, right = sorted((a, b))
             files, origins = data["files"], data.get("origins", {})
             edges.append({

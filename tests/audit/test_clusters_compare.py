@@ -128,3 +128,29 @@ def test_groups_keep_each_file_and_each_text_together():
             first: dict[str, int] = {}
             for i, unit in enumerate(units):
                 assert where[first.setdefault(getattr(unit, key), i)] == where[i]
+
+
+_EDGE_ORDER = """
+import json
+from mleaudit.audit.clusters import copy_clusters
+runs = ["run035-gemini-pro__spaceship-titanic__0", "run036-gemini-pro__spaceship-titanic__1",
+        "run037-gemini-pro__spaceship-titanic__2", "run080-gemini-pro__spaceship-titanic__0",
+        "run081-gemini-pro__spaceship-titanic__1", "run082-gemini-pro__spaceship-titanic__2", "a", "zz"]
+reports = {run: {"similarity": {"pairs": [{"flagged": True, "reference_path": path, "agent_path": "x.py", "score": 0.9}
+                                          for path in ("nb.ipynb", f"nb{i % 3}.ipynb")]}} for i, run in enumerate(runs)}
+print(json.dumps(copy_clusters(reports, score_threshold=0.5)))
+"""
+
+
+def test_the_edges_of_a_cluster_come_in_one_order_whatever_the_string_hashing():
+    import os
+    import subprocess
+    import sys
+
+    outputs = {subprocess.run([sys.executable, "-c", _EDGE_ORDER], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(8)}
+    assert len(outputs) == 1
+    import json
+
+    (cluster,) = json.loads(outputs.pop())["clusters"]
+    assert [(e["left"], e["right"]) for e in cluster["edges"]] == sorted((e["left"], e["right"]) for e in cluster["edges"])
