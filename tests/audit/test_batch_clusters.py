@@ -11,25 +11,12 @@ from pathlib import Path
 import pytest
 
 from mleaudit.audit.batch import BatchOptions, audit_batch, discover_runs
+from tests.audit.test_batch import _OWN_SOLUTION
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "runs"
 
 #: A solution with code of its own, copied by one journal's node into another's (renamed).
-_SOLUTION = """import numpy as np
-import pandas as pd
-
-train = pd.read_csv("./input/train.csv")
-
-def harmonic_tenure(frame, pivot=13.75):
-    span = frame["tenure_days"].clip(lower=1)
-    return (frame["visits"] + 0.5) / np.log1p(span / pivot)
-
-train["heat"] = harmonic_tenure(train)
-bins = [0, 3, 11, 29, 61, 999]
-train["heat_band"] = pd.cut(train["heat"], bins=bins, labels=["ice", "cold", "mild", "warm", "hot"])
-weights = {"ice": 0.125, "cold": 0.375, "mild": 1.0, "warm": 2.75, "hot": 7.5}
-train["weight"] = train["heat_band"].map(weights).astype(float) * np.sqrt(train["visits"] + 17.0)
-"""
+_SOLUTION = _OWN_SOLUTION
 
 
 def _journal(folder: Path, run_id: str, texts: list[str]) -> None:
