@@ -12,8 +12,9 @@ decision as in the run reports):
   with the score and threshold of the run reports: the detector's background model is the
   batch's own code plus the shipped background of ordinary ML code, so two runs that both
   write ``train_test_split(...)``, ``fit`` and ``roc_auc_score`` the usual way are not a copy).
-  Pairs within one run are ignored, and so is the benchmark's starter code every run of a task
-  begins with, when at least two runs declare it (:mod:`mleaudit.audit.starter`: not compared,
+  Pairs within one run are not measured, and the edge between two runs is their flagged pair
+  of highest score (only that pair's fragments are built); the benchmark's starter code every run of a task
+  begins with is ignored, when at least two runs declare it (:mod:`mleaudit.audit.starter`: not compared,
   its fingerprints boilerplate). The comparison is all-pairs, so above
   :data:`MAX_RUN_CODE_FILES` files it is skipped and the summary says so.
 
@@ -88,7 +89,7 @@ def _starter(runs: Sequence[RunCode]) -> list[CodeUnit]:
 
 
 #: What the processes comparing groups of runs' files inherit (set in the parent before they fork).
-_GROUPS_JOB: tuple[Sequence[CodeUnit], Sequence[CodeUnit], Any] | None = None
+_GROUPS_JOB: tuple[Sequence[CodeUnit], Sequence[CodeUnit], Any, Mapping[str, str]] | None = None
 _GROUPS_LOCK = threading.Lock()
 
 
@@ -114,26 +115,62 @@ def _groups(units: Sequence[CodeUnit]) -> list[list[int]]:
     return sorted(members.values(), key=lambda group: -sum(len(units[i].text) for i in group))
 
 
+def _best_positions(pairs: Sequence[tuple[bool, float, float, str, str]], owner: Mapping[str, str]) -> list[int]:
+    """Of ``(flagged, score, agent containment, agent path, reference path)`` pairs, the positions of
+    those that may be the edge between their two runs: flagged, between two runs, with the best
+    score and, among them, first in report order (agent containment descending, reference path,
+    agent path) — all of them where that still ties, so that the best of several calls' best is
+    the best of one call."""
+    best: dict[tuple[str, str], tuple[tuple, list[int]]] = {}
+    for i, (flagged, score, containment, agent_path, reference_path) in enumerate(pairs):
+        left, right = owner.get(agent_path), owner.get(reference_path)
+        if not flagged or left is None or right is None or left == right:
+            continue
+        key = (-score, -containment, reference_path, agent_path)
+        runs = (min(left, right), max(left, right))
+        known = best.get(runs)
+        if known is None or key < known[0]:
+            best[runs] = (key, [i])
+        elif key == known[0]:
+            known[1].append(i)
+    return sorted(i for _, chosen in best.values() for i in chosen)
+
+
+def _best_per_run_pair(owner: Mapping[str, str]) -> Callable[[Sequence[Any]], list[int]]:
+    """A ``select`` for :func:`mleaudit.audit.similarity.compare` (:func:`_best_positions`): only
+    the pairs that may be an edge become reports."""
+
+    def select(measured: Sequence[Any]) -> list[int]:
+        return _best_positions([(pair.flagged, pair.score, pair.agent_containment, pair.agent.path,
+                                 pair.reference.path) for pair in measured], owner)
+
+    return select
+
+
 def _compare_group(group: Sequence[int]) -> list[Any]:
     from mleaudit.audit.similarity import compare
 
     if _GROUPS_JOB is None:  # set before the pool starts
         raise RuntimeError("run comparison worker started without its units")
-    units, starter, options = _GROUPS_JOB
-    return [pair for pair in compare([units[i] for i in group], units, options, boilerplate=starter).pairs
-            if pair.flagged]
+    units, starter, options, owner = _GROUPS_JOB
+    return list(compare([units[i] for i in group], units, options, boilerplate=starter, owners=owner,
+                        select=_best_per_run_pair(owner)).pairs)
 
 
-def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: Any, jobs: int) -> list[Any]:
-    """The flagged pairs of ``compare(units, units, options, boilerplate=starter)``, in its order.
+def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: Any, owner: Mapping[str, str],
+              jobs: int) -> list[Any]:
+    """For each pair of runs with a flagged pair between their files, the pairs of ``compare(units,
+    units, options, boilerplate=starter)`` that may be its edge (:func:`_best_per_run_pair`), in
+    report order; pairs within one run are not measured.
 
     With ``jobs > 1`` the files are compared group by group (:func:`_groups`) in forked processes,
     each against all of ``units``: a file's pairs depend only on the file and the references
-    (the detector's background model is the references'), so the pairs are those of one call, and
-    a stable sort on the report order puts them in its order (pairs that tie on it share an agent
-    path, hence a group, in which they keep the call's order). A group holds every copy of a text,
-    so the detector scores each text once, as in one process; the references are prepared here
-    once and inherited (:func:`mleaudit.audit.similarity.reference_side.reference_side`).
+    (the detector's background model is the references'), so the best of each group's best are
+    the best of one call, and a stable sort on the report order puts them in its order (pairs
+    that tie on it share an agent path, hence a group, in which they keep the call's order). A
+    group holds every copy of a text, so the detector scores each text once, as in one process;
+    the references are prepared here once and inherited
+    (:func:`mleaudit.audit.similarity.reference_side.reference_side`).
     """
     import multiprocessing
 
@@ -142,7 +179,8 @@ def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: A
     groups = _groups(units)
     workers = min(jobs, len(groups))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
-        return [pair for pair in compare(units, units, options, boilerplate=starter, jobs=jobs).pairs if pair.flagged]
+        return list(compare(units, units, options, boilerplate=starter, jobs=jobs, owners=owner,
+                            select=_best_per_run_pair(owner)).pairs)
     from mleaudit.audit.similarity.measuring import ignore_sigint
     from mleaudit.audit.similarity.reference_side import reference_side
 
@@ -151,13 +189,15 @@ def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: A
     if side.detected:
         side.detector()
     with _GROUPS_LOCK:
-        _GROUPS_JOB = (units, starter, options)
+        _GROUPS_JOB = (units, starter, options, owner)
         try:
             with multiprocessing.get_context("fork").Pool(workers, initializer=ignore_sigint) as pool:
                 found = pool.map(_compare_group, groups, chunksize=1)
         finally:
             _GROUPS_JOB = None
-    return sorted((pair for pairs in found for pair in pairs), key=lambda pair: pair.sort_key())
+    pairs = sorted((pair for pairs in found for pair in pairs), key=lambda pair: pair.sort_key())
+    return [pairs[i] for i in _best_positions([(pair.flagged, pair.score, pair.agent_containment, pair.agent_path,
+                                                 pair.reference_path) for pair in pairs], owner)]
 
 
 def _comparison_options(score_threshold: float) -> Any:
@@ -206,26 +246,25 @@ def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -
         run = code_of[owner[unit.path]]
         return log_origin(original[id(unit)], run.locations, run.host_text, journals.setdefault(run.run_id, {}))
     options = _comparison_options(score_threshold)
-    edges = []
-    seen = set()
-    for pair in _compared(units, starter, options, jobs):
+    # per pair of runs, its best pair: the highest score, then report order, then the places of
+    # its two sides (a log's records share its path)
+    best: dict[tuple[str, str], tuple[tuple, dict[str, Any]]] = {}
+    for pair in _compared(units, starter, options, owner, jobs):
         left, right = owner.get(pair.agent_path), owner.get(pair.reference_path)
         if not pair.flagged or left is None or right is None or left == right:
             continue
         left_origin, right_origin = origin(pair, "agent"), origin(pair, "reference")
-        # each unit once per pair of units (a log's records share its path), either way round
-        sides = sorted([(pair.agent_path, str((left_origin or {}).get("location")), (left_origin or {}).get("start_line")),
-                        (pair.reference_path, str((right_origin or {}).get("location")),
-                         (right_origin or {}).get("start_line"))], key=repr)
-        key = tuple(map(repr, sides))
-        if key in seen:
+        key = (-pair.score, pair.sort_key(), repr([((o or {}).get("location"), (o or {}).get("start_line"))
+                                                   for o in (left_origin, right_origin)]))
+        runs = (min(left, right), max(left, right))
+        if runs in best and best[runs][0] <= key:
             continue
-        seen.add(key)
-        edges.append({"left_run": left, "right_run": right, "left_path": pair.agent_path, "right_path": pair.reference_path,
-                      "left_origin": left_origin, "right_origin": right_origin,
-                      "score": pair.score, "longest_fragment": pair.longest_fragment,
-                      "copied_lines": pair.copied_lines, "copied_fragments": pair.copied_fragments,
-                      "summary": pair.summary})
+        best[runs] = (key, {"left_run": left, "right_run": right, "left_path": pair.agent_path,
+                            "right_path": pair.reference_path, "left_origin": left_origin,
+                            "right_origin": right_origin, "score": pair.score,
+                            "longest_fragment": pair.longest_fragment, "copied_lines": pair.copied_lines,
+                            "copied_fragments": pair.copied_fragments, "summary": pair.summary})
+    edges = [edge for _, edge in sorted(best.values(), key=lambda item: item[0])]
     return edges, None
 
 

@@ -23,14 +23,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Hashable, Iterable, Mapping, Sequence
+
+import numpy as np
 
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.similarity.bounds import SeedLocations
 from mleaudit.audit.similarity.corpus import ReferenceCorpus, TextDecoding, reference_id
 from mleaudit.audit.similarity.detect import DetectionCorpus, Profile, profile_code
 from mleaudit.audit.similarity.fingerprint_index import Role
-from mleaudit.audit.similarity.measuring import Comparison, kept_overall, measure_files
+from mleaudit.audit.similarity.measuring import Comparison, MeasuredPair, kept_overall, measure_files
 from mleaudit.audit.similarity.options import DEFAULT_MAX_PAIRS_PER_AGENT, SimilarityOptions
 from mleaudit.audit.similarity.pairs import PairReport, pair_report
 from mleaudit.audit.similarity.reference_side import index_units, reference_side, tokenize_unit
@@ -38,6 +40,7 @@ from mleaudit.audit.units import CodeUnit
 
 __all__ = [
     "DEFAULT_MAX_PAIRS_PER_AGENT",
+    "MeasuredPair",
     "SimilarityOptions",
     "SimilarityReport",
     "compare",
@@ -129,6 +132,8 @@ def compare(
     boilerplate: Sequence[CodeUnit] = (),
     *,
     jobs: int | None = None,
+    owners: Mapping[str, Hashable] | None = None,
+    select: Callable[[Sequence[MeasuredPair]], Iterable[int]] | None = None,
 ) -> SimilarityReport:
     """Compare every agent unit with every reference unit of the same language.
 
@@ -148,6 +153,17 @@ def compare(
         ``None`` or 1 measures in this process. Workers are forked where the platform can (so
         they share the indexed corpus instead of receiving a copy); otherwise, and inside a
         daemonic process, the work stays in this process. The result does not depend on ``jobs``.
+    owners : mapping of str to hashable, optional
+        The owner of a unit by its path (the run it belongs to, say): a pair of two units with
+        the same owner is neither measured nor reported. Units whose path is not in the mapping
+        are compared with every unit.
+    select : callable, optional
+        Chooses the pairs that become reports, instead of ``options.max_pairs``: called once
+        with the measured pairs each agent file keeps (flagged ones and its top
+        ``max_pairs_per_agent`` by score and by containment, at or above ``display_threshold``
+        unless flagged), in measuring order, it returns their positions. For a caller that
+        needs a few of the pairs (the best per pair of runs), the fragments of the others are
+        never built.
 
     Returns
     -------
@@ -195,6 +211,13 @@ def compare(
     seeds: SeedLocations | None = None
     if side.detected and any(unit.language == "python" for unit, _ in agent_entries):
         detector, reference_profiles, seeds = side.detector()
+    agent_owners = reference_owners = None
+    if owners is not None:
+        codes: dict[Hashable, int] = {}
+        agent_owners, reference_owners = (
+            np.array([codes.setdefault(owners[unit.path], len(codes)) if unit.path in owners else -1
+                      for unit, _ in entries], dtype=np.int64)
+            for entries in (agent_entries, reference_entries))
     shared = Comparison(
         agents=agent_entries,
         reference_paths=[unit.path for unit, _ in reference_entries],
@@ -203,6 +226,8 @@ def compare(
         detector=detector,
         options=options,
         seeds=seeds,
+        agent_owners=agent_owners,
+        reference_owners=reference_owners,
     )
     # Agent units grouped by path (the code blocks of one log share it), in first-seen order.
     by_path: dict[str, list[int]] = {}
@@ -210,10 +235,17 @@ def compare(
         by_path.setdefault(unit.path, []).append(a)
     files = list(by_path.values())
     candidates, workers = measure_files(files, shared, jobs)
+    if select is None:
+        kept = kept_overall(candidates, shared)
+    else:
+        measured = [MeasuredPair(agent=agent_entries[c.agent][0], reference=reference_entries[c.reference][0],
+                                 agent_containment=c.agent_containment, score=c.score, flagged=c.flagged)
+                    for c in candidates]
+        kept = [candidates[i] for i in sorted(set(select(measured)))]
 
     pairs: list[PairReport] = []
     agent_profiles: dict[int, Profile] = {}
-    for candidate in kept_overall(candidates, shared):
+    for candidate in kept:
         agent_unit, agent_entry = agent_entries[candidate.agent]
         reference_unit, reference_entry = reference_entries[candidate.reference]
         agent_profile = None

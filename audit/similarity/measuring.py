@@ -61,9 +61,74 @@ class Comparison:
     options: SimilarityOptions
     #: The detector references' seeds, for the bound that spares scoring most pairs.
     seeds: SeedLocations | None = None
-    #: Detector evidence by agent profile (:meth:`Profile.content_key`): a journal holds the same
-    #: code in several nodes, and its best solution again in a file.
-    scored: dict[tuple, Sequence[Evidence | None]] = field(default_factory=dict)
+    #: Per agent unit and per reference (in the order of ``agents`` and ``reference_paths``), the
+    #: owner each belongs to as a number (``-1``: none): pairs of one owner are not measured.
+    agent_owners: np.ndarray | None = None
+    reference_owners: np.ndarray | None = None
+    #: Detector evidence by agent profile (:meth:`Profile.content_key`), with the references it
+    #: was scored against: a journal holds the same code in several nodes, and its best solution
+    #: again in a file.
+    scored: dict[tuple, tuple[np.ndarray, list[Evidence | None]]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class MeasuredPair:
+    """A measured pair that may become a report (what a ``select`` of :func:`compare
+    <mleaudit.audit.similarity.comparison.compare>` chooses from).
+
+    Attributes
+    ----------
+    agent, reference : CodeUnit
+        The two units measured.
+    agent_containment : float
+        Share of the agent unit's countable fingerprints found in the reference, in [0, 1].
+    score : float
+        The copy detector's score in [0, 1) (0 where the detector does not run); higher = more
+        evidence of copying.
+    flagged : bool
+        ``score >= options.score_threshold``.
+    """
+
+    agent: CodeUnit
+    reference: CodeUnit
+    agent_containment: float
+    score: float
+    flagged: bool
+
+
+def _same_owner(agent: int, positions: np.ndarray, shared: Comparison) -> np.ndarray | None:
+    """Per reference of ``positions``, whether it has the agent unit's owner (``None``: no owners)."""
+    if shared.agent_owners is None or shared.reference_owners is None:
+        return None
+    owner = int(shared.agent_owners[agent])
+    if owner < 0:
+        return None
+    return shared.reference_owners[positions] == owner
+
+
+def _evidence(agent: Profile, wanted: np.ndarray | None, shared: Comparison) -> list[Evidence | None]:
+    """The detector's evidence against the ``wanted`` references (all for ``None``), each pair
+    scored once per agent code: a pair's evidence depends on its two sides only, so what an
+    earlier unit with the same code was scored against is reused and the rest added. Rows not
+    wanted are ``None``, whatever was scored before."""
+    detector = shared.detector
+    assert detector is not None
+    count = len(detector.references)
+    wanted = np.ones(count, dtype=bool) if wanted is None else np.asarray(wanted, dtype=bool)
+    key = agent.content_key()
+    known = shared.scored.get(key)
+    if known is None:
+        found = detector.evidence_all(agent, wanted=None if bool(wanted.all()) else wanted)
+        shared.scored[key] = (wanted.copy(), list(found))
+        return found
+    have, found = known
+    missing = wanted & ~have
+    if missing.any():
+        for row, value in enumerate(detector.evidence_all(agent, wanted=missing)):
+            if missing[row]:
+                found[row] = value
+        have |= missing
+    return [value if chosen else None for value, chosen in zip(found, wanted.tolist())]
 
 
 def _worth_scoring(agent: Profile, visible: np.ndarray, shared: Comparison) -> np.ndarray | None:
@@ -113,17 +178,20 @@ def _measure_file(members: Sequence[int], shared: Comparison) -> list[_Candidate
         agent_countable = float(len(entry.fingerprints) - _ignored_occurrences(entry, shared.ignored))
         agent_containment = _ratio(agent_covered, np.full(len(positions), agent_countable))
         visible = np.maximum(agent_containment, _ratio(reference_covered, countable)) >= options.display_threshold
+        excluded = _same_owner(a, positions, shared)
+        if excluded is not None:
+            visible &= ~excluded
         evidence: Sequence[Evidence | None] = [None] * len(positions)
         if shared.detector is not None and unit.language == "python":
             # Every Python reference is a detector reference, in the order of `positions`.
             agent = profile_code(unit.text, unit.path)
-            key = (agent.content_key(), visible.tobytes())
-            found_before = shared.scored.get(key)
-            if found_before is None:
-                found_before = shared.detector.evidence_all(agent, wanted=_worth_scoring(agent, visible, shared))
-                shared.scored[key] = found_before
-            evidence = found_before
+            wanted = _worth_scoring(agent, visible, shared)
+            if excluded is not None:
+                wanted = ~excluded if wanted is None else wanted & ~excluded
+            evidence = _evidence(agent, wanted, shared)
         for row, k in enumerate(positions.tolist()):
+            if excluded is not None and excluded[row]:
+                continue
             found = evidence[row]
             score = found.score if found is not None else 0.0
             flagged = found is not None and score >= options.score_threshold

@@ -82,7 +82,7 @@ def test_run_pairs_are_those_of_one_uncapped_comparison(seed, monkeypatch):
     def uncapped(score_threshold):  # the options before the caps: every visible pair reported
         return SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0)
 
-    def one_call(units, starter, options, jobs):
+    def one_call(units, starter, options, owner, jobs):  # every pair measured, each run's own too
         report = compare(units, units, options, boilerplate=starter)
         reports.append(report)
         return [pair for pair in report.pairs if pair.flagged]
@@ -102,17 +102,45 @@ def _compared_units(runs):
 
 
 @pytest.mark.parametrize("seed", range(3, 9))
-def test_files_compared_in_groups_give_the_pairs_of_one_call_in_its_order(seed):
+def test_files_compared_in_groups_give_the_best_pairs_of_one_call_in_its_order(seed):
     from mleaudit.audit import clusters
     from mleaudit.audit.similarity import compare
 
     units, starter = _compared_units(_generated_runs(seed))
+    owner = {unit.path: unit.path.split("/")[0] for unit in units}
     options = clusters._comparison_options(0.63)
     assert len(clusters._groups(units)) > 1
-    one = [pair for pair in compare(units, units, options, boilerplate=starter).pairs if pair.flagged]
-    assert one and clusters._compared(units, starter, options, 1) == one
-    assert clusters._compared(units, starter, options, 2) == one
-    assert clusters._compared(units, starter, options, 3) == one
+    one = clusters._compared(units, starter, options, owner, 1)
+    assert one and clusters._compared(units, starter, options, owner, 2) == one
+    assert clusters._compared(units, starter, options, owner, 3) == one
+    assert one == sorted(one, key=lambda pair: pair.sort_key())
+    # each pair of runs with a flagged pair between them gets its best ones, and nothing else
+    every = [pair for pair in compare(units, units, options, boilerplate=starter).pairs
+             if pair.flagged and owner[pair.agent_path] != owner[pair.reference_path]]
+    best: dict = {}
+    for pair in every:
+        runs = frozenset((owner[pair.agent_path], owner[pair.reference_path]))
+        best[runs] = max(best.get(runs, 0.0), pair.score)
+    found: dict = {}
+    for pair in one:
+        runs = frozenset((owner[pair.agent_path], owner[pair.reference_path]))
+        assert pair.flagged and len(runs) == 2 and pair.score == best[runs]
+        found[runs] = pair.score
+    assert found == best
+
+
+def test_pairs_of_one_owner_are_not_measured():
+    from mleaudit.audit import clusters
+    from mleaudit.audit.similarity import compare
+
+    units, starter = _compared_units(_generated_runs(4))
+    owner = {unit.path: unit.path.split("/")[0] for unit in units}
+    options = replace(clusters._comparison_options(0.63),
+                      max_pairs=None, max_pairs_per_agent=None, display_threshold=0.0)
+    every = compare(units, units, options, boilerplate=starter).pairs
+    apart = compare(units, units, options, boilerplate=starter, owners=owner).pairs
+    assert any(owner[p.agent_path] == owner[p.reference_path] for p in every)
+    assert list(apart) == [p for p in every if owner[p.agent_path] != owner[p.reference_path]]
 
 
 def test_groups_keep_each_file_and_each_text_together():
