@@ -244,14 +244,23 @@ def load_rule_schema(path: Path | None = None) -> dict:
     """
     path = path or Path(audit.__file__).resolve().parents[1] / "rules" / "schema.json"
     try:
-        schema = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        raw = path.read_bytes()
+        schema = json.loads(raw.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"rule schema {path}: {exc}") from None
-    try:
-        jsonschema.Draft202012Validator.check_schema(schema)
-    except jsonschema.SchemaError as exc:
-        raise ConfigError(f"rule schema {path} is not a valid JSON Schema: {exc.message}") from None
+    digest = hashlib.sha256(raw).digest()
+    if digest not in _VALID_SCHEMAS:  # checking the schema against the meta-schema costs ~20 ms
+        try:
+            jsonschema.Draft202012Validator.check_schema(schema)
+        except jsonschema.SchemaError as exc:
+            raise ConfigError(f"rule schema {path} is not a valid JSON Schema: {exc.message}") from None
+        _VALID_SCHEMAS.add(digest)
     return schema
+
+
+#: Digests of the schema files found valid JSON Schemas in this process (a batch worker loads the
+#: rules once per run).
+_VALID_SCHEMAS: set[bytes] = set()
 
 
 def _schema_problems(data: object, validator: jsonschema.Draft202012Validator) -> list[str]:
