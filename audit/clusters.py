@@ -204,8 +204,8 @@ def _comparison_options(score_threshold: float) -> Any:
     from mleaudit.audit.similarity import SimilarityOptions
 
     # Only flagged pairs become edges, and a report keeps every flagged pair whatever its caps:
-    # the least caps spare building the fragments of pairs no edge would use.
-    return SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0, max_pairs_per_agent=1, max_pairs=1)
+    # no other pair is kept, so none is scored that cannot be flagged.
+    return SimilarityOptions(score_threshold=score_threshold, display_threshold=1.0, max_pairs_per_agent=0, max_pairs=0)
 
 
 def _run_pairs(runs: Sequence[RunCode], score_threshold: float, jobs: int = 1) -> tuple[list[dict[str, Any]], str | None]:

@@ -137,9 +137,12 @@ def _worth_scoring(agent: Profile, visible: np.ndarray, shared: Comparison) -> n
     A pair is kept when it is flagged or visible, so its score is needed only then: for the
     visible ones, and for those whose :func:`~mleaudit.audit.similarity.bounds.window_bound`
     (an upper bound of the detector's evidence) reaches the score threshold. The rest cannot be
-    flagged, and are not scored.
+    flagged, and are not scored. With ``max_pairs_per_agent == 0`` only flagged pairs are kept,
+    and visible ones need no score either.
     """
     detector = shared.detector
+    if shared.options.max_pairs_per_agent == 0:
+        visible = np.zeros_like(visible)
     if detector is None or shared.seeds is None or bool(visible.all()):
         return None
     upper = upper_token_bits(agent, detector.table, detector.background)

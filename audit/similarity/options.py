@@ -53,11 +53,12 @@ class SimilarityOptions:
         How many pairs the report keeps per agent file (per path: code blocks of one log count
         together): the N of highest ``score`` and the N of highest ``agent_containment`` (at most
         2N), plus every flagged pair. Only kept pairs get fragments, so a report's size and the
-        time to build it no longer grow with agents × references. ``None`` keeps every pair.
+        time to build it no longer grow with agents × references. ``None`` keeps every pair;
+        0 only the flagged ones (and scores only the pairs that may be flagged).
     max_pairs : int or None, default None
         Of the pairs kept per agent file, keep only the first M in report order (agent
         containment, descending), plus every flagged pair (an audit report's top pairs).
-        ``None``: no overall cap.
+        ``None``: no overall cap; 0: flagged pairs only.
     max_fragments_per_pair : int or None, default None
         Keep only each pair's longest N Dolos fragments (ties: earlier in the agent file), still
         in agent order; figures are unaffected. Unrelated code of one competition shares
@@ -108,10 +109,10 @@ class SimilarityOptions:
             errors.append(f"display_threshold must be a number in [0, 1], got {self.display_threshold!r}")
         if not _is_real(self.score_threshold) or not 0 <= self.score_threshold <= 1:
             errors.append(f"score_threshold must be a number in [0, 1], got {self.score_threshold!r}")
-        for name in ("max_pairs_per_agent", "max_pairs", "max_fragments_per_pair"):
+        for name, least in (("max_pairs_per_agent", 0), ("max_pairs", 0), ("max_fragments_per_pair", 1)):
             cap = getattr(self, name)
-            if cap is not None and (not _is_int(cap) or cap < 1):
-                errors.append(f"{name} must be None or an integer >= 1, got {cap!r}")
+            if cap is not None and (not _is_int(cap) or cap < least):
+                errors.append(f"{name} must be None or an integer >= {least}, got {cap!r}")
         if errors:
             raise ConfigError("invalid similarity options:\n  " + "\n  ".join(errors))
 

@@ -111,6 +111,7 @@ class DetectionCorpus:
         self._memo: OrderedDict[tuple, tuple[Evidence | None, ...]] = OrderedDict()
         self._memo_lock = threading.Lock()
         self._clusters = self._near_duplicates()
+        self._classes: list[int] | None = None
 
     def _near_duplicates(self) -> list[tuple[int, ...]]:
         samples = [p.sample() for p in self.references]
@@ -196,10 +197,26 @@ class DetectionCorpus:
                 self._memo.popitem(last=False)
         return found
 
+    def _same_evidence(self) -> list[int]:
+        """Per reference, the first reference whose evidence against any agent is the same: the
+        same tokens and knowledge (:meth:`Profile.content_key`), and near-duplicates left out of
+        its background that are the same, in the same order (a batch's runs hold copies of one
+        file; the sums then add up in the same order, so the bits are equal to the last digit)."""
+        if self._classes is None:
+            keys: dict[tuple, int] = {}
+            content = [keys.setdefault(r.content_key(), i) for i, r in enumerate(self.references)]
+            first: dict[tuple, int] = {}
+            self._classes = [first.setdefault((content[i], tuple(content[m] for m in self.near_duplicates(i))), i)
+                             for i in range(len(self.references))]
+        return self._classes
+
     def _evidence_all(self, agent: Profile, wanted: Sequence[bool] | None) -> list[Evidence | None]:
         mask = self.boilerplate_mask(agent) if self.boilerplate else None
         query = AgentQuery(agent)
-        chosen = [i for i in range(len(self.references)) if wanted is None or wanted[i]]
+        same = self._same_evidence()
+        wanted_rows = [i for i in range(len(self.references)) if wanted is None or wanted[i]]
+        # each reference scored once per class (:meth:`_same_evidence`), its copies get its evidence
+        chosen = list(dict.fromkeys(same[i] for i in wanted_rows))
         found: list[Evidence | None] = [None] * len(self.references)
         # the shares of a block of references (each with its near-duplicates) from one lookup
         block = max(1, _SHARE_CELLS // max(1, len(agent.ids)))
@@ -215,6 +232,8 @@ class DetectionCorpus:
                                               query=query, background=self.background, bits=bits[row],
                                               runs=runs[row] if runs[row] is not None else _NO_RUNS)
             query.forget_shares()
+        for i in wanted_rows:
+            found[i] = found[same[i]]
         return found
 
     def _run_finder(self) -> RunFinder:
