@@ -7,11 +7,10 @@ of stored reports can be rendered without re-auditing.
 
 from __future__ import annotations
 
-import json
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Mapping
 
-from mleaudit.audit.formatters.json import to_json
+from mleaudit.audit.formatters.json import json_pure
 from mleaudit.audit.report import AuditReport
 
 __all__ = [
@@ -65,10 +64,10 @@ def as_report_dict(report: AuditReport | Mapping[str, Any]) -> dict[str, Any]:
     Returns
     -------
     dict
-        A fresh, JSON-pure copy (the round trip through :func:`mleaudit.audit.formatters.json.to_json`).
+        A fresh, JSON-pure copy (:func:`mleaudit.audit.formatters.json.json_pure`).
     """
     data = report.to_dict() if isinstance(report, AuditReport) else report
-    return json.loads(to_json(data))
+    return json_pure(data)
 
 
 def as_report_dicts(reports: AuditReport | Mapping[str, Any] | Iterable[AuditReport | Mapping[str, Any]]) -> list[dict[str, Any]]:
