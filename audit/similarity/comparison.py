@@ -265,6 +265,7 @@ def compare(
             agent_profile=agent_profile,
             reference_profile=reference_profiles.get(candidate.reference),
             score_threshold=options.score_threshold,
+            max_fragments=options.max_fragments_per_pair,
         )
         if options.max_fragments_per_pair is not None:
             pair = longest_fragments(pair, options.max_fragments_per_pair)

@@ -206,6 +206,7 @@ def pair_report(
     agent_profile: Profile | None = None,
     reference_profile: Profile | None = None,
     score_threshold: float = DEFAULT_SCORE_THRESHOLD,
+    max_fragments: int | None = None,
 ) -> PairReport:
     """Compare one agent file with one reference file.
 
@@ -233,6 +234,10 @@ def pair_report(
     score_threshold : float
         ``flagged`` is ``score >= score_threshold`` (the policy bound, read from the rules by
         the callers; :data:`~mleaudit.audit.similarity.detect.DEFAULT_SCORE_THRESHOLD` by default).
+    max_fragments : int, optional
+        Keep only the longest N Dolos fragments (ties: earlier in the agent file), still in agent
+        order, as :func:`~mleaudit.audit.similarity.comparison.longest_fragments` would; the others
+        are never placed nor described. ``None`` keeps them all.
 
     Returns
     -------
@@ -243,6 +248,9 @@ def pair_report(
     fragments: list[Fragment] = []
     if metrics.total_overlap:
         matches = build_fragments(agent, reference, ignored, min_fragment_kgrams)
+        if max_fragments is not None and len(matches) > max_fragments:
+            longest = sorted(range(len(matches)), key=lambda i: (-matches[i].length, i))[:max_fragments]
+            matches = [matches[i] for i in sorted(longest)]
         agent_spans = _kgram_spans(agent, [match.left for match in matches])
         reference_spans = _kgram_spans(reference, [match.right for match in matches])
         for match, agent_span, reference_span in zip(matches, agent_spans, reference_spans):
