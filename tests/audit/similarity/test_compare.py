@@ -97,11 +97,13 @@ def _expected_kept(pairs, n: int, display_threshold: float = 0.0) -> set[tuple[s
 
 def test_new_option_defaults_validates_and_round_trips() -> None:
     assert SimilarityOptions().max_pairs_per_agent == DEFAULT_MAX_PAIRS_PER_AGENT == 10
-    for bad in (0, -1, 2.5, True, "all"):
-        with pytest.raises(ConfigError, match=f"max_pairs_per_agent must be None or an integer >= 1, got {bad!r}"):
+    for bad in (-1, 2.5, True, "all"):
+        with pytest.raises(ConfigError, match=f"max_pairs_per_agent must be None or an integer >= 0, got {bad!r}"):
             SimilarityOptions(max_pairs_per_agent=bad)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="max_pairs must be None or an integer >= 1, got 0"):
-        SimilarityOptions(max_pairs=0)
+    with pytest.raises(ConfigError, match="max_pairs must be None or an integer >= 0, got -1"):
+        SimilarityOptions(max_pairs=-1)
+    with pytest.raises(ConfigError, match="max_fragments_per_pair must be None or an integer >= 1, got 0"):
+        SimilarityOptions(max_fragments_per_pair=0)
     unbounded = SimilarityOptions(max_pairs_per_agent=None, max_pairs=None)
     assert SimilarityOptions.from_dict(unbounded.to_dict()) == unbounded
 
@@ -205,6 +207,27 @@ def test_flagged_pairs_are_kept_past_the_cap_and_the_display_threshold() -> None
     full = compare([_agent()], _pieces(), SimilarityOptions(max_pairs_per_agent=None, display_threshold=1.0))
     assert {_key(p) for p in full.pairs if p.flagged} == {_key(p) for p in flagged}
     assert {_key(p) for p in report.pairs} == _expected_kept(full.pairs, 1, display_threshold=1.0)
+
+
+def test_caps_of_zero_keep_the_flagged_pairs_only() -> None:
+    full = compare(_agents(), _pieces(), SimilarityOptions(max_pairs_per_agent=None))
+    flagged = [p for p in full.pairs if p.flagged]
+    only = compare(_agents(), _pieces(), SimilarityOptions(max_pairs_per_agent=0, max_pairs=0)).pairs
+    assert flagged and list(only) == flagged
+
+
+def test_select_chooses_the_reported_pairs_among_the_measured() -> None:
+    seen = []
+
+    def best_only(measured):
+        seen.extend(measured)
+        return [max(range(len(measured)), key=lambda i: measured[i].score)]
+
+    full = compare(_agents(), _pieces(), SimilarityOptions(max_pairs_per_agent=None))
+    chosen = compare(_agents(), _pieces(), SimilarityOptions(max_pairs_per_agent=None), select=best_only).pairs
+    assert len(seen) == len(full.pairs) and len(chosen) == 1
+    best = max(full.pairs, key=lambda p: p.score)
+    assert chosen[0] == best and seen[[m.score for m in seen].index(best.score)].reference.path == best.reference_path
 
 
 def test_code_blocks_of_one_log_are_capped_together() -> None:
