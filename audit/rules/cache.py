@@ -25,16 +25,13 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from mleaudit.audit.cachedir import CACHE_ENV, cache_root, read_entry, write_entry
+
 __all__ = ["CACHE_ENV", "RuleDocumentCache", "rule_cache_root"]
 
-#: Environment variable naming the cache folder (``off`` turns the cache off).
-CACHE_ENV = "MLEAUDIT_CACHE_DIR"
 #: Bumped whenever what an entry holds, or what a hit skips, changes.
 _FORMAT = 1
 #: Entries larger than this are not read (the largest shipped rule is a few kB).
@@ -45,18 +42,7 @@ logger = logging.getLogger(__name__)
 
 def rule_cache_root() -> Path | None:
     """The folder of cached rule documents, or ``None`` when the cache is off."""
-    configured = os.environ.get(CACHE_ENV)
-    if configured is not None and configured.strip().lower() in ("off", "0", "false", "no", ""):
-        return None
-    if configured:
-        try:
-            return Path(configured).expanduser() / "rules"
-        except RuntimeError as exc:  # "~user" of no user
-            logger.warning("%s=%s: %s; rule documents are not cached", CACHE_ENV, configured, exc)
-            return None
-    import platformdirs
-
-    return Path(platformdirs.user_cache_dir("mleaudit")) / "rules"
+    return cache_root("rules")
 
 
 def _same_json(data: Any, again: Any) -> bool:
@@ -110,21 +96,12 @@ class RuleDocumentCache:
         if self.root is None:
             return None
         key = self._key(raw)
-        try:
-            # never block on a FIFO, never follow a link, never read a huge file
-            handle = os.open(self.root / f"{key}.json", os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-                             | getattr(os, "O_NOFOLLOW", 0))
-        except OSError:
+        data = read_entry(self.root / f"{key}.json", _MAX_ENTRY_BYTES)
+        if data is None:
             return None
         try:
-            with os.fdopen(handle, "rb") as file:
-                if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                    return None
-                data = file.read(_MAX_ENTRY_BYTES + 1)
-            if len(data) > _MAX_ENTRY_BYTES:
-                return None
             entry = json.loads(data.decode("utf-8"))
-        except (OSError, ValueError, RecursionError):
+        except (ValueError, RecursionError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("document"), dict):
             return None
@@ -142,14 +119,4 @@ class RuleDocumentCache:
             return  # a date, a non-string key ...: read afresh each time
         if not _same_json(document, json.loads(text)["document"]):
             return
-        try:
-            self.root.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("w", encoding="ascii", dir=self.root, suffix=".tmp",
-                                             delete=False) as handle:
-                handle.write(text)
-            os.replace(handle.name, self.root / f"{key}.json")
-        except OSError:
-            try:
-                os.unlink(handle.name)  # type: ignore[possibly-undefined]
-            except (OSError, NameError):
-                pass
+        write_entry(self.root, f"{key}.json", text.encode("ascii"))

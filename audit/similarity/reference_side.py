@@ -19,10 +19,11 @@ from typing import Sequence
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.similarity.bounds import SeedLocations
-from mleaudit.audit.similarity.detect import DetectionCorpus, Profile, profile_code
+from mleaudit.audit.similarity.detect import DetectionCorpus, Profile
 from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.measuring import coverage_tables
 from mleaudit.audit.similarity.options import SimilarityOptions
+from mleaudit.audit.similarity.prepared_cache import cached_profile, cached_tokens
 from mleaudit.audit.similarity.tokenize import TokenizedFile, tokenize_text
 from mleaudit.audit.units import CodeUnit
 
@@ -49,7 +50,8 @@ def index_units(index: FingerprintIndex, units: Sequence[CodeUnit], role: Role,
         if unit.language not in LANGUAGES and unit.language != "chars":
             skipped.append(Skipped(path=unit.path, reason=f"no grammar for language {unit.language!r}"))
             continue
-        tokenized = tokenize_unit(unit)
+        # the public side is the same in every audit: its tokens come from the cache
+        tokenized = tokenize_unit(unit) if role is Role.AGENT else cached_tokens(unit)
         if role is Role.BOILERPLATE:
             entry = index.add_boilerplate(tokenized)
         elif role is Role.REFERENCE:
@@ -108,11 +110,11 @@ class ReferenceSide:
         reference profiles by position, and their seeds for the evidence bound."""
         with self._lock:
             if self._detector is None:
-                profiles = {k: profile_code(self.reference_entries[k][0].text, self.reference_entries[k][0].path)
+                profiles = {k: cached_profile(self.reference_entries[k][0].text, self.reference_entries[k][0].path)
                             for k in self.detected}
                 corpus = DetectionCorpus(
                     list(profiles.values()),
-                    [profile_code(unit.text, unit.path) for unit in self.boilerplate if unit.language == "python"],
+                    [cached_profile(unit.text, unit.path) for unit in self.boilerplate if unit.language == "python"],
                 )
                 seeds = SeedLocations([(p.seed_keys(), len(p.ids)) for p in corpus.references])
                 self._detector = (corpus, profiles, seeds)

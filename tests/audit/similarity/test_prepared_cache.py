@@ -1,0 +1,113 @@
+"""Reference code kept tokenized and profiled on disk: a hit is exactly a fresh read, anything else
+is read again."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from mleaudit.audit.similarity.detect import profile_code
+from mleaudit.audit.similarity.prepared_cache import cached_profile, cached_tokens
+from mleaudit.audit.similarity.tokenize import tokenize_text
+from mleaudit.audit.units import CodeUnit
+
+_TEXTS = [
+    "import pandas as pd\ntrain = pd.read_csv('./input/train.csv')\nprint(train.shape)  # größe\n",
+    'def f(x):\n    """Smooth the counts: a docstring in prose, with words in a row."""\n    return [v * 2 for v in x]\n',
+    "x = (1,\n",  # broken code: the parser recovers
+    "s = '\\ud800 and \U0001F600 and \x00'\n",
+    "",
+    "#!/bin/bash\nfor f in *.csv; do wc -l \"$f\"; done\n",
+]
+
+
+def _entries(root: Path) -> list[Path]:
+    return sorted(p for p in (root / "prepared").rglob("*") if p.is_file())
+
+
+def _same_profile(a, b) -> None:
+    for field in ("path", "ids", "starts", "ends", "priors", "literals", "names", "prose"):
+        assert getattr(a, field) == getattr(b, field), field
+    assert list(a.priors) == list(b.priors)  # in the same order too
+    assert a.content_key() == b.content_key()
+
+
+def _same_tokens(a, b) -> None:
+    for field in ("path", "language", "text", "tokens", "starts", "ends", "has_error", "_lines", "_ordered"):
+        assert getattr(a, field) == getattr(b, field), field
+    assert (a._hashes is None and b._hashes is None) or list(a._hashes) == list(b._hashes)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path))
+    return tmp_path
+
+
+@pytest.mark.parametrize("text", _TEXTS)
+def test_a_hit_is_exactly_a_fresh_read(cache, text):
+    language = "bash" if text.startswith("#!") else "python"
+    unit = CodeUnit(path="kernels/a.py", language=language, text=text)
+    fresh = tokenize_text(text, language, "kernels/a.py")
+    _same_tokens(cached_tokens(unit), fresh)  # a miss, stored
+    assert _entries(cache)
+    _same_tokens(cached_tokens(unit), fresh)  # a hit
+    # another path for the same text: the entry is the text's, the spans name the unit
+    moved = dataclasses.replace(unit, path="other/b.py")
+    _same_tokens(cached_tokens(moved), tokenize_text(text, language, "other/b.py"))
+    if language == "python":
+        expected = profile_code(text, "kernels/a.py")
+        for _ in range(2):
+            _same_profile(cached_profile(text, "kernels/a.py"), expected)
+
+
+def test_damaged_or_foreign_entries_are_read_again(cache):
+    text = _TEXTS[0]
+    unit = CodeUnit(path="k.py", language="python", text=text)
+    cached_tokens(unit)
+    cached_profile(text, "k.py")
+    entries = _entries(cache)
+    assert len(entries) == 2
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes()[:-3])  # truncated
+    _same_tokens(cached_tokens(unit), tokenize_text(text, "python", "k.py"))
+    _same_profile(cached_profile(text, "k.py"), profile_code(text, "k.py"))
+    # an entry holding another text's data under this text's name is not used
+    other = _TEXTS[1]
+    cached_tokens(CodeUnit(path="o.py", language="python", text=other))
+    stored = {p.name: p.read_bytes() for p in _entries(cache)}
+    for entry in _entries(cache):
+        for name, data in stored.items():
+            if name != entry.name:
+                entry.write_bytes(data)
+                break
+    _same_tokens(cached_tokens(unit), tokenize_text(text, "python", "k.py"))
+    _same_tokens(cached_tokens(CodeUnit(path="o.py", language="python", text=other)),
+                 tokenize_text(other, "python", "o.py"))
+
+
+def test_off_stores_nothing_and_chars_are_never_stored(tmp_path, monkeypatch):
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "off")
+    unit = CodeUnit(path="k.py", language="python", text=_TEXTS[0])
+    _same_tokens(cached_tokens(unit), tokenize_text(unit.text, "python", "k.py"))
+    _same_profile(cached_profile(unit.text, "k.py"), profile_code(unit.text, "k.py"))
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(tmp_path))
+    chars = CodeUnit(path="notes.txt", language="chars", text="a\x00b")
+    _same_tokens(cached_tokens(chars), tokenize_text(chars.text, "chars", "notes.txt"))
+    assert not (tmp_path / "prepared").exists()
+
+
+def test_an_unwritable_cache_is_no_error(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", str(blocker))
+    unit = CodeUnit(path="k.py", language="python", text=_TEXTS[1])
+    _same_tokens(cached_tokens(unit), tokenize_text(unit.text, "python", "k.py"))
+    _same_profile(cached_profile(unit.text, "k.py"), profile_code(unit.text, "k.py"))
+
+
+def test_an_unknown_language_raises_as_the_tokenizer_does(cache):
+    with pytest.raises(KeyError):
+        cached_tokens(CodeUnit(path="k.cob", language="cobol", text="DISPLAY 'X'."))
