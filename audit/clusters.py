@@ -154,7 +154,7 @@ def _compare_group(group: Sequence[int]) -> list[Any]:
         raise RuntimeError("run comparison worker started without its units")
     units, starter, options, owner = _GROUPS_JOB
     return list(compare([units[i] for i in group], units, options, boilerplate=starter, owners=owner,
-                        select=_best_per_run_pair(owner)).pairs)
+                        select=_best_per_run_pair(owner), public_references=False).pairs)
 
 
 def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: Any, owner: Mapping[str, str],
@@ -180,12 +180,12 @@ def _compared(units: Sequence[CodeUnit], starter: Sequence[CodeUnit], options: A
     workers = min(jobs, len(groups))
     if workers <= 1 or "fork" not in multiprocessing.get_all_start_methods() or multiprocessing.current_process().daemon:
         return list(compare(units, units, options, boilerplate=starter, jobs=jobs, owners=owner,
-                            select=_best_per_run_pair(owner)).pairs)
+                            select=_best_per_run_pair(owner), public_references=False).pairs)
     from mleaudit.audit.similarity.measuring import ignore_sigint
     from mleaudit.audit.similarity.reference_side import reference_side
 
     global _GROUPS_JOB
-    side = reference_side(units, starter, options)
+    side = reference_side(units, starter, options, keep=False)
     if side.detected:
         side.detector()
     with _GROUPS_LOCK:

@@ -134,6 +134,7 @@ def compare(
     jobs: int | None = None,
     owners: Mapping[str, Hashable] | None = None,
     select: Callable[[Sequence[MeasuredPair]], Iterable[int]] | None = None,
+    public_references: bool = True,
 ) -> SimilarityReport:
     """Compare every agent unit with every reference unit of the same language.
 
@@ -164,6 +165,11 @@ def compare(
         unless flagged), in measuring order, it returns their positions. For a caller that
         needs a few of the pairs (the best per pair of runs), the fragments of the others are
         never built.
+    public_references : bool, default True
+        The references are public code: their token streams and profiles are kept in the user
+        cache between processes (:func:`~mleaudit.audit.similarity.reference_side.reference_side`'s
+        ``keep``). ``False`` for an agent's code compared as a reference (a batch's runs with
+        each other), which is never stored. The report is the same either way.
 
     Returns
     -------
@@ -200,7 +206,7 @@ def compare(
         decodings = references.decodings
         references = references.units
     corpus_digest = _corpus_digest(list(references), list(boilerplate))
-    side = reference_side(references, boilerplate, options)
+    side = reference_side(references, boilerplate, options, keep=public_references)
     skipped.extend(side.skipped)
     reference_entries = side.entries_for(references)
     agent_entries = index_units(side.index.fork(), agents, Role.AGENT, skipped)

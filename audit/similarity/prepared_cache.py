@@ -8,7 +8,8 @@ and a salt of everything that decides them: this module's format, mleaudit's ver
 tokenizer and detector schemes, the tree-sitter grammars' versions and the source of the modules
 that tokenize and lex. A hit is exactly what a fresh read gives (the entry is checked against the
 text it is for), any change of the text or of that code is a miss, and a damaged entry is read
-again. Only references are stored: an agent's code is read afresh each time.
+again. Only public references are stored (:func:`~mleaudit.audit.similarity.comparison.compare`'s
+``public_references``): an agent's code and a run's starter files are read afresh each time.
 
 The entries live in ``$MLEAUDIT_CACHE_DIR/prepared`` (:mod:`mleaudit.audit.cachedir`;
 ``MLEAUDIT_CACHE_DIR=off`` turns them off): a JSON header and little-endian integer and float

@@ -19,7 +19,7 @@ from typing import Sequence
 from mleaudit.audit.model import Skipped
 from mleaudit.audit.parsing import LANGUAGES
 from mleaudit.audit.similarity.bounds import SeedLocations
-from mleaudit.audit.similarity.detect import DetectionCorpus, Profile
+from mleaudit.audit.similarity.detect import DetectionCorpus, Profile, profile_code
 from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.measuring import coverage_tables
 from mleaudit.audit.similarity.options import SimilarityOptions
@@ -42,16 +42,17 @@ def tokenize_unit(unit: CodeUnit) -> TokenizedFile:
 
 
 def index_units(index: FingerprintIndex, units: Sequence[CodeUnit], role: Role,
-                skipped: list[Skipped]) -> list[tuple[CodeUnit, IndexedFile]]:
+                skipped: list[Skipped], *, keep: bool = False) -> list[tuple[CodeUnit, IndexedFile]]:
     """Add ``units`` to ``index`` in ``role``; a unit in a language without a grammar goes to
-    ``skipped`` instead. Returns each added unit with its indexed file, in order."""
+    ``skipped`` instead. Returns each added unit with its indexed file, in order. With ``keep``
+    (public code, never an agent's), the token streams come from and go to the user cache
+    (:func:`~mleaudit.audit.similarity.prepared_cache.cached_tokens`)."""
     added = []
     for unit in units:
         if unit.language not in LANGUAGES and unit.language != "chars":
             skipped.append(Skipped(path=unit.path, reason=f"no grammar for language {unit.language!r}"))
             continue
-        # the public side is the same in every audit: its tokens come from the cache
-        tokenized = tokenize_unit(unit) if role is Role.AGENT else cached_tokens(unit)
+        tokenized = cached_tokens(unit) if keep and role is not Role.AGENT else tokenize_unit(unit)
         if role is Role.BOILERPLATE:
             entry = index.add_boilerplate(tokenized)
         elif role is Role.REFERENCE:
@@ -88,6 +89,8 @@ class ReferenceSide:
     ignored: frozenset[int]
     tables: dict[str, tuple]
     boilerplate: Sequence[CodeUnit]
+    #: Whether the references' profiles come from and go to the user cache (public code).
+    keep: bool = False
     _detector: tuple[DetectionCorpus, dict[int, Profile], SeedLocations] | None = field(default=None, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
@@ -110,11 +113,12 @@ class ReferenceSide:
         reference profiles by position, and their seeds for the evidence bound."""
         with self._lock:
             if self._detector is None:
-                profiles = {k: cached_profile(self.reference_entries[k][0].text, self.reference_entries[k][0].path)
+                profile = cached_profile if self.keep else profile_code
+                profiles = {k: profile(self.reference_entries[k][0].text, self.reference_entries[k][0].path)
                             for k in self.detected}
                 corpus = DetectionCorpus(
                     list(profiles.values()),
-                    [cached_profile(unit.text, unit.path) for unit in self.boilerplate if unit.language == "python"],
+                    [profile_code(unit.text, unit.path) for unit in self.boilerplate if unit.language == "python"],
                 )
                 seeds = SeedLocations([(p.seed_keys(), len(p.ids)) for p in corpus.references])
                 self._detector = (corpus, profiles, seeds)
@@ -139,7 +143,7 @@ def side_key(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit]) ->
 
 
 def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUnit],
-                   options: SimilarityOptions) -> ReferenceSide:
+                   options: SimilarityOptions, *, keep: bool = True) -> ReferenceSide:
     """The prepared reference side for ``references`` and ``boilerplate`` under ``options``.
 
     Parameters
@@ -147,6 +151,11 @@ def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUni
     references, boilerplate : sequence of CodeUnit
     options : SimilarityOptions
         Only the k-gram length, the window and ``max_doc_fraction`` shape the side.
+    keep : bool, default True
+        Take the references' token streams and profiles from the user cache and store them
+        there (never the boilerplate's, which may come from a run) (:mod:`~mleaudit.audit.similarity.prepared_cache`): public kernels,
+        the same in every audit. ``False`` for code that is not public (a batch's runs compared
+        with each other). The side is the same either way.
 
     Returns
     -------
@@ -163,11 +172,11 @@ def reference_side(references: Sequence[CodeUnit], boilerplate: Sequence[CodeUni
         return side
     index = FingerprintIndex(options.kgram_length, options.kgrams_in_window, options.max_doc_fraction)
     skipped: list[Skipped] = []
-    index_units(index, boilerplate, Role.BOILERPLATE, skipped)
-    entries = index_units(index, references, Role.REFERENCE, skipped)
+    index_units(index, boilerplate, Role.BOILERPLATE, skipped)  # a run's starter files: never kept
+    entries = index_units(index, references, Role.REFERENCE, skipped, keep=keep)
     ignored = index.ignored_hashes
     side = ReferenceSide(index=index, reference_entries=entries, skipped=skipped, ignored=ignored,
-                         tables=coverage_tables(entries, ignored), boilerplate=tuple(boilerplate))
+                         tables=coverage_tables(entries, ignored), boilerplate=tuple(boilerplate), keep=keep)
     with _PREPARED_LOCK:
         _PREPARED.clear()
         _PREPARED[key] = side

@@ -111,3 +111,20 @@ def test_an_unwritable_cache_is_no_error(tmp_path, monkeypatch):
 def test_an_unknown_language_raises_as_the_tokenizer_does(cache):
     with pytest.raises(KeyError):
         cached_tokens(CodeUnit(path="k.cob", language="cobol", text="DISPLAY 'X'."))
+
+
+def test_only_public_references_are_stored(cache):
+    from mleaudit.audit.similarity import compare
+    from mleaudit.audit.similarity.reference_side import clear_prepared
+
+    agent = CodeUnit(path="run/solution.py", language="python", text=_TEXTS[0] + "y = 2\n")
+    kernels = [CodeUnit(path=f"kernels/k{i}.py", language="python", text=text) for i, text in enumerate(_TEXTS[:3])]
+    starter = [CodeUnit(path="run/starter.py", language="python", text="import os\nprint(os.listdir('.'))\n")]
+    clear_prepared()
+    kept = compare([agent], kernels, boilerplate=starter, public_references=False)
+    assert not _entries(cache)  # a batch's runs compared with each other: nothing of theirs stored
+    clear_prepared()
+    again = compare([agent], kernels, boilerplate=starter)
+    assert len(_entries(cache)) == 2 * len(kernels)  # each kernel's tokens and profile; no agent, no starter
+    clear_prepared()
+    assert compare([agent], kernels, boilerplate=starter).pairs == again.pairs == kept.pairs
