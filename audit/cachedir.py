@@ -23,6 +23,9 @@ CACHE_ENV = "MLEAUDIT_CACHE_DIR"
 
 logger = logging.getLogger(__name__)
 
+#: Unusable values of the variable already warned about.
+_WARNED: set[str] = set()
+
 
 def cache_root(part: str) -> Path | None:
     """The cache folder ``part`` (``"rules"``, ``"prepared"``), or ``None`` when caching is off."""
@@ -33,7 +36,9 @@ def cache_root(part: str) -> Path | None:
         try:
             return Path(configured).expanduser() / part
         except RuntimeError as exc:  # "~user" of no user
-            logger.warning("%s=%s: %s; nothing is cached", CACHE_ENV, configured, exc)
+            if configured not in _WARNED:  # once, not on every look-up
+                _WARNED.add(configured)
+                logger.warning("%s=%s: %s; nothing is cached", CACHE_ENV, configured, exc)
             return None
     import platformdirs
 

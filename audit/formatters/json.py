@@ -42,13 +42,28 @@ def json_pure(data: Any) -> Any:
 
     The text is written by the C encoder (the indented one is pure Python, ten times slower on
     a large report), NaN and infinity as JavaScript's constants that the parser turns into
-    ``None``; keys that encoder refuses or cannot sort take the path of :func:`to_json`.
+    ``None``; data with a key that is not a ``str`` takes the path of :func:`to_json`.
     """
-    try:
+    if _string_keys(data):
         text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
-    except TypeError:
+    else:  # the C encoder writes True, None or an enum key its own way
         text = json.dumps(_clean(data), sort_keys=True, ensure_ascii=False, default=str)
     return json.loads(text, parse_constant=_null)
+
+
+def _string_keys(value: Any) -> bool:
+    """Whether every mapping inside ``value`` (lists and tuples entered) has keys of type ``str``
+    (a stack, not recursion: a report nests as deep as :func:`to_json` can write)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not all(type(key) is str for key in item):
+                return False
+            stack.extend(v for v in item.values() if isinstance(v, (dict, list, tuple)))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(v for v in item if isinstance(v, (dict, list, tuple)))
+    return True
 
 
 def to_json(data: Any) -> str:

@@ -164,7 +164,7 @@ def compare(
         ``max_pairs_per_agent`` by score and by containment, at or above ``display_threshold``
         unless flagged), in measuring order, it returns their positions. For a caller that
         needs a few of the pairs (the best per pair of runs), the fragments of the others are
-        never built.
+        never built. A position outside the list raises ``ValueError``.
     public_references : bool, default True
         The references are public code: their token streams and profiles are kept in the user
         cache between processes (:func:`~mleaudit.audit.similarity.reference_side.reference_side`'s
@@ -247,7 +247,11 @@ def compare(
         measured = [MeasuredPair(agent=agent_entries[c.agent][0], reference=reference_entries[c.reference][0],
                                  agent_containment=c.agent_containment, score=c.score, flagged=c.flagged)
                     for c in candidates]
-        kept = [candidates[i] for i in sorted(set(select(measured)))]
+        chosen = sorted(set(select(measured)))
+        if chosen and (chosen[0] < 0 or chosen[-1] >= len(candidates)):
+            raise ValueError(f"select chose position {chosen[0] if chosen[0] < 0 else chosen[-1]} of "
+                             f"{len(candidates)} measured pairs")
+        kept = [candidates[i] for i in chosen]
 
     pairs: list[PairReport] = []
     agent_profiles: dict[int, Profile] = {}

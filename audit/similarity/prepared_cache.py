@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sys
 import threading
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -54,10 +56,13 @@ def _salt() -> bytes:
             from mleaudit.audit.similarity.index.format import _fingerprint_scheme
             from mleaudit.audit.similarity.winnow import hashing
 
-            digest = hashlib.sha256(f"{_FORMAT}\0{__version__}\0".encode())
+            from mleaudit.audit import parsing
+
+            # the lexer's regular expressions follow the Unicode tables of the running Python
+            digest = hashlib.sha256(f"{_FORMAT}\0{__version__}\0{sys.version}\0{unicodedata.unidata_version}\0".encode())
             digest.update(json.dumps(_fingerprint_scheme(), sort_keys=True).encode())
             sources = sorted(Path(tokenize.__file__).parent.glob("*.py"))
-            sources += [Path(m.__file__) for m in (lexing, profiles, hashing)]  # type: ignore[arg-type]
+            sources += [Path(m.__file__) for m in (lexing, profiles, hashing, parsing)]  # type: ignore[arg-type]
             for source in sources:
                 digest.update(source.name.encode() + b"\0" + hashlib.sha256(source.read_bytes()).digest())
             _SALT = digest.digest()
@@ -76,24 +81,36 @@ _MAGIC = b"mleaudit-prepared\n"
 _DTYPES = {"i4": np.dtype("<i4"), "i8": np.dtype("<i8"), "f8": np.dtype("<f8")}
 
 
-def _load(folder: Path, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-    """An entry's header and arrays (read-only views of its bytes), or ``None`` when it is missing
-    or not an entry for ``key``."""
+def _digest(header: dict[str, Any], payload: bytes) -> str:
+    """SHA-256 of an entry's header (without its digest) and arrays: damage anywhere is a miss."""
+    return hashlib.sha256(json.dumps(header, sort_keys=True).encode() + b"\0" + payload).hexdigest()
+
+
+def _load(folder: Path, key: str, types: dict[str, str]) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+    """An entry's header and arrays (read-only views of its bytes), or ``None`` when it is
+    missing, damaged (:func:`_digest` differs from the header's) or not an entry for ``key``
+    holding exactly the arrays ``types`` names, of those types."""
     data = read_entry(folder / key[:2] / key, _MAX_ENTRY_BYTES)
     if data is None or not data.startswith(_MAGIC) or len(data) < len(_MAGIC) + 4:
         return None
     at = len(_MAGIC)
     size = int.from_bytes(data[at : at + 4], "little")
+    body = at + 4 + size
     try:
-        header = json.loads(data[at + 4 : at + 4 + size])
+        header = json.loads(data[at + 4 : body])
         if not isinstance(header, dict) or header.get("key") != key:
             return None
-        arrays, offset = {}, at + 4 + size
-        for name, code, count in header["arrays"]:
+        if header.get("sha256") != _digest({k: v for k, v in header.items() if k != "sha256"}, data[body:]):
+            return None
+        listed = header["arrays"]
+        if [name for name, _, _ in listed] != list(types) or any(types[name] != code for name, code, _ in listed):
+            return None
+        arrays, offset = {}, body
+        for name, code, count in listed:
             dtype = _DTYPES[code]
-            if not isinstance(count, int) or count < 0 or offset + count * dtype.itemsize > len(data):
+            if type(count) is not int or count < 0 or offset + count * dtype.itemsize > len(data):
                 return None
-            arrays[str(name)] = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
+            arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
             offset += count * dtype.itemsize
     except (ValueError, KeyError, TypeError, RecursionError):
         return None
@@ -102,13 +119,23 @@ def _load(folder: Path, key: str) -> tuple[dict[str, Any], dict[str, np.ndarray]
 
 def _store(folder: Path, key: str, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
     """Write an entry: :data:`_MAGIC`, the JSON header's length (4 bytes, little-endian), the
-    header (with ``key`` and each array's name, type and length), the arrays' bytes."""
+    header (``key``, each array's name, type and length, :func:`_digest`), the
+    arrays' bytes. An entry too large to be read back is not written."""
     codes = {dtype: code for code, dtype in _DTYPES.items()}
     parts = [np.ascontiguousarray(array, dtype=array.dtype.newbyteorder("<")) for array in arrays.values()]
-    head = json.dumps({**header, "key": key, "arrays": [[name, codes[array.dtype], int(array.size)]
-                                                        for name, array in zip(arrays, parts)]}).encode()
-    write_entry(folder / key[:2], key, b"".join([_MAGIC, len(head).to_bytes(4, "little"), head,
-                                                 *(part.tobytes() for part in parts)]))
+    payload = b"".join(part.tobytes() for part in parts)
+    described = {**header, "key": key,
+                 "arrays": [[name, codes[array.dtype], int(array.size)] for name, array in zip(arrays, parts)]}
+    head = json.dumps({**described, "sha256": _digest(described, payload)}).encode()
+    entry = b"".join([_MAGIC, len(head).to_bytes(4, "little"), head, payload])
+    if len(entry) <= _MAX_ENTRY_BYTES:
+        write_entry(folder / key[:2], key, entry)
+
+
+#: The arrays of each kind of entry and their types, in order.
+_TOKEN_ARRAYS = {"codes": "i4", "starts": "i8", "ends": "i8"}
+_PROFILE_ARRAYS = {"ids": "i8", "starts": "i8", "ends": "i8", "vocabulary": "i8", "bits": "f8",
+                   "literals": "i8", "name_literals": "i8", "prose": "i8"}
 
 
 def _tokens_from(header: dict[str, Any], arrays: dict[str, np.ndarray], unit: CodeUnit) -> TokenizedFile:
@@ -142,7 +169,7 @@ def cached_tokens(unit: CodeUnit) -> TokenizedFile:
     if folder is None or unit.language == "chars":
         return tokenize_text(unit.text, unit.language, unit.path)
     key = _key("tokens", unit.language, unit.text)
-    found = _load(folder, key)
+    found = _load(folder, key, _TOKEN_ARRAYS)
     if found is not None:
         try:
             return _tokens_from(*found, unit)
@@ -158,13 +185,21 @@ def cached_tokens(unit: CodeUnit) -> TokenizedFile:
 
 
 def _profile_from(arrays: dict[str, np.ndarray], text: str, path: str) -> Profile:
+    """The stored profile of ``text`` (``ValueError`` when it does not fit)."""
     ids, starts, ends = arrays["ids"], arrays["starts"], arrays["ends"]
     vocabulary, bits = arrays["vocabulary"], arrays["bits"]
-    if bits.dtype != np.float64 or bits.shape != vocabulary.shape or not ids.size == starts.size == ends.size:
+    if bits.size != vocabulary.size or not ids.size == starts.size == ends.size:
         raise ValueError("lengths")
+    if vocabulary.size and (vocabulary.min() < 0 or np.unique(vocabulary).size != vocabulary.size
+                            or not np.isfinite(bits).all() or bits.min() < 0):
+        raise ValueError("vocabulary")
     if ids.size and (starts.min() < 0 or ends.max() > len(text) or np.any(ends < starts)
                      or not np.isin(ids, vocabulary).all()):
         raise ValueError("offsets")
+    literals, names, prose = arrays["literals"], arrays["name_literals"], arrays["prose"]
+    if not (np.isin(literals, vocabulary).all() and np.isin(names, literals).all()
+            and (not prose.size or (prose.min() >= 0 and prose.max() < ids.size))):
+        raise ValueError("literals")
     return Profile(path=path, ids=tuple(ids.tolist()), starts=tuple(starts.tolist()), ends=tuple(ends.tolist()),
                    priors=dict(zip(vocabulary.tolist(), bits.tolist())),
                    literals=frozenset(arrays["literals"].tolist()), names=frozenset(arrays["name_literals"].tolist()),
@@ -177,7 +212,7 @@ def cached_profile(text: str, path: str = "") -> Profile:
     if folder is None:
         return profile_code(text, path)
     key = _key("profile", "python", text)
-    found = _load(folder, key)
+    found = _load(folder, key, _PROFILE_ARRAYS)
     if found is not None:
         try:
             return _profile_from(found[1], text, path)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mleaudit.audit.similarity.detect import profile_code
@@ -128,3 +129,95 @@ def test_only_public_references_are_stored(cache):
     assert len(_entries(cache)) == 2 * len(kernels)  # each kernel's tokens and profile; no agent, no starter
     clear_prepared()
     assert compare([agent], kernels, boilerplate=starter).pairs == again.pairs == kept.pairs
+
+
+def _rewrite_entry(entry: Path, change) -> None:
+    """Rewrite an entry's header and arrays through ``change(header, arrays)``, with a digest
+    that fits (a forged or mistyped entry, not a damaged one)."""
+    import json
+
+    from mleaudit.audit.similarity import prepared_cache as pc
+
+    data = entry.read_bytes()
+    at = len(pc._MAGIC)
+    size = int.from_bytes(data[at : at + 4], "little")
+    header = json.loads(data[at + 4 : at + 4 + size])
+    arrays, offset = {}, at + 4 + size
+    for name, code, count in header["arrays"]:
+        dtype = pc._DTYPES[code]
+        arrays[name] = np.frombuffer(data, dtype=dtype, count=count, offset=offset).copy()
+        offset += count * dtype.itemsize
+    change(header, arrays)
+    header.pop("sha256")
+    parts = [np.ascontiguousarray(a) for a in arrays.values()]
+    header["arrays"] = [[name, next(c for c, d in pc._DTYPES.items() if d == a.dtype), int(a.size)]
+                        for name, a in zip(arrays, parts)]
+    payload = b"".join(a.tobytes() for a in parts)
+    head = json.dumps({**header, "sha256": pc._digest(header, payload)}).encode()
+    entry.write_bytes(pc._MAGIC + len(head).to_bytes(4, "little") + head + payload)
+
+
+@pytest.mark.parametrize("change", [
+    lambda h, a: a.update(ids=-a["ids"], vocabulary=-a["vocabulary"]),
+    lambda h, a: a.update(starts=a["starts"].astype("<f8"), ends=a["ends"].astype("<f8")),
+    lambda h, a: a.update(ids=a["ids"].astype("<f8")),
+    lambda h, a: a.update(bits=a["bits"] * float("nan")),
+    lambda h, a: a.update(prose=np.append(a["prose"], len(a["ids"]) + 5)),  # past the last token
+    lambda h, a: a.update(literals=np.append(a["literals"], 12345)),  # not a token of the text
+])
+def test_a_mistyped_or_inconsistent_profile_entry_is_read_again(cache, change):
+    text = _TEXTS[0]
+    cached_profile(text, "k.py")
+    (entry,) = _entries(cache)
+    _rewrite_entry(entry, change)
+    _same_profile(cached_profile(text, "k.py"), profile_code(text, "k.py"))
+
+
+def test_a_flipped_bit_is_a_miss(cache):
+    text = _TEXTS[1]
+    unit = CodeUnit(path="k.py", language="python", text=text)
+    cached_tokens(unit)
+    (entry,) = _entries(cache)
+    data = bytearray(entry.read_bytes())
+    data[-9] ^= 1  # inside the arrays, past the digest
+    entry.write_bytes(bytes(data))
+    _same_tokens(cached_tokens(unit), tokenize_text(text, "python", "k.py"))
+    _rewrite_entry(entry, lambda h, a: None)  # a sound entry again
+    _same_tokens(cached_tokens(unit), tokenize_text(text, "python", "k.py"))
+    data = entry.read_bytes()
+    assert b'"has_error": false' in data
+    entry.write_bytes(data.replace(b'"has_error": false', b'"has_error": true '))  # the header is under the digest too
+    _same_tokens(cached_tokens(unit), tokenize_text(text, "python", "k.py"))
+
+
+def test_an_entry_too_large_to_read_back_is_not_written(cache, monkeypatch):
+    from mleaudit.audit.similarity import prepared_cache
+
+    monkeypatch.setattr(prepared_cache, "_MAX_ENTRY_BYTES", 2000)
+    big = "x = [" + "1, " * 2000 + "]\n"
+    _same_tokens(cached_tokens(CodeUnit(path="k.py", language="python", text=big)), tokenize_text(big, "python", "k.py"))
+    _same_profile(cached_profile(big, "k.py"), profile_code(big, "k.py"))
+    assert not _entries(cache)
+
+
+def test_an_unusable_cache_variable_is_warned_about_once(monkeypatch, caplog):
+    import logging
+
+    from mleaudit.audit.cachedir import cache_root
+
+    monkeypatch.setenv("MLEAUDIT_CACHE_DIR", "~no-such-user-anywhere/cache")
+    with caplog.at_level(logging.WARNING):
+        assert cache_root("prepared") is None and cache_root("rules") is None
+        _same_tokens(cached_tokens(CodeUnit(path="k.py", language="python", text=_TEXTS[0])),
+                     tokenize_text(_TEXTS[0], "python", "k.py"))
+    assert sum("nothing is cached" in r.getMessage() for r in caplog.records) <= 1
+
+
+def test_select_positions_outside_the_list_are_refused():
+    from mleaudit.audit.similarity import compare
+
+    agent = CodeUnit(path="a.py", language="python", text=_TEXTS[0])
+    kernel = CodeUnit(path="k.py", language="python", text=_TEXTS[0])
+    with pytest.raises(ValueError, match="select chose position -1"):
+        compare([agent], [kernel], select=lambda measured: [-1])
+    assert len(compare([agent], [kernel], select=lambda measured: [0]).pairs) == 1
