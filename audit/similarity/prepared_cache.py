@@ -5,10 +5,11 @@ is most of the time a fresh ``mleaudit audit --corpus DIR`` spends on the corpus
 does not change between audits. The token stream (:class:`TokenizedFile`) and the profile
 (:class:`Profile`) of a reference text are stored under the SHA-256 of the text, its language
 and a salt of everything that decides them: this module's format, mleaudit's version, the
-tokenizer and detector schemes, the tree-sitter grammars' versions and the source of the modules
-that tokenize and lex. A hit is exactly what a fresh read gives (the entry is checked against the
-text it is for), any change of the text or of that code is a miss, and a damaged entry is read
-again. Only public references are stored (:func:`~mleaudit.audit.similarity.comparison.compare`'s
+Python and Unicode versions, the tokenizer and detector schemes, the tree-sitter grammars'
+versions and the source of the modules that parse, tokenize and lex. A hit is exactly what a
+fresh read gives (the entry is checked against the text it is for, a digest covers its header
+and arrays, every array's type and range is checked), any change of the text or of that code is
+a miss, and a damaged entry is read again. Only public references are stored (:func:`~mleaudit.audit.similarity.comparison.compare`'s
 ``public_references``): an agent's code and a run's starter files are read afresh each time.
 
 The entries live in ``$MLEAUDIT_CACHE_DIR/prepared`` (:mod:`mleaudit.audit.cachedir`;
@@ -50,13 +51,11 @@ def _salt() -> bytes:
     global _SALT
     with _SALT_LOCK:
         if _SALT is None:
-            from mleaudit.audit import __version__
+            from mleaudit.audit import __version__, parsing
             from mleaudit.audit.similarity import tokenize
             from mleaudit.audit.similarity.detect import lexing, profiles
             from mleaudit.audit.similarity.index.format import _fingerprint_scheme
             from mleaudit.audit.similarity.winnow import hashing
-
-            from mleaudit.audit import parsing
 
             # the lexer's regular expressions follow the Unicode tables of the running Python
             digest = hashlib.sha256(f"{_FORMAT}\0{__version__}\0{sys.version}\0{unicodedata.unidata_version}\0".encode())
