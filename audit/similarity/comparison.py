@@ -277,8 +277,6 @@ def compare(
             score_threshold=options.score_threshold,
             max_fragments=options.max_fragments_per_pair,
         )
-        if options.max_fragments_per_pair is not None:
-            pair = longest_fragments(pair, options.max_fragments_per_pair)
         pairs.append(pair)
     pairs.sort(key=PairReport.sort_key)
     logger.debug("compared %d agent and %d reference units (%d worker(s)): %d pairs kept",
