@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -11,8 +13,12 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
 
-# The suite keeps its caches (rule documents already read) to itself, never in the user's.
-os.environ.setdefault("MLEAUDIT_CACHE_DIR", tempfile.mkdtemp(prefix="mleaudit-test-cache-"))
+# The suite keeps its caches (rule documents, prepared references) to itself, never in the user's,
+# and removes them when it ends (they reach tens of MB a run).
+if "MLEAUDIT_CACHE_DIR" not in os.environ:
+    _TEST_CACHE = tempfile.mkdtemp(prefix="mleaudit-test-cache-")
+    os.environ["MLEAUDIT_CACHE_DIR"] = _TEST_CACHE
+    atexit.register(shutil.rmtree, _TEST_CACHE, ignore_errors=True)
 
 _OPT_IN = {"slow": "--run-slow", "docker": "--run-docker", "gpu": "--run-gpu"}
 
