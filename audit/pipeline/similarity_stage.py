@@ -12,7 +12,7 @@ from mleaudit.audit.model import Skipped
 from mleaudit.audit.pipeline.options import AuditOptions
 from mleaudit.audit.report_similarity import copied_share, pair_origins, similarity_agents
 from mleaudit.audit.similarity import compare, load_reference_corpus
-from mleaudit.audit.similarity.comparison import decodings_of_pairs, longest_fragments
+from mleaudit.audit.similarity.comparison import decodings_of_pairs
 from mleaudit.audit.units import CodeUnit
 
 
@@ -119,8 +119,7 @@ def _run_similarity(units: tuple[CodeUnit, ...], options: AuditOptions,
         references: list[CodeUnit] = []
         reference_count = index.info().references
         corpus_label, decodings = str(options.corpus_index), list(result.decodings)
-        most = similarity_options.max_fragments_per_pair
-        pairs = [longest_fragments(p, most) if most is not None else p for p in result.pairs]
+        pairs = list(result.pairs)
     else:
         corpus = load_reference_corpus(options.corpus_dir)
         references, ref_skipped = list(corpus[0]), tuple(corpus[1])

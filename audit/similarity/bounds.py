@@ -253,18 +253,27 @@ class SeedLocations:
     references : sequence of (ndarray of int64, int)
         Per reference, its :meth:`~mleaudit.audit.similarity.detect.Profile.seed_keys` and its number
         of tokens. References are numbered by their place in this sequence (their *slot*).
+    many_lookups : bool, default True
+        The table serves many agent files (brute force over one corpus): the seeds are sorted
+        once, and each lookup costs a search per distinct agent seed. ``False`` for a table
+        looked up once or twice (a batch of references of an index query): no sort, each lookup
+        scans the seeds of the references it wants, a search in the agent's few distinct seeds
+        each. The bounds are the same either way.
 
     Attributes
     ----------
     keys : ndarray of int64
-        Every seed key of every reference, sorted.
+        Every seed key of every reference: sorted (``many_lookups``), else reference after
+        reference.
     slots, positions : ndarray of int32
         Aligned with ``keys``: the reference holding the seed and the seed's first token.
+    sorted : bool
+        Whether ``keys`` is sorted.
     tokens : ndarray of int64, shape (len(references),)
         Tokens per reference.
     """
 
-    def __init__(self, references: Sequence[tuple[np.ndarray, int]]) -> None:
+    def __init__(self, references: Sequence[tuple[np.ndarray, int]], many_lookups: bool = True) -> None:
         self.tokens = np.array([int(n) for _, n in references], dtype=np.int64)
         seeds = [np.asarray(k, dtype=np.int64) for k, _ in references]
         for slot, (keys, tokens) in enumerate(zip(seeds, self.tokens.tolist())):
@@ -275,8 +284,14 @@ class SeedLocations:
         joined = np.concatenate(seeds) if seeds else np.zeros(0, np.int64)
         slots = np.repeat(np.arange(len(seeds), dtype=np.int32), lengths)
         positions = (np.arange(joined.size) - np.repeat(np.cumsum(lengths) - lengths, lengths)).astype(np.int32)
-        order = np.argsort(joined, kind="stable")
-        self.keys, self.slots, self.positions = joined[order], slots[order], positions[order]
+        self.sorted = bool(many_lookups)
+        if self.sorted:
+            order = np.argsort(joined, kind="stable")
+            self.keys, self.slots, self.positions = joined[order], slots[order], positions[order]
+        else:
+            self.keys, self.slots, self.positions = joined, slots, positions
+            self._starts = np.cumsum(lengths) - lengths
+            self._lengths = lengths
         # the references' tokens one after the other, each followed by room for a seed's tail
         room = self.tokens + MIN_TILE_TOKENS
         self.base = np.cumsum(room) - room
@@ -322,17 +337,27 @@ def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations
     width = best.shape[1]
     if width > MIN_TILE_TOKENS:
         raise ValueError(f"seed table of {width} tokens per seed; seeds are {MIN_TILE_TOKENS} tokens")
-    low = np.searchsorted(locations.keys, keys, side="left")
-    counts = np.searchsorted(locations.keys, keys, side="right") - low
-    total = int(counts.sum())
-    if not total:
-        return out
-    at = np.repeat(low, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+    # the hits: every (agent seed, reference seed location) pair with equal keys; the agent's
+    # keys are distinct, so a location is hit once at most (and their order does not matter)
+    if locations.sorted:
+        low = np.searchsorted(locations.keys, keys, side="left")
+        counts = np.searchsorted(locations.keys, keys, side="right") - low
+        total = int(counts.sum())
+        if not total:
+            return out
+        at = np.repeat(low, counts) + (np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts))
+        agent_key = np.repeat(np.arange(keys.size), counts)
+        if wanted is not None:
+            keep = wanted[locations.slots[at]]
+            at, agent_key = at[keep], agent_key[keep]
+    else:
+        at = _wanted_locations(locations, wanted)
+        found = np.minimum(np.searchsorted(keys, locations.keys[at]), keys.size - 1)
+        hit = keys[found] == locations.keys[at]
+        at, agent_key = at[hit], found[hit]
+        if not at.size:
+            return out
     slot, position = locations.slots[at].astype(np.int64), locations.positions[at].astype(np.int64)
-    agent_key = np.repeat(np.arange(keys.size), counts)
-    if wanted is not None:
-        keep = wanted[slot]
-        slot, position, agent_key = slot[keep], position[keep], agent_key[keep]
     # each hit covers `width` reference tokens, each with the largest bits of its agent offset
     spread = np.full(locations.owner.size, -1.0)
     start = locations.base[slot] + position
@@ -362,6 +387,16 @@ def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations
         lowest = np.minimum.accumulate(running - value[head:end])
         out[where] = max(float((running - lowest).max()), 0.0)
     return out
+
+
+def _wanted_locations(locations: SeedLocations, wanted: np.ndarray | None) -> np.ndarray:
+    """Places in ``locations.keys`` (in reference order) of the seeds of the wanted references."""
+    if wanted is None:
+        return np.arange(locations.size)
+    chosen = np.flatnonzero(wanted)
+    lengths = locations._lengths[chosen]
+    total = int(lengths.sum())
+    return np.repeat(locations._starts[chosen] - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
 
 
 def seed_table(upper: np.ndarray, agent_keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

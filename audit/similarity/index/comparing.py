@@ -68,8 +68,9 @@ class _Comparing(_Retrieving):
             Audited code.
         options : SimilarityOptions, optional
             Defaults to :attr:`options`. ``kgram_length`` and ``kgrams_in_window`` must be the
-            index's; ``max_doc_fraction``, ``min_fragment_kgrams`` and ``display_threshold`` apply
-            as in :func:`mleaudit.audit.similarity.compare` (document frequencies count the whole corpus).
+            index's; ``max_doc_fraction``, ``min_fragment_kgrams``, ``display_threshold`` and
+            ``max_fragments_per_pair`` apply as in :func:`mleaudit.audit.similarity.compare`
+            (document frequencies count the whole corpus).
         min_containment : float, default DEFAULT_MIN_CONTAINMENT
             Candidate threshold on ``max(agent_containment, reference_containment)``; the
             effective threshold is the larger of this and ``options.display_threshold``.
@@ -228,6 +229,7 @@ class _Comparing(_Retrieving):
                     agent_profile=agent_profiles.get(i),
                     reference_profile=reference_profile,
                     score_threshold=options.score_threshold,
+                    max_fragments=options.max_fragments_per_pair,
                 )
                 # as in brute force, a flagged pair is kept whatever its containment
                 if report.flagged or max(report.agent_containment, report.reference_containment) >= options.display_threshold:

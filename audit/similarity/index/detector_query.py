@@ -384,7 +384,7 @@ class _DetectorQuery:
                 everyone = [*kept[0], *(doc for doc in missing if doc in found)]
                 found = self.token_profiles(everyone)
                 kept = self._locations = ({doc: slot for slot, doc in enumerate(everyone)}, SeedLocations(
-                    [(found[doc].seed_keys(), len(found[doc].ids)) for doc in everyone]))
+                    [(found[doc].seed_keys(), len(found[doc].ids)) for doc in everyone], many_lookups=False))
         if all(doc in kept[0] for doc in docs):
             wanted = np.zeros(len(kept[0]), dtype=bool)
             wanted[[kept[0][doc] for doc in docs]] = True
@@ -393,7 +393,8 @@ class _DetectorQuery:
         for start in range(0, len(docs), _BOUND_BATCH):
             found = self.token_profiles(docs[start : start + _BOUND_BATCH])
             read = [doc for doc in docs[start : start + _BOUND_BATCH] if doc in found]
-            values = window_bounds(seeds, SeedLocations([(found[doc].seed_keys(), len(found[doc].ids)) for doc in read]))
+            values = window_bounds(seeds, SeedLocations([(found[doc].seed_keys(), len(found[doc].ids)) for doc in read],
+                                                        many_lookups=False))
             out.update(zip(read, values.tolist()))
         return out
 

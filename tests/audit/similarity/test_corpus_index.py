@@ -83,8 +83,9 @@ def _shared_pairs(report) -> list:
 
 @pytest.mark.parametrize(
     "options",
-    [SimilarityOptions(), SimilarityOptions(max_doc_fraction=0.5, min_fragment_kgrams=2)],
-    ids=["defaults", "max-doc-fraction"],
+    [SimilarityOptions(), SimilarityOptions(max_doc_fraction=0.5, min_fragment_kgrams=2),
+     SimilarityOptions(max_fragments_per_pair=1)],
+    ids=["defaults", "max-doc-fraction", "one-fragment-per-pair"],
 )
 def test_index_compare_equals_brute_force(kernels: Path, boilerplate: Path, tmp_path: Path,
                                           options: SimilarityOptions) -> None:
@@ -102,6 +103,8 @@ def test_index_compare_equals_brute_force(kernels: Path, boilerplate: Path, tmp_
     assert report.options == options
     notebook_pairs = [p for p in report.pairs if p.reference_path.endswith(".ipynb") and p.fragments]
     assert notebook_pairs and notebook_pairs[0].fragments[0].reference_location.startswith("cell ")
+    if options.max_fragments_per_pair is not None:
+        assert max(len(p.fragments) for p in report.pairs) == options.max_fragments_per_pair
 
 
 def test_display_threshold_gives_exactly_the_brute_force_pairs(kernels: Path, tmp_path: Path) -> None:

@@ -454,20 +454,28 @@ def test_window_bounds_of_many_references_equal_the_bound_of_each() -> None:
             references.append((rng.integers(0, 40, m), m + 5 + int(rng.integers(0, 6)) if m else int(rng.integers(0, 3))))
         wanted = rng.random(len(references)) < 0.7
         expected = np.array([window_bound(upper, agent_keys, keys, tokens, table=table) for keys, tokens in references])
-        locations = SeedLocations(references)
-        assert np.allclose(window_bounds(table, locations), expected, rtol=0, atol=1e-9)
-        assert np.allclose(window_bounds(table, locations, wanted), np.where(wanted, expected, 0.0), rtol=0, atol=1e-9)
+        for many_lookups in (True, False):
+            locations = SeedLocations(references, many_lookups=many_lookups)
+            assert locations.sorted is many_lookups
+            assert np.allclose(window_bounds(table, locations), expected, rtol=0, atol=1e-9)
+            assert np.allclose(window_bounds(table, locations, wanted), np.where(wanted, expected, 0.0),
+                               rtol=0, atol=1e-9)
+            # the two ways find the same hits, so the same floats
+            assert np.array_equal(window_bounds(table, locations, wanted),
+                                  window_bounds(table, SeedLocations(references, many_lookups=not many_lookups), wanted))
     # a long reference before short ones: no sum of one reference carries another's rounding
     agent_keys = rng.integers(0, 30, 60)
     upper = rng.random(65) * 20
     table = seed_table(upper, agent_keys)
     references = [(rng.integers(0, 40, 400_000), 400_005)] + [(rng.integers(0, 40, 50), 55) for _ in range(300)]
-    got = window_bounds(table, SeedLocations(references))
     expected = [window_bound(upper, agent_keys, keys, tokens, table=table) for keys, tokens in references[-20:]]
-    assert np.allclose(got[-20:], expected, rtol=0, atol=1e-9)
+    for many_lookups in (True, False):
+        got = window_bounds(table, SeedLocations(references, many_lookups=many_lookups))
+        assert np.allclose(got[-20:], expected, rtol=0, atol=1e-9)
     # seeds that do not fit in their reference are refused, never spread into the next one
-    with pytest.raises(ValueError, match="do not fit"):
-        SeedLocations([(np.arange(10), 5), (np.arange(3), 8)])
+    for many_lookups in (True, False):
+        with pytest.raises(ValueError, match="do not fit"):
+            SeedLocations([(np.arange(10), 5), (np.arange(3), 8)], many_lookups=many_lookups)
 
 
 def _audit_json(tmp_path: Path, name: str, *extra: str) -> tuple[int, dict]:
