@@ -124,7 +124,8 @@ def boilerplate_mask(agent: Profile, boilerplate: Sequence[Profile]) -> bytearra
 def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, left_out: Sequence[Profile], *,
                        mask: bytearray | None = None, query: AgentQuery | None = None,
                        background: Background | None | str = "default", bits: np.ndarray | None = None,
-                       runs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None) -> Evidence:
+                       runs: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+                       tiles: Sequence[Tile] | None = None) -> Evidence:
     """Evidence that ``agent`` copied code from ``reference``, under a given background.
 
     Parameters
@@ -146,16 +147,22 @@ def reference_evidence(agent: Profile, reference: Profile, table: NgramTable, le
     runs : tuple of four ndarray, optional
         The pair's maximal runs ``(a0, a1, r0, r1)`` when already found (:class:`RunFinder`;
         empty arrays for none).
+    tiles : sequence of Tile, optional
+        The pair's tiles (:func:`find_tiles`) when already found: they depend on the two token
+        streams only, not on the background. ``runs`` is then not used.
 
     Returns
     -------
     Evidence
         ``bits`` = information of the best chain of tiles (0 when nothing is shared).
     """
-    columns = _maximal_run_columns(agent, reference) if runs is None else runs
-    if columns is None or not columns[0].size:
+    if tiles is None:
+        columns = _maximal_run_columns(agent, reference) if runs is None else runs
+        if columns is None or not columns[0].size:
+            return Evidence(bits=0.0)
+        tiles = tile_runs(columns, len(agent.ids), len(reference.ids))
+    elif not tiles:
         return Evidence(bits=0.0)
-    tiles = tile_runs(columns, len(agent.ids), len(reference.ids))
     if bits is None:
         bits = token_bits(agent, table, left_out, query=query, background=background)
     if mask is not None and any(mask):

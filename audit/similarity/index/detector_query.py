@@ -37,6 +37,8 @@ from mleaudit.audit.similarity.detect import (
     Evidence,
     NgramTable,
     Profile,
+    Tile,
+    find_tiles,
     near_duplicate_members,
     reference_evidence,
     token_bits,
@@ -97,12 +99,16 @@ class _DetectorQuery:
         self._left_out: dict[int, Profile] = {}
         self._holders: dict[int, tuple[int, tuple[_Posting, ...] | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
+        self._holder_ids: dict[int, np.ndarray | None] = {}
         self._families = index._families
         self._plain: dict[int, tuple[Profile, NgramTable, np.ndarray]] = {}
         self._seed_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # references (by id, their slot) whose seed locations are kept, see window_bounds
         self._locations: tuple[dict[int, int], SeedLocations] = ({}, SeedLocations([]))
         self._windows: dict[int, dict[int, float]] = {}  # per agent unit: window bound per reference
+        # per (agent unit, reference): the pair's tiles, found for the tile bound and used again
+        # by the evidence (they depend on the two token streams only)
+        self._tiles: dict[tuple[int, int], list[Tile]] = {}
 
     def profiles(self, docs: Iterable[int], paths: Mapping[int, str] | None = None) -> dict[int, tuple[Profile, int]]:
         """Profile and text length of each doc the detector reads (decoded once)."""
@@ -225,15 +231,21 @@ class _DetectorQuery:
         (the detector's near-duplicate test ignores values held by more than MAX_SAMPLE_HOLDERS
         references; common code is held by much of the corpus)."""
         size = self._sample_sizes.size
-        found = {}
-        for value, entries in self._sample_postings(values, cap).items():
-            where = f"{self._index.path}: postings of sample {value}"
-            held = np.concatenate([posting.ids(where) for posting in entries])
-            # ids past the statistics read for this query were added since; not live here
-            held = held[held < size]
-            if held.size:
-                found[value] = held
-        return found
+        # the forks of one kernel hold mostly the same values: each value's ids are decoded
+        # once per query (None: held by none or by more than the cap)
+        known = self._holder_ids if cap == MAX_SAMPLE_HOLDERS else {}
+        listed = values.tolist()
+        missing = [value for value in listed if value not in known]
+        if missing:
+            known.update(dict.fromkeys(missing))
+            for value, entries in self._sample_postings(np.asarray(missing, dtype=np.int64), cap).items():
+                where = f"{self._index.path}: postings of sample {value}"
+                held = np.concatenate([posting.ids(where) for posting in entries])
+                # ids past the statistics read for this query were added since; not live here
+                held = held[held < size]
+                if held.size:
+                    known[value] = held
+        return {value: known[value] for value in listed if known[value] is not None}
 
     def _sample_postings(self, values: np.ndarray, cap: int) -> dict[int, tuple[_Posting, ...]]:
         """``{value: its postings entries (ids only)}`` for the sampled 8-gram ``values`` held by 1
@@ -351,8 +363,11 @@ class _DetectorQuery:
         found = self.token_profiles([doc for doc in docs if coarse.get(doc, 0.0) >= needed])
         out = {}
         for doc, window in coarse.items():
-            out[doc] = window if window < needed else reference_evidence(stripped, found[doc], lowered, (),
-                                                                         bits=bits).bits
+            if window < needed:
+                out[doc] = window
+                continue
+            tiles = self._tiles[(agent, doc)] = find_tiles(stripped, found[doc])
+            out[doc] = reference_evidence(stripped, found[doc], lowered, (), bits=bits, tiles=tiles).bits
         return out
 
     def window_bounds(self, agent: int, docs: Sequence[int]) -> dict[int, float]:
@@ -414,5 +429,6 @@ class _DetectorQuery:
         profile, chars = loaded
         left_out = self.left_out(self.members(doc, profile))
         query = self.queries[agent]
-        result = reference_evidence(query.agent, profile, self.table, left_out, mask=mask, query=query)
+        result = reference_evidence(query.agent, profile, self.table, left_out, mask=mask, query=query,
+                                    tiles=self._tiles.get((agent, doc)))
         return result, profile, chars
