@@ -35,7 +35,12 @@ Printed figures:
   threshold 0.3, 128 permutations) built over the same sample, with its candidate counts;
 - the index size on disk.
 
-Usage: ``python benchmarks/corpus_index.py --n 10000 [--jobs 2] [--workdir DIR] [--keep]``
+Queries use the options an audit uses (each pair's longest fragments only,
+``REPORT_FRAGMENTS_PER_PAIR``).
+
+Usage: ``python benchmarks/corpus_index.py --n 10000 [--jobs 2] [--workdir DIR] [--keep]``;
+``--workdir DIR --reuse`` queries an index kept by an earlier run; ``--skip-exact`` leaves out the
+exact search (minutes per run on a quarter of a million notebooks); ``--sample 0`` the recall check.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -66,6 +72,11 @@ from mleaudit.audit.similarity import SimilarityOptions, compare, load_reference
 from mleaudit.audit.similarity.index import DEFAULT_BOUND_BUDGET, build_corpus_index, load_corpus_index  # noqa: E402
 from mleaudit.audit.similarity.tokenize import tokenize_text  # noqa: E402
 from mleaudit.audit.units import CodeUnit  # noqa: E402
+from mleaudit.audit.pipeline.similarity_stage import REPORT_FRAGMENTS_PER_PAIR  # noqa: E402
+
+#: The options an audit compares with (``mleaudit audit --index``): each pair keeps its longest
+#: fragments only.
+AUDIT_OPTIONS = SimilarityOptions(max_fragments_per_pair=REPORT_FRAGMENTS_PER_PAIR)
 
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data"
 _ASSIGNED = re.compile(r"^[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*=(?!=)", re.MULTILINE)
@@ -185,7 +196,7 @@ def phase_query(args: argparse.Namespace) -> None:
     opened = time.perf_counter() - started
     # Each --tops value with the library's default bound budget, and the first with no budget
     # (every reference the seed bound cannot exclude is checked: the exact search).
-    settings = [(top, DEFAULT_BOUND_BUDGET) for top in args.tops] + [(args.tops[0], None)]
+    settings = [(top, DEFAULT_BOUND_BUDGET) for top in args.tops] + ([] if args.skip_exact else [(args.tops[0], None)])
     stages: list[dict[str, int]] = []
     full: dict[tuple[int, int], list[float]] = {s: [] for s in settings}
     flagged: dict[tuple[int, int], int] = {s: 0 for s in settings}
@@ -197,7 +208,7 @@ def phase_query(args: argparse.Namespace) -> None:
     for top, budget in settings:
         for run in runs:
             start = time.perf_counter()
-            report = index.compare(run, top=top, bound_budget=budget)
+            report = index.compare(run, AUDIT_OPTIONS, top=top, bound_budget=budget)
             full[(top, budget)].append(time.perf_counter() - start)
             flagged[(top, budget)] += sum(p.flagged for p in report.pairs)
             if (top, budget) == settings[0]:
@@ -225,7 +236,7 @@ def phase_query(args: argparse.Namespace) -> None:
     try:
         for run in runs:
             start = time.perf_counter()
-            index.compare(run, top=args.tops[0])
+            index.compare(run, AUDIT_OPTIONS, top=args.tops[0])
             without.append(time.perf_counter() - start)
     finally:
         corpus_index_module._DetectorQuery.evidence = evidence
@@ -237,7 +248,7 @@ def phase_query(args: argparse.Namespace) -> None:
         references = load_reference_corpus(args.workdir / "corpus")
         exact = settings[-1]
         for r, run in enumerate(runs[: args.brute_runs]):
-            report = compare(run, references, SimilarityOptions(max_pairs_per_agent=None))
+            report = compare(run, references, replace(AUDIT_OPTIONS, max_pairs_per_agent=None))
             for u, unit in enumerate(run):
                 pairs = [p for p in report.pairs if p.agent_path == unit.path and p.flagged]
                 found = best[exact][r * len(run) + u]
@@ -247,8 +258,9 @@ def phase_query(args: argparse.Namespace) -> None:
                 brute_check["same_flagged_pairs"] += frozenset(p.reference_path for p in pairs) == found[3]
                 brute_check["same_best_kernel"] += top_kernel == found[2]
     index.close()
-    # the exact search (no budget) is the reference for the other settings
-    exact_best = best[settings[-1]]
+    # the exact search (no budget) is the reference for the other settings; without it, the
+    # first setting (the agreement of the others with the library's default)
+    exact_best = best[settings[0] if args.skip_exact else settings[-1]]
     agreement = {}
     for setting in settings:
         agreement[_label(setting)] = {
@@ -355,6 +367,11 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--workdir", type=Path, default=None, help="where to write the corpus (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the corpus and index afterwards")
+    parser.add_argument("--reuse", action="store_true",
+                        help="query the index already in --workdir (no corpus generated, nothing built)")
+    parser.add_argument("--skip-exact", action="store_true",
+                        help="leave out the exact search (every reference the seed bound keeps: minutes per run "
+                             "on a large corpus); agreement is then with the first --tops setting")
     parser.add_argument("--phase", choices=["all", "query"], default="all", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if not (args.data / "notebooks").is_dir():
@@ -362,80 +379,98 @@ def main() -> None:
     if args.phase == "query":
         phase_query(args)
         return
+    if args.reuse and (args.workdir is None or not (args.workdir / "corpus.index").is_file()):
+        raise SystemExit("--reuse needs --workdir with a corpus.index (from an earlier run with --keep)")
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="corpus-index-bench-"))
     args.workdir = workdir
     corpus = workdir / "corpus"
     try:
-        start = time.perf_counter()
-        if not corpus.is_dir():
-            generate(args.data, corpus, args.n, args.seed)
-        print(f"corpus: {args.n} synthetic notebooks in {corpus} (generated in {time.perf_counter() - start:.0f} s)")
-        index_path = workdir / "corpus.index"
-        index_path.unlink(missing_ok=True)
-        load_before = os.getloadavg()
-        cpu_before = _cpu_seconds()
-        start = time.perf_counter()
-        summary = build_corpus_index([corpus], index_path, jobs=args.jobs)
-        seconds = time.perf_counter() - start
-        cpu = _cpu_seconds() - cpu_before  # the workers are reaped when the build's pool closes
-        size = index_path.stat().st_size
-        print(f"build:   {summary.added} notebooks in {seconds:.1f} s = {summary.added / seconds:.0f} notebooks/s "
-              f"with {args.jobs} workers ({len(summary.skipped)} skipped); index {size / 1e6:.0f} MB "
-              f"({size / max(summary.added, 1) / 1e3:.1f} kB/notebook); peak RSS {_peak_mb(resource.RUSAGE_SELF):.0f} MB "
-              f"(largest worker {_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB)")
-        if summary.compacted is not None:
-            print(f"         postings merged at the end of the build: {summary.compacted.keys} keys "
-                  f"({summary.compacted.entries} entries, {summary.compacted.bitmaps} bitmaps) in "
-                  f"{summary.compacted.seconds:.1f} s (included above)")
-        print(f"         {cpu:.0f} CPU s = {cpu / max(summary.added, 1) * 1000:.1f} CPU ms/notebook (parent and workers; "
-              f"{os.cpu_count()} cpus would give {os.cpu_count() * max(summary.added, 1) / max(cpu, 1e-9):.0f} "
-              f"notebooks/s unshared); load average (1/5/15 min) {_loads(load_before)} before, "
-              f"{_loads(os.getloadavg())} after")
-        query = subprocess.run(
-            [sys.executable, __file__, "--phase", "query", "--workdir", str(workdir), "--data", str(args.data),
-             "--runs", str(args.runs), "--seed", str(args.seed), "--brute-runs", str(args.brute_runs),
-             "--tops", *map(str, args.tops)],
-            check=True, capture_output=True, text=True,
-        )
-        q = json.loads(query.stdout.strip().splitlines()[-1])
-        print(f"query:   load average {q['load_before']} before, {q['load_after']} after; one agent run = 3 files; "
-              f"index opened in {q['open_s'] * 1000:.0f} ms; query process peak {q['peak_mb']:.0f} MB")
-        print(f"         retrieval only (candidates >= 0.3 for the 3 files): median {q['retrieval_run_median_s']:.3f} s, "
-              f"max {q['retrieval_run_max_s']:.3f} s")
-        for label, figures in q["compare"].items():
-            same = q["agreement"][label]
-            print(f"         compare(run, {label}) with exact pair reports and copy scores: cold "
-                  f"{figures['cold_s']:.3f} s, warm median {figures['warm_median_s']:.3f} s, max "
-                  f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs; "
-                  f"agent files flagged {same['files_flagged']} (exact search: {same['files_flagged_exact']}) of "
-                  f"{same['files']}; the exact search's flagged pairs in {same['same_flagged_pairs']}, its best "
-                  f"kernel in {same['same_best_kernel']}")
-        stages = q["bound_stages"]
-        print(f"         evidence bound per file (median, top={args.tops[0]}): {stages['bounded']:.0f} references not "
-              f"excluded by the seed postings, {stages['windowed']:.0f} checked with the window bound and "
-              f"{stages['window']:.0f} kept by it, {stages['checked']:.0f} checked with the tile bound, "
-              f"{stages['scored']:.0f} scored exactly; the search cut by its budget for {q['cut_files']} of "
-              f"{q['stage_files']} file-queries")
-        brute = q["brute"]
-        if brute["files"]:
-            print(f"         brute force (compare over the whole corpus folder) on {brute['files']} agent files: "
-                  f"{brute['flagged_pairs']} flagged pairs; the exact search has the same flagged pairs in "
-                  f"{brute['same_flagged_pairs']} files and the same best kernel in {brute['same_best_kernel']}")
-        print(f"         the same with top={args.tops[0]} without the copy detector: median "
-              f"{q['without_detector_median_s']:.3f} s")
-        print(f"         candidates per file: >= 0.3 median {q['candidates_03_median']:.0f} (max "
-              f"{q['candidates_03_max']}), >= 0.05 median {q['candidates_005_median']:.0f} (max {q['candidates_005_max']})")
-        start = time.perf_counter()
-        recall = _recall(args, corpus)
-        line = (f"recall:  {recall['index_recall']:.4f} of {recall['positive_pairs']} brute-force pairs with agent "
-                f"containment >= 0.3 ({recall['agent_files']} agent files x {recall['sample']} sampled references)")
-        if "lsh_ensemble_recall" in recall:
-            line += (f"; MinHashLSHEnsemble(0.3, 128 perm): recall {recall['lsh_ensemble_recall']:.4f}, "
-                     f"{recall['lsh_ensemble_candidates_per_file']:.0f} candidates per file in the sample")
-        print(line + f" [{time.perf_counter() - start:.0f} s]")
+        if not args.reuse:
+            _build(args, corpus)
+        _query(args, corpus)
     finally:
         if not args.keep and args.workdir is not None and workdir.name.startswith("corpus-index-bench-"):
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _build(args: argparse.Namespace, corpus: Path) -> None:
+    """Generate the corpus (unless the folder is there) and build its index; print the figures."""
+    workdir = args.workdir
+    start = time.perf_counter()
+    if not corpus.is_dir():
+        generate(args.data, corpus, args.n, args.seed)
+    print(f"corpus: {args.n} synthetic notebooks in {corpus} (generated in {time.perf_counter() - start:.0f} s)")
+    index_path = workdir / "corpus.index"
+    index_path.unlink(missing_ok=True)
+    load_before = os.getloadavg()
+    cpu_before = _cpu_seconds()
+    start = time.perf_counter()
+    summary = build_corpus_index([corpus], index_path, jobs=args.jobs)
+    seconds = time.perf_counter() - start
+    cpu = _cpu_seconds() - cpu_before  # the workers are reaped when the build's pool closes
+    size = index_path.stat().st_size
+    print(f"build:   {summary.added} notebooks in {seconds:.1f} s = {summary.added / seconds:.0f} notebooks/s "
+          f"with {args.jobs} workers ({len(summary.skipped)} skipped); index {size / 1e6:.0f} MB "
+          f"({size / max(summary.added, 1) / 1e3:.1f} kB/notebook); peak RSS {_peak_mb(resource.RUSAGE_SELF):.0f} MB "
+          f"(largest worker {_peak_mb(resource.RUSAGE_CHILDREN):.0f} MB)")
+    if summary.compacted is not None:
+        print(f"         postings merged at the end of the build: {summary.compacted.keys} keys "
+              f"({summary.compacted.entries} entries, {summary.compacted.bitmaps} bitmaps) in "
+              f"{summary.compacted.seconds:.1f} s (included above)")
+    print(f"         {cpu:.0f} CPU s = {cpu / max(summary.added, 1) * 1000:.1f} CPU ms/notebook (parent and workers; "
+          f"{os.cpu_count()} cpus would give {os.cpu_count() * max(summary.added, 1) / max(cpu, 1e-9):.0f} "
+          f"notebooks/s unshared); load average (1/5/15 min) {_loads(load_before)} before, "
+          f"{_loads(os.getloadavg())} after")
+
+
+def _query(args: argparse.Namespace, corpus: Path) -> None:
+    """Query the index in a fresh process, then the recall check; print the figures."""
+    workdir = args.workdir
+    query = subprocess.run(
+        [sys.executable, __file__, "--phase", "query", "--workdir", str(workdir), "--data", str(args.data),
+         "--runs", str(args.runs), "--seed", str(args.seed), "--brute-runs", str(args.brute_runs),
+         "--tops", *map(str, args.tops), *(["--skip-exact"] if args.skip_exact else [])],
+        check=True, capture_output=True, text=True,
+    )
+    q = json.loads(query.stdout.strip().splitlines()[-1])
+    print(f"query:   load average {q['load_before']} before, {q['load_after']} after; one agent run = 3 files; "
+          f"index opened in {q['open_s'] * 1000:.0f} ms; query process peak {q['peak_mb']:.0f} MB")
+    print(f"         retrieval only (candidates >= 0.3 for the 3 files): median {q['retrieval_run_median_s']:.3f} s, "
+          f"max {q['retrieval_run_max_s']:.3f} s")
+    versus = f"compare(run, {_label((args.tops[0], DEFAULT_BOUND_BUDGET))})" if args.skip_exact else "the exact search"
+    for label, figures in q["compare"].items():
+        same = q["agreement"][label]
+        print(f"         compare(run, {label}) with exact pair reports and copy scores: cold "
+              f"{figures['cold_s']:.3f} s, warm median {figures['warm_median_s']:.3f} s, max "
+              f"{figures['warm_max_s']:.3f} s; {figures['flagged']} flagged pairs in {args.runs} runs; "
+              f"agent files flagged {same['files_flagged']} ({versus}: {same['files_flagged_exact']}) of "
+              f"{same['files']}; {versus}'s flagged pairs in {same['same_flagged_pairs']}, its best "
+              f"kernel in {same['same_best_kernel']}")
+    stages = q["bound_stages"]
+    print(f"         evidence bound per file (median, top={args.tops[0]}): {stages['bounded']:.0f} references not "
+          f"excluded by the seed postings, {stages['windowed']:.0f} checked with the window bound and "
+          f"{stages['window']:.0f} kept by it, {stages['checked']:.0f} checked with the tile bound, "
+          f"{stages['scored']:.0f} scored exactly; the search cut by its budget for {q['cut_files']} of "
+          f"{q['stage_files']} file-queries")
+    brute = q["brute"]
+    if brute["files"]:
+        print(f"         brute force (compare over the whole corpus folder) on {brute['files']} agent files: "
+              f"{brute['flagged_pairs']} flagged pairs; the exact search has the same flagged pairs in "
+              f"{brute['same_flagged_pairs']} files and the same best kernel in {brute['same_best_kernel']}")
+    print(f"         the same with top={args.tops[0]} without the copy detector: median "
+          f"{q['without_detector_median_s']:.3f} s")
+    print(f"         candidates per file: >= 0.3 median {q['candidates_03_median']:.0f} (max "
+          f"{q['candidates_03_max']}), >= 0.05 median {q['candidates_005_median']:.0f} (max {q['candidates_005_max']})")
+    if not args.sample:
+        return
+    start = time.perf_counter()
+    recall = _recall(args, corpus)
+    line = (f"recall:  {recall['index_recall']:.4f} of {recall['positive_pairs']} brute-force pairs with agent "
+            f"containment >= 0.3 ({recall['agent_files']} agent files x {recall['sample']} sampled references)")
+    if "lsh_ensemble_recall" in recall:
+        line += (f"; MinHashLSHEnsemble(0.3, 128 perm): recall {recall['lsh_ensemble_recall']:.4f}, "
+                 f"{recall['lsh_ensemble_candidates_per_file']:.0f} candidates per file in the sample")
+    print(line + f" [{time.perf_counter() - start:.0f} s]")
 
 
 if __name__ == "__main__":
