@@ -21,10 +21,10 @@ from mleaudit.audit.similarity.corpus import TextDecoding, reference_id
 from mleaudit.audit.similarity.detect import Evidence, Profile, boilerplate_mask, profile_code
 from mleaudit.audit.similarity.fingerprint_index import FingerprintIndex, IndexedFile, Role
 from mleaudit.audit.similarity.index.blobs import _decode_record
-from mleaudit.audit.similarity.index.detector_query import _BOUND_BATCH, _DetectorQuery
+from mleaudit.audit.similarity.index.detector_query import _DetectorQuery
 from mleaudit.audit.similarity.index.format import _KEY_STRIDE, CorpusIndexError
 from mleaudit.audit.similarity.index.retrieval import DEFAULT_MIN_CONTAINMENT, _check_fraction, _Retrieving
-from mleaudit.audit.similarity.index.search import DEFAULT_BOUND_BUDGET, _bound_search
+from mleaudit.audit.similarity.index.search import DEFAULT_BOUND_BUDGET, _bound_search, _score_candidates
 from mleaudit.audit.similarity.index.storage import _guarded
 from mleaudit.audit.similarity.index.stored_tokens import _StoredTokens
 from mleaudit.audit.similarity.pairs import PairReport, pair_report
@@ -179,20 +179,21 @@ class _Comparing(_Retrieving):
                 continue
             if detector.boilerplate:
                 masks[i] = boilerplate_mask(agent_profiles[i], detector.boilerplate)
+            bounds = None
             if exact:
-                candidates, searched = _bound_search(detector, position[i], chosen[i][0], chosen[i][2], stats[0] >= 0,
-                                                     docs, options.score_threshold,
-                                                     None if top is None else bound_budget, self.path)
+                candidates, bounds, searched = _bound_search(detector, position[i], chosen[i][0], chosen[i][2],
+                                                             stats[0] >= 0, docs, options.score_threshold,
+                                                             None if top is None else bound_budget, self.path)
                 self.last_bound_scored.append(searched)
+                if searched["exhaustive"]:
+                    bounds = None  # every candidate is scored: every flagged pair is listed
             else:
                 candidates = detector.distinct_sources(chosen[i][2], docs, sources)
-            for start in range(0, len(candidates), _BOUND_BATCH):
-                batch = candidates[start : start + _BOUND_BATCH]
-                detector.profiles(batch, paths)
-                for doc in batch:
-                    found = detector.evidence(position[i], doc, masks.get(i))
-                    if found is not None and found[0].score >= options.score_threshold:
-                        found_further[(i, doc)] = found
+            flagged, count = _score_candidates(detector, position[i], candidates, paths, masks.get(i),
+                                               options.score_threshold, bounds)
+            found_further.update(((i, doc), found) for doc, found in flagged.items())
+            if exact:
+                searched["scored"] = count
         references = self._references(sorted({doc for _, _, docs, _ in chosen for doc in docs}
                                              | {doc for _, doc in found_further}))
         extra_ignored = self._common_hashes(references, options, stats[1])

@@ -31,7 +31,10 @@ references pass the seed bound and at most ``bound_budget`` of them the window b
 (:data:`DEFAULT_BOUND_BUDGET`). Otherwise it is cut to a best effort (the window bound for the
 4 x 64 best seed bounds, the tile bound for the 64 best windows) and reported in
 :attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns into a
-``similarity-incomplete`` gap. An index written before tile seeds were stored scores the
+``similarity-incomplete`` gap. A cut search scores the references that pass best tile bound
+first and stops once the best evidence found is above every bound left
+(:func:`_score_candidates`): whether a checked reference is flagged and which one scores best
+are as if all were scored; the further forks of a copied kernel are not all listed. An index written before tile seeds were stored scores the
 best candidate of up to ``DEFAULT_SOURCES`` further sources instead.
 """
 
@@ -44,6 +47,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mleaudit.audit.similarity.bounds import needed_bits
+from mleaudit.audit.similarity.detect import Evidence, Profile
 from mleaudit.audit.similarity.index.detector_query import _BOUND_BATCH, _DetectorQuery
 from mleaudit.audit.units import CodeUnit
 
@@ -63,13 +67,17 @@ _WINDOW_BUDGET_FACTOR = 4
 #: Tile bounds per agent unit once its search cannot be exhaustive within ``bound_budget`` (and
 #: four times as many window bounds): the search is then reported as cut whatever it checks.
 _CUT_CHECKS = 64
+#: Profiles read at once while a cut search scores its candidates best bound first (it mostly
+#: stops after a few).
+_CUT_BATCH = 8
 
 
 def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: Sequence[int], live: np.ndarray,
                   ranked: Sequence[int], score_threshold: float, budget: int | None, where: Path
-                  ) -> tuple[list[int], dict[str, Any]]:
-    """The references the copy detector scores for agent file number ``agent`` (``unit``), and
-    what the search did (the unit's entry of :attr:`CorpusIndex.last_bound_scored`).
+                  ) -> tuple[list[int], dict[int, float], dict[str, Any]]:
+    """The references the copy detector scores for agent file number ``agent`` (``unit``), their
+    tile bounds (bits), and what the search did (the unit's entry of
+    :attr:`CorpusIndex.last_bound_scored`; its ``scored`` is set by :func:`_score_candidates`).
 
     Every reference whose evidence bounds reach the threshold, best bound first: first from the
     seed postings (:func:`_bounded`), then the window bound, then the tile bound. With ``budget``
@@ -99,15 +107,17 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
         checked = passed
     else:
         checked = passed[:cut]
-    candidates = []
+    candidates: list[int] = []
+    bounds: dict[int, float] = {}
     for start in range(0, len(checked), _BOUND_BATCH):
         batch = checked[start : start + _BOUND_BATCH]
         tight = detector.tile_bounds(agent, batch, needed)
         candidates.extend(doc for doc in batch if tight.get(doc, 0.0) >= needed)
+        bounds.update((doc, tight[doc]) for doc in batch if doc in tight)
     searched = {
         "path": unit.path, "start_line": unit.origin.start_line if unit.origin is not None else None,
         "seed_bound": True, "bounded": len(order), "windowed": len(windowed), "window": len(passed),
-        "checked": len(checked), "scored": len(candidates),
+        "checked": len(checked), "candidates": len(candidates), "scored": len(candidates),
         "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)}
     if len(windowed) < len(order) or len(checked) < len(passed):
         # said once per command by its caller (last_bound_scored): on a real corpus
@@ -116,7 +126,45 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
                     "the window bound and %d of the %d it kept with the tile bound (bound_budget; "
                     "top=None checks all)", where, unit.path, len(order), len(windowed),
                     len(checked), len(passed))
-    return candidates, searched
+    return candidates, bounds, searched
+
+
+def _score_candidates(detector: _DetectorQuery, agent: int, candidates: Sequence[int], paths: dict[int, str],
+                      mask: bytearray | None, score_threshold: float, bounds: dict[int, float] | None = None
+                      ) -> tuple[dict[int, tuple[Evidence, Profile, int]], int]:
+    """The copy detector's exact evidence for ``candidates`` of agent file number ``agent``: the
+    flagged ones (evidence, profile, text length by reference id) and how many were scored.
+
+    Every candidate is scored, unless ``bounds`` (their tile bounds, for a search already cut
+    to a best effort by its budget): then they are scored best bound first until the best
+    evidence found is larger than the bound of every candidate left, none of which can score
+    higher. The flagged pairs are then those of the candidates scored: whether any checked
+    reference is flagged, and which scores best, are the same as when all are scored; the
+    further forks of a copied kernel that also pass are not listed.
+    """
+    if bounds is not None:
+        # best bound first; ties keep the search's order
+        candidates = sorted(candidates, key=lambda doc: -bounds[doc])
+    batch_size = _BOUND_BATCH if bounds is None else _CUT_BATCH
+    flagged: dict[int, tuple[Evidence, Profile, int]] = {}
+    best = -1.0
+    count = 0
+    for start in range(0, len(candidates), batch_size):
+        batch = candidates[start : start + batch_size]
+        if bounds is not None and best > bounds[batch[0]]:
+            break
+        detector.profiles(batch, paths)
+        for doc in batch:
+            if bounds is not None and best > bounds[doc]:
+                return flagged, count
+            found = detector.evidence(agent, doc, mask)
+            count += 1
+            if found is None:
+                continue
+            best = max(best, found[0].bits)
+            if found[0].score >= score_threshold:
+                flagged[doc] = found
+    return flagged, count
 
 
 def _bounded(detector: _DetectorQuery, agent: int, scored: Sequence[int], live: np.ndarray, score_threshold: float,

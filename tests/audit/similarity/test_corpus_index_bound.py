@@ -187,6 +187,51 @@ def test_bound_excludes_unrelated_kernels(tmp_path: Path) -> None:
         assert 0 < index.last_bound_scored[0]["scored"] <= index.last_bound_scored[0]["bounded"] < 15
 
 
+def test_a_cut_search_scores_best_bound_first_until_the_best_is_certain(tmp_path: Path, monkeypatch) -> None:
+    from mleaudit.audit.similarity.index import comparing, search
+
+    rng = random.Random(3)
+    root = tmp_path / "kernels"
+    corpus, agent_text = write_corpus(root)
+    # more forks of the popular kernel, each a little further from it: their scores differ
+    lines = POPULAR.split("\n")
+    for k in range(8, 30):
+        fork = list(lines)
+        for _ in range(k % 6):
+            fork.insert(rng.randrange(5, len(fork)), f"print('more {k}', {rng.randint(0, 999)})")
+        (root / "popular" / f"fork{k}.py").write_text("\n".join(fork), encoding="utf-8")
+    build_corpus_index([corpus], tmp_path / "k.index")
+    seen: list[tuple] = []
+    original = search._score_candidates
+
+    def spy(detector, agent, candidates, paths, mask, threshold, bounds=None):
+        seen.append((detector, agent, list(candidates), dict(paths), mask, threshold))
+        return original(detector, agent, candidates, paths, mask, threshold, bounds)
+
+    monkeypatch.setattr(comparing, "_score_candidates", spy)
+    counts = {}
+    for name, text in (("agent", agent_text), ("popular", POPULAR), ("block", SOURCE_BLOCK * 3)):
+        seen.clear()
+        with load_corpus_index(tmp_path / "k.index") as index:
+            index.compare([_unit("agent.py", text)], top=1, bound_budget=None)
+            detector, position, candidates, paths, mask, threshold = seen[0]
+            bounds = detector.tile_bounds(position, candidates)
+            every, scored_all = original(detector, position, candidates, paths, mask, threshold)
+            first, scored = original(detector, position, candidates, paths, mask, threshold, bounds)
+        assert scored_all == len(candidates) and scored <= scored_all
+        counts[name] = (scored, scored_all)
+        # the pairs it scores are scored as when all are
+        assert all(every[doc][0].bits == found[0].bits for doc, found in first.items())
+        assert set(first) <= set(every) and bool(first) == bool(every)
+        if every:
+            best = max(found[0].bits for found in every.values())
+            assert max(found[0].bits for found in first.values()) == best
+    # the popular kernel copied whole: its 30 forks pass the bounds, not all are scored
+    scored, scored_all = counts["popular"]
+    assert scored_all == 30 and scored < scored_all, counts
+    assert counts["block"] == (0, 0)  # nothing passes: nothing scored
+
+
 def _shared_cases(count: int) -> list[CodeUnit]:
     cases = shared_path("partial-copies")
     files = sorted(glob.glob(str(cases / "case*.py")))[::12] + sorted(glob.glob(str(cases / "hard" / "*.py")))[::12]
