@@ -100,8 +100,10 @@ class _Comparing(_Retrieving):
             so every reference brute force flags is found, with its score. With ``top``, a unit's
             search is exhaustive when it needs at most ``bound_budget`` tile bounds and four times
             as many window bounds; otherwise it is cut to a best effort of at most 64 tile bounds
-            (:attr:`last_bound_scored` says for which units); ``top=None`` or
-            ``bound_budget=None`` checks them all.
+            (:attr:`last_bound_scored` says for which units), whose candidates are scored best
+            bound first until the best evidence is above every bound left (the same flagged
+            files and best kernels as scoring them all; fewer of a copied kernel's forks
+            listed); ``top=None`` or ``bound_budget=None`` checks them all.
         include_corpus_skipped : bool, default True
             List the index's skipped files in the report, as :func:`mleaudit.audit.similarity.compare`
             does for a :class:`ReferenceCorpus`.
