@@ -34,8 +34,9 @@ references pass the seed bound and at most ``bound_budget`` of them the window b
 ``similarity-incomplete`` gap. A cut search scores the references that pass best tile bound
 first and stops once the best evidence found is above every bound left
 (:func:`_score_candidates`): whether a checked reference is flagged and which one scores best
-are as if all were scored; the further forks of a copied kernel are not all listed. An index written before tile seeds were stored scores the
-best candidate of up to ``DEFAULT_SOURCES`` further sources instead.
+are as if all were scored; the further forks of a copied kernel are not all listed. An index
+written before tile seeds were stored scores the best candidate of up to ``DEFAULT_SOURCES``
+further sources instead.
 """
 
 from __future__ import annotations
