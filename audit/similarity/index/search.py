@@ -89,14 +89,16 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
     """
     # Every reference whose evidence bounds reach the threshold, best bound first:
     # first from the seed postings, then from the pair's tiles.
-    order = _bounded(detector, agent, scored, live, score_threshold, ranked, where)
+    # (only the first budget x factor are ever windowed: the rest need no order)
+    order, bounded = _bounded(detector, agent, scored, live, score_threshold, ranked, where,
+                              None if budget is None else budget * _WINDOW_BUDGET_FACTOR)
     needed = needed_bits(score_threshold)
     # A search that cannot be exhaustive within the budget is cut to a best effort of
     # at most _CUT_CHECKS tile bounds: it is reported either way, and a larger effort
     # would only list more of a copied kernel's forks.
     cut = None if budget is None else min(budget, _CUT_CHECKS)
     # then the window bound, a few array operations per reference ...
-    if budget is None or len(order) <= budget * _WINDOW_BUDGET_FACTOR:
+    if budget is None or bounded <= budget * _WINDOW_BUDGET_FACTOR:
         windowed = order
     else:
         windowed = order[: cut * _WINDOW_BUDGET_FACTOR]
@@ -104,7 +106,7 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
     # ... best first (a stable sort: ties keep the seed bound's order)
     passed = sorted((doc for doc in windowed if window.get(doc, 0.0) >= needed), key=lambda d: -window[d])
     # ... then the tile bound, a tiling per reference
-    if budget is None or (len(windowed) == len(order) and len(passed) <= budget):
+    if budget is None or (len(windowed) == bounded and len(passed) <= budget):
         checked = passed
     else:
         checked = passed[:cut]
@@ -117,15 +119,15 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
         bounds.update((doc, tight[doc]) for doc in batch if doc in tight)
     searched = {
         "path": unit.path, "start_line": unit.origin.start_line if unit.origin is not None else None,
-        "seed_bound": True, "bounded": len(order), "windowed": len(windowed), "window": len(passed),
+        "seed_bound": True, "bounded": bounded, "windowed": len(windowed), "window": len(passed),
         "checked": len(checked), "candidates": len(candidates), "scored": len(candidates),
-        "exhaustive": len(windowed) == len(order) and len(checked) == len(passed)}
-    if len(windowed) < len(order) or len(checked) < len(passed):
+        "exhaustive": len(windowed) == bounded and len(checked) == len(passed)}
+    if len(windowed) < bounded or len(checked) < len(passed):
         # said once per command by its caller (last_bound_scored): on a real corpus
         # widely held code keeps most references above the seed bound
         logger.info("%s: %s: of %d references the seed bound could not exclude, %d were checked with "
                     "the window bound and %d of the %d it kept with the tile bound (bound_budget; "
-                    "top=None checks all)", where, unit.path, len(order), len(windowed),
+                    "top=None checks all)", where, unit.path, bounded, len(windowed),
                     len(checked), len(passed))
     return candidates, bounds, searched
 
@@ -169,13 +171,17 @@ def _score_candidates(detector: _DetectorQuery, agent: int, candidates: Sequence
 
 
 def _bounded(detector: _DetectorQuery, agent: int, scored: Sequence[int], live: np.ndarray, score_threshold: float,
-             ranked: Sequence[int], where: Path) -> list[int]:
+             ranked: Sequence[int], where: Path, limit: int | None = None) -> tuple[list[int], int]:
     """References the copy detector must score for agent file number ``agent``: those whose
     evidence bound (:meth:`_DetectorQuery.bounds`) reaches the threshold's bits, best bound
     first, then in the order of ``ranked`` (the next candidates by agent containment, which
     tells references apart where widely held code gives many the same bound), then lower
     id; without ``scored`` (scored anyway). Every other reference scores below the
-    threshold, so none of them is flagged."""
+    threshold, so none of them is flagged.
+
+    Returns the first ``limit`` of them (all without ``limit``; on a large corpus most
+    references stay above the bound, and only the first are ever looked at) and how many
+    there are."""
     common, docs, bounds = detector.bounds(agent, live)
     # a little slack for the rounding of sums taken in another order
     needed = needed_bits(score_threshold)
@@ -190,6 +196,18 @@ def _bounded(detector: _DetectorQuery, agent: int, scored: Sequence[int], live: 
         docs, bounds = everyone, full
     keep = bounds >= needed
     docs, bounds = docs[keep], bounds[keep]
+    skip = set(scored)
+    # docs ascend (by id): the scored ones among them are found by a search
+    listed_skip = np.fromiter(skip, dtype=np.int64, count=len(skip))
+    at = np.minimum(np.searchsorted(docs, listed_skip), max(docs.size - 1, 0))
+    count = int(docs.size - np.count_nonzero(docs[at] == listed_skip)) if docs.size else 0
+    wanted = None if limit is None else limit + len(skip)
+    if wanted is not None and wanted < docs.size:
+        # only the items that can be among the first `wanted`: a bound at least the
+        # wanted-th best (ties with it included; the full order decides among them)
+        least = -np.partition(-bounds, wanted - 1)[wanted - 1]
+        near = bounds >= least
+        docs, bounds = docs[near], bounds[near]
     rank = np.full(docs.size, len(ranked), dtype=np.int64)
     if len(ranked) and docs.size:
         listed = np.asarray(ranked, dtype=np.int64)
@@ -197,5 +215,7 @@ def _bounded(detector: _DetectorQuery, agent: int, scored: Sequence[int], live: 
         at = np.minimum(np.searchsorted(listed[by_id], docs), listed.size - 1)
         rank = np.where(listed[by_id][at] == docs, by_id[at], listed.size)
     order = np.lexsort((docs, rank, -bounds))
-    skip = set(scored)
-    return [doc for doc in docs[order].tolist() if doc not in skip]
+    if wanted is not None:
+        order = order[:wanted]
+    found = [doc for doc in docs[order].tolist() if doc not in skip]
+    return (found if limit is None else found[:limit]), count
