@@ -44,7 +44,7 @@ from mleaudit.audit.similarity.detect import (
     token_bits,
 )
 from mleaudit.audit.similarity.index.blobs import _decode_profile
-from mleaudit.audit.similarity.index.format import _KEY_STRIDE, _SAMPLE_CODE, _SEED_CODE
+from mleaudit.audit.similarity.index.format import _KEY_STRIDE, _SAMPLE_CODE, _SEED_CODE, CorpusIndexError
 from mleaudit.audit.similarity.index.postings import _count_ids, _first_id, _Posting
 from mleaudit.audit.similarity.index.state import _OpenIndex
 
@@ -139,10 +139,14 @@ class _DetectorQuery:
         wanted = [doc for doc in docs if doc not in self._left_out and self._profiles.get(doc) is None]
         if wanted:
             blobs = self._backend.profiles(wanted)
-            names = self._backend.paths(list(blobs))
             for doc, blob in blobs.items():
-                path = names.get(doc, str(doc))
-                profile = _decode_profile(blob, path, f"{self._index.path}: {path}", tokens_only=True)[0]
+                # a token-only profile is never shown: its path is read only to name a bad record
+                try:
+                    profile = _decode_profile(blob, f"#{doc}", "", tokens_only=True)[0]
+                except CorpusIndexError:
+                    path = self._backend.paths([doc]).get(doc, str(doc))
+                    _decode_profile(blob, path, f"{self._index.path}: {path}", tokens_only=True)
+                    raise
                 self._left_out[doc] = cache[doc] = profile
             while len(cache) > _TOKEN_PROFILE_CACHE:
                 cache.popitem(last=False)

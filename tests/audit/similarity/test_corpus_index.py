@@ -408,6 +408,11 @@ def test_corrupt_detector_profile_is_reported_not_trusted(kernels: Path, tmp_pat
     with load_corpus_index(path) as index:
         with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
             index.compare(_agents(), min_containment=0.0)
+    # read first as a left-out or bounded reference (its tokens only): named all the same
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
+            index._token_profiles.clear()
+            index.compare(_agents(), min_containment=0.9, top=1, bound_budget=None)
 
 
 def test_a_version_1_index_is_refused_with_a_rebuild_message(kernels: Path, tmp_path: Path) -> None:
