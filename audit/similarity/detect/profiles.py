@@ -35,11 +35,12 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 def _mix(x: np.ndarray) -> np.ndarray:
     """SplitMix64's finaliser on a uint64 array (wrapping arithmetic)."""
-    x = x ^ (x >> np.uint64(30))
-    x = x * _M1
-    x = x ^ (x >> np.uint64(27))
-    x = x * _M2
-    return x ^ (x >> np.uint64(31))
+    x = x ^ (x >> np.uint64(30))  # a new array: the caller's is left as it is
+    x *= _M1
+    x ^= x >> np.uint64(27)
+    x *= _M2
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def gram_keys(ids: np.ndarray, order: int) -> list[np.ndarray]:
@@ -64,10 +65,13 @@ def gram_keys(ids: np.ndarray, order: int) -> list[np.ndarray]:
         current = _mix(ids ^ _GOLDEN)
         out.append(current.view(np.int64))
         for n in range(2, order + 1):
+            # (previous key) * golden + id + n, the previous key of the first token 0
             shifted = np.empty_like(current)
             shifted[0] = 0
-            shifted[1:] = current[:-1]
-            current = _mix(shifted * _GOLDEN + ids + np.uint64(n))
+            np.multiply(current[:-1], _GOLDEN, out=shifted[1:])
+            shifted += ids
+            shifted += np.uint64(n)
+            current = _mix(shifted)
             out.append(current.view(np.int64))
     return out
 
