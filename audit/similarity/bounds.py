@@ -381,12 +381,45 @@ def window_bounds(table: tuple[np.ndarray, np.ndarray], locations: SeedLocations
     step = value - float(_detect.GAP_BITS) * gap
     heads = np.flatnonzero(new)
     ends = np.concatenate((heads[1:], [step.size]))
-    # per reference, so that no sum carries the rounding of another reference's
-    for head, end, where in zip(heads.tolist(), ends.tolist(), slot[heads].tolist()):
-        running = np.cumsum(step[head:end])
-        lowest = np.minimum.accumulate(running - value[head:end])
-        out[where] = max(float((running - lowest).max()), 0.0)
+    best_windows = _segment_best_windows(step, value, heads, ends - heads)
+    out[slot[heads]] = np.maximum(best_windows, 0.0)
     return out
+
+
+def _segment_best_windows(step: np.ndarray, value: np.ndarray, heads: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Per segment ``step[head : head + length]``: the largest ``S_j - min_{i <= j} (S_i - value_i)``
+    with ``S`` the running sum of its steps (the best window of one reference).
+
+    Each segment's running sum is its own (no sum carries the rounding of another segment's):
+    segments of similar length are laid out as the rows of one matrix, padded with zero steps
+    and values (a padded place repeats the last running sum, which changes no maximum), and
+    summed along the rows, the same additions in the same order as one segment at a time.
+    """
+    out = np.zeros(heads.size)
+    # rows of lengths within a factor of two of each other: at most twice the cells needed
+    buckets = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    for bucket in np.unique(buckets).tolist():
+        rows = np.flatnonzero(buckets == bucket)
+        width = int(lengths[rows].max())
+        for first in range(0, rows.size, max(1, _WINDOW_CELLS // width)):
+            part = rows[first : first + max(1, _WINDOW_CELLS // width)]
+            part_sizes = lengths[part]
+            total = int(part_sizes.sum())
+            row = np.repeat(np.arange(part.size), part_sizes)
+            column = np.arange(total) - np.repeat(np.cumsum(part_sizes) - part_sizes, part_sizes)
+            source = np.repeat(heads[part], part_sizes) + column
+            steps = np.zeros((part.size, width))
+            values = np.zeros((part.size, width))
+            steps[row, column] = step[source]
+            values[row, column] = value[source]
+            running = np.cumsum(steps, axis=1)
+            lowest = np.minimum.accumulate(running - values, axis=1)
+            out[part] = (running - lowest).max(axis=1)
+    return out
+
+
+#: Cells of one matrix of :func:`_segment_best_windows` (8 MB of float64 each).
+_WINDOW_CELLS = 1 << 20
 
 
 def _wanted_locations(locations: SeedLocations, wanted: np.ndarray | None) -> np.ndarray:

@@ -577,3 +577,22 @@ def test_index_exhaustive_without_an_index_is_refused(tmp_path: Path) -> None:
         # with --no-similarity, adding --index would be refused too: the message says to drop the flag
         result = CliRunner().invoke(main, [*command, "--index-exhaustive", "--no-similarity", "--no-grade"])
         assert result.exit_code == 2 and "leave --index-exhaustive out" in result.output
+
+
+def test_best_windows_of_many_segments_are_those_of_one_at_a_time() -> None:
+    from mleaudit.audit.similarity import bounds
+
+    rng = np.random.default_rng(1)
+    for case in range(300):
+        lengths = rng.integers(1, int(rng.choice([3, 50, 3000])), int(rng.integers(1, 30)))
+        if case % 60 == 0:
+            lengths[0] = 300_000  # past one matrix's cells
+        heads = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        value = rng.random(int(lengths.sum())) * float(rng.choice([1.0, 30.0]))
+        step = value - 3.0 * rng.integers(0, 5, value.size) * (rng.random(value.size) < 0.5)
+        expected = []
+        for head, length in zip(heads.tolist(), lengths.tolist()):
+            running = np.cumsum(step[head : head + length])
+            expected.append(float((running - np.minimum.accumulate(running - value[head : head + length])).max()))
+        # the same additions in the same order: equal floats, not merely close ones
+        assert np.array_equal(bounds._segment_best_windows(step, value, heads, lengths), np.array(expected))
