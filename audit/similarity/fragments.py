@@ -89,6 +89,34 @@ def _squash(runs: list[_Run]) -> list[_Run]:
     return kept
 
 
+def _longest_kept(runs: list[_Run], count: int, min_kgrams: int) -> list[_Run] | None:
+    """The ``count`` longest of ``sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)``
+    (ties: the earlier in that order), in that order; ``None`` when finding them would take
+    longer than squashing every fragment.
+
+    A fragment survives :func:`_squash` exactly when no other fragment contains it on both
+    sides (its container's container contains it too), and a container is at least as long:
+    so the fragments are tested longest first against all others, until ``count`` survive.
+    """
+    unique = sorted(set(runs))
+    table = np.array(unique, dtype=np.int64).reshape(-1, 4)
+    lengths = table[:, 1] - table[:, 0]
+    eligible = np.flatnonzero(lengths >= min_kgrams)
+    order = eligible[np.lexsort((eligible, -lengths[eligible]))]
+    found: list[int] = []
+    for tested, i in enumerate(order.tolist()):
+        if tested >= 4 * count + 64:
+            return None  # most of the longest are contained: squash them all instead
+        left_start, left_stop, right_start, right_stop = unique[i]
+        holders = ((table[:, 0] <= left_start) & (table[:, 1] >= left_stop)
+                   & (table[:, 2] <= right_start) & (table[:, 3] >= right_stop))
+        if np.count_nonzero(holders) == 1:  # itself only (the tuples are distinct)
+            found.append(i)
+            if len(found) == count:
+                break
+    return [unique[i] for i in sorted(found)]
+
+
 def _pairings(left: IndexedFile, right: IndexedFile, values: list[int]) -> tuple[np.ndarray, np.ndarray]:
     """Every paired occurrence of the hashes ``values``: fingerprint indices ``(a, b)``."""
     left_counts = np.array([len(left.occurrences[v]) for v in values], dtype=np.int64)
@@ -184,6 +212,7 @@ def build_fragments(
     right: IndexedFile,
     ignored: frozenset[int] = frozenset(),
     min_kgrams: int = 1,
+    longest: int | None = None,
 ) -> list[KgramMatch]:
     """Chain paired occurrences into fragments (Dolos ``Pair.buildFragments``).
 
@@ -194,6 +223,9 @@ def build_fragments(
         Hashes that never pair.
     min_kgrams : int, default 1
         Drop fragments of fewer paired occurrences (Dolos ``minFragmentLength``).
+    longest : int, optional
+        Only the ``longest`` longest fragments (ties: the earlier in the order below), found
+        without squashing the others: the same fragments as cutting the whole list.
 
     Returns
     -------
@@ -247,7 +279,12 @@ def build_fragments(
         runs = _merge_runs(starts, stops, offsets)
     else:
         runs = list(zip(starts.tolist(), stops.tolist(), (starts + offsets).tolist(), (stops + offsets).tolist()))
-    kept = sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)
+    kept = _longest_kept(runs, longest, min_kgrams) if longest is not None and len(runs) > longest else None
+    if kept is None:
+        kept = sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)
+        if longest is not None and len(kept) > longest:
+            top = sorted(range(len(kept)), key=lambda i: (kept[i][0] - kept[i][1], i))[:longest]
+            kept = [kept[i] for i in sorted(top)]
     return [KgramMatch(left=range(r[0], r[1]), right=range(r[2], r[3])) for r in kept]
 
 

@@ -247,10 +247,7 @@ def pair_report(
         metrics = dolos_metrics(agent, reference, ignored)
     fragments: list[Fragment] = []
     if metrics.total_overlap:
-        matches = build_fragments(agent, reference, ignored, min_fragment_kgrams)
-        if max_fragments is not None and len(matches) > max_fragments:
-            longest = sorted(range(len(matches)), key=lambda i: (-matches[i].length, i))[:max_fragments]
-            matches = [matches[i] for i in sorted(longest)]
+        matches = build_fragments(agent, reference, ignored, min_fragment_kgrams, longest=max_fragments)
         agent_spans = _kgram_spans(agent, [match.left for match in matches])
         reference_spans = _kgram_spans(reference, [match.right for match in matches])
         for match, agent_span, reference_span in zip(matches, agent_spans, reference_spans):

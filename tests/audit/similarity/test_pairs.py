@@ -97,6 +97,35 @@ def test_fragment_contained_on_one_side_only_is_kept() -> None:
     assert [(f.left, f.right) for f in fragments] == [(range(0, 3), range(0, 3)), (range(1, 2), range(3, 4))]
 
 
+def test_the_longest_fragments_are_those_of_the_whole_list_cut() -> None:
+    import random
+
+    from mleaudit.audit.similarity import fragments
+
+    rng = random.Random(0)
+    tested = 0
+    for _ in range(3000):
+        span = rng.choice([5, 20, 200])
+        runs = []
+        for _ in range(rng.randint(1, 80)):
+            start, length = rng.randint(0, span), rng.randint(1, span // 2 + 1)
+            if rng.random() < 0.8:  # a diagonal run, as unchained pairings give
+                shift = rng.randint(0, 2 * span)
+                runs.append((start, start + length, start + shift, start + shift + length))
+            else:  # merged runs of a capped pair need not be diagonal
+                other = rng.randint(0, span)
+                runs.append((start, start + length, other, other + rng.randint(1, span)))
+        runs += runs[: rng.randint(0, 3)]  # a run given twice is one fragment
+        count, least = rng.randint(1, 10), rng.randint(1, 3)
+        whole = sorted(r for r in fragments._squash(runs) if r[1] - r[0] >= least)
+        first = sorted(range(len(whole)), key=lambda i: (whole[i][0] - whole[i][1], i))[:count]
+        found = fragments._longest_kept(runs, count, least)
+        if found is not None:
+            tested += 1
+            assert found == [whole[i] for i in sorted(first)]
+    assert tested > 2500
+
+
 def test_containment() -> None:
     assert containment(3, 10, 4) == 0.5
     assert containment(0, 0) == 0.0
