@@ -65,9 +65,15 @@ DEFAULT_BOUND_BUDGET = 256
 #: times the budget (the window bound costs a few array operations per reference, the tile bound
 #: a tiling).
 _WINDOW_BUDGET_FACTOR = 4
-#: Tile bounds per agent unit once its search cannot be exhaustive within ``bound_budget`` (and
-#: four times as many window bounds): the search is then reported as cut whatever it checks.
+#: Tile bounds per agent unit once its search cannot be exhaustive within ``bound_budget``: the
+#: search is then reported as cut whatever it checks.
 _CUT_CHECKS = 64
+#: Window bounds per agent unit in a cut search (the best seed bounds): twice the tile bounds.
+#: On 250,000 synthetic notebooks (``benchmarks/corpus_index.py``) four times as many (as an
+#: exhaustive search allows) flagged the same 84 of 84 agent files; the best score moved by a
+#: few 1e-8 (forks of one kernel) in 2 files and by 0.011 in one, and the query of a run of
+#: three files took 1.2 s instead of 0.9 s (median).
+_CUT_WINDOWS = 2 * _CUT_CHECKS
 #: Profiles read at once while a cut search scores its candidates best bound first (it mostly
 #: stops after a few).
 _CUT_BATCH = 8
@@ -101,7 +107,7 @@ def _bound_search(detector: _DetectorQuery, agent: int, unit: CodeUnit, scored: 
     if budget is None or bounded <= budget * _WINDOW_BUDGET_FACTOR:
         windowed = order
     else:
-        windowed = order[: cut * _WINDOW_BUDGET_FACTOR]
+        windowed = order[: min(cut * _WINDOW_BUDGET_FACTOR, _CUT_WINDOWS)]
     window = detector.window_bounds(agent, windowed)
     # ... best first (a stable sort: ties keep the seed bound's order)
     passed = sorted((doc for doc in windowed if window.get(doc, 0.0) >= needed), key=lambda d: -window[d])
