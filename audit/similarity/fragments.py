@@ -89,6 +89,11 @@ def _squash(runs: list[_Run]) -> list[_Run]:
     return kept
 
 
+#: Fragment comparisons :func:`_longest_kept` makes at most before it leaves the work to
+#: :func:`_squash` (about 0.1 s).
+_LONGEST_CELLS = 20_000_000
+
+
 def _longest_kept(runs: list[_Run], count: int, min_kgrams: int) -> list[_Run] | None:
     """The ``count`` longest of ``sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)``
     (ties: the earlier in that order), in that order; ``None`` when finding them would take
@@ -104,9 +109,12 @@ def _longest_kept(runs: list[_Run], count: int, min_kgrams: int) -> list[_Run] |
     eligible = np.flatnonzero(lengths >= min_kgrams)
     order = eligible[np.lexsort((eligible, -lengths[eligible]))]
     found: list[int] = []
+    # each test compares with every fragment: past a budget of such comparisons (when most
+    # of the longest are contained in others), squashing them all is cheaper
+    most = max(4 * count + 64, _LONGEST_CELLS // max(len(unique), 1))
     for tested, i in enumerate(order.tolist()):
-        if tested >= 4 * count + 64:
-            return None  # most of the longest are contained: squash them all instead
+        if tested >= most:
+            return None
         left_start, left_stop, right_start, right_stop = unique[i]
         holders = ((table[:, 0] <= left_start) & (table[:, 1] >= left_stop)
                    & (table[:, 2] <= right_start) & (table[:, 3] >= right_stop))
