@@ -99,7 +99,7 @@ class _Comparing(_Retrieving):
             one reaches it too; each flagged pair is kept. All are upper bounds of the evidence,
             so every reference brute force flags is found, with its score. With ``top``, a unit's
             search is exhaustive when it needs at most ``bound_budget`` tile bounds and four times
-            as many window bounds; otherwise it is cut to a best effort of at most 64 tile bounds
+            as many window bounds; otherwise it is cut to a best effort of at most 48 tile bounds
             (:attr:`last_bound_scored` says for which units), whose candidates are scored best
             bound first until the best evidence is above every bound left (the same flagged
             files and best kernels as scoring them all; fewer of a copied kernel's forks

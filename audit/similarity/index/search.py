@@ -29,7 +29,7 @@ Every reference brute force flags therefore is flagged through the index, with t
 With ``top``, the search of an agent file is exhaustive when at most four times ``bound_budget``
 references pass the seed bound and at most ``bound_budget`` of them the window bound
 (:data:`DEFAULT_BOUND_BUDGET`). Otherwise it is cut to a best effort (the window bound for the
-4 x 64 best seed bounds, the tile bound for the 64 best windows) and reported in
+96 best seed bounds, the tile bound for the 48 best windows) and reported in
 :attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns into a
 ``similarity-incomplete`` gap. A cut search scores the references that pass best tile bound
 first and stops once the best evidence found is above every bound left
@@ -67,12 +67,12 @@ DEFAULT_BOUND_BUDGET = 256
 _WINDOW_BUDGET_FACTOR = 4
 #: Tile bounds per agent unit once its search cannot be exhaustive within ``bound_budget``: the
 #: search is then reported as cut whatever it checks.
-_CUT_CHECKS = 64
+_CUT_CHECKS = 48
 #: Window bounds per agent unit in a cut search (the best seed bounds): twice the tile bounds.
-#: On 250,000 synthetic notebooks (``benchmarks/corpus_index.py``) four times as many (as an
-#: exhaustive search allows) flagged the same 84 of 84 agent files; the best score moved by a
-#: few 1e-8 (forks of one kernel) in 2 files and by 0.011 in one, and the query of a run of
-#: three files took 1.2 s instead of 0.9 s (median).
+#: On 250,000 synthetic notebooks (``benchmarks/corpus_index.py``, 28 runs of three agent
+#: files), against 256 window bounds and 64 tile bounds: the same 84 agent files flagged and
+#: not flagged, the best score lower by a few 1e-8 (forks of one kernel) in 4 files and by
+#: 0.011 in one; a run's query 0.73 s instead of 1.19 s (median).
 _CUT_WINDOWS = 2 * _CUT_CHECKS
 #: Profiles read at once while a cut search scores its candidates best bound first (it mostly
 #: stops after a few).
