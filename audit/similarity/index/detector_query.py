@@ -96,7 +96,6 @@ class _DetectorQuery:
         self.table = NgramTable(found, counts, context_found, totals, kinds)
         self.boilerplate = index._boilerplate_profiles()
         self._profiles: dict[int, tuple[Profile, int] | None] = {}
-        self._left_out: dict[int, Profile] = {}
         self._holders: dict[int, tuple[int, tuple[_Posting, ...] | None]] = {}
         self._members: dict[int, tuple[int, ...]] = {}
         self._holder_ids: dict[int, np.ndarray | None] = {}
@@ -105,6 +104,7 @@ class _DetectorQuery:
         self._seed_tables: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         # references (by id, their slot) whose seed locations are kept, see window_bounds
         self._locations: tuple[dict[int, int], SeedLocations] = ({}, SeedLocations([]))
+        self._kept_seeds: list[tuple[np.ndarray, int]] = []  # the kept references' seeds, by slot
         self._windows: dict[int, dict[int, float]] = {}  # per agent unit: window bound per reference
         # per (agent unit, reference): the pair's tiles, found for the tile bound and used again
         # by the evidence (they depend on the two token streams only)
@@ -130,13 +130,21 @@ class _DetectorQuery:
 
     def token_profiles(self, docs: Sequence[int]) -> dict[int, Profile]:
         """Token-only profiles of ``docs`` (full ones when read; docs without a profile are
-        left out)."""
+        left out). They are kept in the open index's cache of the last
+        :data:`_TOKEN_PROFILE_CACHE` only: an exhaustive search reads every reference once, and
+        keeping them all for the query would hold the whole corpus in memory."""
         cache = self._index._token_profiles
+        found: dict[int, Profile] = {}
+        wanted = []
         for doc in docs:
-            if doc not in self._left_out and doc in cache:
-                self._left_out[doc] = cache[doc]
+            full = self._profiles.get(doc)
+            if full is not None:
+                found[doc] = full[0]
+            elif doc in cache:
+                found[doc] = cache[doc]
                 cache.move_to_end(doc)
-        wanted = [doc for doc in docs if doc not in self._left_out and self._profiles.get(doc) is None]
+            else:
+                wanted.append(doc)
         if wanted:
             blobs = self._backend.profiles(wanted)
             for doc, blob in blobs.items():
@@ -147,17 +155,10 @@ class _DetectorQuery:
                     path = self._backend.paths([doc]).get(doc, str(doc))
                     _decode_profile(blob, path, f"{self._index.path}: {path}", tokens_only=True)
                     raise
-                self._left_out[doc] = cache[doc] = profile
+                found[doc] = cache[doc] = profile
             while len(cache) > _TOKEN_PROFILE_CACHE:
                 cache.popitem(last=False)
-        out = {}
-        for doc in docs:
-            full = self._profiles.get(doc)
-            if full is not None:
-                out[doc] = full[0]
-            elif doc in self._left_out:
-                out[doc] = self._left_out[doc]
-        return out
+        return {doc: found[doc] for doc in docs if doc in found}
 
     def left_out(self, docs: Sequence[int]) -> list[Profile]:
         """Token-only profiles of the files left out of a background (full ones when read)."""
@@ -370,8 +371,10 @@ class _DetectorQuery:
             if window < needed:
                 out[doc] = window
                 continue
-            tiles = self._tiles[(agent, doc)] = find_tiles(stripped, found[doc])
+            tiles = find_tiles(stripped, found[doc])
             out[doc] = reference_evidence(stripped, found[doc], lowered, (), bits=bits, tiles=tiles).bits
+            if out[doc] >= needed:  # kept for the evidence of the references the search scores
+                self._tiles[(agent, doc)] = tiles
         return out
 
     def window_bounds(self, agent: int, docs: Sequence[int]) -> dict[int, float]:
@@ -392,29 +395,36 @@ class _DetectorQuery:
 
     def _window_bounds(self, agent: int, docs: list[int]) -> dict[int, float]:
         seeds = self.seed_table(agent)
-        out: dict[int, float] = {}
         kept = self._locations
         missing = [doc for doc in docs if doc not in kept[0]]
-        if missing:
-            found = self.token_profiles(missing)
-            docs = [doc for doc in docs if doc in kept[0] or doc in found]
-            adding = sum(found[doc].seed_keys().size for doc in found)
-            if kept[1].size + adding <= _SEED_LOCATIONS:
-                everyone = [*kept[0], *(doc for doc in missing if doc in found)]
-                found = self.token_profiles(everyone)
-                kept = self._locations = ({doc: slot for slot, doc in enumerate(everyone)}, SeedLocations(
-                    [(found[doc].seed_keys(), len(found[doc].ids)) for doc in everyone], many_lookups=False))
-        if all(doc in kept[0] for doc in docs):
+        # Profiles are read a batch at a time (never the whole corpus at once): while the
+        # references met so far fit in the kept seed locations, theirs are kept for the next
+        # agent unit; past that, each batch gets its own.
+        out: dict[int, float] = {}
+        adding: list[tuple[int, np.ndarray, int]] = []
+        room = _SEED_LOCATIONS - kept[1].size
+        for start in range(0, len(missing), _BOUND_BATCH):
+            batch = missing[start : start + _BOUND_BATCH]
+            found = self.token_profiles(batch)
+            read = [(doc, found[doc].seed_keys(), len(found[doc].ids)) for doc in batch if doc in found]
+            if room >= 0:
+                room -= sum(keys.size for _, keys, _ in read)
+                adding.extend(read)
+                if room >= 0:
+                    continue
+                read, adding = adding, []  # they do not fit: bounded batch by batch
+            values = window_bounds(seeds, SeedLocations([(keys, n) for _, keys, n in read], many_lookups=False))
+            out.update(zip((doc for doc, _, _ in read), values.tolist()))
+        if adding:
+            self._kept_seeds.extend((keys, n) for _, keys, n in adding)
+            order = {**kept[0], **{doc: len(kept[0]) + i for i, (doc, _, _) in enumerate(adding)}}
+            kept = self._locations = (order, SeedLocations(self._kept_seeds, many_lookups=False))
+        inside = [doc for doc in docs if doc in kept[0] and doc not in out]
+        if inside:
             wanted = np.zeros(len(kept[0]), dtype=bool)
-            wanted[[kept[0][doc] for doc in docs]] = True
+            wanted[[kept[0][doc] for doc in inside]] = True
             values = window_bounds(seeds, kept[1], wanted)
-            return {doc: float(values[kept[0][doc]]) for doc in docs}
-        for start in range(0, len(docs), _BOUND_BATCH):
-            found = self.token_profiles(docs[start : start + _BOUND_BATCH])
-            read = [doc for doc in docs[start : start + _BOUND_BATCH] if doc in found]
-            values = window_bounds(seeds, SeedLocations([(found[doc].seed_keys(), len(found[doc].ids)) for doc in read],
-                                                        many_lookups=False))
-            out.update(zip(read, values.tolist()))
+            out.update((doc, float(values[kept[0][doc]])) for doc in inside)
         return out
 
     def seed_table(self, agent: int) -> tuple[np.ndarray, np.ndarray]:
