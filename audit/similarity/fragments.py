@@ -103,6 +103,8 @@ def _longest_kept(runs: list[_Run], count: int, min_kgrams: int) -> list[_Run] |
     sides (its container's container contains it too), and a container is at least as long:
     so the fragments are tested longest first against all others, until ``count`` survive.
     """
+    if count <= 0:
+        return []
     unique = sorted(set(runs))
     table = np.array(unique, dtype=np.int64).reshape(-1, 4)
     lengths = table[:, 1] - table[:, 0]
@@ -287,7 +289,8 @@ def build_fragments(
         runs = _merge_runs(starts, stops, offsets)
     else:
         runs = list(zip(starts.tolist(), stops.tolist(), (starts + offsets).tolist(), (stops + offsets).tolist()))
-    kept = _longest_kept(runs, longest, min_kgrams) if longest is not None and len(runs) > longest else None
+    kept = (_longest_kept(runs, longest, min_kgrams)
+            if longest is not None and (len(runs) > longest or longest <= 0) else None)
     if kept is None:
         kept = sorted(r for r in _squash(runs) if r[1] - r[0] >= min_kgrams)
         if longest is not None and len(kept) > longest:

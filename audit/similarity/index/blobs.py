@@ -150,7 +150,7 @@ def _decode_record(blob: bytes, where: str, kgram_length: int) -> _Record:
     try:
         language, source = str(header["language"]), str(header["source"])
         n, n_lines, n_cells, n_tokens = (int(header[k]) for k in ("n", "lines", "cells", "tokens"))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise bad(f"header: {exc}") from exc
     decoding = None
     if "encoding" in header:
@@ -239,7 +239,7 @@ def _decode_profile(blob: bytes, path: str, where: str, *, tokens_only: bool = F
     raw, header, body = _unpack_blob(blob, _PROFILE_MAGIC, bad)
     try:
         n, size, chars = (int(header[k]) for k in ("n", "vocabulary", "chars"))
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise bad(f"header: {exc}") from exc
     if min(n, size, chars) < 0 or body + 16 * size + 12 * n != len(raw):
         raise bad("array lengths do not match the header")

@@ -262,6 +262,11 @@ class _Comparing(_Retrieving):
             )
             unit = CodeUnit(path=path, language=record.language, text="", cells=record.cells, source=record.source)
             loaded[doc] = (unit, entry)
+        lost = sorted(set(ids) - set(loaded))
+        if lost:
+            # the postings or profiles name a reference whose record is gone
+            raise CorpusIndexError(f"{self.path}: corrupt index: reference id {lost[0]} is in the postings or "
+                                   f"profiles but has no record ({len(lost)} such id(s)); rebuild the index")
         return loaded
 
     def _common_hashes(self, references: Mapping[int, tuple[CodeUnit, IndexedFile]], options: SimilarityOptions,

@@ -48,7 +48,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from mleaudit.audit.similarity.bounds import needed_bits
-from mleaudit.audit.similarity.detect import Evidence, Profile
+from mleaudit.audit.similarity.detect import Evidence, Profile, score_from_bits
 from mleaudit.audit.similarity.index.detector_query import _BOUND_BATCH, _DetectorQuery
 from mleaudit.audit.units import CodeUnit
 
@@ -146,9 +146,10 @@ def _score_candidates(detector: _DetectorQuery, agent: int, candidates: Sequence
 
     Every candidate is scored, unless ``bounds`` (their tile bounds, for a search already cut
     to a best effort by its budget): then they are scored best bound first until the best
-    evidence found is larger than the bound of every candidate left, none of which can score
-    higher. The flagged pairs are then those of the candidates scored: whether any checked
-    reference is flagged, and which scores best, are the same as when all are scored; the
+    score found is above the score of every bound left (scores round to 1.0 past about 5,000
+    bits: a bound's bits being lower is not enough), so that none of those left can score as
+    high. The flagged pairs are then those of the candidates scored: whether any checked
+    reference is flagged, and which ones score best, are the same as when all are scored; the
     further forks of a copied kernel that also pass are not listed.
     """
     if bounds is not None:
@@ -156,21 +157,21 @@ def _score_candidates(detector: _DetectorQuery, agent: int, candidates: Sequence
         candidates = sorted(candidates, key=lambda doc: -bounds[doc])
     batch_size = _BOUND_BATCH if bounds is None else _CUT_BATCH
     flagged: dict[int, tuple[Evidence, Profile, int]] = {}
-    best = -1.0
+    best = -1.0  # the best score found
     count = 0
     for start in range(0, len(candidates), batch_size):
         batch = candidates[start : start + batch_size]
-        if bounds is not None and best > bounds[batch[0]]:
+        if bounds is not None and best > score_from_bits(bounds[batch[0]]):
             break
         detector.profiles(batch, paths)
         for doc in batch:
-            if bounds is not None and best > bounds[doc]:
+            if bounds is not None and best > score_from_bits(bounds[doc]):
                 return flagged, count
             found = detector.evidence(agent, doc, mask)
             count += 1
             if found is None:
                 continue
-            best = max(best, found[0].bits)
+            best = max(best, found[0].score)
             if found[0].score >= score_threshold:
                 flagged[doc] = found
     return flagged, count

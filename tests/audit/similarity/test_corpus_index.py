@@ -415,6 +415,31 @@ def test_corrupt_detector_profile_is_reported_not_trusted(kernels: Path, tmp_pat
             index.compare(_agents(), min_containment=0.9, top=1, bound_budget=None)
 
 
+def test_a_profile_header_with_an_infinite_size_is_reported_not_a_traceback(kernels: Path, tmp_path: Path) -> None:
+    import zlib
+
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    head = json.dumps({"chars": 10, "n": float("inf"), "vocabulary": 1}).encode()
+    blob = b"MLDP\x01" + zlib.compress(len(head).to_bytes(4, "little") + head)
+    with sqlite3.connect(path) as db:
+        magic = db.execute("SELECT profile FROM profiles LIMIT 1").fetchone()[0][:5]
+    assert magic == b"MLDP\x01"  # the layout this test writes
+    _edit(path, "UPDATE profiles SET profile = ? WHERE id = (SELECT id FROM docs WHERE path = 'author/base.py')", blob)
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
+            index.compare(_agents(), min_containment=0.0)
+
+
+def test_a_reference_without_its_record_is_reported_not_a_traceback(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "DELETE FROM docs WHERE path = 'author/base.py'")
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="corrupt index: reference id .* has no record"):
+            index.compare(_agents(), min_containment=0.0, top=None)
+
+
 def test_a_version_1_index_is_refused_with_a_rebuild_message(kernels: Path, tmp_path: Path) -> None:
     path = tmp_path / "k.index"
     build_corpus_index([kernels], path)

@@ -124,6 +124,12 @@ def test_the_longest_fragments_are_those_of_the_whole_list_cut() -> None:
             tested += 1
             assert found == [whole[i] for i in sorted(first)]
     assert tested > 2500
+    assert fragments._longest_kept([(0, 3, 0, 3), (1, 2, 5, 6)], 0, 1) == []
+
+
+def test_a_cap_of_no_fragment_lists_none() -> None:
+    pair = pair_report(LEFT, RIGHT, max_fragments=0)
+    assert pair.fragments == () and pair.total_overlap == pair_report(LEFT, RIGHT).total_overlap
 
 
 def test_containment() -> None:
