@@ -32,8 +32,8 @@ references pass the seed bound and at most ``bound_budget`` of them the window b
 96 best seed bounds, the tile bound for the 48 best windows) and reported in
 :attr:`CorpusIndex.last_bound_scored` (``exhaustive`` false), which an audit turns into a
 ``similarity-incomplete`` gap. A cut search scores the references that pass best tile bound
-first and stops once the best evidence found is above every bound left
-(:func:`_score_candidates`): whether a checked reference is flagged and which one scores best
+first and stops once the best score found is above the score of every bound left
+(:func:`_score_candidates`): whether a checked reference is flagged and which ones score best
 are as if all were scored; the further forks of a copied kernel are not all listed. An index
 written before tile seeds were stored scores the best candidate of up to ``DEFAULT_SOURCES``
 further sources instead.
