@@ -213,7 +213,9 @@ def test_help_texts_hold_no_markup_and_show_every_environment_variable():
 #: Options the README names that belong to other tools: pytest's opt-in flags, docker's daemon and build
 #: flags, and the benchmark scripts' flags (each described where the README shows its command line).
 _OTHER_TOOLS_OPTIONS = {"--run-docker", "--run-gpu", "--bridge", "--iptables", "--network", "--build-arg",
-                        "--brute-runs", "--cases", "--check", "--clean-runs", "--dolos-dir", "--files", "--no-deps"}
+                        "--brute-runs", "--cases", "--check", "--clean-runs", "--dolos-dir", "--files", "--no-deps",
+                        # benchmarks/corpus_index.py
+                        "--reuse", "--sample", "--skip-exact", "--tops", "--workdir"}
 
 
 def test_the_readme_lists_every_command_and_names_only_options_that_exist():
