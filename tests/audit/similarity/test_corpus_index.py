@@ -400,11 +400,14 @@ def test_corrupt_record_is_reported_not_trusted(kernels: Path, tmp_path: Path) -
             index.compare(_agents(), min_containment=0.0)
 
 
+def _set_profile(path: Path, kernel: str, blob: bytes) -> None:
+    _edit(path, "UPDATE profiles SET profile = ? WHERE id = (SELECT id FROM docs WHERE path = ?)", blob, kernel)
+
+
 def test_corrupt_detector_profile_is_reported_not_trusted(kernels: Path, tmp_path: Path) -> None:
     path = tmp_path / "k.index"
     build_corpus_index([kernels], path)
-    _edit(path, "UPDATE profiles SET profile = ? WHERE id = (SELECT id FROM docs WHERE path = 'author/base.py')",
-          b"MLDP\x01garbage")
+    _set_profile(path, "author/base.py", b"MLDP\x01garbage")
     with load_corpus_index(path) as index:
         with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
             index.compare(_agents(), min_containment=0.0)
@@ -425,7 +428,7 @@ def test_a_profile_header_with_an_infinite_size_is_reported_not_a_traceback(kern
     with sqlite3.connect(path) as db:
         magic = db.execute("SELECT profile FROM profiles LIMIT 1").fetchone()[0][:5]
     assert magic == b"MLDP\x01"  # the layout this test writes
-    _edit(path, "UPDATE profiles SET profile = ? WHERE id = (SELECT id FROM docs WHERE path = 'author/base.py')", blob)
+    _set_profile(path, "author/base.py", blob)
     with load_corpus_index(path) as index:
         with pytest.raises(CorpusIndexError, match="author/base.py: corrupt detector profile"):
             index.compare(_agents(), min_containment=0.0)
