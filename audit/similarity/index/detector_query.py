@@ -93,6 +93,13 @@ class _DetectorQuery:
         context_keys = np.unique(np.concatenate(context_parts)) if context_parts else np.zeros(0, np.int64)
         found, counts = self._backend.gram_rows(gram_keys)
         context_found, totals, kinds = self._backend.context_rows(context_keys)
+        # a document frequency past the references ever indexed would make copied code look
+        # common and score nothing: a damaged table, never a clean comparison
+        most = int(sample_sizes.size)
+        if (counts.size and (int(counts.min()) < 0 or int(counts.max()) > most)) or (
+                totals.size and (int(totals.min()) < 0 or int(kinds.min()) < 0)):
+            raise CorpusIndexError(f"{index.path}: corrupt n-gram table (a document frequency outside 0..{most} "
+                                   f"or a negative context count); rebuild the index")
         self.table = NgramTable(found, counts, context_found, totals, kinds)
         self.boilerplate = index._boilerplate_profiles()
         self._profiles: dict[int, tuple[Profile, int] | None] = {}

@@ -434,6 +434,15 @@ def test_a_profile_header_with_an_infinite_size_is_reported_not_a_traceback(kern
             index.compare(_agents(), min_containment=0.0)
 
 
+def test_an_impossible_document_frequency_is_reported_never_a_clean_comparison(kernels: Path, tmp_path: Path) -> None:
+    path = tmp_path / "k.index"
+    build_corpus_index([kernels], path)
+    _edit(path, "UPDATE ngrams SET df = 1000000")
+    with load_corpus_index(path) as index:
+        with pytest.raises(CorpusIndexError, match="corrupt n-gram table"):
+            index.compare(_agents(), min_containment=0.0)
+
+
 def test_a_reference_without_its_record_is_reported_not_a_traceback(kernels: Path, tmp_path: Path) -> None:
     path = tmp_path / "k.index"
     build_corpus_index([kernels], path)
