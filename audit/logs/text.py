@@ -85,21 +85,42 @@ _OUTPUT_NAME = re.compile(r"(?:output|stdout|stderr|preview|\.out$|\.err$)", re.
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 
 
-def _fence_line(text: str, pos: int, end: int) -> int:
-    """The first line start at or after ``pos`` where, past blanks, a ``` or ~~~ fence begins
-    (where the fence alternative of :data:`_BLOCKS` can match), else ``end``."""
-    while True:
-        ticks, tildes = text.find("```", pos, end), text.find("~~~", pos, end)
-        found = min(ticks, tildes) if ticks != -1 and tildes != -1 else max(ticks, tildes)
-        if found == -1:
-            return end
-        line_start = text.rfind("\n", 0, found) + 1
-        if line_start >= pos and not text[line_start:found].strip(" \t"):
-            return line_start
-        line_end = text.find("\n", found, end)
-        if line_end == -1:
-            return end
-        pos = line_end + 1
+class _FenceLines:
+    """The line starts of ``text[:end]`` where, past blanks, a ``` or ~~~ fence begins (where the
+    fence alternative of :data:`_BLOCKS` can match), asked for in increasing order.
+
+    The next ``````` and ``~~~`` are each remembered until the search passes them: looking for both
+    afresh at every step would scan to ``end`` for the one that never occurs, which makes a log
+    of many fences (a 10 MB text log: 18,000 steps) quadratic.
+    """
+
+    __slots__ = ("_text", "_end", "_next")
+
+    def __init__(self, text: str, end: int) -> None:
+        self._text, self._end = text, end
+        self._next = {"```": -2, "~~~": -2}  # the next occurrence at or past the last search; -2: not looked for
+
+    def _find(self, needle: str, pos: int) -> int:
+        found = self._next[needle]
+        if found != -1 and found < pos:
+            found = self._next[needle] = self._text.find(needle, pos, self._end)
+        return found
+
+    def at_or_after(self, pos: int) -> int:
+        """The first fence line start at or after ``pos``, else ``end``."""
+        text, end = self._text, self._end
+        while True:
+            ticks, tildes = self._find("```", pos), self._find("~~~", pos)
+            found = min(ticks, tildes) if ticks != -1 and tildes != -1 else max(ticks, tildes)
+            if found == -1:
+                return end
+            line_start = text.rfind("\n", 0, found) + 1
+            if line_start >= pos and not text[line_start:found].strip(" \t"):
+                return line_start
+            line_end = text.find("\n", found, end)
+            if line_end == -1:
+                return end
+            pos = line_end + 1
 
 
 class _FencedBlock:
@@ -166,10 +187,11 @@ def _blocks(text: str, start: int, end: int) -> Iterator[re.Match[str]]:
     a line whose first non-blank characters are a fence, or at ``<execute_``. ``find`` gets there
     in C instead of the pattern being tried at every position."""
     pos = start
+    fences = _FenceLines(text, end)
     fence = tag = -1  # the next candidates at or after pos (-1: not looked for yet)
     while pos < end:
         if fence < pos:
-            fence = _fence_line(text, pos, end)
+            fence = fences.at_or_after(pos)
         if tag < pos:
             tag = text.find("<execute_", pos, end)
             tag = end if tag == -1 else tag
