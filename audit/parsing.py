@@ -19,7 +19,7 @@ from pathlib import PurePosixPath
 import tree_sitter
 
 from mleaudit.audit.model import Span
-from mleaudit.audit.textcache import TextCache
+from mleaudit.audit.textcache import UNIT_ENTRIES, TextCache
 
 __all__ = ["LANGUAGES", "MAX_ERROR_CHILDREN", "MAX_QUERY_DEPTH", "ParsedFile", "PathologicalTree", "get_language",
            "get_parser", "language_for_path", "parse", "parser_safe", "pathological_tree"]
@@ -180,7 +180,7 @@ def parser_safe(text: str, language: str) -> str:
 
 
 #: Parses kept: every unit of an ordinary run (the rules run one after another over all of them).
-_PARSES = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
+_PARSES = TextCache(max_chars=48 * 1024 * 1024, max_entries=UNIT_ENTRIES)
 
 
 def _parse_uncached(text: str, language: str) -> ParsedFile:

@@ -121,7 +121,8 @@ def _log_units(events: list[LogEvent], host: str) -> list[CodeUnit]:
         if event.kind not in (LogEventKind.CODE, LogEventKind.COMMAND):
             continue
         span = event.span
-        exact = host[span.start_byte : span.end_byte] == event.text
+        exact = (span.end_byte - span.start_byte == len(event.text)
+                 and host[span.start_byte : span.end_byte] == event.text)
         language = "bash" if event.kind is LogEventKind.COMMAND else event.language
         language = language if language in LANGUAGES else "python"
         if language == "python":

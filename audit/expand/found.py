@@ -4,6 +4,8 @@ messages of JSON logs (fenced blocks, shell prompts, printed calls, code under a
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
+from itertools import accumulate
 
 from mleaudit.audit.logs import parse_log
 from mleaudit.audit.logs import text as plain_text
@@ -26,14 +28,14 @@ _CODE_HEADER = re.compile(
     r"(?:(?:executing|running|generated|final|new|updated|proposed|submitted|best|the|agent|node|solution)[ \t]+){0,3}"
     r"(?:python[ \t]+|py[ \t]+)?(?:code|script|program|source)"
     r"(?:[ \t]+(?:for|of|in|from)[ \t]+(?:node|step|draft|iteration)[ \t#]*[\w.-]{1,20})?"
-    r"[ \t]*(?:[:\-=#*~<>|\]]+[ \t]*)*$", re.IGNORECASE | re.MULTILINE)
+    r"[:\-=#*~<>|\] \t]*+$", re.IGNORECASE | re.MULTILINE)
 #: A line that ends printed code: another header, a rule line, a timestamped or levelled log record.
 _SECTION_END = re.compile(
     r"^[ \t]*(?:-{3,}|={3,}|\*{3,}|~{3,}|#{3,}[ \t]|```)"
     r"|^[ \t]*\[?\d{4}-\d{2}-\d{2}[ T]\d"
     r"|^[ \t]*(?:\[[^\]\n]{0,40}\][ \t]*)?(?:INFO|WARNING|ERROR|DEBUG|CRITICAL)\b"
     r"|^[ \t]*(?:\[[^\]\n]{0,40}\][ \t]*)?(?:[\w-]+[ \t]+){0,3}(?:output|result|results|stdout|stderr|observation"
-    r"|feedback|plan|analysis|metric|response|error|execution|traceback)[ \t]*(?:[:\-=#*~<>|\]]+[ \t]*)*$",
+    r"|feedback|plan|analysis|metric|response|error|execution|traceback)[:\-=#*~<>|\] \t]*+$",
     re.IGNORECASE | re.MULTILINE)
 #: Lines of one printed code section read at most.
 MAX_SECTION_LINES = 5_000
@@ -67,7 +69,9 @@ def _code_sections(text: str) -> list[tuple[int, int]]:
                 break
         else:
             stop = limit
-        body_end = len(text[:stop].rstrip())
+        body_end = stop
+        while body_end > start and text[body_end - 1].isspace():  # as len(text[:stop].rstrip()), no copy
+            body_end -= 1
         if body_end <= start:
             continue
         if classify_text(text[start:body_end]) is not None:
@@ -99,10 +103,16 @@ def _found_in_text(text: str) -> list[LogEvent]:
             found.append(LogEvent(index=0, kind=LogEventKind.TOOL_CALL, text=text[start:end],
                                   span=spans.span(start, end)))
     # Code printed under a header that names it (``----- node 3 code -----``, ``Executing code:``).
-    covered = [(e.span.start_byte, e.span.end_byte) for e in found if e.kind in (LogEventKind.CODE,
-                                                                                 LogEventKind.COMMAND)]
+    covered = sorted((e.span.start_byte, e.span.end_byte) for e in found if e.kind in (LogEventKind.CODE,
+                                                                                        LogEventKind.COMMAND))
+    # a section is covered by a span holding its start (the farthest reach of the spans starting
+    # at or before it) or starting inside it (the first span starting at or after it): two bisects
+    firsts = [a for a, _ in covered]
+    reach = list(accumulate((b for _, b in covered), max))
     for start, end in _code_sections(text):
-        if any(a <= start < b or start <= a < end for a, b in covered):
+        before = bisect_right(firsts, start)
+        after = bisect_left(firsts, start)
+        if (before and reach[before - 1] > start) or (after < len(firsts) and firsts[after] < end):
             continue
         hit = classify_text(text[start:end])
         if hit is not None:

@@ -203,14 +203,18 @@ def _notebook_events(path: str, text: str, driver: DriverReading, outputs) -> tu
         joined = TextMap()
         starts: list[int] = []
         previous = None
+        ends_line = True  # whether the joined text so far ends with a line break (asked without joining it)
         for output in members:
             # A stream is cut into outputs anywhere, even mid-line: its pieces join as printed.
             same_stream = (previous is not None and output.output_type == previous.output_type == "stream"
                            and output.cell_index == previous.cell_index and output.name == previous.name)
-            if joined.length and not same_stream and not joined.text.endswith("\n"):
+            if joined.length and not same_stream and not ends_line:
                 joined.add_filler("\n")
+                ends_line = True
             starts.append(joined.length)
             joined.add_map(output.text_map)
+            if output.text_map.length:
+                ends_line = output.text.endswith("\n")
             previous = output
         for event in _found_in_text(joined.text):
             start, end = event.span.start_byte, event.span.end_byte
@@ -257,10 +261,11 @@ def _notebook_units(path: str, text: str, skipped: list[Skipped], notes: list[Sk
     if notebook.language not in LANGUAGES:
         skipped.append(Skipped(path=path, reason=f"notebook kernel language {notebook.language!r} has no grammar"))
     else:
-        printed: dict[int, str] = {}
+        pieces: dict[int, list[str]] = {}
         for output in outputs.outputs if outputs is not None else ():
             if output.output_index >= 0:  # a code cell's output (markdown and raw cells have none)
-                printed[output.cell_index] = printed.get(output.cell_index, "") + output.text + "\n"
+                pieces.setdefault(output.cell_index, []).append(output.text)
+        printed = {cell: "\n".join(texts) + "\n" for cell, texts in pieces.items()}
         # Only a notebook at the run root can be the harness (mleaudit.audit.driver): the agent writes the
         # run's folders (MLE-bench's logs/ and code/, AIDE's working/, MLAgentBench's traces).
         driver = read_driver(path, cell_sources(notebook), printed)

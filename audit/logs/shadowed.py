@@ -65,17 +65,66 @@ def _first_text(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def _offset(text: str, member: ShadowedMember) -> int | None:
-    """Where the hidden value's first text is written in the file, else where its key is."""
-    probe = _first_text(member.value)
-    if probe is not None:
-        for ascii_only in (False, True):
-            encoded = json.dumps(probe[:_PROBE_CHARS], ensure_ascii=ascii_only)[1:-1]
-            found = text.find(encoded) if encoded else -1
-            if found >= 0:
-                return found
-    match = re.search(re.escape(json.dumps(member.key)) + r"\s*:", text)
-    return match.start() if match else None
+#: Characters the placing of one file's hidden members may scan, per character of the file (at
+#: least :data:`_MIN_SEARCH`); past it a member is placed where the one before it was.
+_SEARCH_PER_CHAR = 8
+_MIN_SEARCH = 1 << 20
+
+
+class _Placer:
+    """Where each hidden member is written in the file: its value's first text, else its key.
+
+    Members are asked for in the order the decoders met them, which is the file's order: each
+    search starts where the previous member was found and looks before it only when that fails.
+    All searches of one file together scan at most :data:`_SEARCH_PER_CHAR` times its length: a
+    file of thousands of hidden values written with escapes the probe lacks (``\\u0061``) would
+    otherwise be scanned whole once per member. Past that, a member is placed where the previous
+    one was (its events are still read; only their line is approximate).
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._ascii = text.isascii()
+        self._cursor = 0
+        self._budget = max(_MIN_SEARCH, _SEARCH_PER_CHAR * len(text))
+
+    def _find(self, needle: str) -> int:
+        text, start = self._text, self._cursor
+        found = text.find(needle, start)
+        self._budget -= (len(text) if found < 0 else found + len(needle)) - start
+        if found < 0 and start:
+            found = text.find(needle, 0, start + len(needle))
+            self._budget -= start + len(needle) if found < 0 else found + len(needle)
+        return found
+
+    def _search(self, pattern: re.Pattern[str]) -> int:
+        text, start = self._text, self._cursor
+        match = pattern.search(text, start)
+        self._budget -= (len(text) if match is None else match.end()) - start
+        if match is None and start:
+            match = pattern.search(text, 0, start)
+            self._budget -= start if match is None else match.end()
+        return -1 if match is None else match.start()
+
+    def offset(self, member: ShadowedMember) -> int | None:
+        """The member's offset in the file, ``None`` when neither its text nor its key is found."""
+        if self._budget <= 0:
+            return self._cursor
+        probe = _first_text(member.value)
+        found = -1
+        if probe is not None:
+            # an ASCII file cannot hold the probe's non-ASCII form: no search of the file for it
+            for ascii_only in ((True,) if self._ascii else (False, True)):
+                encoded = json.dumps(probe[:_PROBE_CHARS], ensure_ascii=ascii_only)[1:-1]
+                found = self._find(encoded) if encoded else -1
+                if found >= 0:
+                    break
+        if found < 0:
+            found = self._search(re.compile(re.escape(json.dumps(member.key)) + r"\s*:"))
+        if found < 0:
+            return None
+        self._cursor = found
+        return found
 
 
 def _located(span_maker: SpanMaker, offset: int | None) -> Span:
@@ -169,8 +218,11 @@ def hidden_events(path: str, text: str, members: Sequence[ShadowedMember], first
     """
     spans = SpanMaker(text, path)
     events: list[LogEvent] = []
+    placer = _Placer(text)
     for member in distinct(members):
-        span = _located(spans, _offset(text, member))
+        if len(events) >= _MAX_EVENTS:
+            break  # no event of the members left would be kept (the problem says so)
+        span = _located(spans, placer.offset(member))
 
         def add(where: str, key: str, kind: LogEventKind, body: str, language: str | None, role: str,
                 actor: Actor) -> None:
@@ -196,10 +248,11 @@ def hidden_problems(text: str, members: Sequence[ShadowedMember]) -> list[str]:
     # decode reporting what it hides
     for member in distinct(members):
         by_key.setdefault(member.key, []).append(member)
+    placer, spans = _Placer(text), SpanMaker(text, "")
     sentences = []
     for key, hidden in by_key.items():
-        offset = _offset(text, hidden[0])
-        where = f", first at line {text.count(chr(10), 0, offset) + 1}" if offset is not None else ""
+        offset = placer.offset(hidden[0])
+        where = f", first at line {spans.line_span(offset).start_line}" if offset is not None else ""
         count = f"{len(hidden)} distinct hidden value{'s' if len(hidden) != 1 else ''}"
         sentences.append(f"key {key[:80]!r} written more than once in one JSON object ({count}{where}): JSON readers "
                          "keep only the last value; every value was read, but which one the run used cannot be told")

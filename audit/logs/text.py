@@ -76,6 +76,7 @@ _BLOCKS = re.compile(
 #: The opening line of a fenced block: the first part of :data:`_BLOCKS`.
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}+|~{3,}+)[ \t]*(?P<lang>[^\s`~]*)[^\n]*\n", re.MULTILINE)
 _CLOSE_TAIL = re.compile(r"[ \t\r]*$", re.MULTILINE)
+_BLANKS = re.compile(r"[ \t]*")
 _LOOKS_PYTHON = re.compile(
     r"^[ \t]*(?:import[ \t]+\w|from[ \t]+[\w.]+[ \t]+import\b|def[ \t]+\w+[ \t]*\(|class[ \t]+\w+"
     r"|print\(|[A-Za-z_][\w.]*[ \t]*=[ \t]*[\w.]+\()",
@@ -172,13 +173,18 @@ def _fenced_block(text: str, line_start: int, end: int) -> _FencedBlock | None:
     found = text.find(fence, body_start, end)
     while found != -1:
         # a closing line: at a line start (after a line break, so at or past the body's start),
-        # blanks, the fence itself, then blanks to the line's end
-        close_start = text.rfind("\n", 0, found) + 1
-        if close_start >= body_start and not text[close_start:found].strip(" \t"):
+        # blanks, the fence itself, then blanks to the line's end. Only the first fence of a line
+        # can close (any later one has that fence before it): the rest of the line is skipped, so
+        # each line is looked at once however many fences it holds (a printed message list).
+        close_start = max(body_start, text.rfind("\n", body_start, found) + 1)
+        if _BLANKS.fullmatch(text, close_start, found) is not None:
             tail = _CLOSE_TAIL.match(text, found + len(fence), end)
             if tail is not None:
                 return _FencedBlock(text, opener, (body_start, close_start), (close_start, tail.end()))
-        found = text.find(fence, found + 1, end)
+        line_end = text.find("\n", found, end)
+        if line_end == -1:
+            break
+        found = text.find(fence, line_end + 1, end)
     return _FencedBlock(text, opener, (body_start, end), None)
 
 

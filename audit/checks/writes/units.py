@@ -14,11 +14,11 @@ from mleaudit.audit.checks.writes.shell import (
     strip_wrappers,
 )
 from mleaudit.audit.checks.writes.site import WriteSite
-from mleaudit.audit.textcache import TextCache
+from mleaudit.audit.textcache import UNIT_ENTRIES, TextCache
 from mleaudit.audit.units import CodeUnit
 
 #: Write sites by (sha256 of the text, language), bounded by the characters of the texts.
-_SITES = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
+_SITES = TextCache(max_chars=48 * 1024 * 1024, max_entries=UNIT_ENTRIES)
 
 
 def find_write_sites(unit: CodeUnit) -> list[WriteSite]:

@@ -23,7 +23,9 @@ def _strip_fences(raw: str) -> str:
     return _FENCE_LINE.sub("", raw.strip()).strip()
 
 
-_QUOTED_ARG = re.compile(r"[\"']?(\w+)[\"']?\s*:\s*\"((?:[^\"\\]|\\.)*)\"", re.DOTALL)
+# A key starts where its word starts (a start inside a word run gives the same key, so only the first
+# is tried) and takes the whole run: a long word run costs linear time, not quadratic.
+_QUOTED_ARG = re.compile(r"[\"']?(?<!\w)(\w++)[\"']?\s*:\s*\"((?:[^\"\\]|\\.)*)\"", re.DOTALL)
 
 
 def parse_input(raw: str) -> dict[str, Any]:

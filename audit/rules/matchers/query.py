@@ -25,7 +25,7 @@ from mleaudit.audit.rules.matchers.predicates import (
     unsupported_predicates,
 )
 from mleaudit.audit.rules.spec import QuerySpec
-from mleaudit.audit.textcache import TextCache
+from mleaudit.audit.textcache import UNIT_ENTRIES, TextCache
 
 #: Units at least this long (characters) always run every rule's query at once (:class:`_CombinedQueries`,
 #: rebuilt for queries compiled since; a 100,000-cell notebook: 1.6 s against 27 s), their matches
@@ -60,7 +60,7 @@ class _CombinedQueries:
         self.sources: dict[str, list[tuple[str, int]]] = {}
         self.queries: dict[str, _Built] = {}
         # Keyed by the parsed tree's identity, which the entry keeps alive (so the id is not reused).
-        self.results = TextCache(max_chars=16 * 1024 * 1024, max_entries=20_000)
+        self.results = TextCache(max_chars=16 * 1024 * 1024, max_entries=UNIT_ENTRIES)
         #: Characters walked by queries run alone since the last build (:data:`COMBINED_AFTER_CHARS`).
         self.walked = 0
 

@@ -6,12 +6,12 @@ from mleaudit.audit.parsing import parse
 from mleaudit.audit.rules.strings.bash import BashFolder
 from mleaudit.audit.rules.strings.parts import FoldedString
 from mleaudit.audit.rules.strings.python import PythonFolder
-from mleaudit.audit.textcache import TextCache
+from mleaudit.audit.textcache import UNIT_ENTRIES, TextCache
 
 _FOLDERS = {"python": PythonFolder, "bash": BashFolder}
 
 #: Folds kept, by the size of their texts (see :mod:`mleaudit.audit.textcache`).
-_FOLDS = TextCache(max_chars=48 * 1024 * 1024, max_entries=20_000)
+_FOLDS = TextCache(max_chars=48 * 1024 * 1024, max_entries=UNIT_ENTRIES)
 
 
 def fold_strings(text: str, language: str) -> tuple[FoldedString, ...]:
