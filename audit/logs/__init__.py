@@ -223,14 +223,43 @@ def _read_capped(adapter: LogAdapter, path: str, text: str, notes: list[str]) ->
 _DECODING_FORMATS = frozenset({
     mlagentbench.NAME, aide.NAME, openhands.NAME, inspect_eval.NAME, assistants.NAME, jsonl.NAME, jsondoc.NAME,
 })
+#: Readers that read every string of a file: when they find nothing, the file holds no text.
+_READS_EVERY_STRING = frozenset({jsondoc.NAME, plain_text.NAME})
 #: Suffixes of files meant to hold JSON.
 _JSON_SUFFIXES = frozenset({".json", ".jsonl", ".ndjson"})
+
+
+def _read_by_another(path: str, text: str, detected: str, events: list[LogEvent],
+                     notes: list[str]) -> tuple[str, list[LogEvent], list[str]]:
+    """``(format, events, problems)`` of the first reader after ``detected`` that recognises the
+    file and finds events in it, the plain-text reader last; ``detected``'s own when none does.
+
+    Asked when ``detected`` found nothing and said nothing was left unread: a reader that
+    recognises a file by its shape and finds nothing in it would leave the file's text unread
+    (another framework's trajectory shaped like its own).
+    """
+    names = [adapter.name for adapter in ADAPTERS]
+    for adapter in ADAPTERS[names.index(detected) + 1:]:
+        tried: list[str] = []
+        try:
+            if adapter.name != plain_text.NAME and not adapter.detect(path, text):
+                continue
+            found = _read_capped(adapter, path, text, tried)
+        except (ValueError, TypeError, KeyError, RecursionError) as exc:
+            logger.info("%s: the %s reader failed after the %s reader found nothing: %s", path, adapter.name,
+                        detected, exc)
+            continue
+        if found:
+            return adapter.name, found, tried
+    return detected, events, notes
 
 
 def parse_log(path: str, text: str) -> LogReading:
     """Detect a log's format and read it, saying what could not be read.
 
-    A structured reader that fails outright falls back to the plain-text reader (every line
+    A structured reader that recognises the file but finds nothing in it (and says nothing was
+    left unread) hands it to the next reader that recognises it, the plain-text reader last,
+    and ``notes`` says so. A structured reader that fails outright falls back to the plain-text reader (every line
     of the file is then read as text) and the failure is listed in ``problems``: code the
     structured reader would have found in the log is not audited as code. A file meant to
     hold JSON (``.json``/``.jsonl`` suffix or a leading ``{``/``[``) that nests deeper than
@@ -253,6 +282,7 @@ def parse_log(path: str, text: str) -> LogReading:
         return LogReading(path=path, log_format=None, events=())
     notes: list[str] = []
     fallback: str | None = None
+    claimed: str | None = None
     with collect_shadowed() as hidden:
         try:
             events = _read_capped(_BY_NAME[detected], path, text, notes)
@@ -262,6 +292,8 @@ def parse_log(path: str, text: str) -> LogReading:
             fallback = f"not read as {detected} ({message}); read as plain text instead"
             detected, notes = plain_text.NAME, []
             events = _read_capped(_BY_NAME[plain_text.NAME], path, text, notes)
+        if not events and not notes and fallback is None and detected not in _READS_EVERY_STRING:
+            claimed, (detected, events, notes) = detected, _read_by_another(path, text, detected, events, notes)
     if fallback is not None:
         notes.insert(0, fallback)
     if hidden:
@@ -273,6 +305,8 @@ def parse_log(path: str, text: str) -> LogReading:
         notes.append(f"the log ends inside the code block opened at line {cut.span.start_line} (cut short): read "
                      "up to its end; what followed it is not in the log")
     remarks: list[str] = []
+    if claimed is not None and claimed != detected:
+        remarks.append(f"the {claimed} reader, which recognised the file, found nothing in it; read as {detected}")
     if detected in _DECODING_FORMATS:
         remark = surrogate_note(text)
         if remark is not None:

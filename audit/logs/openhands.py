@@ -26,6 +26,7 @@ cut short is read up to the break, which is reported.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -52,12 +53,25 @@ _ACTORS = {"agent": Actor.AGENT, "environment": Actor.AGENT, "user": Actor.OPERA
 _WRITTEN_SUFFIXES = {".py": "python", ".sh": "bash", ".bash": "bash"}
 
 
+#: An OpenHands action or observation name (``run``, ``run_ipython``, ``read``): a SWE-agent step's
+#: ``action`` is the command itself and its ``observation`` the command's output.
+_EVENT_NAME = re.compile(r"[a-z][a-z0-9_]{0,63}")
+
+
+def _is_event_record(item: dict) -> bool:
+    """An OpenHands action (a named ``action`` with ``args``) or observation (a named
+    ``observation`` with its ``content`` or ``extras``)."""
+    action, observation = item.get("action"), item.get("observation")
+    if isinstance(action, str) and _EVENT_NAME.fullmatch(action):
+        return isinstance(item.get("args"), (dict, str))
+    return (isinstance(observation, str) and _EVENT_NAME.fullmatch(observation) is not None
+            and ("content" in item or "extras" in item))
+
+
 def _is_event_list(items: Any) -> bool:
     if not isinstance(items, list):
         return False
-    dicts = [i for i in items if isinstance(i, dict)]
-    return bool(dicts) and any(("action" in d and isinstance(d.get("args"), (dict, str))) or "observation" in d
-                               for d in dicts)
+    return any(_is_event_record(item) for item in items if isinstance(item, dict))
 
 
 def _event_lists(data: Any) -> list[tuple[list[Any], str | None]]:
@@ -77,7 +91,7 @@ def _event_list(data: Any) -> tuple[list[Any], str | None] | None:
 
 
 def detect(path: str, text: str) -> bool:
-    """A JSON list of dicts with ``action``+``args`` or ``observation`` (or an object with such lists)."""
+    """A JSON list of OpenHands action or observation records (or an object with such lists)."""
     if text.lstrip()[:1] not in ("[", "{") or ('"action"' not in text and '"observation"' not in text):
         return False
     if PurePosixPath(path).suffix.lower() not in (".json", ""):

@@ -1,0 +1,67 @@
+"""A reader that recognises a file and finds nothing in it never leaves the file's text unread.
+
+A SWE-agent trajectory saved as ``.json`` (``{"trajectory": [{"action": <command>, "observation":
+<output>}]}``) has the keys of an OpenHands event list; read as one it gave no event at all, and
+a run whose only log called a hosted LLM was CLEAN.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mleaudit.audit.logs import openhands, parse_log
+from mleaudit.audit.pipeline import AuditOptions, audit_run
+from mleaudit.audit.report import VerdictKind
+from mleaudit.audit.rules.loader import load_ruleset
+from mleaudit.audit.run import load_run
+from mleaudit.audit.units import LogEventKind
+
+CALL = "curl -s https://api.openai.com/v1/chat/completions -H 'Authorization: Bearer sk-test' -d @req.json"
+
+
+def _trajectory(key: str = "trajectory") -> str:
+    return json.dumps({"environment": "swe_main", key: [
+        {"action": CALL, "observation": "ok", "response": "Asking a model.", "thought": "ask"},
+        {"action": "python train.py", "observation": "done", "response": "", "thought": ""},
+    ]}, indent=2)
+
+
+@pytest.mark.parametrize("key", ["trajectory", "history", "events"])
+def test_a_swe_agent_trajectory_is_not_an_openhands_event_list(key):
+    reading = parse_log("logs/run.json", _trajectory(key))
+    assert reading.log_format != openhands.NAME
+    commands = [e.text for e in reading.events if e.kind is LogEventKind.COMMAND]
+    assert CALL in commands and "python train.py" in commands
+
+
+def test_openhands_records_are_still_recognised():
+    text = json.dumps([
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls -la", "thought": ""}},
+        {"id": 2, "source": "agent", "observation": "run", "content": "total 0", "extras": {"command": "ls -la"}},
+    ])
+    reading = parse_log("events.json", text)
+    assert reading.log_format == openhands.NAME
+    assert [(e.kind, e.text) for e in reading.events] == [(LogEventKind.COMMAND, "ls -la"),
+                                                          (LogEventKind.OUTPUT, "total 0")]
+
+
+def test_a_claimed_file_with_nothing_found_goes_to_the_next_reader(monkeypatch):
+    # Whatever the claiming reader: one that finds nothing and says nothing was left unread
+    # hands the file on, and the report says so.
+    monkeypatch.setattr(openhands, "_is_event_record", lambda item: True)
+    reading = parse_log("logs/run.json", _trajectory())
+    assert reading.log_format == "json"
+    assert any("openhands reader" in note and "found nothing" in note for note in reading.notes)
+    assert CALL in [e.text for e in reading.events]
+
+
+def test_a_run_whose_trajectory_calls_a_hosted_model_is_flagged(tmp_path: Path):
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "run.json").write_text(_trajectory())
+    (tmp_path / "solution.py").write_text("import pandas as pd\npd.read_csv('train.csv').to_csv('submission.csv')\n")
+    report = audit_run(load_run(tmp_path), ruleset=load_ruleset(), options=AuditOptions())
+    assert report.verdict.kind is VerdictKind.FLAGGED
+    assert "llm-api-endpoint-url" in {f.rule_id for f in report.findings}
