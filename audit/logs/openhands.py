@@ -11,7 +11,9 @@ they run gives COMMAND/CODE events, and any other action is also a TOOL_CALL
 comes first as a MESSAGE. Observations (``"observation"`` key) give OUTPUT from ``content``,
 and the command or code their ``extras`` echo (``extras.command``, ``extras.code``) when no
 action of the list gave the same text. A record that is neither is read as a MESSAGE (its
-``message``/``content``, else all its strings). ``role`` is the event's ``source``; the actor
+``message``/``content``, else all its strings); a record of another shape that gives no event
+(a SWE-agent step, whose ``action`` is the command itself) gives what its action runs and all its
+text, and a string among the records a MESSAGE. ``role`` is the event's ``source``; the actor
 is the AGENT for ``agent`` and ``environment`` events (the agent's actions and their output),
 the OPERATOR for ``user`` messages, else UNKNOWN. Every event list of the document is read:
 a top-level list, or each member that is one (``history``, ``events``, a delegate's list under
@@ -40,6 +42,7 @@ from mleaudit.audit.logs.jsonregions import (
 )
 from mleaudit.audit.logs.keys import KEYS
 from mleaudit.audit.logs.toolcalls import call_actions, call_text
+from mleaudit.audit.logs.trajectory import action_events
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 
 __all__ = ["NAME", "detect", "read_events"]
@@ -171,7 +174,16 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
 
     for number, item in enumerate(items):
         if not isinstance(item, dict):
+            # A string or list among the records: its text is still read.
+            strings: list[str] = []
+            _strings(item, strings)
+            if strings:
+                located = regions[number][:2] if regions else None
+                span = spans.span(*located) if located is not None else spans.line_span(0)
+                events.append(LogEvent(index=len(events), kind=LogEventKind.MESSAGE, text="\n".join(strings),
+                                       span=span, location=f"{prefix}[{number}]", actor=Actor.UNKNOWN))
             continue
+        before = len(events)
         record_start = regions[number][0] if regions else 0
         members: dict[str, tuple[int, int]] = {}
         args_members: dict[str, tuple[int, int]] = {}
@@ -255,9 +267,18 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
                 key = "message" if isinstance(item.get("message"), str) else "content"
                 emit(LogEventKind.MESSAGE, item[key], members.get(key), field=key)
             else:
-                strings: list[str] = []
+                strings = []
                 _strings(item, strings)
                 emit(LogEventKind.MESSAGE, "\n".join(strings), None)
+        if len(events) == before and not _is_event_record(item):
+            # A record of another shape that gave no event (a SWE-agent step, whose ``action`` is
+            # the command itself): what its action runs, then all its text.
+            found = action_events(item) or []
+            for hit in found:
+                emit(hit.kind, hit.text, members.get("action"), hit.language, "action")
+            strings = []
+            _strings({k: v for k, v in item.items() if not (found and k == "action")}, strings)
+            emit(LogEventKind.MESSAGE, "\n".join(strings), None)
 
 
 def _value(args: dict[str, Any], key: str) -> Any:

@@ -65,3 +65,22 @@ def test_a_run_whose_trajectory_calls_a_hosted_model_is_flagged(tmp_path: Path):
     report = audit_run(load_run(tmp_path), ruleset=load_ruleset(), options=AuditOptions())
     assert report.verdict.kind is VerdictKind.FLAGGED
     assert "llm-api-endpoint-url" in {f.rule_id for f in report.findings}
+
+
+def test_records_of_another_shape_in_an_openhands_list_are_read():
+    # One real OpenHands action makes the list an event list; the records around it that give
+    # no OpenHands event (a SWE-agent step, a bare string) are still read.
+    text = json.dumps({"history": [
+        {"id": 1, "source": "agent", "action": "run", "args": {"command": "ls"}},
+        {"action": CALL, "observation": "ok", "thought": "ask a model"},
+        "import openai\nopenai.ChatCompletion.create(model='gpt-4')",
+        {"id": 3, "source": "agent", "observation": "run", "content": "", "extras": {}},
+    ]}, indent=1)
+    reading = parse_log("events.json", text)
+    assert reading.log_format == openhands.NAME
+    found = [(e.kind, e.text) for e in reading.events]
+    assert (LogEventKind.COMMAND, CALL) in found
+    assert any("ask a model" in body for _, body in found)
+    assert any("openai.ChatCompletion.create" in body for _, body in found)
+    # an OpenHands record with nothing in it gives nothing (no noise event)
+    assert len(found) == 4
