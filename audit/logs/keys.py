@@ -109,6 +109,10 @@ _LOOKS_PYTHON = re.compile(
     r"|with[ \t]+\S|for[ \t]+\w+[ \t]+in\b)",
     re.MULTILINE,
 )
+#: Characters of a one-line text tried as a command line (:data:`_LOOKS_COMMAND`): its ``sudo``/``env``
+#: prefixes overlap with the program word, so a line of thousands of them takes quadratic time; a
+#: longer line is read as the message it then is (its text still goes through every rule).
+_MAX_COMMAND_LINE = 4096
 _LOOKS_COMMAND = re.compile(
     r"^[ \t]*(?:sudo[ \t]+|env[ \t]+|[A-Z_][A-Z0-9_]*=\S*[ \t]+)*(?:\./|/|~/)?[\w.-]+(?:/[\w.-]+)*"
     r"(?:[ \t]++(?:[\w./~:=@%+,-]++|\"[^\"\n]*+\"|'[^'\n]*+'|[|&;<>]++))*+[ \t]*$"
@@ -179,7 +183,8 @@ def classify_text(text: str, tool: str = "") -> Found | None:
     if _LOOKS_PYTHON.search(text):
         return Found(LogEventKind.CODE, text, "python")
     words = first.split()
-    if ("\n" not in text.strip() and len(words) >= 2 and _LOOKS_COMMAND.match(first) and not _prose(first)
+    if ("\n" not in text.strip() and len(words) >= 2 and len(first) <= _MAX_COMMAND_LINE
+            and _LOOKS_COMMAND.match(first) and not _prose(first)
             and (words[0].startswith(("./", "/", "~/")) or any(w.startswith("-") and len(w) > 1 for w in words[1:]))):
         return Found(LogEventKind.COMMAND, text, "bash")
     return None

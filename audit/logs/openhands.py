@@ -303,9 +303,10 @@ def _action_events(action: str, args: dict[str, Any]) -> list[tuple[LogEventKind
     elif action in ("write", "edit"):
         target = str(args.get("path", ""))
         language = _WRITTEN_SUFFIXES.get(PurePosixPath(target).suffix.lower())
-        key = next((k for k in ("content", "file_text", "new_str", "text") if isinstance(args.get(k), str)), None)
-        if key is not None:
-            return [(LogEventKind.CODE if language else LogEventKind.TOOL_CALL, key, language)]
+        # Every written text: OpenHands' editor sends ``content: ""`` beside the ``file_text`` it writes.
+        keys = [k for k in ("content", "file_text", "new_str", "text") if isinstance(args.get(k), str) and args[k].strip()]
+        if keys:
+            return [(LogEventKind.CODE if language else LogEventKind.TOOL_CALL, key, language) for key in keys]
     else:
         return None
     # A known action whose arguments are shaped otherwise: read them with the vocabulary.

@@ -132,7 +132,8 @@ def test_the_log_strategy_reaches_every_reader():
     samples = {
         "aide": ("journal.json", json.dumps([{"plan": "p", "code": "print(1)", "term_out": ["ok"]}])),
         "openhands": ("logs/events.json", json.dumps([{"action": "run", "args": {"command": "ls"}}])),
-        "inspect": ("logs/eval.json", json.dumps({"eval": {"task": "t"}, "status": "success", "samples": []})),
+        "inspect": ("logs/eval.json", json.dumps({"eval": {"task": "t"}, "status": "success", "samples": [
+            {"id": "1", "messages": [{"role": "assistant", "content": "ls"}]}]})),
         "jsonl": ("logs/agent.jsonl", '{"type": "command", "content": "ls"}\n'),
         "runlog": ("run.log", "\n".join(f"[2024-05-01 12:00:0{i},123] [run.py:{i}] x" for i in range(3))),
         "pylogging": ("a.log", "\n".join(f"2024-10-20 22:00:39,703 - a - INFO - m{i}" for i in range(3))),

@@ -6,6 +6,8 @@ import re
 import unicodedata
 from typing import Any
 
+from mleaudit.grading.untrusted_json import ShadowedMember, report_shadowed
+
 __all__ = ["STRING_PREFIX", "read_literal"]
 
 #: Nesting the literal reader follows.
@@ -78,9 +80,14 @@ class _Literal:
                 self.pos += 1
                 value = self.value(depth + 1)
                 try:
-                    pairs[item] = value
-                except TypeError:
-                    pairs[repr(item)[:200]] = value
+                    key = item if hash(item) is not None else None
+                except TypeError:  # a list or dict as a key: kept by its text
+                    key = repr(item)[:200]
+                if key in pairs:
+                    # ``{'query': A, 'query': B}`` evaluates to B: A is read as a hidden member
+                    # (mleaudit.audit.logs.shadowed), as a repeated JSON key is.
+                    report_shadowed([ShadowedMember(str(key), pairs[key])])
+                pairs[key] = value
             elif is_dict:
                 raise ValueError("dict entry without a value")
             else:

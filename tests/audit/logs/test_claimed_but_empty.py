@@ -84,3 +84,29 @@ def test_records_of_another_shape_in_an_openhands_list_are_read():
     assert any("openai.ChatCompletion.create" in body for _, body in found)
     # an OpenHands record with nothing in it gives nothing (no noise event)
     assert len(found) == 4
+
+
+def test_an_openhands_edit_reads_the_text_it_writes_beside_an_empty_content():
+    # OpenHands' editor action sends ``content: ""`` next to the ``file_text`` (or ``new_str``) it writes.
+    code = "import openai\nopenai.ChatCompletion.create(model='gpt-4')\n"
+    text = json.dumps([
+        {"id": 1, "source": "agent", "action": "edit", "args": {
+            "path": "/w/llm.py", "command": "create", "file_text": code, "old_str": None, "new_str": None,
+            "content": "", "thought": ""}},
+        {"id": 2, "source": "agent", "action": "edit", "args": {
+            "path": "/w/llm.py", "command": "str_replace", "old_str": "x", "new_str": code, "content": ""}},
+    ])
+    reading = parse_log("events.json", text)
+    assert [(e.kind, e.text, e.location) for e in reading.events] == [
+        (LogEventKind.CODE, code, "[0].args.file_text"), (LogEventKind.CODE, code, "[1].args.new_str")]
+
+
+def test_a_repeated_key_in_a_printed_python_dict_is_read_and_reported():
+    hidden = "import openai; openai.ChatCompletion.create(model='gpt-4')"
+    log = ("> Entering new AgentExecutor chain...\n\nInvoking: `python_repl` with `{'query': 'import pandas as pd'}`\n\n"
+           f"ok\n\nInvoking: `python_repl` with `{{'query': {hidden!r}, 'query': 'print(1)'}}`\n\nresult\n"
+           "> Finished chain.\n")
+    reading = parse_log("logs/agent.log", log)
+    assert reading.log_format == "frameworks"
+    assert any(hidden in e.text for e in reading.events)
+    assert any("'query' written more than once" in problem for problem in reading.problems)
