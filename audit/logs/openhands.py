@@ -229,8 +229,9 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
                 for kind, key, language in found:
                     emit(kind, _value(args, key), args_members.get(key.split(".")[0]), language, f"args.{key}")
             elif action == "message":
-                if isinstance(args.get("content"), str):
-                    emit(LogEventKind.MESSAGE, args["content"], args_members.get("content"), field="args.content")
+                if _parts_text(args.get("content")):
+                    emit(LogEventKind.MESSAGE, _parts_text(args["content"]), args_members.get("content"),
+                         field="args.content")
                 else:
                     emit(LogEventKind.MESSAGE, item.get("message"), members.get("message"), field="message")
             elif action == "finish":
@@ -251,7 +252,7 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
                 elif raw_args is not None:
                     emit(LogEventKind.TOOL_CALL, call_text(action, raw_args), members.get("args"), field="args")
         elif "observation" in item:
-            emit(LogEventKind.OUTPUT, item.get("content"), members.get("content"), field="content")
+            emit(LogEventKind.OUTPUT, _parts_text(item.get("content")), members.get("content"), field="content")
             extras = item.get("extras") if isinstance(item.get("extras"), dict) else {}
             extras_members = (json_members_partial(text, members["extras"][0])
                               if "extras" in members and text[members["extras"][0]] == "{" else {})
@@ -279,6 +280,21 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
             strings = []
             _strings({k: v for k, v in item.items() if not (found and k == "action")}, strings)
             emit(LogEventKind.MESSAGE, "\n".join(strings), None)
+
+
+def _parts_text(value: Any) -> str | None:
+    """A content's text: the string itself, or the texts of a list of parts (``[{"type": "text",
+    "text": ...}]``, as newer OpenHands versions and the LLM APIs write it) joined by line breaks."""
+    if isinstance(value, str) or not isinstance(value, list):
+        return value if isinstance(value, str) else None
+    texts = []
+    for part in value:
+        if isinstance(part, dict):
+            part = part.get("text", part.get("content"))
+            part = part.get("value") if isinstance(part, dict) else part
+        if isinstance(part, str) and part.strip():
+            texts.append(part)
+    return "\n".join(texts) or None
 
 
 def _value(args: dict[str, Any], key: str) -> Any:

@@ -110,3 +110,15 @@ def test_a_repeated_key_in_a_printed_python_dict_is_read_and_reported():
     assert reading.log_format == "frameworks"
     assert any(hidden in e.text for e in reading.events)
     assert any("'query' written more than once" in problem for problem in reading.problems)
+
+
+def test_openhands_contents_given_as_lists_of_parts_are_read():
+    text = json.dumps([
+        {"id": 1, "source": "agent", "action": "message",
+         "args": {"content": [{"type": "text", "text": "Calling the API: " + CALL}, {"type": "image_url"}]}},
+        {"id": 2, "source": "agent", "observation": "run", "content": [{"type": "text", "text": {"value": "total 0"}}],
+         "extras": {}},
+    ])
+    reading = parse_log("events.json", text)
+    assert [(e.kind, e.text) for e in reading.events] == [(LogEventKind.MESSAGE, "Calling the API: " + CALL),
+                                                          (LogEventKind.OUTPUT, "total 0")]
