@@ -110,6 +110,10 @@ def detect(path: str, text: str) -> bool:
     return False
 
 
+#: Types of content parts that hold text (``None``: a part without a type).
+_TEXT_PARTS = frozenset({None, "text", "output_text", "input_text", "thinking", "reasoning"})
+
+
 def _as_text(value: Any) -> str | None:
     """Text of a content value: a string, or the text parts of a list of chat content parts."""
     if isinstance(value, str):
@@ -121,9 +125,12 @@ def _as_text(value: Any) -> str | None:
         for part in value:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, dict) and part.get("type") in (None, "text", "output_text", "input_text"):
-                if isinstance(part.get("text"), str):
-                    parts.append(part["text"])
+            elif isinstance(part, dict) and part.get("type") in _TEXT_PARTS:
+                # {"text": "..."}, the Assistants API's {"text": {"value": "..."}}, Anthropic's {"thinking": "..."}
+                text = part.get("text", part.get("thinking"))
+                text = text.get("value") if isinstance(text, dict) else text
+                if isinstance(text, str):
+                    parts.append(text)
         return "\n".join(parts) if parts else None
     return None
 
@@ -278,8 +285,15 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
     if isinstance(record.get("action"), dict):
         call(tool_name(record["action"]) or str(record.get("type") or ""), record["action"])
 
+    # A logged chat completion: each choice's message is read as a record of its own.
+    choices = record.get("choices")
+    for choice in choices[:100] if isinstance(choices, list) else ():
+        message = choice.get("message", choice.get("delta")) if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            for kind_, text_, language_, role_ in _record_events(message):
+                add(kind_, text_, language_, role_ or None)
     # Tool calls and tool-use parts ride along with a message's text.
-    for entry in record.get("tool_calls") or ():
+    for entry in (record.get("tool_calls") if isinstance(record.get("tool_calls"), list) else ()):
         if isinstance(entry, dict):
             function = entry.get("function") if isinstance(entry.get("function"), dict) else entry
             arguments_value = next((function[k] for k in ARGUMENT_KEYS if k in function), None)

@@ -122,3 +122,19 @@ def test_openhands_contents_given_as_lists_of_parts_are_read():
     reading = parse_log("events.json", text)
     assert [(e.kind, e.text) for e in reading.events] == [(LogEventKind.MESSAGE, "Calling the API: " + CALL),
                                                           (LogEventKind.OUTPUT, "total 0")]
+
+
+def test_jsonl_logged_completions_thinking_and_value_parts_are_read():
+    lines = [
+        {"role": "user", "content": "go"},
+        {"type": "response", "choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [
+            {"type": "function", "function": {"name": "bash", "arguments": json.dumps({"cmd": CALL})}}]}}]},
+        {"role": "assistant", "content": [{"type": "thinking", "thinking": "I will run the call."}]},
+        {"role": "assistant", "content": [{"type": "text", "text": {"value": "Done with the call."}}]},
+    ]
+    reading = parse_log("logs/trajectory.jsonl", "\n".join(json.dumps(line) for line in lines) + "\n")
+    assert reading.log_format == "jsonl"
+    assert [(e.kind, e.role, e.text) for e in reading.events] == [
+        (LogEventKind.MESSAGE, "user", "go"), (LogEventKind.COMMAND, "assistant", CALL),
+        (LogEventKind.MESSAGE, "assistant", "I will run the call."),
+        (LogEventKind.MESSAGE, "assistant", "Done with the call.")]
