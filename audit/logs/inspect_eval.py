@@ -20,8 +20,10 @@ What becomes an event:
   CODE;
 - any tool call other than a plain shell, Python or editor tool: TOOL_CALL, whose text is
   ``function(arguments)`` with the ``arguments`` object as written (its span);
-- text and reasoning content: MESSAGE with the message's role; tool messages: OUTPUT (their
-  ``error.message`` too).
+- text and reasoning content (a reasoning part's ``summary``, and the providers' ``output_text`` and
+  ``thinking`` parts too): MESSAGE with the message's role; tool messages: OUTPUT (their
+  ``error.message`` too);
+- a tool call found only in the sample's ``events`` transcript (a sub-agent's), read as above.
 
 Actors: assistant messages, their tool calls and the tools' output are the AGENT's; system and
 user messages (the solver's prompts) are the SCAFFOLD's.
@@ -126,6 +128,11 @@ class EvalDocument:
         )
 
 
+#: Content parts that hold text: Inspect's ``text`` and ``reasoning`` (with its ``summary``), and the
+#: providers' own types a log may keep (``output_text``, ``thinking``).
+_TEXT_PART_TYPES = frozenset({None, "text", "reasoning", "output_text", "thinking"})
+
+
 def _content_events(doc: EvalDocument, content: Any, region: tuple[int, int] | None, kind: LogEventKind,
                     role: str, where: str, fallback: int, attachments) -> None:
     """Text (and reasoning) of a message's ``content``: a string or a list of parts."""
@@ -138,8 +145,8 @@ def _content_events(doc: EvalDocument, content: Any, region: tuple[int, int] | N
         if not isinstance(part, dict):
             continue
         part_members = doc.members((start, end))
-        for key in ("text", "reasoning"):
-            if isinstance(part.get(key), str) and part.get("type") in (None, "text", key):
+        for key in ("text", "reasoning", "summary", "thinking"):
+            if isinstance(part.get(key), str) and part.get("type") in _TEXT_PART_TYPES:
                 doc.emit(kind, part[key], part_members.get(key), start, role=role,
                          location=f"{where}.content[{number}]", attachments=attachments)
 
@@ -218,16 +225,26 @@ def _call_event(doc: EvalDocument, call: dict[str, Any], region: tuple[int, int]
         doc.emit(LogEventKind.TOOL_CALL, body, None, region[0], role="assistant", location=where)
 
 
+def _call_key(call: dict[str, Any]) -> str:
+    """A tool call's function and arguments, for telling one call written twice."""
+    function = call.get("function")
+    arguments = call.get("arguments", function.get("arguments") if isinstance(function, dict) else None)
+    name = function.get("name") if isinstance(function, dict) else function
+    return json.dumps([name, arguments], sort_keys=True, ensure_ascii=False, default=str)
+
+
 def sample_events(doc: EvalDocument, sample: dict[str, Any], region: tuple[int, int], prefix: str) -> None:
-    """Events of one sample's ``messages`` (``prefix`` is ``samples[i].`` or empty)."""
+    """Events of one sample's ``messages`` and of the tool calls only its ``events`` hold (``prefix`` is
+    ``samples[i].`` or empty)."""
     members = doc.members(region)
     attachment_values = sample.get("attachments") if isinstance(sample.get("attachments"), dict) else {}
     attachments = (attachment_values, doc.members(members.get("attachments")))
+    called: set[str] = set()
     for number, (start, end, message) in enumerate(doc.items(members.get("messages"))):
         if not isinstance(message, dict):
             continue
         where = f"{prefix}messages[{number}]"
-        role = message.get("role") if isinstance(message.get("role"), str) else ""
+        role = message.get("role").lower() if isinstance(message.get("role"), str) else ""
         message_members = doc.members((start, end))
         kind = LogEventKind.OUTPUT if role == "tool" else LogEventKind.MESSAGE
         _content_events(doc, message.get("content"), message_members.get("content"), kind, role, where, start,
@@ -237,10 +254,17 @@ def sample_events(doc: EvalDocument, sample: dict[str, Any], region: tuple[int, 
             doc.emit(LogEventKind.OUTPUT, message["error"].get("message"), error_members.get("message"), start,
                      role=role, location=f"{where}.error", attachments=attachments)
         calls = message.get("tool_calls")
-        if role == "assistant" and isinstance(calls, list):
+        if isinstance(calls, list):
             for call_number, (call_start, call_end, call) in enumerate(doc.items(message_members.get("tool_calls"))):
                 if isinstance(call, dict):
+                    called.add(_call_key(call))
                     _call_event(doc, call, (call_start, call_end), f"{where}.tool_calls[{call_number}]", attachments)
+    # The sample's event transcript repeats every tool call of its messages; a call only there (a
+    # sub-agent's, a handoff's) is read too.
+    for number, (start, end, event) in enumerate(doc.items(members.get("events"))):
+        if isinstance(event, dict) and event.get("event") == "tool" and _call_key(event) not in called:
+            called.add(_call_key(event))
+            _call_event(doc, event, (start, end), f"{prefix}events[{number}]", attachments)
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:

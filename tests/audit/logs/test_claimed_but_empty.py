@@ -138,3 +138,24 @@ def test_jsonl_logged_completions_thinking_and_value_parts_are_read():
         (LogEventKind.MESSAGE, "user", "go"), (LogEventKind.COMMAND, "assistant", CALL),
         (LogEventKind.MESSAGE, "assistant", "I will run the call."),
         (LogEventKind.MESSAGE, "assistant", "Done with the call.")]
+
+
+def test_inspect_calls_only_in_the_event_transcript_and_other_part_types_are_read():
+    called = {"id": "c1", "function": "bash", "arguments": {"cmd": "ls /home/data"}}
+    sample = {"id": 1, "epoch": 1, "input": "task", "messages": [
+        {"role": "user", "content": "Solve."},
+        {"role": "Assistant", "content": [{"type": "output_text", "text": "Listing."},
+                                          {"type": "reasoning", "reasoning": "", "summary": "Then the call."}],
+         "tool_calls": [called]},
+        {"role": "tool", "content": "train.csv", "tool_call_id": "c1", "function": "bash"},
+    ], "events": [
+        {"event": "tool", "function": "bash", "arguments": {"cmd": "ls /home/data"}},  # the same call again
+        {"event": "tool", "function": "bash", "arguments": {"cmd": CALL}},  # a sub-agent's call, only here
+    ]}
+    text = json.dumps({"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}, "samples": [sample]})
+    reading = parse_log("logs/eval.json", text)
+    assert reading.log_format == "inspect"
+    found = [(e.kind, e.text) for e in reading.events]
+    assert found.count((LogEventKind.COMMAND, "ls /home/data")) == 1
+    assert (LogEventKind.COMMAND, CALL) in found
+    assert (LogEventKind.MESSAGE, "Listing.") in found and (LogEventKind.MESSAGE, "Then the call.") in found
