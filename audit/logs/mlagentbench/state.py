@@ -129,17 +129,32 @@ def read_trace(out: Events, notes: list[str] | None) -> None:
     """The trace: ``steps`` and ``low_level_steps`` step by step, everything else as the scaffold's messages."""
     value, broke = load_json(out.text)
     root = (len(out.text) - len(out.text.lstrip()), len(out.text))
+    agent_ran = _agent_bodies(value.get("steps") if isinstance(value, dict) else None)
     for key, region, child in _members(out.text, root, value):
         if key in ("steps", "low_level_steps") and isinstance(child, list):
             for number, step_region, step in _items(out.text, region, child):
-                _trace_step(out, step_region, step, f"{key}[{number}]", low_level=key == "low_level_steps")
+                _trace_step(out, step_region, step, f"{key}[{number}]", low_level=key == "low_level_steps",
+                            agent_ran=agent_ran)
         else:
             _messages(out, region, child, _key_path("", key), Actor.SCAFFOLD)
     if broke is not None and notes is not None:
         notes.append(f"JSON cut short or damaged at {broke.describe()}; read up to there")
 
 
-def _trace_step(out: Events, region: tuple[int, int], step: Any, where: str, *, low_level: bool) -> None:
+def _agent_bodies(steps: Any) -> set[str]:
+    """The commands and code the agent's own (high-level) steps ran."""
+    bodies: set[str] = set()
+    for step in steps if isinstance(steps, list) else ():
+        action = step.get("action") if isinstance(step, dict) else None
+        name = action.get("name") if isinstance(action, dict) else None
+        args = action.get("args") if isinstance(action, dict) else None
+        if isinstance(name, str) and isinstance(args, dict):
+            bodies.update(body for _, _, body in derived(name, args))
+    return bodies
+
+
+def _trace_step(out: Events, region: tuple[int, int], step: Any, where: str, *, low_level: bool,
+                agent_ran: frozenset[str] | set[str] = frozenset()) -> None:
     if not isinstance(step, dict):
         _messages(out, region, step, where, Actor.SCAFFOLD)
         return
@@ -158,7 +173,7 @@ def _trace_step(out: Events, region: tuple[int, int], step: Any, where: str, *, 
             out.add(LogEventKind.TOOL_CALL, child_region[0], child_region[1], actor, text=text,
                     role="scaffold" if by_scaffold else "assistant", location=path)
             for kind, language, body in derived(name, args):
-                if low_level and " ".join(name.split()) not in ("Write File", "Append File"):
+                if low_level and " ".join(name.split()) not in ("Write File", "Append File") and body in agent_ran:
                     continue  # a primitive Execute Script or REPL call repeats the agent's own step
                 out.add(kind, child_region[0], child_region[1], Actor.AGENT, text=body, language=language,
                         role="assistant", location=path)

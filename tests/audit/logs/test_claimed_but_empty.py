@@ -159,3 +159,14 @@ def test_inspect_calls_only_in_the_event_transcript_and_other_part_types_are_rea
     assert found.count((LogEventKind.COMMAND, "ls /home/data")) == 1
     assert (LogEventKind.COMMAND, CALL) in found
     assert (LogEventKind.MESSAGE, "Listing.") in found and (LogEventKind.MESSAGE, "Then the call.") in found
+
+
+def test_mlagentbench_low_level_code_no_agent_step_ran_is_read():
+    code = "import openai\nopenai.ChatCompletion.create(model='gpt-4')"
+    listed = {"action": {"name": "List Files", "args": {"dir_path": "."}}, "observation": "train.py", "timestamp": 1.0}
+    repl = {"action": {"name": "Python REPL", "args": {"command": code}}, "observation": "ok", "timestamp": 2.0}
+    only_low = json.dumps({"steps": [listed], "low_level_steps": [repl]})
+    both = json.dumps({"steps": [listed, repl], "low_level_steps": [repl]})
+    assert code in [e.text for e in parse_log("env_log/trace.json", only_low).events]
+    # a primitive call that repeats the agent's own step is read once, from the step
+    assert [e.text for e in parse_log("env_log/trace.json", both).events].count(code) == 1
