@@ -14,11 +14,12 @@ the journal (``[3].code``, ``nodes[3].code``).
 
 Actors: ``code`` and the terminal output are the AGENT's; ``plan`` and ``analysis`` (AIDE's
 prompts' answers that steer the search) the SCAFFOLD's. Journals of other shapes are read too:
-``code`` given as a list of lines or an object (read with the shared key vocabulary of
+``code`` given as a list of lines or of text parts, or an object (read with the shared key vocabulary of
 :mod:`mleaudit.audit.logs.keys`), other members holding code (``script``, ``source``, ``*code``: the
 AGENT's code), an exception's ``exc_type``/``exc_info``/``exc_stack`` (the AGENT's output),
-and any other member with text (an UNKNOWN message); ids, tree links, timings and the metric
-are labels, not text.
+and any other member with text (an UNKNOWN message); entries of ``nodes`` that are not node
+records and the other members of a ``Journal`` object (``best_node``) are read member by member
+the same way; ids, tree links, timings and the metric are labels, not text.
 
 A journal cut short (a run killed while AIDE wrote it) is read up to the break: the complete
 nodes, and the complete fields of the node being written; the break is reported.
@@ -141,8 +142,12 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
         for key, kind, language, role, actor in _FIELDS:
             value = node.get(key)
             if isinstance(value, list):
-                body = "".join(v for v in value if isinstance(v, str))
-                add(key, kind, body, language, role, actor)
+                # chunks of text, or parts ({"type": "text", "text": ...}); anything else by the member's name
+                pieces = [_piece(v) for v in value]
+                add(key, kind, "".join(p for p in pieces if p is not None), language, role, actor)
+                others = [v for v, piece in zip(value, pieces) if piece is None]
+                if others:
+                    member_events(key, others, add)
             elif isinstance(value, str):
                 add(key, kind, value, language, role, actor)
             elif key == "code" and isinstance(value, dict):
@@ -152,9 +157,59 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
             if not isinstance(key, str) or key in _HANDLED or key in _NODE_LABELS:
                 continue
             member_events(key, value, add)
+    _other_members(text, data, spans, events)
     if broke is not None and notes is not None:
         notes.append(f"JSON cut short or damaged at {broke.describe()}; read {len(nodes)} node(s) up to there")
     return events
+
+
+def _piece(value: Any) -> str | None:
+    """A chunk of a field given as a list: a string, or a part's ``text`` (or ``content``)."""
+    if isinstance(value, dict):
+        value = value.get("text", value.get("content"))
+    return value if isinstance(value, str) else None
+
+
+def _walk_members(name: str, value: Any, add, depth: int = 0) -> None:
+    """:func:`member_events` of a value, objects and lists of objects walked member by member (a
+    ``best_node`` object's ``code`` is code)."""
+    if depth < 8 and isinstance(value, dict):
+        for key, child in value.items():
+            if isinstance(key, str) and key not in _NODE_LABELS:
+                _walk_members(key, child, add, depth + 1)
+    elif depth < 8 and isinstance(value, list) and any(isinstance(item, (dict, list)) for item in value):
+        for item in value:
+            _walk_members(name, item, add, depth + 1)
+    else:
+        member_events(name, value, add)
+
+
+#: Members of a ``Journal`` object besides its nodes that hold no text.
+_JOURNAL_LABELS = frozenset({"nodes", "node2parent", "__version"})
+
+
+def _other_members(text: str, data: Any, spans: SpanMaker, events: EventList) -> None:
+    """Events of what a journal holds besides its node records: entries of ``nodes`` that are not
+    records, and the other members of a ``Journal`` object (``best_node``, ``drafts``), each read
+    by its name (:func:`mleaudit.audit.logs.toolcalls.member_events`), at the line it starts on."""
+    start = len(text) - len(text.lstrip())
+    members = json_members_partial(text, start) if isinstance(data, dict) else {}
+    listed = data.get("nodes") if isinstance(data, dict) else data
+    entries = json_value_regions(text, members["nodes"][0] if isinstance(data, dict) and "nodes" in members
+                                 else start)[0] if isinstance(listed, list) else []
+    others = [(f"{'nodes' if isinstance(data, dict) else ''}[{number}]", "nodes", begin, value)
+              for number, (begin, _, value) in enumerate(entries) if not isinstance(value, dict)]
+    if isinstance(data, dict):
+        others += [(key, key, members[key][0] if key in members else 0, value) for key, value in data.items()
+                   if isinstance(key, str) and key not in _JOURNAL_LABELS]
+    for where, name, begin, value in others:
+        def add(key: str, kind: LogEventKind, body: str, language: str | None, role: str, actor: Actor,
+                where: str = where, begin: int = begin) -> None:
+            if body.strip():
+                events.append(LogEvent(index=len(events), kind=kind, text=body, span=spans.line_span(begin),
+                                       language=language, role=role, location=where, actor=actor))
+
+        _walk_members(name, value, add)
 
 
 _HANDLED = frozenset(field[0] for field in _FIELDS)

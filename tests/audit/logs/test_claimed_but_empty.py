@@ -170,3 +170,14 @@ def test_mlagentbench_low_level_code_no_agent_step_ran_is_read():
     assert code in [e.text for e in parse_log("env_log/trace.json", only_low).events]
     # a primitive call that repeats the agent's own step is read once, from the step
     assert [e.text for e in parse_log("env_log/trace.json", both).events].count(code) == 1
+
+
+def test_aide_code_parts_and_other_journal_members_are_read():
+    code = "import openai\nopenai.ChatCompletion.create(model='gpt-4')"
+    first = {"id": "a", "step": 0, "plan": "p", "code": "print(1)", "_term_out": ["1\n"], "analysis": "ok"}
+    parts = dict(first, id="b", step=1, code=[{"type": "text", "text": code}])
+    for journal in ([first, parts], {"nodes": [first], "best_node": {"code": code}},
+                    {"nodes": [first, [dict(first, id="c", code=code)]]}):
+        reading = parse_log("logs/journal.json", json.dumps(journal))
+        assert reading.log_format == "aide"
+        assert (LogEventKind.CODE, code) in [(e.kind, e.text) for e in reading.events], journal
