@@ -35,9 +35,9 @@ __all__ = ["NAME", "detect", "read_events"]
 NAME = "assistants"
 
 _PAGE = "SyncCursorPage[Message]("
-_MESSAGE = re.compile(r"Message\(id='[^']*'")
-_VALUE = re.compile(r"""value=(?P<lit>'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")""")
-_ROLE = re.compile(r"\brole='(\w+)'")
+#: The tokens of a dump that matter: string literals (whole, so nothing inside them is taken for
+#: structure) and the start of a message.
+_TOKENS = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*"|(?P<marker>\bMessage\(id=)""")
 #: The assistant is the agent; the user messages are the operator's task statement and files.
 _ROLE_ACTORS = {"assistant": Actor.AGENT, "user": Actor.OPERATOR}
 
@@ -51,19 +51,32 @@ def detect(path: str, text: str) -> bool:
 
 
 def _messages(dump: str) -> list[tuple[int, int, str, str]]:
-    """``(content_start, content_end, text, role)`` for each text value in a dump."""
+    """``(content_start, content_end, text, role)`` for each text value in a dump.
+
+    The dump is read token by token, string literals whole: a ``Message(id=`` or ``role='user'``
+    written inside a message's text starts no message and sets no role.
+    """
     found = []
-    starts = [m.start() for m in _MESSAGE.finditer(dump)] + [len(dump)]
-    for begin, end in zip(starts, starts[1:]):
-        chunk_roles = _ROLE.findall(dump, begin, end)
-        role = chunk_roles[-1] if chunk_roles else ""
-        for value in _VALUE.finditer(dump, begin, end):
+    messages: list[tuple[list[re.Match[str]], list[str]]] = []
+    for token in _TOKENS.finditer(dump):
+        if token.group("marker"):
+            messages.append(([], [""]))
+        elif messages:
+            values, role = messages[-1]
+            before = dump[max(0, token.start() - 6):token.start()]
+            if before.endswith("value="):
+                values.append(token)
+            elif before.endswith("role=") and not (before[0].isalnum() or before[0] == "_") \
+                    and token.group().startswith("'"):
+                role[0] = token.group()[1:-1]
+    for values, (role,) in messages:
+        for value in values:
             try:
-                decoded = ast.literal_eval(value.group("lit"))
+                decoded = ast.literal_eval(value.group())
             except (ValueError, SyntaxError):
                 continue
             if isinstance(decoded, str) and decoded.strip():
-                found.append((value.start("lit") + 1, value.end("lit") - 1, decoded, role))
+                found.append((value.start() + 1, value.end() - 1, decoded, role))
     return found
 
 

@@ -181,3 +181,18 @@ def test_aide_code_parts_and_other_journal_members_are_read():
         reading = parse_log("logs/journal.json", json.dumps(journal))
         assert reading.log_format == "aide"
         assert (LogEventKind.CODE, code) in [(e.kind, e.text) for e in reading.events], journal
+
+
+def test_a_message_marker_or_role_inside_an_assistants_message_text_splits_nothing():
+    def message(number: int, role: str, value: str) -> str:
+        return (f"Message(id='msg_{number}', assistant_id='asst_1', content=[TextContentBlock(text=Text("
+                f"annotations=[], value={value!r}), type='text')], object='thread.message', role='{role}', "
+                f"run_id='run_1', thread_id='thread_1')")
+
+    said = "Let me run it: " + CALL + "\nNext: Message(id='m' and role='user' are only words here.\n"
+    dump = ("SyncCursorPage[Message](data=[" + ", ".join([message(1, "assistant", said), message(2, "user", "Solve.")])
+            + "], object='list', has_more=False)")
+    reading = parse_log("logs/titanic_message.txt", dump)
+    assert reading.log_format == "assistants"
+    assert [(e.role, e.text) for e in reading.events if e.kind is LogEventKind.MESSAGE] == [
+        ("assistant", said), ("user", "Solve.")]
