@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from mleaudit.audit.expand import launch
 from mleaudit.audit.logs import jsonregions, llmcalls, prompts
 from mleaudit.audit.logs.common import SpanMaker, restamp
-from mleaudit.audit.logs.text import _BLOCKS, _blocks, _FenceLines
+from mleaudit.audit.logs.text import _BLOCKS, _blocks
 from mleaudit.audit.model import Span
 from mleaudit.audit.units import Actor, LogEvent, LogEventKind
 from mleaudit.grading.untrusted_json import collect_shadowed
@@ -107,32 +107,6 @@ def test_blocks_examples():
             for end in (len(text), max(begin, len(text) - 2)):
                 assert [_groups(m) for m in _blocks(text, begin, end)] == [
                     _groups(m) for m in _BLOCKS.finditer(text, begin, end)], (text, begin, end)
-
-
-class _CountingText(str):
-    """A text that adds up the characters its ``find`` calls scan (to the match, or to the end)."""
-
-    scanned = 0
-
-    def find(self, sub, start=0, end=None):  # type: ignore[override]
-        end = len(self) if end is None else end
-        found = str.find(self, sub, start, end)
-        _CountingText.scanned += max(0, (end if found == -1 else found + len(sub)) - start)
-        return found
-
-
-def test_fence_lines_scan_the_text_a_bounded_number_of_times():
-    # Thousands of ``` fences and no ~~~ at all: each search for the next fence must not look
-    # for ~~~ to the end of the text again (which made a 10 MB log quadratic).
-    plain = "".join(f"step {i}: x ``` y\n```python\nprint({i})\n```\noutput {i}\n" for i in range(2000))
-    text = _CountingText(plain)
-    _CountingText.scanned = 0
-    fences, found, pos = _FenceLines(text, len(text)), [], 0
-    while (line := fences.at_or_after(pos)) < len(text):
-        found.append(line)
-        pos = line + 1
-    assert len(found) == 4000
-    assert _CountingText.scanned <= 4 * len(plain)
 
 
 # --- launch._starts_python --------------------------------------------------------------------

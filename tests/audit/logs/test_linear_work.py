@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from mleaudit.audit.expand import found as found_module
 from mleaudit.audit.logs import keys, shadowed
 from mleaudit.audit.logs.mlagentbench import actions
-from mleaudit.audit.logs.text import _BLOCKS, _blocks
+from mleaudit.audit.logs.text import _BLOCKS, _blocks, _FenceLines
 from mleaudit.grading.untrusted_json import collect_shadowed, loads
 
 # The patterns as they were (each backtracks badly on the hostile lines below).
@@ -102,6 +102,20 @@ class _CountingText(str):
         at = str.rfind(self, sub, start, end)
         _CountingText.scanned += max(0, end - (start if at == -1 else at))
         return at
+
+
+def test_fence_lines_scan_the_text_a_bounded_number_of_times():
+    # Thousands of ``` fences and no ~~~ at all: each search for the next fence must not look
+    # for ~~~ to the end of the text again (which made a 10 MB log quadratic).
+    plain = "".join(f"step {i}: x ``` y\n```python\nprint({i})\n```\noutput {i}\n" for i in range(2000))
+    text = _CountingText(plain)
+    _CountingText.scanned = 0
+    fences, found, pos = _FenceLines(text, len(text)), [], 0
+    while (line := fences.at_or_after(pos)) < len(text):
+        found.append(line)
+        pos = line + 1
+    assert len(found) == 4000
+    assert _CountingText.scanned <= 4 * len(plain)
 
 
 def test_a_long_line_of_fences_in_an_open_block_is_read_once():
