@@ -259,8 +259,8 @@ def parse_log(path: str, text: str) -> LogReading:
 
     A structured reader that recognises the file but finds nothing in it (and says nothing was
     left unread) hands it to the next reader that recognises it, the plain-text reader last,
-    and ``notes`` says so. A structured reader that fails outright falls back to the plain-text reader (every line
-    of the file is then read as text) and the failure is listed in ``problems``: code the
+    and ``notes`` says so. A structured reader that fails outright falls back to the plain-text
+    reader (every line of the file is then read as text) and the failure is listed in ``problems``: code the
     structured reader would have found in the log is not audited as code. A file meant to
     hold JSON (``.json``/``.jsonl`` suffix or a leading ``{``/``[``) that nests deeper than
     :data:`~mleaudit.audit.logs.jsonregions.MAX_JSON_DEPTH` and was read as plain text is listed too.

@@ -320,7 +320,8 @@ def _action_events(action: str, args: dict[str, Any]) -> list[tuple[LogEventKind
         target = str(args.get("path", ""))
         language = _WRITTEN_SUFFIXES.get(PurePosixPath(target).suffix.lower())
         # Every written text: OpenHands' editor sends ``content: ""`` beside the ``file_text`` it writes.
-        keys = [k for k in ("content", "file_text", "new_str", "text") if isinstance(args.get(k), str) and args[k].strip()]
+        keys = [k for k in ("content", "file_text", "new_str", "text")
+                if isinstance(args.get(k), str) and args[k].strip()]
         if keys:
             return [(LogEventKind.CODE if language else LogEventKind.TOOL_CALL, key, language) for key in keys]
     else:
