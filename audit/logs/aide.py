@@ -154,7 +154,12 @@ def read_events(path: str, text: str, notes: list[str] | None = None) -> list[Lo
                 for hit in call_actions(value, "python"):
                     add(key, hit.kind, hit.text, hit.language, role, actor)
         for key, value in node.items():
-            if not isinstance(key, str) or key in _HANDLED or key in _NODE_LABELS:
+            if not isinstance(key, str) or key in _HANDLED:
+                continue
+            if key in _NODE_LABELS:
+                # a label holds ids and numbers; inline node records (``children: [{...}]``) are read
+                if isinstance(value, dict) or (isinstance(value, list) and any(isinstance(v, dict) for v in value)):
+                    _walk_members(key, value, add)
                 continue
             member_events(key, value, add)
     _other_members(text, data, spans, events)

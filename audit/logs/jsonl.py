@@ -161,10 +161,10 @@ _Event = tuple[LogEventKind, str, "str | None", str]
 
 #: Keys under which a record wraps the message or item it logs (Claude Code's ``message``,
 #: Codex's ``payload``, the Responses API stream's ``item``, ``msg``, ``data``).
-_ENVELOPE_KEYS = ("message", "payload", "item", "msg", "data")
+_ENVELOPE_KEYS = ("message", "payload", "item", "msg", "data", "response", "body", "completion")
 #: Keys that make an object look like a message or an item of a chat API.
 _MESSAGE_SHAPE = frozenset({"role", "content", "parts", "tool_calls", "function_call", "type", "arguments",
-                            "output"})
+                            "output", "choices"})
 #: Roles whose text is a tool's output.
 _TOOL_ROLES = ("tool", "function", "ipython", "tool_result", "observation")
 #: Types of content parts (Anthropic, OpenAI Responses) that hold a tool's output.
@@ -308,6 +308,8 @@ def _record_events(record: dict[str, Any]) -> list[_Event]:
              + (record["parts"] if isinstance(record.get("parts"), list) else []) if isinstance(p, dict)]
     if isinstance(record.get("type"), str) and record["type"] in _ITEM_TYPES:
         parts.insert(0, record)  # a Responses API item logged as its own record
+    if isinstance(record.get("output"), list):  # a logged Responses API object: its output items
+        parts += [item for item in record["output"] if isinstance(item, dict)]
     for part in parts[:10_000]:
         _part_events(part, add, call)
     # Calls printed as text in a message: functions.submit_to_kaggle({"file": "..."}).

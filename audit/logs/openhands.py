@@ -317,7 +317,8 @@ def _action_events(action: str, args: dict[str, Any]) -> list[tuple[LogEventKind
         if isinstance(args.get("code"), str):
             return [(LogEventKind.CODE, "code", "python")]
     elif action in ("write", "edit"):
-        target = str(args.get("path", ""))
+        target = str(next((args[k] for k in ("path", "file_path", "filename", "file", "target")
+                           if isinstance(args.get(k), str)), ""))
         language = _WRITTEN_SUFFIXES.get(PurePosixPath(target).suffix.lower())
         # Every written text: OpenHands' editor sends ``content: ""`` beside the ``file_text`` it writes.
         keys = [k for k in ("content", "file_text", "new_str", "text")

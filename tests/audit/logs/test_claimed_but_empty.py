@@ -196,3 +196,26 @@ def test_a_message_marker_or_role_inside_an_assistants_message_text_splits_nothi
     assert reading.log_format == "assistants"
     assert [(e.role, e.text) for e in reading.events if e.kind is LogEventKind.MESSAGE] == [
         ("assistant", said), ("user", "Solve.")]
+
+
+@pytest.mark.parametrize("record", [
+    {"type": "llm_response", "response": {"object": "chat.completion", "choices": [{"message": {
+        "role": "assistant", "tool_calls": [{"function": {"name": "bash", "arguments": json.dumps({"cmd": CALL})}}]}}]}},
+    {"event": "llm_call", "data": {"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"function": {"name": "bash", "arguments": json.dumps({"cmd": CALL})}}]}}]}},
+    {"object": "response", "output": [{"type": "function_call", "name": "bash", "arguments": json.dumps({"cmd": CALL})}]},
+])
+def test_jsonl_completions_in_envelopes_and_responses_output_are_read(record):
+    text = json.dumps({"role": "user", "content": "go"}) + "\n" + json.dumps(record) + "\n"
+    assert (LogEventKind.COMMAND, CALL) in [(e.kind, e.text) for e in parse_log("logs/t.jsonl", text).events]
+
+
+def test_openhands_edit_target_under_another_key_and_aide_inline_children_are_read_as_code():
+    code = "import openai\nopenai.ChatCompletion.create(model='gpt-4')"
+    events = json.dumps([{"id": 1, "source": "agent", "action": "edit",
+                          "args": {"file_path": "/w/llm.py", "command": "create", "file_text": code}}])
+    assert (LogEventKind.CODE, code) in [(e.kind, e.text) for e in parse_log("events.json", events).events]
+    node = {"id": "a", "step": 0, "plan": "p", "code": "print(1)", "_term_out": ["1\n"], "analysis": "ok",
+            "children": [{"id": "b", "code": code}]}
+    journal = parse_log("logs/journal.json", json.dumps([node]))
+    assert (LogEventKind.CODE, code) in [(e.kind, e.text) for e in journal.events]
