@@ -260,11 +260,44 @@ def sample_events(doc: EvalDocument, sample: dict[str, Any], region: tuple[int, 
                     called.add(_call_key(call))
                     _call_event(doc, call, (call_start, call_end), f"{where}.tool_calls[{call_number}]", attachments)
     # The sample's event transcript repeats every tool call of its messages; a call only there (a
-    # sub-agent's, a handoff's) is read too.
-    for number, (start, end, event) in enumerate(doc.items(members.get("events"))):
-        if isinstance(event, dict) and event.get("event") == "tool" and _call_key(event) not in called:
-            called.add(_call_key(event))
-            _call_event(doc, event, (start, end), f"{prefix}events[{number}]", attachments)
+    # sub-agent's, a handoff's, one a model event's output asked for) is read too.
+    _transcript_calls(doc, members.get("events"), f"{prefix}events", attachments, called)
+
+
+def _transcript_calls(doc: EvalDocument, region: tuple[int, int] | None, where: str, attachments, called: set[str],
+                      depth: int = 0) -> None:
+    """The tool calls of an event transcript not read yet (``called``): ``tool`` events, the calls
+    in a ``model`` event's output, and the events nested in subtasks, spans and handoffs."""
+    if region is None or doc.text[region[0]:region[0] + 1] != "[":
+        return
+    for number, (start, end, event) in enumerate(doc.items(region)):
+        if not isinstance(event, dict):
+            continue
+        path = f"{where}[{number}]"
+        name = event.get("event").lower() if isinstance(event.get("event"), str) else ""
+        event_members = doc.members((start, end))
+        calls: list[tuple[tuple[int, int], dict[str, Any], str]] = []
+        if name == "tool":
+            calls.append(((start, end), event, path))
+        elif name == "model":
+            output_members = doc.members(event_members.get("output"))
+            choices = output_members.get("choices")
+            choices = choices if choices is not None and doc.text[choices[0]:choices[0] + 1] == "[" else None
+            for choice_number, (choice_start, choice_end, _) in enumerate(doc.items(choices)):
+                message_region = doc.members((choice_start, choice_end)).get("message")
+                message_members = doc.members(message_region)
+                listed = message_members.get("tool_calls")
+                listed = listed if listed is not None and doc.text[listed[0]:listed[0] + 1] == "[" else None
+                for call_number, (call_start, call_end, call) in enumerate(doc.items(listed)):
+                    if isinstance(call, dict):
+                        calls.append(((call_start, call_end), call,
+                                      f"{path}.output.choices[{choice_number}].message.tool_calls[{call_number}]"))
+        for call_region, call, call_where in calls:
+            if _call_key(call) not in called:
+                called.add(_call_key(call))
+                _call_event(doc, call, call_region, call_where, attachments)
+        if depth < 16 and "events" in event_members:
+            _transcript_calls(doc, event_members["events"], f"{path}.events", attachments, called, depth + 1)
 
 
 def read_events(path: str, text: str, notes: list[str] | None = None) -> list[LogEvent]:

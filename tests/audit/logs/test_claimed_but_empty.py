@@ -219,3 +219,16 @@ def test_openhands_edit_target_under_another_key_and_aide_inline_children_are_re
             "children": [{"id": "b", "code": code}]}
     journal = parse_log("logs/journal.json", json.dumps([node]))
     assert (LogEventKind.CODE, code) in [(e.kind, e.text) for e in journal.events]
+
+
+def test_inspect_calls_nested_in_subtasks_and_model_outputs_are_read():
+    call = {"id": "c9", "function": "bash", "arguments": {"cmd": CALL}}
+    code = {"id": "c8", "function": "python", "arguments": {"code": "import openai\nopenai.OpenAI()"}}
+    sample = {"id": 1, "epoch": 1, "messages": [{"role": "user", "content": "Solve."}], "events": [
+        {"event": "subtask", "name": "helper", "events": [{"event": "Tool", **call}]},
+        {"event": "model", "output": {"choices": [{"message": {"role": "assistant", "tool_calls": [code]}}]}},
+    ]}
+    text = json.dumps({"version": 2, "status": "success", "eval": {"task": "t"}, "samples": [sample]})
+    found = [(e.kind, e.text) for e in parse_log("logs/eval.json", text).events]
+    assert (LogEventKind.COMMAND, CALL) in found
+    assert (LogEventKind.CODE, "import openai\nopenai.OpenAI()") in found
