@@ -334,6 +334,13 @@ def _output_text(value: Any, depth: int = 0) -> str | None:
     return "\n".join(strings) if strings else None
 
 
+def record_events(record: dict[str, Any]) -> list[tuple[LogEventKind, str, str | None, str]]:
+    """``(kind, text, language, role)`` of each event a chat or tool record holds, in the shapes of
+    this module (messages, tool calls, content parts, command and code keys); its strings as one
+    MESSAGE when none of them gives an event. For other readers that meet such a record."""
+    return _record_events(record)
+
+
 def _part_events(part: dict[str, Any], add, call) -> None:
     """Events of one content part: a tool call, a tool's result, code run by a hosted interpreter.
 

@@ -40,6 +40,7 @@ from mleaudit.audit.logs.jsonregions import (
     loads_json,
     string_content,
 )
+from mleaudit.audit.logs.jsonl import record_events
 from mleaudit.audit.logs.keys import KEYS
 from mleaudit.audit.logs.toolcalls import call_actions, call_text
 from mleaudit.audit.logs.trajectory import action_events
@@ -263,11 +264,16 @@ def _list_events(text: str, spans: SpanMaker, events: EventList, items: list[Any
                     emit(found_action.kind, found_action.text, extras_members.get(key), found_action.language,
                          f"extras.{key}" if key else "extras")
         else:
-            # Neither an action nor an observation: its text is still read.
+            # Neither an action nor an observation: its text is still read, and what it holds in the
+            # shapes of a chat log (tool calls, command and code keys: mleaudit.audit.logs.jsonl).
             if isinstance(item.get("message"), str) or isinstance(item.get("content"), str):
                 key = "message" if isinstance(item.get("message"), str) else "content"
                 emit(LogEventKind.MESSAGE, item[key], members.get(key), field=key)
-            else:
+            said = {event.text for event in events[before:]}
+            found_in_record = [found for found in record_events(item) if found[1] not in said]
+            for kind, body, language, _ in found_in_record:
+                emit(kind, body, None, language)
+            if len(events) == before:
                 strings = []
                 _strings(item, strings)
                 emit(LogEventKind.MESSAGE, "\n".join(strings), None)
