@@ -1,4 +1,5 @@
-"""Code units derived from other code: here-documents that feed Python, IPython code read from a log
+"""Code units derived from other code: here-documents that feed Python, code given to ``python -c``,
+IPython code read from a log
 (its shell escapes as bash units), and the units of a log's CODE and COMMAND events.
 
 A derived unit is located in its host file; when its parent's text is not a verbatim slice of the
@@ -11,7 +12,7 @@ import re
 
 from mleaudit.audit.model import Span
 from mleaudit.audit.notebooks import split_magics
-from mleaudit.audit.parsing import LANGUAGES
+from mleaudit.audit.parsing import LANGUAGES, parse
 from mleaudit.audit.units import Actor, CodeUnit, LogEvent, LogEventKind
 
 
@@ -90,10 +91,73 @@ def heredoc_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit
         pos = max(end_of_doc, match.end())
 
 
+#: A Python interpreter by its command name (``python``, ``python3.11``, ``/usr/bin/python3``).
+_PYTHON_NAME = re.compile(r"(?:.*/)?python[\d.]*")
+#: What a backslash escapes inside a double-quoted bash string.
+_DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+
+
+def inline_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit]:
+    """Python units for the code a bash unit gives an interpreter inline: ``python -c 'CODE'``.
+
+    Parameters
+    ----------
+    unit : CodeUnit
+        A unit with ``language == "bash"`` (parsed with tree-sitter-bash, never run).
+    exact : bool, optional
+        As for :func:`heredoc_python_units`.
+
+    Returns
+    -------
+    list of CodeUnit
+        One per ``-c`` argument of a ``python``/``python3``/``pythonX.Y`` command written as a
+        word or a quoted string (a double-quoted one with its escapes undone; one with a ``$``
+        expansion is taken as written), ``language="python"``; ``origin`` is the argument's text.
+    """
+    parsed = parse(unit.text, "bash")
+    if parsed.pathological() is not None:
+        return []
+    units: list[CodeUnit] = []
+    for command in _commands(parsed.root):
+        name = command.child_by_field_name("name")
+        if name is None or not _PYTHON_NAME.fullmatch(parsed.node_text(name)):
+            continue
+        arguments = [child for child in command.children if child.is_named and child != name]
+        for flag, value in zip(arguments, arguments[1:]):
+            if parsed.node_text(flag) != "-c" or value.type not in ("word", "raw_string", "string"):
+                continue
+            start, end = parsed.char_offset(value.start_byte), parsed.char_offset(value.end_byte)
+            code = unit.text[start:end]
+            if value.type != "word":
+                start, end, code = start + 1, end - 1, code[1:-1]
+            if value.type == "string":
+                code = _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), code)
+            if code.strip():
+                units.append(CodeUnit(path=unit.path, language="python", text=code,
+                                      origin=_sub_origin(unit, start, end, exact), source=unit.source,
+                                      actor=unit.actor))
+            break
+    return units
+
+
+def _commands(root) -> list:
+    """Every ``command`` node under ``root``, in source order (an explicit stack: no recursion limit)."""
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "command":
+            found.append(node)
+        stack.extend(reversed(node.children))
+    return found
+
+
 def _with_heredocs(unit: CodeUnit, exact: bool = True) -> list[CodeUnit]:
-    if unit.language == "bash" and "<<" in unit.text:
-        return [unit, *heredoc_python_units(unit, exact=exact)]
-    return [unit]
+    if unit.language != "bash":
+        return [unit]
+    derived = heredoc_python_units(unit, exact=exact) if "<<" in unit.text else []
+    if "-c" in unit.text and "python" in unit.text:
+        derived += inline_python_units(unit, exact=exact)
+    return [unit, *derived]
 
 
 def _python_with_magics(path: str, text: str, origin: Span, exact: bool,

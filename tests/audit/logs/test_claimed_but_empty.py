@@ -232,3 +232,26 @@ def test_inspect_calls_nested_in_subtasks_and_model_outputs_are_read():
     found = [(e.kind, e.text) for e in parse_log("logs/eval.json", text).events]
     assert (LogEventKind.COMMAND, CALL) in found
     assert (LogEventKind.CODE, "import openai\nopenai.OpenAI()") in found
+
+
+def test_code_given_to_python_dash_c_is_read_as_python():
+    from mleaudit.audit.expand.derived import inline_python_units
+    from mleaudit.audit.units import CodeUnit
+
+    text = ("cd /w && python3 -c \"import os; print(\\\"x\\\")\" && /usr/bin/python -u -c 'import openai' x\n"
+            "echo -c python\n")
+    unit = CodeUnit(path="run.sh", language="bash", text=text)
+    found = inline_python_units(unit)
+    assert [u.text for u in found] == ['import os; print("x")', "import openai"]
+    assert text[found[1].origin.start_byte:found[1].origin.end_byte] == "import openai"
+
+
+def test_a_hosted_model_called_through_python_dash_c_is_flagged(tmp_path: Path):
+    (tmp_path / "logs").mkdir()
+    command = "python -c \"import openai; openai.ChatCompletion.create(model='gpt-4')\""
+    (tmp_path / "logs" / "events.json").write_text(json.dumps(
+        [{"id": 1, "source": "agent", "action": "run", "args": {"command": command}}]))
+    (tmp_path / "solution.py").write_text("import pandas as pd\npd.read_csv('train.csv').to_csv('submission.csv')\n")
+    report = audit_run(load_run(tmp_path), ruleset=load_ruleset(), options=AuditOptions())
+    assert report.verdict.kind is VerdictKind.FLAGGED
+    assert "llm-external-api-call" in {f.rule_id for f in report.findings}
