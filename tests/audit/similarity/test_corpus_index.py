@@ -434,22 +434,20 @@ def test_a_profile_header_with_an_infinite_size_is_reported_not_a_traceback(kern
             index.compare(_agents(), min_containment=0.0)
 
 
-def test_an_impossible_document_frequency_is_reported_never_a_clean_comparison(kernels: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize(("damage", "message", "options"), [
+    # an impossible document frequency would make copied code look common: reported, never a clean comparison
+    ("UPDATE ngrams SET df = 1000000", "corrupt n-gram table", {}),
+    # a reference without its record: reported, not a traceback
+    ("DELETE FROM docs WHERE path = 'author/base.py'", "corrupt index: reference id .* has no record", {"top": None}),
+], ids=["impossible-document-frequency", "reference-without-record"])
+def test_a_damaged_table_is_reported_as_a_corrupt_index(kernels: Path, tmp_path: Path, damage: str, message: str,
+                                                       options: dict) -> None:
     path = tmp_path / "k.index"
     build_corpus_index([kernels], path)
-    _edit(path, "UPDATE ngrams SET df = 1000000")
+    _edit(path, damage)
     with load_corpus_index(path) as index:
-        with pytest.raises(CorpusIndexError, match="corrupt n-gram table"):
-            index.compare(_agents(), min_containment=0.0)
-
-
-def test_a_reference_without_its_record_is_reported_not_a_traceback(kernels: Path, tmp_path: Path) -> None:
-    path = tmp_path / "k.index"
-    build_corpus_index([kernels], path)
-    _edit(path, "DELETE FROM docs WHERE path = 'author/base.py'")
-    with load_corpus_index(path) as index:
-        with pytest.raises(CorpusIndexError, match="corrupt index: reference id .* has no record"):
-            index.compare(_agents(), min_containment=0.0, top=None)
+        with pytest.raises(CorpusIndexError, match=message):
+            index.compare(_agents(), min_containment=0.0, **options)
 
 
 def test_a_version_1_index_is_refused_with_a_rebuild_message(kernels: Path, tmp_path: Path) -> None:
