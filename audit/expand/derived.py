@@ -91,10 +91,24 @@ def heredoc_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit
         pos = max(end_of_doc, match.end())
 
 
-#: A Python interpreter by its command name (``python``, ``python3.11``, ``/usr/bin/python3``).
-_PYTHON_NAME = re.compile(r"(?:.*/)?python[\d.]*")
+#: A Python interpreter by its command name (``python``, ``python3.11``, ``/usr/bin/python3``, ``ipython``, ``pypy3``).
+_PYTHON_NAME = re.compile(r"(?:.*/)?(?:i?python|pypy)[\d.]*")
+#: Commands that run the command after them (their own options and values come first).
+_WRAPPERS = frozenset({"env", "sudo", "doas", "timeout", "nohup", "exec", "time", "nice", "ionice", "stdbuf", "taskset",
+                       "xargs", "srun", "command", "uv", "conda", "mamba", "micromamba", "poetry", "pipenv", "pixi",
+                       "hatch", "pdm", "rye"})
+#: The option whose value is the code, alone or last of combined short options (``-c``, ``-uc``).
+_CODE_FLAG = re.compile(r"-[A-Za-z]*c")
+#: The interpreter's options that take a value (``-W ignore``, ``-X dev``).
+_VALUED_OPTIONS = frozenset({"-W", "-X", "-Q"})
 #: What a backslash escapes inside a double-quoted bash string.
 _DQ_ESCAPE = re.compile(r'\\([$`"\\\n])')
+#: The escapes of an ANSI-C quoted bash string (``$'a\nb'``).
+_ANSI_ESCAPE = re.compile(r"\\(x[0-9A-Fa-f]{1,2}|[0-7]{1,3}|.)", re.DOTALL)
+_ANSI_CHARS = {"n": "\n", "t": "\t", "r": "\r", "a": "\a", "b": "\b", "f": "\f", "v": "\v", "e": "\x1b", "E": "\x1b"}
+#: ``python -c 'CODE'`` found in the text, for a unit whose tree is too deep or broken to walk.
+_INLINE_TEXT = re.compile(r"""(?<![\w/.-])(?:i?python|pypy)[\d.]*(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*c[ \t]*"""
+                          r"""('[^']*'|"(?:[^"\\]|\\.)*")""")
 
 
 def inline_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit]:
@@ -110,34 +124,100 @@ def inline_python_units(unit: CodeUnit, *, exact: bool = True) -> list[CodeUnit]
     Returns
     -------
     list of CodeUnit
-        One per ``-c`` argument of a ``python``/``python3``/``pythonX.Y`` command written as a
-        word or a quoted string (a double-quoted one with its escapes undone; one with a ``$``
-        expansion is taken as written), ``language="python"``; ``origin`` is the argument's text.
+        One per ``-c`` argument (``-c CODE``, ``-cCODE``, ``-uc CODE``) of a ``python``/``ipython``/
+        ``pypy`` command, also behind a wrapper (``env``, ``timeout 60``, ``uv run``), up to its first
+        other argument (a script, ``-m``); the argument a word, a quoted or ANSI-C quoted string or
+        several of them side by side, quotes and escapes undone (a ``$`` expansion is taken as
+        written); ``language="python"``; ``origin`` is the argument as written. A unit whose tree is
+        too deep or broken to walk is searched as text for ``python -c`` with a quoted argument.
     """
     parsed = parse(unit.text, "bash")
+    found: list[tuple[int, int, str]] = []
     if parsed.pathological() is not None:
-        return []
-    units: list[CodeUnit] = []
-    for command in _commands(parsed.root):
-        name = command.child_by_field_name("name")
-        if name is None or not _PYTHON_NAME.fullmatch(parsed.node_text(name)):
-            continue
-        arguments = [child for child in command.children if child.is_named and child != name]
-        for flag, value in zip(arguments, arguments[1:]):
-            if parsed.node_text(flag) != "-c" or value.type not in ("word", "raw_string", "string"):
-                continue
-            start, end = parsed.char_offset(value.start_byte), parsed.char_offset(value.end_byte)
-            code = unit.text[start:end]
-            if value.type != "word":
-                start, end, code = start + 1, end - 1, code[1:-1]
-            if value.type == "string":
-                code = _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), code)
-            if code.strip():
-                units.append(CodeUnit(path=unit.path, language="python", text=code,
-                                      origin=_sub_origin(unit, start, end, exact), source=unit.source,
-                                      actor=unit.actor))
-            break
-    return units
+        for match in _INLINE_TEXT.finditer(unit.text):
+            start, end = match.span(1)
+            found.append((start + 1, end - 1, _decoded(match.group(1))))
+    else:
+        for command in _commands(parsed.root):
+            argument = _inline_argument(parsed, command)
+            if argument is not None:
+                found.append(argument)
+    return [CodeUnit(path=unit.path, language="python", text=code, origin=_sub_origin(unit, start, end, exact),
+                     source=unit.source, actor=unit.actor)
+            for start, end, code in found if code.strip()]
+
+
+def _inline_argument(parsed, command) -> tuple[int, int, str] | None:
+    """``(start, end, code)`` of the ``-c`` argument of an interpreter command, else ``None``."""
+    words = [child for child in command.children if child.is_named and child.type != "variable_assignment"]
+    if words and words[0].type == "command_name":
+        words[0] = words[0].children[0] if words[0].children else words[0]
+    texts = [parsed.node_text(word) for word in words]
+    at = 0
+    if texts and texts[0].rsplit("/", 1)[-1] in _WRAPPERS:
+        at = next((i for i, text in enumerate(texts) if _PYTHON_NAME.fullmatch(text)), len(texts))
+    if at >= len(texts) or not _PYTHON_NAME.fullmatch(texts[at]):
+        return None
+    rest = words[at + 1:]
+    index = 0
+    while index < len(rest):
+        node, text = rest[index], parsed.node_text(rest[index])
+        if node.type == "concatenation" and node.children and _CODE_FLAG.fullmatch(parsed.node_text(node.children[0])):
+            pieces = node.children[1:]  # -c"CODE", -c'A'"B"
+            return _pieces(parsed, pieces) if pieces else None
+        if _CODE_FLAG.fullmatch(text):
+            return _pieces(parsed, _parts(rest[index + 1])) if index + 1 < len(rest) else None
+        if node.type == "word" and text.startswith("-c"):  # -cCODE
+            start = parsed.char_offset(node.start_byte) + 2
+            return start, parsed.char_offset(node.end_byte), text[2:]
+        if not text.startswith("-") or text == "-" or text.startswith("-m"):
+            return None  # a script, standard input or a module: what follows are its arguments
+        index += 2 if text in _VALUED_OPTIONS else 1
+    return None
+
+
+def _parts(node) -> list:
+    return list(node.children) if node.type == "concatenation" else [node]
+
+
+def _pieces(parsed, nodes: list) -> tuple[int, int, str] | None:
+    """The code that bash makes of side-by-side words and strings, and where it is written."""
+    code = []
+    for node in nodes:
+        text = parsed.node_text(node)
+        if node.type == "raw_string":
+            code.append(text[1:-1])
+        elif node.type == "string":
+            code.append(_decoded(text))
+        elif node.type == "ansi_c_string":
+            code.append(_ANSI_ESCAPE.sub(_ansi_char, text[2:-1]))
+        elif node.type in ("word", "number"):
+            code.append(text)
+        else:
+            return None
+    if not nodes:
+        return None
+    start, end = parsed.char_offset(nodes[0].start_byte), parsed.char_offset(nodes[-1].end_byte)
+    if len(nodes) == 1 and nodes[0].type in ("raw_string", "string"):
+        start, end = start + 1, end - 1
+    return start, end, "".join(code)
+
+
+def _decoded(quoted: str) -> str:
+    """A quoted bash string's text: single quotes as written, double quotes with escapes undone."""
+    body = quoted[1:-1]
+    if quoted.startswith("'"):
+        return body
+    return _DQ_ESCAPE.sub(lambda m: "" if m.group(1) == "\n" else m.group(1), body)
+
+
+def _ansi_char(match: re.Match[str]) -> str:
+    escape = match.group(1)
+    if escape[0] == "x":
+        return chr(int(escape[1:], 16))
+    if escape[0] in "01234567":
+        return chr(int(escape, 8) & 0xFF)
+    return _ANSI_CHARS.get(escape, escape)
 
 
 def _commands(root) -> list:
@@ -155,7 +235,7 @@ def _with_heredocs(unit: CodeUnit, exact: bool = True) -> list[CodeUnit]:
     if unit.language != "bash":
         return [unit]
     derived = heredoc_python_units(unit, exact=exact) if "<<" in unit.text else []
-    if "-c" in unit.text and "python" in unit.text:
+    if "python" in unit.text or "pypy" in unit.text:
         derived += inline_python_units(unit, exact=exact)
     return [unit, *derived]
 

@@ -246,6 +246,26 @@ def test_code_given_to_python_dash_c_is_read_as_python():
     assert text[found[1].origin.start_byte:found[1].origin.end_byte] == "import openai"
 
 
+@pytest.mark.parametrize(("command", "code"), [
+    ("env python -c 'import os'", "import os"),
+    ("timeout 60 nohup python3 -u -c 'import os' > out.log 2>&1 &", "import os"),
+    ("uv run python -Bc 'import os'", "import os"),
+    ("python -c\"import os\"", "import os"),
+    ("python -c $'import os\\nos.getcwd()'", "import os\nos.getcwd()"),
+    ("python -c 'import os;'\"os.getcwd()\"", "import os;os.getcwd()"),
+    ("pypy3 -W ignore -c 'import os'", "import os"),
+    ("python train.py -c 'import os'", None),  # the script's own option
+    ("python -m pytest -c setup.cfg", None),
+    ("python -c 'import os'; echo " + "$(echo " * 1500 + "x" + ")" * 1500, "import os"),  # a tree too deep to walk
+])
+def test_the_ways_of_handing_python_inline_code(command, code):
+    from mleaudit.audit.expand.derived import inline_python_units
+    from mleaudit.audit.units import CodeUnit
+
+    found = [u.text for u in inline_python_units(CodeUnit(path="run.sh", language="bash", text=command))]
+    assert found == ([] if code is None else [code])
+
+
 def test_a_hosted_model_called_through_python_dash_c_is_flagged(tmp_path: Path):
     (tmp_path / "logs").mkdir()
     command = "python -c \"import openai; openai.ChatCompletion.create(model='gpt-4')\""
